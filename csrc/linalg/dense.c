@@ -1,0 +1,104 @@
+#include "linalg/dense.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "linalg/lapack.h"
+
+void cs_matmul(int m, int n, int k, double alpha, const double *A, const double *B, double beta, double *C) {
+    if (m == 0 || n == 0) return;
+    if ((long)m * n * k >= 4096) {
+        /* Row-major C = A B is column-major C^T = B^T A^T. */
+        const char t = 'N';
+        int kk = k > 0 ? k : 1;
+        dgemm_(&t, &t, &n, &m, &k, &alpha, B, &n, A, &kk, &beta, C, &n);
+        return;
+    }
+    for (int i = 0; i < m; i++) {
+        double *ci = C + (size_t)i * n;
+        if (beta == 0.0) memset(ci, 0, sizeof(double) * n);
+        else if (beta != 1.0) for (int j = 0; j < n; j++) ci[j] *= beta;
+        for (int p = 0; p < k; p++) {
+            double a = alpha * A[(size_t)i * k + p];
+            if (a == 0.0) continue;
+            const double *bp = B + (size_t)p * n;
+            for (int j = 0; j < n; j++) ci[j] += a * bp[j];
+        }
+    }
+}
+
+void cs_matvec(int m, int n, const double *A, const double *x, double *y, int accumulate) {
+    for (int i = 0; i < m; i++) {
+        double s = accumulate ? y[i] : 0.0;
+        const double *ai = A + (size_t)i * n;
+        for (int j = 0; j < n; j++) s += ai[j] * x[j];
+        y[i] = s;
+    }
+}
+
+void cs_transpose(int m, int n, const double *A, double *At) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) At[(size_t)j * m + i] = A[(size_t)i * n + j];
+}
+
+void cs_eye(int n, double *A) {
+    memset(A, 0, sizeof(double) * n * n);
+    for (int i = 0; i < n; i++) A[(size_t)i * n + i] = 1.0;
+}
+
+double cs_norm1(int n, const double *A) {
+    double best = 0.0;
+    for (int j = 0; j < n; j++) {
+        double s = 0.0;
+        for (int i = 0; i < n; i++) s += fabs(A[(size_t)i * n + j]);
+        if (s > best || isnan(s)) best = s;
+    }
+    return best;
+}
+
+double cs_norminf_vec(int n, const double *x) {
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double a = fabs(x[i]);
+        if (a > m || isnan(a)) m = a;
+    }
+    return m;
+}
+
+int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipiv, cs_err *err) {
+    if (n == 0) return CS_OK;
+    double *Ac = work, *Bc = work + (size_t)n * n;
+    cs_transpose(n, n, A, Ac);       /* column-major copy of A */
+    cs_transpose(n, nrhs, B, Bc);    /* column-major copy of B */
+    int info = 0;
+    dgesv_(&n, &nrhs, Ac, &n, ipiv, Bc, &n, &info);
+    if (info != 0)
+        return cs_fail(err, CS_ERR_LINALG, info > 0 ? "singular matrix in linear solve (pivot %d is zero)"
+                                                    : "dgesv: invalid argument %d", info > 0 ? info : -info);
+    cs_transpose(nrhs, n, Bc, B);
+    return CS_OK;
+}
+
+int cs_eig_work_size(int n) { return n * n + 6 * n + 16; }
+
+int cs_eigvals(int n, const double *A, double *wr, double *wi, double *work, cs_err *err) {
+    if (n == 0) return CS_OK;
+    double *Ac = work, *w = work + (size_t)n * n;
+    int lwork = 6 * n + 16, info = 0, one = 1;
+    cs_transpose(n, n, A, Ac);
+    for (int i = 0; i < n * n; i++)
+        if (!isfinite(Ac[i])) return cs_fail(err, CS_ERR_LINALG, "eigenvalues of a matrix with non-finite entries");
+    const char nv = 'N';
+    dgeev_(&nv, &nv, &n, Ac, &n, wr, wi, NULL, &one, NULL, &one, w, &lwork, &info);
+    if (info != 0) return cs_fail(err, CS_ERR_LINALG, "dgeev failed (info = %d)", info);
+    return CS_OK;
+}
+
+int cs_spectral_radius(int n, const double *A, double *rho, double *work, cs_err *err) {
+    double *wr = work, *wi = work + n;
+    CS_TRY(cs_eigvals(n, A, wr, wi, work + 2 * n, err));
+    double r = 0.0;
+    for (int i = 0; i < n; i++) r = fmax(r, hypot(wr[i], wi[i]));
+    *rho = r;
+    return CS_OK;
+}

@@ -1,0 +1,29 @@
+/* Small dense linear algebra on row-major matrices (the layout used throughout csrc/).
+ *
+ * Functions that need scratch space take it from the caller (`work`), so they can run inside per-step and
+ * per-grid-point loops without allocating. */
+#ifndef COSIM_DENSE_H
+#define COSIM_DENSE_H
+
+#include "common.h"
+
+/* C = alpha * A(m x k) * B(k x n) + beta * C (row-major, contiguous). */
+void cs_matmul(int m, int n, int k, double alpha, const double *A, const double *B, double beta, double *C);
+/* y = A(m x n) x (+ y if accumulate). */
+void cs_matvec(int m, int n, const double *A, const double *x, double *y, int accumulate);
+void cs_transpose(int m, int n, const double *A, double *At);
+void cs_eye(int n, double *A);
+double cs_norm1(int n, const double *A);      /* max column sum of an n x n matrix */
+double cs_norminf_vec(int n, const double *x);
+
+/* Solve A X = B for X (A n x n, B n x nrhs, row-major), overwriting B with X.
+ * work: n*n + n*nrhs doubles; ipiv: n ints. Returns CS_ERR_LINALG if A is singular. */
+int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipiv, cs_err *err);
+
+/* Eigenvalues of a general n x n matrix (row-major, not modified). work: cs_eig_work_size(n) doubles. */
+int cs_eig_work_size(int n);
+int cs_eigvals(int n, const double *A, double *wr, double *wi, double *work, cs_err *err);
+/* Spectral radius max abs(lambda_i). work: 2n + cs_eig_work_size(n) doubles. */
+int cs_spectral_radius(int n, const double *A, double *rho, double *work, cs_err *err);
+
+#endif

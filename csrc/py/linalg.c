@@ -1,0 +1,74 @@
+/* Bindings for the linear-algebra kernels (used by tests and by the Python analysis layer). */
+#include "py/pyutil.h"
+
+#include <stdlib.h>
+
+#include "linalg/dense.h"
+#include "linalg/expm.h"
+
+static PyObject *py_expm(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "O:expm", &obj)) return NULL;
+    npy_intp dims[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(obj, "A", 2, dims, 1);
+    if (!A) return NULL;
+    int n = (int)PyArray_DIM(A, 0);
+    if (PyArray_DIM(A, 1) != n) { Py_DECREF(A); return PyErr_Format(PyExc_ValueError, "A: must be square"); }
+    double *work = malloc(sizeof(double) * (cs_expm_work_size(n) + (size_t)n * n + 1));
+    int *ipiv = malloc(sizeof(int) * (n + 1));
+    PyObject *out = NULL;
+    cs_err err = {0};
+    if (!work || !ipiv) { PyErr_NoMemory(); goto done; }
+    double *E = work + cs_expm_work_size(n);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cs_expm(n, PyArray_DATA(A), E, work, ipiv, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) cs_py_raise(&err);
+    else out = cs_py_mat(n, n, E);
+done:
+    free(work); free(ipiv); Py_DECREF(A);
+    return out;
+}
+
+static PyObject *py_poly_propagator(PyObject *self, PyObject *args) {
+    PyObject *oA, *oB;
+    double H;
+    int deg;
+    if (!PyArg_ParseTuple(args, "OOdi:poly_propagator", &oA, &oB, &H, &deg)) return NULL;
+    if (deg < 0 || deg > 10) return PyErr_Format(PyExc_ValueError, "deg: must be in 0..10, got %d", deg);
+    npy_intp dA[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(oA, "A", 2, dA, 1);
+    if (!A) return NULL;
+    int nx = (int)PyArray_DIM(A, 0);
+    npy_intp dB[2] = {nx, -1};
+    PyArrayObject *B = cs_py_darray(oB, "B", 2, dB, 1);
+    if (!B) { Py_DECREF(A); return NULL; }
+    int nu = (int)PyArray_DIM(B, 1), N = nx + nu * (deg + 1);
+    size_t ws = cs_poly_propagator_work_size(nx, nu, deg);
+    double *work = malloc(sizeof(double) * (ws + (size_t)nx * nx + (size_t)nx * nu * (deg + 1) + 1));
+    int *ipiv = malloc(sizeof(int) * (N + 1));
+    PyObject *out = NULL;
+    cs_err err = {0};
+    if (!work || !ipiv) { PyErr_NoMemory(); goto done; }
+    double *Phi = work + ws, *Gam = Phi + (size_t)nx * nx;
+    if (cs_poly_propagator(nx, nu, deg, PyArray_DATA(A), PyArray_DATA(B), H, Phi, Gam, work, ipiv, &err)) {
+        cs_py_raise(&err);
+        goto done;
+    }
+    npy_intp d3[3] = {deg + 1, nx, nu};
+    PyObject *G = PyArray_SimpleNew(3, d3, NPY_DOUBLE);
+    if (!G) goto done;
+    memcpy(PyArray_DATA((PyArrayObject *)G), Gam, sizeof(double) * nx * nu * (deg + 1));
+    out = Py_BuildValue("(NN)", cs_py_mat(nx, nx, Phi), G);
+done:
+    free(work); free(ipiv); Py_DECREF(A); Py_DECREF(B);
+    return out;
+}
+
+PyMethodDef cs_py_linalg_methods[] = {
+    {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
+    {"poly_propagator", py_poly_propagator, METH_VARARGS,
+     "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},
+    {NULL, NULL, 0, NULL},
+};

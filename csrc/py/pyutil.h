@@ -1,0 +1,31 @@
+/* Helpers shared by the CPython bindings (argument conversion and error mapping only; no numerics here). */
+#ifndef COSIM_PYUTIL_H
+#define COSIM_PYUTIL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NO_IMPORT_ARRAY
+#define PY_ARRAY_UNIQUE_SYMBOL cosim_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include "common.h"
+
+/* Raise the Python exception that matches err->code (ValueError, MemoryError, RuntimeError, ...). */
+PyObject *cs_py_raise(const cs_err *err);
+
+/* Convert obj to a C-contiguous float64 array with `ndim` dimensions (new reference, NULL + TypeError/ValueError
+ * naming `name` on failure). dims[i] >= 0 requires that size, -1 accepts any. Non-finite entries are rejected when
+ * `finite` is set. */
+PyArrayObject *cs_py_darray(PyObject *obj, const char *name, int ndim, const npy_intp *dims, int finite);
+
+/* New 1-D/2-D float64 arrays filled by copying from C memory. */
+PyObject *cs_py_vec(npy_intp n, const double *src);
+PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
+
+/* Method tables contributed by each area (defined in csrc/py/<area>.c). */
+extern PyMethodDef cs_py_linalg_methods[];
+extern PyMethodDef cs_py_engine_methods[];
+extern PyMethodDef cs_py_analysis_methods[];
+extern PyMethodDef cs_py_sysid_methods[];
+
+#endif
