@@ -1,0 +1,35 @@
+"""Command line: ``cosim <command> [options]`` (also ``python -m cosim``).
+
+Commands:
+  demo    the main job: two-mass oscillator, coupling approximations under Jacobi and Gauss-Seidel
+          (table of errors against the monolithic solution and a PNG of the coupling force); see cosim.demo.
+"""
+from __future__ import annotations
+
+import sys
+
+COMMANDS = {"demo": "two-mass oscillator demo: error/stability table and coupling-force figure (cosim.demo)"}
+
+
+def _usage():
+    lines = ["usage: cosim <command> [options]", "", "commands:"]
+    lines += [f"  {name:<8}{text}" for name, text in COMMANDS.items()]
+    lines += ["", "Run 'cosim <command> --help' for the options of a command."]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "demo":
+        from . import demo
+        return demo.main(rest)
+    print(f"cosim: unknown command {cmd!r}\n\n{_usage()}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
