@@ -33,7 +33,7 @@ static int ws_alloc(master_ws *w, const cs_master_config *cfg, cs_err *err) {
     w->cext = calloc((size_t)ny * NC + 1, sizeof(double));
     w->cint = calloc((size_t)ny * NC + 1, sizeof(double));
     w->in = calloc(cfg->nsub, sizeof(cs_input));
-    w->incoef = calloc((size_t)nu * NC + 1, sizeof(double));
+    w->incoef = calloc((size_t)nu * NC + NC, sizeof(double));
     w->x = calloc(nx + 1, sizeof(double));
     w->y = calloc(ny + 1, sizeof(double));
     w->u = calloc(nu + 1, sizeof(double));
