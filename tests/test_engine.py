@@ -343,3 +343,32 @@ def test_low_level_entry_rejects_garbage_without_crashing():
         except ValueError:
             continue
         assert out["status"] == 1 and out["message"]
+
+
+def test_explicit_nonuniform_grid_and_t_eval():
+    s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+    rng = np.random.default_rng(5)
+    grid = np.concatenate([[0.0], np.cumsum(rng.uniform(0.5e-4, 1.5e-4, 200))])
+    res = cosim.simulate(s, grid[-1], grid=grid, scheme="gauss-seidel", approximation=cosim.Lagrange(2),
+                         solver=cosim.Exact())
+    np.testing.assert_array_equal(res.t, grid)
+    ref = cosim.simulate_monolithic(s, grid[-1], t_eval=res.t)
+    np.testing.assert_array_equal(ref.t, grid)
+    A = models.monolithic_matrix(ck=1e5, dk=1e3)
+    exact = expm(A * grid[-1]) @ np.array([0.1, 0, 0, 0])
+    assert np.max(np.abs(ref.X[-1] - exact)) <= 1e-10 * np.max(np.abs(exact))
+    assert res.error_to(ref)["max_rel"] < 1e-3
+    # halving every step of a non-uniform grid: the global order k+1 = 3 of Lagrange k = 2 still holds after
+    # the start-up (degree reduced on the first two steps costs O(H^2) there: compare with the start-up made fine)
+    e = []
+    for refine in (1, 2, 4):
+        g = np.concatenate([[0.0, 1e-9, 2e-9], 2e-9 + np.cumsum(np.repeat(np.diff(grid) / refine, refine))])
+        r = cosim.simulate(s, g[-1], grid=g, approximation=cosim.Lagrange(2), solver=cosim.Exact())
+        e.append(r.error_to(cosim.simulate_monolithic(s, g[-1], t_eval=r.t))["max_rel"])
+    assert 6.5 < e[0] / e[1] < 9.5 and 6.5 < e[1] / e[2] < 9.5
+    with pytest.raises(ValueError, match="grid"):
+        cosim.simulate(s, 1.0, grid=[0.0, 0.5, 0.4, 1.0])
+    with pytest.raises(TypeError, match="H"):
+        cosim.simulate(s, 1.0, 1e-3, grid=[0.0, 1.0])
+    with pytest.raises(ValueError, match="t_end"):
+        cosim.simulate(s, 1.0, grid=[0.0, 0.5])
