@@ -372,3 +372,24 @@ def test_explicit_nonuniform_grid_and_t_eval():
         cosim.simulate(s, 1.0, 1e-3, grid=[0.0, 1.0])
     with pytest.raises(ValueError, match="t_end"):
         cosim.simulate(s, 1.0, grid=[0.0, 0.5])
+
+
+def test_cvode_keeps_history_across_smooth_extripol_c1_inputs():
+    """restart='auto': with EXTRIPOL-C1 under Jacobi the input is C1 at macro points, CVODE need not restart
+    (busch2016 §1). Same result to the integrator tolerance, far fewer right-hand-side calls; with Lagrange inputs
+    (kinks at macro points) 'auto' still restarts and changes nothing."""
+    s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+    ref = cosim.simulate_monolithic(s, 0.1, 1e-4)
+    out = {}
+    for approx in (cosim.ExtrapolatedInterpolation(2, 1), cosim.Lagrange(2)):
+        for restart in ("always", "auto"):
+            r = cosim.simulate(s, 0.1, 1e-4, scheme="jacobi", approximation=approx,
+                               solver=cosim.CVODE(rtol=1e-9, atol=1e-11, restart=restart))
+            out[repr(approx), restart] = (r, sum(v["rhs_calls"] for v in r.stats["subsystems"].values()))
+    c1 = repr(cosim.ExtrapolatedInterpolation(2, 1))
+    (ra, na), (rb, nb) = out[c1, "always"], out[c1, "auto"]
+    assert nb < 0.5 * na
+    assert np.max(np.abs(ra.X - rb.X)) <= 1e-5 * np.max(np.abs(ra.X))
+    assert abs(ra.error_to(ref)["max_rel"] - rb.error_to(ref)["max_rel"]) <= 1e-5
+    lag = repr(cosim.Lagrange(2))
+    assert np.array_equal(out[lag, "always"][0].X, out[lag, "auto"][0].X)

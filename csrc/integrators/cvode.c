@@ -2,7 +2,8 @@
  *
  * At every macro point the integrator is re-initialised (CVodeReInit): the coupling input may jump or have a
  * kink at T_N, and a multistep history across it would be wrong. CVodeSetStopTime lands exactly on T_{N+1}.
- * The re-initialisation also makes (t, x) the complete state, so rollback is exact. */
+ * The re-initialisation also makes (t, x) the complete state, so rollback is exact. With `continue_smooth`, the
+ * master may ask to keep the history where the input is C1 (EXTRIPOL-C1): fewer restarts of BDF at order 1. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ typedef struct cvode_content {
     cs_err cb_err;        /* error of a model callback, reported after CVode returns */
     char sun_msg[256];    /* last message from SUNDIALS' error handler */
     int initialized;
+    int continue_smooth;  /* honour restart = 0 from the master */
     double *jac_buf;      /* nx * nx row-major */
 } cvode_content;
 
@@ -89,6 +91,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     cvode_content *c = st->content;
     int nx = st->model->nx;
     c->in = in;
+    if (!c->continue_smooth) restart = 1;
     c->cb_err.code = 0;
     c->sun_msg[0] = 0;
     sunrealtype *y = N_VGetArrayPointer(c->y);
@@ -157,6 +160,7 @@ cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *er
     if (!c) goto nomem;
     st->content = c;
     c->st = st;
+    c->continue_smooth = opts->continue_smooth;
     int nx = model->nx > 0 ? model->nx : 1;
     if (SUNContext_Create(CS_SUN_COMM_NULL, &c->sunctx) != 0) goto fail;
 #if SUNDIALS_VERSION_MAJOR >= 7

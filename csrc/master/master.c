@@ -113,11 +113,12 @@ static void interp_coefs(const cs_network *net, int i, const cs_approx_weights *
     }
 }
 
-/* Input polynomial of subsystem i: c[m][la] = r delta_m0 + sum_k gain_k coef(source_k)[m]. */
-static void build_input(const cs_network *net, int i, const master_ws *w, int gs, double T, double H, int deg_ext,
+/* Input polynomial of subsystem i: c[m][la] = r delta_m0 + sum_k gain_k coef(source_k)[m].
+ * Returns 1 if some source was interpolated (Gauss-Seidel). */
+static int build_input(const cs_network *net, int i, const master_ws *w, int gs, double T, double H, int deg_ext,
                         int deg_int) {
     cs_input *in = &w->in[i];
-    int nu = in->nu, deg = 0;
+    int nu = in->nu, deg = 0, any_interp = 0;
     in->T = T;
     in->H = H;
     memset(in->c, 0, sizeof(double) * NC * (nu ? nu : 1));
@@ -127,6 +128,7 @@ static void build_input(const cs_network *net, int i, const master_ws *w, int gs
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
             int j = net->col[k];
             int interp = gs && w->done[net->out_sub[j]];
+            any_interp |= interp;
             const double *c = (interp ? w->cint : w->cext) + (size_t)j * NC;
             int d = interp ? deg_int : deg_ext;
             if (d > deg) deg = d;
@@ -134,6 +136,7 @@ static void build_input(const cs_network *net, int i, const master_ws *w, int gs
         }
     }
     in->deg = deg;
+    return any_interp;
 }
 
 static void push_history(const cs_network *net, master_ws *w, double T, const double *y, const double *ydot) {
@@ -272,8 +275,12 @@ int cs_master_run(const cs_master_config *cfg, cs_master_result *res, cs_err *er
         /* Step 2: integrate the subsystems. */
         for (int p = 0; p < nsub; p++) {
             int i = (gs && cfg->order) ? cfg->order[p] : p;
-            build_input(net, i, &w, gs, T, H, Wext.deg, gs ? Wint.deg : 0);
-            rc = cs_stepper_step(cfg->steppers[i], T, H, &w.in[i], cfg->restart_each_step || nsteps == 0, err);
+            int interp = build_input(net, i, &w, gs, T, H, Wext.deg, gs ? Wint.deg : 0);
+            /* EXTRIPOL-C1 inputs are C1 across T_N once both windows are full (busch2016 §2); interpolated
+             * Gauss-Seidel inputs and start-up steps are not. */
+            int smooth = cfg->approx.kind == CS_APPROX_EXTRIPOL_C1 && !interp && nsteps >= cfg->approx.k + 2;
+            int restart = nsteps == 0 || (cfg->restart_each_step && !smooth);
+            rc = cs_stepper_step(cfg->steppers[i], T, H, &w.in[i], restart, err);
             if (rc) { cs_err_prefix(err, "macro step %ld [%.10g, %.10g]: ", nsteps, T, T1); goto done; }
             cs_input_eval(&w.in[i], T1, w.uend + net->uoff[i]);
             cs_input_eval_dt(&w.in[i], T1, w.udot + net->uoff[i]);
