@@ -49,6 +49,7 @@ void cs_moesp_destroy(cs_moesp *m) {
     free(m);
 }
 
+void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r) { *nu = m->nu; *ny = m->ny; *r = m->r; }
 int cs_moesp_max_order(const cs_moesp *m) { return m->nmax; }
 int cs_moesp_min_samples(const cs_moesp *m) { return m->P + m->r - 1; }
 

@@ -38,6 +38,7 @@ int cs_moesp_create(int nu, int ny, int r, int wmax, cs_moesp **out, cs_err *err
 void cs_moesp_destroy(cs_moesp *m);
 
 /* Largest order the object can identify: min((r - 1) ny, r ny - 1). */
+void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r);
 int cs_moesp_max_order(const cs_moesp *m);
 /* Fewest samples a fit needs: r (nu + ny) + r - 1. */
 int cs_moesp_min_samples(const cs_moesp *m);

@@ -23,6 +23,7 @@ void cs_rls_destroy(cs_rls *r) {
 }
 
 int cs_rls_nparams(const cs_rls *r) { return r->np; }
+void cs_rls_dims(const cs_rls *r, int *ny, int *nu, int *na, int *nb) { *ny = r->ny; *nu = r->nu; *na = r->na; *nb = r->nb; }
 int cs_rls_samples(const cs_rls *r) { return (int)(r->ny_seen > 2147483647L ? 2147483647L : r->ny_seen); }
 
 void cs_rls_reset(cs_rls *r, double P0) {

@@ -25,7 +25,8 @@ int cs_rls_create(int ny, int nu, int na, int nb, double lambda, double P0, doub
                   cs_err *err);
 void cs_rls_destroy(cs_rls *r);
 
-int cs_rls_nparams(const cs_rls *r);   /* np = na + nu nb */
+int cs_rls_nparams(const cs_rls *r);
+void cs_rls_dims(const cs_rls *r, int *ny, int *nu, int *na, int *nb);   /* np = na + nu nb */
 
 /* One sample: u (nu) is the input applied during the step that ended with output y (ny).
  * Parameters change only once na past outputs and nb inputs are available (earlier samples only fill the history).
