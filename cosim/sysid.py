@@ -68,7 +68,8 @@ def _array(value, name, ndim, *, allow_1d_as_column=False):
     if value is None:
         raise TypeError(f"{name}: expected an array of numbers, got None")
     try:
-        a = np.ascontiguousarray(value, dtype=float)
+        a = np.asarray(value, dtype=float)
+        a = np.ascontiguousarray(a) if a.ndim else a
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected an array of real numbers") from None
     if allow_1d_as_column and a.ndim == 1:
