@@ -25,6 +25,8 @@ PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
 /* Method tables contributed by each area (defined in csrc/py/<area>.c). */
 extern PyMethodDef cs_py_linalg_methods[];
 extern PyMethodDef cs_py_engine_methods[];
+extern PyMethodDef cs_py_coupling_methods[];
+extern PyMethodDef cs_py_stepper_methods[];
 extern PyMethodDef cs_py_analysis_methods[];
 extern PyMethodDef cs_py_sysid_methods[];
 

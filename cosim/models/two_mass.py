@@ -1,0 +1,129 @@
+"""Two-mass (dual-mass) oscillator in every decomposition (kraft2021 §2, busch2016 §3, genser2020 §10).
+
+Mass m1 is tied to the left wall by (c1, d1), mass m2 to the right wall by (c2, d2), and the masses are coupled by
+the spring/damper (ck, dk). Monolithic equations (busch2016 eq. 2)::
+
+    m1 ẍ1 = −c1 x1 − d1 ẋ1 + ck (x2 − x1) + dk (ẋ2 − ẋ1)
+    m2 ẍ2 = −c2 x2 − d2 ẋ2 − ck (x2 − x1) − dk (ẋ2 − ẋ1)
+
+Decompositions (``coupling=``):
+
+* ``"force/displacement"`` (genser2020 §10.1, kraft2021 eq. 2.7): S1 is force driven (input F, outputs x1, ẋ1);
+  S2 is base-point excited (inputs x1, ẋ1) and outputs the coupling force F = ck(x2 − x1) + dk(ẋ2 − ẋ1): S2 has
+  feed-through (D2 = [−ck, −dk]). With ``feedthrough=False`` S2 outputs (x2, ẋ2) instead and the master computes
+  F from the exchanged states (kraft2021 eq. 2.6).
+* ``"displacement/displacement"`` (kraft2021 eq. 2.8): the coupling element is duplicated; each subsystem gets the
+  other body's (x, ẋ). No feed-through.
+* ``"force/force"`` (kraft2021 eq. 2.5): both subsystems are force driven; the master computes
+  λ = ck(x2 − x1) + dk(ẋ2 − ẋ1) from the outputs (x, ẋ) of both. No feed-through.
+
+Options of genser2020 for force/displacement: ``nonlinear=True`` replaces ck, dk by the progressive
+characteristics of §10.2 (eq. 3.6-3.7, Table 3.1 defaults), ``impulse=True`` adds the external force impulses of
+§10.3 on m1.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..system import LTI, BuiltinModel, CoupledSystem, connect
+
+COUPLINGS = ("force/displacement", "displacement/displacement", "force/force")
+
+# genser2020 Table 3.1: progressive coupling characteristics
+NONLINEAR_DEFAULTS = dict(c=5e5, ck_max=2.5e5, ck_min=2.5e4, n_c=1.5, d=1e3, dk_max=3e3, dk_min=5e2, n_d=1.5)
+
+
+def _positive(name, v, allow_zero=False):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real number, got {v!r}") from None
+    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name}: must be a finite {'non-negative' if allow_zero else 'positive'} number, got {v!r}")
+    return v
+
+
+def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.0, m2=10.0, c1=1e6, c2=1e7,
+                        d1=1.0, d2=2.0, x0=(0.1, 0.0, 0.0, 0.0), feedthrough=True, nonlinear=False,
+                        nonlinear_params=None, impulse=False, impulse_amplitude=5e5, impulse_period=0.05,
+                        impulse_width=1e-5) -> CoupledSystem:
+    """Build the two-mass oscillator as a :class:`cosim.CoupledSystem` with subsystems ``S1`` (mass m1) and ``S2``.
+
+    Defaults are genser2020 §10.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
+    ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
+    """
+    if coupling not in COUPLINGS:
+        raise ValueError(f"coupling: must be one of {COUPLINGS}, got {coupling!r}")
+    m1, m2 = _positive("m1", m1), _positive("m2", m2)
+    c1, c2, d1, d2 = (_positive(n, v, True) for n, v in (("c1", c1), ("c2", c2), ("d1", d1), ("d2", d2)))
+    ck, dk = _positive("ck", ck, True), _positive("dk", dk, True)
+    x0 = np.asarray(x0, dtype=float).reshape(-1)
+    if x0.size != 4 or not np.all(np.isfinite(x0)):
+        raise ValueError(f"x0: expected 4 finite values (x1, v1, x2, v2), got {x0}")
+    if (nonlinear or impulse) and coupling != "force/displacement":
+        raise ValueError("nonlinear/impulse: only available for coupling='force/displacement' (genser2020 §10.2-10.3)")
+    if (nonlinear or impulse) and not feedthrough:
+        raise ValueError("nonlinear/impulse: need feedthrough=True (S2 outputs the coupling force)")
+    params = dict(m1=m1, m2=m2, c1=c1, c2=c2, d1=d1, d2=d2, ck=ck, dk=dk, x0=x0.copy(), coupling=coupling)
+
+    A1 = np.array([[0.0, 1.0], [-c1 / m1, -d1 / m1]])
+    A2 = np.array([[0.0, 1.0], [-c2 / m2, -d2 / m2]])
+    I2 = np.eye(2)
+    if coupling == "force/displacement":
+        if impulse:
+            ip = [_positive("impulse_amplitude", impulse_amplitude, True), _positive("impulse_period", impulse_period),
+                  _positive("impulse_width", impulse_width)]
+            s1 = BuiltinModel("dmo_force_impulse", [m1, c1, d1] + ip, nx=2, nu=1, ny=2, x0=x0[:2], name="S1",
+                              feedthrough=False, inputs=["F"], outputs=["x1", "v1"])
+            params.update(impulse_amplitude=ip[0], impulse_period=ip[1], impulse_width=ip[2])
+        else:
+            s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], name="S1", inputs=["F"],
+                     outputs=["x1", "v1"])
+        A2c = np.array([[0.0, 1.0], [-(c2 + ck) / m2, -(d2 + dk) / m2]])
+        B2c = np.array([[0.0, 0.0], [ck / m2, dk / m2]])
+        if feedthrough:
+            if nonlinear:
+                nl = dict(NONLINEAR_DEFAULTS, **(nonlinear_params or {}))
+                unknown = set(nl) - set(NONLINEAR_DEFAULTS)
+                if unknown:
+                    raise ValueError(f"nonlinear_params: unknown names {sorted(unknown)}")
+                p = [m2, c2, d2] + [_positive(k, nl[k]) for k in NONLINEAR_DEFAULTS]
+                s2 = BuiltinModel("dmo_base_nonlinear", p, nx=2, nu=2, ny=1, x0=x0[2:], name="S2",
+                                  feedthrough=True, inputs=["x1", "v1"], outputs=["F"])
+                params["nonlinear_params"] = nl
+            else:
+                s2 = LTI(A2c, B2c, [[ck, dk]], [[-ck, -dk]], x0=x0[2:], name="S2", inputs=["x1", "v1"],
+                         outputs=["F"])
+            conns = [connect("S2.F", "S1.F"), connect("S1.x1", "S2.x1"), connect("S1.v1", "S2.v1")]
+        else:
+            s2 = LTI(A2c, B2c, I2, np.zeros((2, 2)), x0=x0[2:], name="S2", inputs=["x1", "v1"], outputs=["x2", "v2"])
+            conns = [connect("S1.x1", "S2.x1"), connect("S1.v1", "S2.v1"),
+                     connect("S2.x2", "S1.F", ck), connect("S1.x1", "S1.F", -ck),
+                     connect("S2.v2", "S1.F", dk), connect("S1.v1", "S1.F", -dk)]
+    elif coupling == "displacement/displacement":
+        s1 = LTI([[0.0, 1.0], [-(c1 + ck) / m1, -(d1 + dk) / m1]], [[0.0, 0.0], [ck / m1, dk / m1]], I2,
+                 np.zeros((2, 2)), x0=x0[:2], name="S1", inputs=["x2", "v2"], outputs=["x1", "v1"])
+        s2 = LTI([[0.0, 1.0], [-(c2 + ck) / m2, -(d2 + dk) / m2]], [[0.0, 0.0], [ck / m2, dk / m2]], I2,
+                 np.zeros((2, 2)), x0=x0[2:], name="S2", inputs=["x1", "v1"], outputs=["x2", "v2"])
+        conns = [connect("S2.x2", "S1.x2"), connect("S2.v2", "S1.v2"), connect("S1.x1", "S2.x1"),
+                 connect("S1.v1", "S2.v1")]
+    else:  # force/force: λ = ck (x2 − x1) + dk (v2 − v1) acts as +λ on m1 and −λ on m2
+        s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], name="S1", inputs=["lam"],
+                 outputs=["x1", "v1"])
+        s2 = LTI(A2, [[0.0], [-1.0 / m2]], I2, np.zeros((2, 1)), x0=x0[2:], name="S2", inputs=["lam"],
+                 outputs=["x2", "v2"])
+        conns = []
+        for dst in ("S1.lam", "S2.lam"):
+            conns += [connect("S2.x2", dst, ck), connect("S1.x1", dst, -ck), connect("S2.v2", dst, dk),
+                      connect("S1.v1", dst, -dk)]
+    system = CoupledSystem([s1, s2], conns)
+    system.params = params
+    return system
+
+
+def monolithic_matrix(m1=10.0, m2=10.0, c1=1e6, c2=1e7, d1=1.0, d2=2.0, ck=1e5, dk=1e3):
+    """System matrix of the undecomposed linear oscillator, state (x1, ẋ1, x2, ẋ2) (busch2016 eq. 2)."""
+    return np.array([[0, 1, 0, 0],
+                     [-(c1 + ck) / m1, -(d1 + dk) / m1, ck / m1, dk / m1],
+                     [0, 0, 0, 1],
+                     [ck / m2, dk / m2, -(c2 + ck) / m2, -(d2 + dk) / m2]], dtype=float)

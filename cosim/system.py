@@ -1,0 +1,366 @@
+"""Subsystems, connections and coupled systems.
+
+A subsystem is an ODE with inputs and outputs (kraft2021 eq. 2.3, genser2020 §1.1):
+
+    ẋ = f(t, x, u),   y = g(t, x, u).
+
+Connections define the inputs from the outputs, u = L y + r (kraft2021: coupling condition g := u − φ(y) = 0 with a
+linear φ), declared by names: ``connect("S1.y[0]", "S2.u[1]", gain=...)``. Several connections into the same input
+add up; a number as source adds a constant offset r.
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+
+def _matrix(value, name, shape=None):
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real matrix") from None
+    if a.ndim == 0:
+        a = a.reshape(1, 1)
+    if a.ndim == 1 and shape is not None:
+        a = a.reshape(shape) if a.size == shape[0] * shape[1] else a
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D matrix, got shape {a.shape}")
+    if shape is not None and a.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return np.ascontiguousarray(a)
+
+
+def _vector(value, name, n):
+    try:
+        a = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real vector") from None
+    if a.size != n:
+        raise ValueError(f"{name}: expected {n} entries, got {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return a
+
+
+def _check_name(name):
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"name: must be an identifier-like string, got {name!r}")
+    return name
+
+
+def _check_size(v, name, minimum=0):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name}: must be an int, got {type(v).__name__}")
+    if v < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {v}")
+    return int(v)
+
+
+def _check_labels(labels, n, what):
+    if labels is None:
+        return None
+    labels = list(labels)
+    if len(labels) != n or not all(isinstance(s, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) for s in labels):
+        raise ValueError(f"{what}: expected {n} identifier-like names, got {labels!r}")
+    if len(set(labels)) != n:
+        raise ValueError(f"{what}: names must be unique")
+    return labels
+
+
+class Subsystem:
+    """Common interface: ``name``, sizes ``nx, nu, ny``, initial state ``x0``, ``feedthrough`` (does y depend on u),
+    optional signal names ``inputs``/``outputs`` usable in :func:`connect` as ``"S1.F"`` besides ``"S1.u[0]"``."""
+
+    nx: int
+    nu: int
+    ny: int
+    feedthrough: bool
+    is_lti = False
+
+    def _init_common(self, name, x0, inputs, outputs):
+        self.name = _check_name(name)
+        self.x0 = _vector(x0, "x0", self.nx) if x0 is not None else np.zeros(self.nx)
+        self.inputs = _check_labels(inputs, self.nu, "inputs")
+        self.outputs = _check_labels(outputs, self.ny, "outputs")
+
+    def signal_index(self, kind: str, label: str) -> int:
+        """Index of input (kind 'u') or output (kind 'y') given as 'u[3]'/'y[0]' or by its name."""
+        m = re.fullmatch(r"([uy])\[(\d+)\]", label)
+        n = self.nu if kind == "u" else self.ny
+        if m:
+            if m.group(1) != kind:
+                raise ValueError(f"{self.name}.{label}: expected an {'input u' if kind == 'u' else 'output y'}")
+            i = int(m.group(2))
+            if i >= n:
+                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} "
+                                 f"{'inputs' if kind == 'u' else 'outputs'})")
+            return i
+        labels = self.inputs if kind == "u" else self.outputs
+        if labels and label in labels:
+            return labels.index(label)
+        raise ValueError(f"unknown {'input' if kind == 'u' else 'output'} {self.name}.{label}")
+
+    def with_x0(self, x0):
+        """Copy with another initial state."""
+        import copy
+        new = copy.copy(self)
+        new.x0 = _vector(x0, "x0", self.nx)
+        return new
+
+
+class LTI(Subsystem):
+    """Linear time-invariant subsystem ẋ = A x + B u, y = C x + D u.
+
+    Integrated exactly by :class:`cosim.Exact` (matrix exponential with polynomial input, Van Loan), and the only
+    kind the stability analysis accepts (busch2016 eq. 4)."""
+
+    is_lti = True
+
+    def __init__(self, A, B, C, D=None, x0=None, name="S", inputs=None, outputs=None):
+        A = _matrix(A, "A")
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"A: must be square, got shape {A.shape}")
+        nx = A.shape[0]
+        B = np.asarray(B, dtype=float)
+        if B.ndim == 1:
+            B = B.reshape(nx, -1) if nx else B.reshape(0, B.size)
+        B = _matrix(B, "B")
+        if B.shape[0] != nx:
+            raise ValueError(f"B: expected {nx} rows (A is {nx}x{nx}), got shape {B.shape}")
+        nu = B.shape[1]
+        C = np.asarray(C, dtype=float)
+        if C.ndim == 1:
+            C = C.reshape(-1, nx)
+        C = _matrix(C, "C")
+        if C.shape[1] != nx:
+            raise ValueError(f"C: expected {nx} columns, got shape {C.shape}")
+        ny = C.shape[0]
+        D = np.zeros((ny, nu)) if D is None else _matrix(np.reshape(D, (ny, nu)) if np.size(D) == ny * nu else D, "D",
+                                                        (ny, nu))
+        self.A, self.B, self.C, self.D = A, B, C, D
+        self.nx, self.nu, self.ny = nx, nu, ny
+        self.feedthrough = bool(np.any(D != 0))
+        self._init_common(name, x0, inputs, outputs)
+
+    def __repr__(self):
+        return f"LTI(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
+
+
+class ODE(Subsystem):
+    """Subsystem from Python callables: ``rhs(t, x, u) -> ẋ`` and ``output(t, x, u) -> y`` (NumPy arrays).
+
+    The slow path: every right-hand-side evaluation calls back into Python (the GIL is re-acquired), which costs
+    microseconds per call. For speed, write the model in C and use :class:`CModel`. ``feedthrough`` declares whether
+    y depends on u (True by default, the safe choice: the consistent update then solves the algebraic loop).
+    ``output_derivative(t, x, u, udot) -> ẏ`` is optional (Hermite approximation); without it, a finite-difference
+    directional derivative is used.
+    """
+
+    def __init__(self, rhs: Callable, output: Callable, nx: int, nu: int, ny: int, x0=None, name="S",
+                 feedthrough: bool = True, output_derivative: Callable | None = None, inputs=None, outputs=None):
+        if not callable(rhs):
+            raise TypeError("rhs: must be callable rhs(t, x, u) -> xdot")
+        if not callable(output):
+            raise TypeError("output: must be callable output(t, x, u) -> y")
+        if output_derivative is not None and not callable(output_derivative):
+            raise TypeError("output_derivative: must be callable or None")
+        self.nx, self.nu, self.ny = _check_size(nx, "nx"), _check_size(nu, "nu"), _check_size(ny, "ny")
+        self.rhs, self.output, self.output_derivative = rhs, output, output_derivative
+        self.feedthrough = bool(feedthrough)
+        self._init_common(name, x0, inputs, outputs)
+
+    def __repr__(self):
+        return f"ODE(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
+
+
+class CModel(Subsystem):
+    """Subsystem from C function pointers (the fast path; e.g. from ctypes, cffi or numba ``cfunc``).
+
+    Signatures (C)::
+
+        int rhs(double t, const double *x, const double *u, double *xdot, void *user_data);
+        int output(double t, const double *x, const double *u, double *y, void *user_data);
+
+    A non-zero return value aborts the run with :class:`cosim.SolverError`. Pointers are given as ints or ctypes
+    function pointers; the caller keeps the underlying objects (and ``user_data``) alive during the run.
+    """
+
+    def __init__(self, rhs, output, nx: int, nu: int, ny: int, x0=None, name="S", feedthrough: bool = True,
+                 user_data=None, inputs=None, outputs=None):
+        self.nx, self.nu, self.ny = _check_size(nx, "nx"), _check_size(nu, "nu"), _check_size(ny, "ny")
+        self.rhs_ptr = _address(rhs, "rhs")
+        self.output_ptr = _address(output, "output")
+        self.user_data_ptr = 0 if user_data is None else _address(user_data, "user_data", allow_null=True)
+        self._keepalive = (rhs, output, user_data)
+        self.feedthrough = bool(feedthrough)
+        self._init_common(name, x0, inputs, outputs)
+
+    def __repr__(self):
+        return f"CModel(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
+
+
+def _address(obj, name, allow_null=False):
+    if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
+        addr = int(obj)
+    elif isinstance(obj, ctypes._CFuncPtr):
+        addr = ctypes.cast(obj, ctypes.c_void_p).value or 0
+    elif isinstance(obj, ctypes.c_void_p):
+        addr = obj.value or 0
+    elif hasattr(obj, "address"):  # numba cfunc
+        addr = int(obj.address)
+    elif hasattr(obj, "_as_parameter_"):
+        addr = ctypes.cast(obj, ctypes.c_void_p).value or 0
+    else:
+        raise TypeError(f"{name}: expected a C function pointer (int address, ctypes or numba cfunc), "
+                        f"got {type(obj).__name__}")
+    if addr == 0 and not allow_null:
+        raise ValueError(f"{name}: NULL function pointer")
+    return addr
+
+
+class BuiltinModel(Subsystem):
+    """A model implemented in the C core (see :mod:`cosim.models`). ``kind`` names it, ``params`` are its
+    parameters in the order the C model documents."""
+
+    def __init__(self, kind: str, params, nx, nu, ny, x0=None, name="S", feedthrough=True, inputs=None,
+                 outputs=None, lti=None):
+        self.kind = kind
+        self.params = np.asarray(params, dtype=float)
+        self.nx, self.nu, self.ny = nx, nu, ny
+        self.feedthrough = bool(feedthrough)
+        self._init_common(name, x0, inputs, outputs)
+
+    def __repr__(self):
+        return f"BuiltinModel({self.kind!r}, name={self.name!r})"
+
+
+class Connection:
+    """u[dst] += gain * y[src] (or += gain * value for a constant source)."""
+
+    def __init__(self, src, dst, gain=1.0):
+        if not isinstance(dst, str):
+            raise TypeError(f"connect: destination must be a string like 'S2.u[0]', got {dst!r}")
+        if isinstance(src, bool) or not isinstance(src, (str, int, float, np.floating, np.integer)):
+            raise TypeError(f"connect: source must be a string like 'S1.y[0]' or a number, got {src!r}")
+        try:
+            g = float(gain)
+        except (TypeError, ValueError):
+            raise TypeError(f"connect: gain must be a real number, got {gain!r}") from None
+        if not np.isfinite(g):
+            raise ValueError(f"connect: gain must be finite, got {gain!r}")
+        if not isinstance(src, str) and not np.isfinite(float(src)):
+            raise ValueError(f"connect: constant source must be finite, got {src!r}")
+        self.src, self.dst, self.gain = src, dst, g
+
+    def __repr__(self):
+        return f"connect({self.src!r}, {self.dst!r}, gain={self.gain})"
+
+
+def connect(src, dst, gain: float = 1.0) -> Connection:
+    """Declare ``dst += gain * src``: ``src`` is an output ``"S1.y[0]"`` (or ``"S1.<output name>"``) or a constant
+    number, ``dst`` an input ``"S2.u[0]"``. Connections into the same input add up (u = L y + r)."""
+    return Connection(src, dst, gain)
+
+
+def _split(ref, what):
+    if not isinstance(ref, str) or "." not in ref:
+        raise ValueError(f"{what}: expected 'Subsystem.signal', got {ref!r}")
+    sub, sig = ref.split(".", 1)
+    return sub, sig
+
+
+class CoupledSystem:
+    """Named subsystems plus connections u = L y + r.
+
+    Global signal order: the inputs (outputs) of the subsystems, concatenated in the order given. ``L`` has shape
+    (total inputs, total outputs). The monolithic form (strong coupling) is available for LTI subsystems as
+    :meth:`monolithic_lti`.
+    """
+
+    def __init__(self, subsystems: Sequence[Subsystem], connections: Sequence[Connection] = ()):
+        subsystems = list(subsystems)
+        if len(subsystems) < 1:
+            raise ValueError("subsystems: need at least one subsystem")
+        for s in subsystems:
+            if not isinstance(s, Subsystem):
+                raise TypeError(f"subsystems: expected cosim subsystems (LTI, ODE, CModel), got {type(s).__name__}")
+        names = [s.name for s in subsystems]
+        if len(set(names)) != len(names):
+            raise ValueError(f"subsystems: names must be unique, got {names}")
+        self.subsystems = subsystems
+        self._by_name = {s.name: i for i, s in enumerate(subsystems)}
+        self.in_offset = np.cumsum([0] + [s.nu for s in subsystems])
+        self.out_offset = np.cumsum([0] + [s.ny for s in subsystems])
+        self.state_offset = np.cumsum([0] + [s.nx for s in subsystems])
+        nu, ny = int(self.in_offset[-1]), int(self.out_offset[-1])
+        self.L = np.zeros((nu, ny))
+        self.r = np.zeros(nu)
+        self.connections = list(connections)
+        for c in self.connections:
+            if not isinstance(c, Connection):
+                raise TypeError(f"connections: expected cosim.connect(...) objects, got {type(c).__name__}")
+            di = self._global_index(c.dst, "u")
+            if isinstance(c.src, str):
+                self.L[di, self._global_index(c.src, "y")] += c.gain
+            else:
+                self.r[di] += c.gain * float(c.src)
+
+    def _global_index(self, ref, kind):
+        sub, sig = _split(ref, "connection")
+        if sub not in self._by_name:
+            raise ValueError(f"connection {ref!r}: unknown subsystem {sub!r} (known: {list(self._by_name)})")
+        i = self._by_name[sub]
+        local = self.subsystems[i].signal_index(kind, sig)
+        return int((self.in_offset if kind == "u" else self.out_offset)[i] + local)
+
+    def __getitem__(self, name):
+        return self.subsystems[self.index(name)]
+
+    def index(self, name):
+        if name not in self._by_name:
+            raise KeyError(f"unknown subsystem {name!r}; known: {list(self._by_name)}")
+        return self._by_name[name]
+
+    @property
+    def names(self):
+        return [s.name for s in self.subsystems]
+
+    @property
+    def is_lti(self):
+        return all(s.is_lti for s in self.subsystems)
+
+    def connection_matrix(self):
+        """(L, r) with u = L y + r over the global input/output order."""
+        return self.L.copy(), self.r.copy()
+
+    def monolithic_lti(self):
+        """Strongly coupled form of an all-LTI system: ż = A z + b with z the stacked states.
+
+        y = C z + D u, u = L y + r  ⇒  y = (I − D L)⁻¹ (C z + D r), and ż = A_blk z + B_blk (L y + r).
+        Returns (A, b, z0). Raises ValueError if the algebraic loop I − D L is singular."""
+        if not self.is_lti:
+            raise ValueError("monolithic_lti: all subsystems must be cosim.LTI")
+        from scipy.linalg import block_diag
+        A = block_diag(*[s.A for s in self.subsystems])
+        B = block_diag(*[s.B for s in self.subsystems])
+        C = block_diag(*[s.C for s in self.subsystems])
+        D = block_diag(*[s.D for s in self.subsystems])
+        ny = C.shape[0]
+        M = np.eye(ny) - D @ self.L
+        if np.linalg.matrix_rank(M) < ny:
+            raise ValueError("monolithic_lti: algebraic loop I - D L is singular (ill-posed coupling)")
+        Minv = np.linalg.inv(M)
+        Ay = Minv @ C                         # y = Ay z + by
+        by = Minv @ (D @ self.r)
+        Amono = A + B @ self.L @ Ay
+        bmono = B @ (self.L @ by + self.r)
+        z0 = np.concatenate([s.x0 for s in self.subsystems])
+        return Amono, bmono, z0
+
+    def __repr__(self):
+        return f"CoupledSystem({self.names}, {len(self.connections)} connections)"

@@ -1,0 +1,148 @@
+#include "coupling/approx.h"
+
+#include <math.h>
+#include <string.h>
+
+int cs_approx_check(const cs_approx_spec *spec, cs_err *err) {
+    if (spec->kind < CS_APPROX_LAGRANGE || spec->kind > CS_APPROX_HERMITE)
+        return cs_fail(err, CS_ERR_ARG, "approximation: unknown kind %d", spec->kind);
+    int kmax = spec->kind == CS_APPROX_EXTRIPOL_C0 || spec->kind == CS_APPROX_EXTRIPOL_C1 ? CS_MAXHIST - 2 : CS_MAXDEG;
+    if (kmax > CS_MAXDEG) kmax = CS_MAXDEG;
+    if (spec->k < 0 || spec->k > kmax)
+        return cs_fail(err, CS_ERR_ARG, "approximation: degree k must be in 0..%d, got %d", kmax, spec->k);
+    return CS_OK;
+}
+
+int cs_approx_points_needed(const cs_approx_spec *spec) {
+    switch (spec->kind) {
+    case CS_APPROX_EXTRIPOL_C0:
+    case CS_APPROX_EXTRIPOL_C1: return spec->k + 2;
+    case CS_APPROX_HERMITE: return (spec->k + 2) / 2;
+    default: return spec->k + 1;
+    }
+}
+
+/* Newton-form interpolation on (possibly doubled, i.e. Hermite) nodes z[0..n-1] in the s variable, converted to
+ * monomial coefficients. The data are given as the weight rows of the unit vectors: instead of values we carry,
+ * for every divided difference, its weight vector over the CS_APPROX_NV data entries, so the result is the weight
+ * matrix directly. idx[i] is the data slot of node i; a repeated node (z[i] == z[i-1], consecutive) takes its
+ * first divided difference from the derivative slot idx[i] + CS_MAXHIST scaled by H (d/ds = H d/dt). */
+static void newton_weights(int n, const double *z, const int *idx, double H, double *W /* (n) x NV, zeroed */) {
+    double dd[CS_MAXDEG + 1][CS_APPROX_NV]; /* current column of the divided-difference table, as weights */
+    double coef[CS_MAXDEG + 1][CS_APPROX_NV];
+    double q[CS_MAXDEG + 2];              /* monomial coefficients of prod_{j<i} (s - z_j) */
+    memset(dd, 0, sizeof dd);
+    for (int i = 0; i < n; i++) dd[i][idx[i]] = 1.0;
+    memcpy(coef[0], dd[0], sizeof dd[0]);
+    for (int level = 1; level < n; level++) {
+        for (int i = n - 1; i >= level; i--) {
+            double den = z[i] - z[i - level];
+            if (level == 1 && den == 0.0) {
+                memset(dd[i], 0, sizeof dd[i]);
+                dd[i][idx[i] + CS_MAXHIST] = H;
+            } else {
+                for (int j = 0; j < CS_APPROX_NV; j++) dd[i][j] = (dd[i][j] - dd[i - 1][j]) / den;
+            }
+        }
+        memcpy(coef[level], dd[level], sizeof dd[level]);
+    }
+    /* p(s) = sum_i coef_i prod_{j<i} (s - z_j). */
+    memset(q, 0, sizeof q);
+    q[0] = 1.0;
+    for (int i = 0; i < n; i++) {
+        for (int m = 0; m <= i; m++)
+            for (int j = 0; j < CS_APPROX_NV; j++) W[m * CS_APPROX_NV + j] += q[m] * coef[i][j];
+        /* q <- q * (s - z_i) */
+        for (int m = i + 1; m >= 1; m--) q[m] = q[m - 1] - z[i] * q[m];
+        q[0] = -z[i] * q[0];
+    }
+}
+
+/* Weights of the degree-k Lagrange polynomial through samples first..first+k (s-values sv), evaluated as value and
+ * s-derivative at s = s0: returned as two weight rows. */
+static void lagrange_point(int k, const double *sv, int first, double s0, double *val, double *der) {
+    double W[(CS_MAXDEG + 1) * CS_APPROX_NV];
+    int idx[CS_MAXDEG + 1] = {0};
+    double z[CS_MAXDEG + 1] = {0};
+    for (int i = 0; i <= k; i++) { z[i] = sv[first + i]; idx[i] = first + i; }
+    memset(W, 0, sizeof W);
+    newton_weights(k + 1, z, idx, 1.0, W);
+    memset(val, 0, sizeof(double) * CS_APPROX_NV);
+    memset(der, 0, sizeof(double) * CS_APPROX_NV);
+    double p = 1.0;
+    for (int m = 0; m <= k; m++) {
+        for (int j = 0; j < CS_APPROX_NV; j++) {
+            val[j] += p * W[m * CS_APPROX_NV + j];
+            if (m + 1 <= k) der[j] += (m + 1) * p * W[(m + 1) * CS_APPROX_NV + j];
+        }
+        p *= s0;
+    }
+}
+
+int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int navail, const double *T, double TN,
+                              double H, cs_approx_weights *w, cs_err *err) {
+    CS_TRY(cs_approx_check(spec, err));
+    if (navail < 1) return cs_fail(err, CS_ERR_ARG, "approximation: no history samples");
+    if (!(H > 0.0)) return cs_fail(err, CS_ERR_ARG, "approximation: step size H must be positive");
+    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+    double sv[CS_MAXHIST];
+    for (int i = 0; i < navail; i++) sv[i] = (T[i] - TN) / H;
+    memset(w, 0, sizeof *w);
+    int k = spec->k, kind = spec->kind;
+    if (interpolate && (kind == CS_APPROX_EXTRIPOL_C0 || kind == CS_APPROX_EXTRIPOL_C1)) kind = CS_APPROX_LAGRANGE;
+
+    if (kind == CS_APPROX_LAGRANGE) {
+        if (k > navail - 1) k = navail - 1;
+        int idx[CS_MAXDEG + 1];
+        for (int i = 0; i <= k; i++) idx[i] = i;
+        newton_weights(k + 1, sv, idx, H, w->W);
+        w->deg = k;
+        w->npts = k + 1;
+        return CS_OK;
+    }
+    if (kind == CS_APPROX_HERMITE) {
+        /* Nodes: newest sample with value and derivative, then older ones; degree k uses k+1 conditions. */
+        int maxk = 2 * navail - 1;
+        if (k > maxk) k = maxk;
+        double z[CS_MAXDEG + 1];
+        int idx[CS_MAXDEG + 1];
+        for (int i = 0; i <= k; i++) { z[i] = sv[i / 2]; idx[i] = i / 2; }
+        newton_weights(k + 1, z, idx, H, w->W);
+        w->deg = k;
+        w->npts = (k + 2) / 2;
+        w->uses_deriv = k >= 1;
+        return CS_OK;
+    }
+    /* EXTRIPOL: current window samples 0..k, previous window samples 1..k+1 (busch2016 eq. 12). */
+    if (k > navail - 1) k = navail - 1;
+    double vN[CS_APPROX_NV], dN[CS_APPROX_NV], v1[CS_APPROX_NV], d1[CS_APPROX_NV];
+    lagrange_point(k, sv, 0, 1.0, v1, d1); /* Phi_{N+1}, Phi'_{N+1} (s-derivatives) */
+    if (navail >= k + 2) {
+        lagrange_point(k, sv, 1, 0.0, vN, dN); /* Phi_N, Phi'_N from the previous window */
+        w->npts = k + 2;
+    } else {
+        /* Start-up: no previous window of this degree. Use the sample itself and the current window's slope. */
+        double tmp[CS_APPROX_NV];
+        memset(vN, 0, sizeof vN);
+        vN[0] = 1.0;
+        lagrange_point(k, sv, 0, 0.0, tmp, dN);
+        w->npts = k + 1;
+    }
+    double *c = w->W;
+    const int NV = CS_APPROX_NV;
+    if (kind == CS_APPROX_EXTRIPOL_C0) {
+        /* p(s) = Phi_N (1 - s) + Phi_{N+1} s */
+        for (int j = 0; j < NV; j++) { c[j] = vN[j]; c[NV + j] = v1[j] - vN[j]; }
+        w->deg = 1;
+    } else {
+        /* cubic Hermite on [0,1]: h00 = 1 - 3s^2 + 2s^3, h10 = s - 2s^2 + s^3, h01 = 3s^2 - 2s^3, h11 = s^3 - s^2 */
+        for (int j = 0; j < NV; j++) {
+            c[j] = vN[j];
+            c[NV + j] = dN[j];
+            c[2 * NV + j] = -3.0 * vN[j] - 2.0 * dN[j] + 3.0 * v1[j] - d1[j];
+            c[3 * NV + j] = 2.0 * vN[j] + dN[j] - 2.0 * v1[j] + d1[j];
+        }
+        w->deg = 3;
+    }
+    return CS_OK;
+}

@@ -1,0 +1,61 @@
+/* Polynomial approximation of one scalar coupling signal on a macro step [T_N, T_N + H].
+ *
+ * Every approximation of the papers is a polynomial in the scaled time s = (t - T_N)/H in [0, 1]:
+ *   - Lagrange of degree k (busch2016 eq. 11; kraft2021 eq. 2.23/2.24): extrapolation through the k+1 newest
+ *     samples T_N, T_{N-1}, ..., or (Gauss-Seidel, busch2016 eq. 13) interpolation through T_{N+1}, T_N, ...;
+ *     ZOH is Lagrange with k = 0.
+ *   - EXTRIPOL-C0 / -C1 (busch2016 eq. 12a/12b): Phi_N = P_prev(T_N), Phi_{N+1} = P_cur(T_{N+1}) of the degree-k
+ *     Lagrange extrapolants of the previous and current window, joined linearly (C0) or by a cubic Hermite
+ *     polynomial with the slopes Phi'_N, Phi'_{N+1} (C1). Uses k+2 samples.
+ *   - Hermite of degree k from values and time derivatives of the outputs (moshagen.md §2.2, eq. 90; k = 1 is the
+ *     Taylor polynomial y_N + y'_N (t - T_N)).
+ * The polynomial is a linear function of the history data, so it is returned as weights: with v the data vector
+ * (v[j] = value at the j-th newest sample, v[CS_MAXHIST + j] = its time derivative dy/dt),
+ *     p(s) = sum_m c_m s^m,   c_m = sum_j W[m * CS_APPROX_NV + j] v[j].
+ * The same weights serve every signal that shares the macro grid, so the master computes them once per step;
+ * the stability analysis uses them to assemble Busch's recurrence (eq. 21).
+ * Non-equidistant grids are supported; during start-up, when fewer samples exist, the degree is reduced. */
+#ifndef COSIM_APPROX_H
+#define COSIM_APPROX_H
+
+#include "common.h"
+
+#define CS_MAXDEG 5
+#define CS_MAXHIST 8
+#define CS_APPROX_NV (2 * CS_MAXHIST)
+
+enum { CS_APPROX_LAGRANGE = 0, CS_APPROX_EXTRIPOL_C0 = 1, CS_APPROX_EXTRIPOL_C1 = 2, CS_APPROX_HERMITE = 3 };
+
+typedef struct cs_approx_spec {
+    int kind; /* CS_APPROX_* */
+    int k;    /* polynomial degree of the underlying Lagrange/Hermite polynomial, 0..CS_MAXDEG */
+} cs_approx_spec;
+
+typedef struct cs_approx_weights {
+    int deg;         /* degree of p(s) actually used (reduced during start-up) */
+    int npts;        /* number of history samples it reads (newest first) */
+    int uses_deriv;  /* reads derivative data v[CS_MAXHIST + j] */
+    double W[(CS_MAXDEG + 1) * CS_APPROX_NV];
+} cs_approx_weights;
+
+/* Validate a spec (kind known, 0 <= k <= CS_MAXDEG, EXTRIPOL k <= CS_MAXHIST - 2). */
+int cs_approx_check(const cs_approx_spec *spec, cs_err *err);
+
+/* Samples the approximation needs for its full degree (k+1, k+2 for EXTRIPOL, ceil((k+1)/2) for Hermite). */
+int cs_approx_points_needed(const cs_approx_spec *spec);
+
+/* Weights for the step [TN, TN+H].
+ * T: the navail >= 1 newest sample times, newest first. For extrapolation T[0] == TN; with `interpolate` set the
+ * newest sample is T[0] == TN + H (Gauss-Seidel: the source subsystem has already reached T_{N+1}); EXTRIPOL then
+ * falls back to Lagrange interpolation of degree k (busch2016 eq. 13). */
+int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int navail, const double *T, double TN,
+                              double H, cs_approx_weights *w, cs_err *err);
+
+/* Evaluate p(s) and dp/dt at time t from polynomial coefficients c[0..deg] on [TN, TN+H]. */
+static inline double cs_poly_eval(int deg, const double *c, double s) {
+    double v = c[deg];
+    for (int m = deg - 1; m >= 0; m--) v = v * s + c[m];
+    return v;
+}
+
+#endif
