@@ -241,8 +241,12 @@ int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order
     res->rank_u = rank_u; res->rank_bd = rank_bd;
     res->reliable = (rank_u == p && rank_bd == nk && (n == 0 || rank == n));
     res->ncols = W;
-    for (int i = 0; i < n * n; i++)
-        if (!isfinite(m->A[i])) return cs_fail(err, CS_ERR_LINALG, "MOESP: identified PhiA is not finite");
+    int finite = 1;
+    for (int i = 0; i < n * n; i++) finite &= isfinite(m->A[i]) != 0;
+    for (int i = 0; i < n * nu; i++) finite &= isfinite(m->B[i]) != 0;
+    for (int i = 0; i < ny * n; i++) finite &= isfinite(m->C[i]) != 0;
+    for (int i = 0; i < ny * nu; i++) finite &= isfinite(m->D[i]) != 0;
+    if (!finite) return cs_fail(err, CS_ERR_LINALG, "MOESP: identified model is not finite (data too large?)");
     return CS_OK;
 }
 
