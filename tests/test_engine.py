@@ -304,3 +304,71 @@ def test_result_layout_and_error_metrics():
     other = cosim.simulate_monolithic(s, 0.01, 3e-5)  # another grid: cubic-spline interpolated reference
     assert r.error_to(other)["max_abs"] == pytest.approx(e["max_abs"], rel=1e-2)
     assert r.stats["macro_steps"] == 100 and r.stats["subsystems"]["S1"]["steps"] == 100
+
+
+def test_low_level_entry_rejects_garbage_without_crashing():
+    """cosim._core is reachable from Python too: malformed specs raise, they never crash."""
+    from cosim import _core
+    s = models.two_mass_oscillator()
+    from cosim.simulate import _model_spec
+    specs = [_model_spec(x) for x in s.subsystems]
+    solver = cosim.RK4().spec()
+    x0 = np.zeros(4)
+    ci, co, cg = np.array([0, 1, 2]), np.array([2, 0, 1]), np.ones(3)
+    good = (0, None, 0, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0)
+    assert _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False)["status"] == 0
+    bad_calls = [
+        lambda: _core.run(specs, [solver], x0, ci, co, cg, np.zeros(3), good, False),
+        lambda: _core.run(specs, [solver] * 2, np.zeros(3), ci, co, cg, np.zeros(3), good, False),
+        lambda: _core.run(specs, [solver] * 2, x0, np.array([0, 1, 7]), co, cg, np.zeros(3), good, False),
+        lambda: _core.run(specs, [solver] * 2, x0, np.array([0, 1, -1]), co, cg, np.zeros(3), good, False),
+        lambda: _core.run(specs, [solver] * 2, x0, ci, co, np.ones(2), np.zeros(3), good, False),
+        lambda: _core.run(specs, [(9, 1, 0.0, 0.0, 0.0, 0, 0, 0.0)] * 2, x0, ci, co, cg, np.zeros(3), good, False),
+        lambda: _core.run([("lti", "S", np.eye(2), np.ones((3, 1)), np.eye(2), np.zeros((2, 1)))] * 2,
+                          [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False),
+        lambda: _core.run([("nonsense", "S")] * 2, [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False),
+        lambda: _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), good[:5], False),
+    ]
+    for call in bad_calls:
+        with pytest.raises((ValueError, TypeError)):
+            call()
+    for opts in [(0, None, 7, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),      # unknown approximation kind
+                 (0, None, 0, 9, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),      # degree too high
+                 (5, None, 0, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),      # unknown scheme
+                 (1, np.array([0, 0]), 0, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),  # order not a permutation
+                 (0, None, 0, 1, 0, 0, 0.0, 0.01, 1e-3, 1, 0.0, 0.0),       # start-up factor 0 would never advance
+                 (0, None, 0, 1, 0, 0, 0.0, 0.01, -1e-3, 0, 1e-5, 0.0)]:    # negative H
+        try:
+            out = _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), opts, False)
+        except ValueError:
+            continue
+        assert out["status"] == 1 and out["message"]
+
+
+def test_explicit_nonuniform_grid_and_t_eval():
+    s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+    rng = np.random.default_rng(5)
+    grid = np.concatenate([[0.0], np.cumsum(rng.uniform(0.5e-4, 1.5e-4, 200))])
+    res = cosim.simulate(s, grid[-1], grid=grid, scheme="gauss-seidel", approximation=cosim.Lagrange(2),
+                         solver=cosim.Exact())
+    np.testing.assert_array_equal(res.t, grid)
+    ref = cosim.simulate_monolithic(s, grid[-1], t_eval=res.t)
+    np.testing.assert_array_equal(ref.t, grid)
+    A = models.monolithic_matrix(ck=1e5, dk=1e3)
+    exact = expm(A * grid[-1]) @ np.array([0.1, 0, 0, 0])
+    assert np.max(np.abs(ref.X[-1] - exact)) <= 1e-10 * np.max(np.abs(exact))
+    assert res.error_to(ref)["max_rel"] < 1e-3
+    # halving every step of a non-uniform grid: the global order k+1 = 3 of Lagrange k = 2 still holds after
+    # the start-up (degree reduced on the first two steps costs O(H^2) there: compare with the start-up made fine)
+    e = []
+    for refine in (1, 2, 4):
+        g = np.concatenate([[0.0, 1e-9, 2e-9], 2e-9 + np.cumsum(np.repeat(np.diff(grid) / refine, refine))])
+        r = cosim.simulate(s, g[-1], grid=g, approximation=cosim.Lagrange(2), solver=cosim.Exact())
+        e.append(r.error_to(cosim.simulate_monolithic(s, g[-1], t_eval=r.t))["max_rel"])
+    assert 6.5 < e[0] / e[1] < 9.5 and 6.5 < e[1] / e[2] < 9.5
+    with pytest.raises(ValueError, match="grid"):
+        cosim.simulate(s, 1.0, grid=[0.0, 0.5, 0.4, 1.0])
+    with pytest.raises(TypeError, match="H"):
+        cosim.simulate(s, 1.0, 1e-3, grid=[0.0, 1.0])
+    with pytest.raises(ValueError, match="t_end"):
+        cosim.simulate(s, 1.0, grid=[0.0, 0.5])

@@ -62,6 +62,7 @@ static int ws_alloc(master_ws *w, const cs_master_config *cfg, cs_err *err) {
 }
 
 long cs_master_capacity(const cs_master_config *cfg) {
+    if (cfg->grid) return cfg->ngrid + 1;
     double n = ceil((cfg->t_end - cfg->t0) / cfg->H * (1.0 - 1e-12));
     return (long)n + 2 + (cfg->startup == CS_STARTUP_KRAFT ? 80 : 0);
 }
@@ -188,6 +189,7 @@ static void record(const cs_master_config *cfg, const master_ws *w, cs_master_re
 /* Next macro point after T (kraft2021 Listing 5.1 start-up, then the regular grid T_base + k H). */
 static double next_time(const cs_master_config *cfg, double T, long nsteps, int *in_startup, double *Tbase, long *k) {
     double H = cfg->H, T1;
+    if (cfg->grid) return cfg->grid[nsteps + 1];
     if (*in_startup) {
         double Tst = cfg->t0 + 2.0 * H;
         T1 = T + cfg->startup_factor * H * ldexp(1.0, (int)(nsteps < 1000 ? nsteps : 1000));
@@ -209,8 +211,19 @@ int cs_master_run(const cs_master_config *cfg, cs_master_result *res, cs_err *er
     cs_network *net = cfg->net;
     int nsub = cfg->nsub, gs = cfg->scheme == CS_SCHEME_GAUSS_SEIDEL;
     if (!(cfg->H > 0.0) || !isfinite(cfg->H)) return cs_fail(err, CS_ERR_ARG, "H: must be positive and finite");
+    if (cfg->grid) {
+        if (cfg->ngrid < 1 || cfg->grid[0] != cfg->t0 || cfg->grid[cfg->ngrid - 1] != cfg->t_end)
+            return cs_fail(err, CS_ERR_ARG, "grid: must run from the start time to t_end");
+        for (long i = 1; i < cfg->ngrid; i++)
+            if (!(cfg->grid[i] > cfg->grid[i - 1]) || !isfinite(cfg->grid[i]))
+                return cs_fail(err, CS_ERR_ARG, "grid: macro time points must be finite and strictly increasing");
+    }
     if (!(cfg->t_end >= cfg->t0)) return cs_fail(err, CS_ERR_ARG, "t_end: must be >= the start time");
     CS_TRY(cs_approx_check(&cfg->approx, err));
+    if (cfg->startup == CS_STARTUP_KRAFT && !(cfg->startup_factor > 0.0 && cfg->startup_factor <= 1.0))
+        return cs_fail(err, CS_ERR_ARG, "startup_factor: must be in (0, 1]");
+    if (cfg->scheme != CS_SCHEME_JACOBI && cfg->scheme != CS_SCHEME_GAUSS_SEIDEL)
+        return cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme %d", cfg->scheme);
     if (gs && cfg->order) {
         int seen[4096] = {0};
         if (nsub > 4096) return cs_fail(err, CS_ERR_ARG, "order: too many subsystems");

@@ -56,14 +56,14 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
 
     int scheme, approx_kind, approx_k, deriv_mode, update, startup, restart;
     double t0, t_end, H, startup_factor, bound;
-    PyObject *oorder;
-    if (!PyArg_ParseTuple(oopts, "iOiiiidddidd:opts", &scheme, &oorder, &approx_kind, &approx_k, &deriv_mode, &update,
-                          &t0, &t_end, &H, &startup, &startup_factor, &bound))
+    PyObject *oorder, *ogrid = Py_None;
+    if (!PyArg_ParseTuple(oopts, "iOiiiidddidd|O:opts", &scheme, &oorder, &approx_kind, &approx_k, &deriv_mode,
+                          &update, &t0, &t_end, &H, &startup, &startup_factor, &bound, &ogrid))
         return NULL;
     restart = !monolithic;
 
     run_objects ob = {0};
-    PyArrayObject *x0 = NULL, *ci = NULL, *co = NULL, *cg = NULL, *r = NULL, *order = NULL;
+    PyArrayObject *x0 = NULL, *ci = NULL, *co = NULL, *cg = NULL, *r = NULL, *order = NULL, *grid = NULL;
     int *iorder = NULL, *cin = NULL, *cout = NULL;
     cs_network net;
     int net_ok = 0;
@@ -162,6 +162,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.startup_factor = startup_factor;
     cfg.divergence_bound = bound;
     cfg.restart_each_step = restart;
+    if (ogrid != Py_None) {
+        npy_intp dg[1] = {-1};
+        if (!(grid = cs_py_darray(ogrid, "grid", 1, dg, 1))) goto mono_done;
+        cfg.grid = PyArray_DATA(grid);
+        cfg.ngrid = PyArray_DIM(grid, 0);
+    }
     if (!(H > 0.0) || !(t_end >= t0)) { PyErr_SetString(PyExc_ValueError, "H/t_end: invalid"); goto mono_done; }
     long cap = cs_master_capacity(&cfg);
     if (cap > 200000000L) { PyErr_SetString(PyExc_ValueError, "t_end/H: too many macro steps"); goto mono_done; }
@@ -188,7 +194,7 @@ done:
     if (net_ok) cs_network_free(&net);
     objects_free(&ob);
     free(iorder); free(cin); free(cout);
-    Py_XDECREF(x0); Py_XDECREF(ci); Py_XDECREF(co); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(order);
+    Py_XDECREF(x0); Py_XDECREF(ci); Py_XDECREF(co); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(order); Py_XDECREF(grid);
     return out;
 }
 
