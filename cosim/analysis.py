@@ -489,15 +489,17 @@ class LocalError:
         return np.max(np.abs(self.eps[:, sel]), axis=1)
 
 
-def fit_order(H, err, floor=None):
+def fit_order(H, err, floor=None, scale=None):
     """Slope of log|err| over log H by least squares (the local-error order, busch2016 Fig. 15).
 
-    Points with |err| below ``floor`` (default: 1e3 machine epsilons times the largest error, i.e. the round-off
-    floor) are left out; NaN if fewer than 3 points remain."""
+    Points with |err| at or below ``floor`` are left out (default floor: 1e3 machine epsilons times ``scale``, the
+    magnitude of the quantity whose error it is, or of the largest error if no scale is given: the round-off
+    floor); NaN if fewer than 3 points remain."""
     H = np.asarray(H, dtype=float)
     e = np.abs(np.asarray(err, dtype=float))
     if floor is None:
-        floor = 1e3 * np.finfo(float).eps * max(np.max(e), 1e-300)
+        ref = float(scale) if scale is not None else float(np.max(e))
+        floor = 1e3 * np.finfo(float).eps * max(ref, 1e-300)
     sel = (e > floor) & np.isfinite(e)
     if np.count_nonzero(sel) < 3:
         return float("nan")
@@ -524,5 +526,5 @@ def local_error(system, H, scheme="gauss-seidel", approximation=None, *, order=N
     z0 = np.concatenate([s.x0 for s in system.subsystems]) if x0 is None else np.asarray(x0, dtype=float)
     eps, exact, _ = _core.local_error(*st.args, _pack(system), z0, t, Hg)
     labels = _labels(system, 1)
-    orders = {l: fit_order(Hg, eps[:, i], floor) for i, l in enumerate(labels)}
+    orders = {l: fit_order(Hg, eps[:, i], floor, scale=np.max(np.abs(exact[:, i]))) for i, l in enumerate(labels)}
     return LocalError(Hg, eps, exact, labels, orders)
