@@ -22,7 +22,7 @@ core = Extension(
     sources=sources,
     depends=headers,
     include_dirs=["csrc", numpy.get_include()],
-    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("_POSIX_C_SOURCE", "200809L")],
     libraries=["sundials_cvode", "sundials_nvecserial", "sundials_sunmatrixdense",
                "sundials_sunlinsoldense", "lapack", "blas", "m", "pthread"],
     extra_compile_args=extra_compile,

@@ -1,4 +1,22 @@
-"""cosim: co-simulation of coupled ODE subsystems with a C core."""
+"""cosim: co-simulation of coupled ODE subsystems with a C core.
+
+Subsystems (:class:`LTI`, :class:`ODE`, :class:`CModel`) are coupled by :func:`connect` into a
+:class:`CoupledSystem` and co-simulated by :func:`simulate` with a coupling approximation (:class:`ZOH`,
+:class:`Lagrange`, :class:`ExtrapolatedInterpolation`, :class:`Hermite`), a scheme ("jacobi", "gauss-seidel") and
+an integrator (:class:`CVODE`, :class:`RK4`, :class:`Euler`, :class:`Exact`). :func:`simulate_monolithic` gives the
+strongly coupled reference.
+"""
 from . import _core  # noqa: F401
+from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
+from .errors import CosimError, DivergenceError, SolverError
+from .result import Result
+from .simulate import simulate, simulate_monolithic
+from .solvers import CVODE, RK4, Euler, Exact
+from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, connect
+from . import models  # noqa: E402
 
 __version__ = "0.1.0"
+
+__all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
+           "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result",
+           "CosimError", "DivergenceError", "SolverError", "models"]

@@ -1,0 +1,106 @@
+"""Subsystem integrators (the "solver" of a stepper). All restart at every macro point, where the coupling input
+may jump (kraft2021 §12, moshagen.md §6.8)."""
+from __future__ import annotations
+
+import math
+
+_EULER, _RK4, _EXACT, _CVODE = 0, 1, 2, 3
+
+
+def _pos(name, v, allow_none=False):
+    if v is None and allow_none:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{name}: expected a positive number, got {v!r}")
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: must be positive and finite, got {v!r}")
+    return float(v)
+
+
+class Solver:
+    kind = -1
+
+    def spec(self):
+        """(kind, substeps, h, rtol, atol, adams, max_steps, max_h) for the C core."""
+        raise NotImplementedError
+
+
+class _FixedStep(Solver):
+    def __init__(self, substeps: int = 1, h: float | None = None):
+        if isinstance(substeps, bool) or not isinstance(substeps, int):
+            raise TypeError(f"substeps: expected an int, got {substeps!r}")
+        if substeps < 1:
+            raise ValueError(f"substeps: must be >= 1, got {substeps}")
+        self.substeps = substeps
+        self.h = _pos("h", h, allow_none=True)
+
+    def spec(self):
+        return (self.kind, self.substeps, self.h or 0.0, 0.0, 0.0, 0, 0, 0.0)
+
+    def __repr__(self):
+        extra = f"h={self.h}" if self.h else f"substeps={self.substeps}"
+        return f"{type(self).__name__}({extra})"
+
+
+class Euler(_FixedStep):
+    """Explicit Euler with ``substeps`` equal micro steps per macro step (h = H/n), or a fixed micro step ``h``
+    (n = ceil(H/h)). Order p = 1; the co-simulation order is min(p, k+1) (moshagen Thm 3.6)."""
+
+    kind = _EULER
+
+
+class RK4(_FixedStep):
+    """Classical Runge-Kutta of order 4 with ``substeps`` micro steps per macro step, or a fixed micro step ``h``."""
+
+    kind = _RK4
+
+
+class Exact(Solver):
+    """Exact integration of LTI subsystems: x(T+H) = e^{AH} x(T) + ∫ e^{A(H−τ)} B u(T+τ) dτ for the polynomial
+    coupling input, from one augmented matrix exponential (Van Loan; busch2016 eq. 20). The co-simulation error is
+    then the coupling error alone."""
+
+    kind = _EXACT
+
+    def spec(self):
+        return (self.kind, 1, 0.0, 0.0, 0.0, 0, 0, 0.0)
+
+    def __repr__(self):
+        return "Exact()"
+
+
+class CVODE(Solver):
+    """SUNDIALS CVODE: variable-order, variable-step BDF (``method="bdf"``, stiff) or Adams-Moulton
+    (``method="adams"``) with dense Newton iterations, tolerances ``rtol``/``atol``, stopping exactly at each macro
+    point and re-initialised there. ``max_steps`` per macro step, ``max_step`` limits the micro step."""
+
+    kind = _CVODE
+
+    def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
+                 max_step: float | None = None):
+        self.rtol, self.atol = _pos("rtol", rtol), _pos("atol", atol)
+        if method not in ("bdf", "adams"):
+            raise ValueError(f"method: must be 'bdf' or 'adams', got {method!r}")
+        self.method = method
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps: must be a positive int, got {max_steps!r}")
+        self.max_steps = max_steps
+        self.max_step = _pos("max_step", max_step, allow_none=True)
+
+    def spec(self):
+        return (self.kind, 1, 0.0, self.rtol, self.atol, int(self.method == "adams"), self.max_steps,
+                self.max_step or 0.0)
+
+    def __repr__(self):
+        return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r})"
+
+
+def as_solver(obj, name="solver") -> Solver:
+    if isinstance(obj, Solver):
+        return obj
+    if isinstance(obj, str):
+        table = {"cvode": CVODE, "rk4": RK4, "euler": Euler, "exact": Exact}
+        if obj.lower() in table:
+            return table[obj.lower()]()
+        raise ValueError(f"{name}: unknown solver {obj!r}; use one of {sorted(table)} or a solver object")
+    raise TypeError(f"{name}: expected a cosim solver (CVODE, RK4, Euler, Exact), got {type(obj).__name__}")

@@ -1,0 +1,197 @@
+/* SUNDIALS CVODE stepper (BDF or Adams-Moulton, dense Newton), SUNDIALS 6.x with a SUNDIALS 7 path.
+ *
+ * At every macro point the integrator is re-initialised (CVodeReInit): the coupling input may jump or have a
+ * kink at T_N, and a multistep history across it would be wrong. CVodeSetStopTime lands exactly on T_{N+1}.
+ * The re-initialisation also makes (t, x) the complete state, so rollback is exact. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cvode/cvode.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_context.h>
+#include <sundials/sundials_version.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+
+#include "integrators/stepper.h"
+
+/* SUNDIALS 7 compatibility: communicator argument and error-handler API changed. */
+#if SUNDIALS_VERSION_MAJOR >= 7
+#define CS_SUN_COMM_NULL SUN_COMM_NULL
+#else
+#define CS_SUN_COMM_NULL NULL
+#endif
+
+typedef struct cvode_content {
+    SUNContext sunctx;
+    void *mem;
+    N_Vector y;
+    SUNMatrix J;
+    SUNLinearSolver LS;
+    const cs_input *in;   /* input of the current macro step */
+    cs_stepper *st;
+    cs_err cb_err;        /* error of a model callback, reported after CVode returns */
+    char sun_msg[256];    /* last message from SUNDIALS' error handler */
+    int initialized;
+    double *jac_buf;      /* nx * nx row-major */
+} cvode_content;
+
+static int cv_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
+    cvode_content *c = user;
+    cs_stepper *st = c->st;
+    cs_input_eval(c->in, t, st->u);
+    int rc = cs_model_rhs(st->model, t, N_VGetArrayPointer(y), st->u, N_VGetArrayPointer(ydot), &c->cb_err);
+    return rc ? -1 : 0; /* unrecoverable: a model callback failed */
+}
+
+static int cv_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *user, N_Vector t1, N_Vector t2,
+                  N_Vector t3) {
+    cvode_content *c = user;
+    cs_stepper *st = c->st;
+    int nx = st->model->nx;
+    cs_input_eval(c->in, t, st->u);
+    if (st->model->jac(st->model->ctx, t, N_VGetArrayPointer(y), st->u, c->jac_buf)) return -1;
+    for (int j = 0; j < nx; j++) {
+        sunrealtype *col = SUNDenseMatrix_Column(J, j);
+        for (int i = 0; i < nx; i++) col[i] = c->jac_buf[(size_t)i * nx + j];
+    }
+    st->stats.jac_evals++;
+    return 0;
+}
+
+#if SUNDIALS_VERSION_MAJOR >= 7
+static void cv_errhandler(int line, const char *func, const char *file, const char *msg, SUNErrCode code,
+                          void *data, SUNContext ctx) {
+    cvode_content *c = data;
+    snprintf(c->sun_msg, sizeof c->sun_msg, "%s: %s", func ? func : "CVODE", msg ? msg : "");
+}
+#else
+static void cv_errhandler(int code, const char *module, const char *function, char *msg, void *data) {
+    cvode_content *c = data;
+    snprintf(c->sun_msg, sizeof c->sun_msg, "%s: %s", function ? function : "CVODE", msg ? msg : "");
+}
+#endif
+
+static void update_stats(cs_stepper *st) {
+    cvode_content *c = st->content;
+    long ns = 0, nef = 0, ncf = 0;
+    CVodeGetNumSteps(c->mem, &ns);
+    CVodeGetNumErrTestFails(c->mem, &nef);
+    CVodeGetNumNonlinSolvConvFails(c->mem, &ncf);
+    /* Counters restart with CVodeReInit: accumulate per macro step. */
+    st->stats.steps += ns;
+    st->stats.failures += nef + ncf;
+}
+
+static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    cvode_content *c = st->content;
+    int nx = st->model->nx;
+    c->in = in;
+    c->cb_err.code = 0;
+    c->sun_msg[0] = 0;
+    sunrealtype *y = N_VGetArrayPointer(c->y);
+    if (nx == 0) { st->t = T + H; return CS_OK; }
+    if (restart || !c->initialized || st->t != T) {
+        memcpy(y, st->x, sizeof(double) * nx);
+        if (CVodeReInit(c->mem, T, c->y) != CV_SUCCESS)
+            return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVodeReInit failed: %s", st->model->name, c->sun_msg);
+        c->initialized = 1;
+    }
+    CVodeSetStopTime(c->mem, T + H);
+    sunrealtype tret = T;
+    long ns0 = 0, nef0 = 0, ncf0 = 0;
+    if (!restart) {
+        CVodeGetNumSteps(c->mem, &ns0);
+        CVodeGetNumErrTestFails(c->mem, &nef0);
+        CVodeGetNumNonlinSolvConvFails(c->mem, &ncf0);
+    }
+    int flag = CVode(c->mem, T + H, c->y, &tret, CV_NORMAL);
+    if (restart) update_stats(st);
+    else {
+        long ns = 0, nef = 0, ncf = 0;
+        CVodeGetNumSteps(c->mem, &ns);
+        CVodeGetNumErrTestFails(c->mem, &nef);
+        CVodeGetNumNonlinSolvConvFails(c->mem, &ncf);
+        st->stats.steps += ns - ns0;
+        st->stats.failures += (nef - nef0) + (ncf - ncf0);
+    }
+    if (flag < 0) {
+        c->initialized = 0;
+        if (c->cb_err.code) {
+            if (err) *err = c->cb_err;
+            return c->cb_err.code;
+        }
+        return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVODE failed at t = %.17g (flag %d)%s%s", st->model->name,
+                       (double)tret, flag, c->sun_msg[0] ? ": " : "", c->sun_msg);
+    }
+    memcpy(st->x, y, sizeof(double) * nx);
+    st->t = T + H;
+    return CS_OK;
+}
+
+static void cvode_destroy(cs_stepper *st) {
+    cvode_content *c = st->content;
+    if (!c) return;
+    if (c->mem) CVodeFree(&c->mem);
+    if (c->LS) SUNLinSolFree(c->LS);
+    if (c->J) SUNMatDestroy(c->J);
+    if (c->y) N_VDestroy(c->y);
+    if (c->sunctx) SUNContext_Free(&c->sunctx);
+    free(c->jac_buf);
+    free(c);
+    st->content = NULL;
+}
+
+static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy};
+
+cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
+    if (!(opts->rtol > 0.0) || !(opts->atol > 0.0)) {
+        cs_fail(err, CS_ERR_ARG, "CVODE: rtol and atol must be positive");
+        return NULL;
+    }
+    cs_stepper *st = cs_stepper_alloc(model, &CVODE_OPS, err);
+    if (!st) return NULL;
+    cvode_content *c = calloc(1, sizeof *c);
+    if (!c) goto nomem;
+    st->content = c;
+    c->st = st;
+    int nx = model->nx > 0 ? model->nx : 1;
+    if (SUNContext_Create(CS_SUN_COMM_NULL, &c->sunctx) != 0) goto fail;
+#if SUNDIALS_VERSION_MAJOR >= 7
+    SUNContext_ClearErrHandlers(c->sunctx);
+    SUNContext_PushErrHandler(c->sunctx, cv_errhandler, c);
+#endif
+    c->y = N_VNew_Serial(nx, c->sunctx);
+    c->J = SUNDenseMatrix(nx, nx, c->sunctx);
+    if (!c->y || !c->J) goto fail;
+    c->LS = SUNLinSol_Dense(c->y, c->J, c->sunctx);
+    c->mem = CVodeCreate(opts->adams ? CV_ADAMS : CV_BDF, c->sunctx);
+    if (!c->LS || !c->mem) goto fail;
+#if SUNDIALS_VERSION_MAJOR < 7
+    CVodeSetErrHandlerFn(c->mem, cv_errhandler, c);
+#endif
+    N_VConst(0.0, c->y);
+    if (CVodeInit(c->mem, cv_rhs, 0.0, c->y) != CV_SUCCESS) goto fail;
+    if (CVodeSStolerances(c->mem, opts->rtol, opts->atol) != CV_SUCCESS) goto fail;
+    if (CVodeSetUserData(c->mem, c) != CV_SUCCESS) goto fail;
+    if (CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
+    if (model->jac) {
+        c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx);
+        if (!c->jac_buf) goto nomem;
+        CVodeSetJacFn(c->mem, cv_jac);
+    }
+    CVodeSetMaxNumSteps(c->mem, opts->max_steps > 0 ? opts->max_steps : 100000);
+    if (opts->max_h > 0.0) CVodeSetMaxStep(c->mem, opts->max_h);
+    return st;
+nomem:
+    cs_stepper_free(st);
+    cs_fail(err, CS_ERR_NOMEM, "CVODE: out of memory");
+    return NULL;
+fail:
+    cs_fail(err, CS_ERR_SOLVER, "CVODE: set-up failed for subsystem %s%s%s", model->name,
+            c && c->sun_msg[0] ? ": " : "", c ? c->sun_msg : "");
+    cs_stepper_free(st);
+    return NULL;
+}

@@ -1,0 +1,74 @@
+/* Exact integrator for LTI models: x(T+H) = Phi x(T) + sum_m Gam_m c_m for the polynomial input
+ * u = sum_m c_m s^m (busch2016 eq. 20, evaluated with the Van Loan augmented exponential, linalg/expm.c).
+ * Phi and Gam are cached for the last (H, deg); they change only during start-up and at a shortened last step. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integrators/stepper.h"
+#include "linalg/dense.h"
+#include "linalg/expm.h"
+
+typedef struct exact_content {
+    double H;
+    int deg;
+    double *Phi, *Gam, *work, *xn;
+    int *ipiv;
+} exact_content;
+
+static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    exact_content *c = st->content;
+    cs_model *m = st->model;
+    int nx = m->nx, nu = m->nu;
+    if (H != c->H || in->deg != c->deg) {
+        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->A, m->B, H, c->Phi, c->Gam, c->work, c->ipiv, err));
+        c->H = H;
+        c->deg = in->deg;
+    }
+    cs_matvec(nx, nx, c->Phi, st->x, c->xn, 0);
+    for (int k = 0; k <= in->deg; k++)
+        cs_matvec(nx, nu, c->Gam + (size_t)k * nx * nu, in->c + (size_t)k * nu, c->xn, 1);
+    memcpy(st->x, c->xn, sizeof(double) * nx);
+    st->t = T + H;
+    st->stats.steps++;
+    return CS_OK;
+}
+
+static void exact_destroy(cs_stepper *st) {
+    exact_content *c = st->content;
+    if (c) { free(c->Phi); free(c->ipiv); }
+    free(c);
+    st->content = NULL;
+}
+
+static const cs_stepper_ops EXACT_OPS = {exact_step, exact_destroy};
+
+cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
+    if (!model->A) {
+        cs_fail(err, CS_ERR_ARG, "solver: Exact() needs an LTI subsystem, but %s is not LTI", model->name);
+        return NULL;
+    }
+    cs_stepper *st = cs_stepper_alloc(model, &EXACT_OPS, err);
+    if (!st) return NULL;
+    int nx = model->nx, nu = model->nu;
+    size_t ws = cs_poly_propagator_work_size(nx, nu, CS_MAXDEG);
+    exact_content *c = calloc(1, sizeof *c);
+    double *mem = malloc(sizeof(double) * ((size_t)nx * nx + (size_t)nx * nu * (CS_MAXDEG + 1) + ws + nx + 1));
+    int *ipiv = malloc(sizeof(int) * ((size_t)nx + (size_t)nu * (CS_MAXDEG + 1) + 1));
+    if (!c || !mem || !ipiv) {
+        free(c); free(mem); free(ipiv);
+        st->ops = NULL;
+        cs_stepper_free(st);
+        cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    c->Phi = mem;
+    c->Gam = mem + (size_t)nx * nx;
+    c->work = c->Gam + (size_t)nx * nu * (CS_MAXDEG + 1);
+    c->xn = c->work + ws;
+    c->ipiv = ipiv;
+    c->H = NAN;
+    c->deg = -1;
+    st->content = c;
+    return st;
+}

@@ -1,0 +1,84 @@
+/* Explicit Euler and classical Runge-Kutta 4 with n equal micro steps per macro step (h = H/n), or a fixed
+ * micro step h (n = ceil(H/h)); moshagen.md §5 uses both (e.g. B8/B9 with H = 4h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integrators/stepper.h"
+
+typedef struct fixed_content {
+    int rk4;
+    int substeps;
+    double h;
+    double *k1, *k2, *k3, *k4, *xt; /* one allocation of 5 nx */
+} fixed_content;
+
+static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    fixed_content *c = st->content;
+    cs_model *m = st->model;
+    int nx = m->nx;
+    long n = c->substeps;
+    if (c->h > 0.0) {
+        double r = H / c->h;
+        n = (long)ceil(r - 1e-9 * r);
+        if (n < 1) n = 1;
+    }
+    double h = H / (double)n;
+    double *x = st->x, *u = st->u;
+    for (long i = 0; i < n; i++) {
+        double t = T + i * h; /* multiplication, not accumulation: the last micro step ends at T+H */
+        cs_input_eval(in, t, u);
+        CS_TRY(cs_model_rhs(m, t, x, u, c->k1, err));
+        if (!c->rk4) {
+            for (int j = 0; j < nx; j++) x[j] += h * c->k1[j];
+        } else {
+            for (int j = 0; j < nx; j++) c->xt[j] = x[j] + 0.5 * h * c->k1[j];
+            cs_input_eval(in, t + 0.5 * h, u);
+            CS_TRY(cs_model_rhs(m, t + 0.5 * h, c->xt, u, c->k2, err));
+            for (int j = 0; j < nx; j++) c->xt[j] = x[j] + 0.5 * h * c->k2[j];
+            CS_TRY(cs_model_rhs(m, t + 0.5 * h, c->xt, u, c->k3, err));
+            for (int j = 0; j < nx; j++) c->xt[j] = x[j] + h * c->k3[j];
+            double t1 = (i == n - 1) ? T + H : t + h;
+            cs_input_eval(in, t1, u);
+            CS_TRY(cs_model_rhs(m, t1, c->xt, u, c->k4, err));
+            for (int j = 0; j < nx; j++) x[j] += h / 6.0 * (c->k1[j] + 2.0 * c->k2[j] + 2.0 * c->k3[j] + c->k4[j]);
+        }
+        st->stats.steps++;
+    }
+    st->t = T + H;
+    return CS_OK;
+}
+
+static void fixed_destroy(cs_stepper *st) {
+    fixed_content *c = st->content;
+    if (c) free(c->k1);
+    free(c);
+    st->content = NULL;
+}
+
+static const cs_stepper_ops FIXED_OPS = {fixed_step, fixed_destroy};
+
+cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
+    if (opts->h <= 0.0 && opts->substeps < 1) {
+        cs_fail(err, CS_ERR_ARG, "solver: substeps must be >= 1 (or give a positive micro step h)");
+        return NULL;
+    }
+    cs_stepper *st = cs_stepper_alloc(model, &FIXED_OPS, err);
+    if (!st) return NULL;
+    fixed_content *c = calloc(1, sizeof *c);
+    double *mem = malloc(sizeof(double) * (5 * (size_t)model->nx + 1));
+    if (!c || !mem) {
+        free(c); free(mem);
+        st->ops = NULL;
+        cs_stepper_free(st);
+        cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    c->rk4 = opts->kind == CS_SOLVER_RK4;
+    c->substeps = opts->substeps;
+    c->h = opts->h;
+    c->k1 = mem; c->k2 = mem + model->nx; c->k3 = c->k2 + model->nx; c->k4 = c->k3 + model->nx;
+    c->xt = c->k4 + model->nx;
+    st->content = c;
+    return st;
+}

@@ -1,0 +1,88 @@
+#include "integrators/stepper.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err *err) {
+    cs_stepper *st = calloc(1, sizeof *st);
+    if (st) {
+        st->x = calloc((size_t)model->nx + 1, sizeof(double));
+        st->u = calloc((size_t)model->nu + 1, sizeof(double));
+    }
+    if (!st || !st->x || !st->u) {
+        if (st) { free(st->x); free(st->u); free(st); }
+        cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    st->model = model;
+    st->ops = ops;
+    return st;
+}
+
+void cs_stepper_free(cs_stepper *st) {
+    if (!st) return;
+    if (st->ops && st->ops->destroy) st->ops->destroy(st);
+    free(st->x);
+    free(st->u);
+    free(st);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    double t0 = now();
+    int rc = st->ops->do_step(st, T, H, in, restart, err);
+    st->stats.wall += now() - t0;
+    if (rc == CS_OK) {
+        for (int i = 0; i < st->model->nx; i++)
+            if (!isfinite(st->x[i]))
+                return cs_fail(err, CS_ERR_DIVERGED, "subsystem %s: state became non-finite in [%.10g, %.10g]",
+                               st->model->name, T, T + H);
+    }
+    return rc;
+}
+
+void cs_stepper_set_state(cs_stepper *st, double t, const double *x) {
+    st->t = t;
+    memcpy(st->x, x, sizeof(double) * st->model->nx);
+}
+
+int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s) {
+    memset(s, 0, sizeof *s);
+    s->x = calloc((size_t)st->model->nx + 1, sizeof(double));
+    return s->x ? CS_OK : CS_ERR_NOMEM;
+}
+
+void cs_stepper_state_free(cs_stepper_state *s) { free(s->x); s->x = NULL; }
+
+void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s) {
+    s->t = st->t;
+    memcpy(s->x, st->x, sizeof(double) * st->model->nx);
+    s->stats = st->stats;
+    s->nrhs = st->model->nrhs;
+    s->nout = st->model->nout;
+}
+
+void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s) {
+    st->t = s->t;
+    memcpy(st->x, s->x, sizeof(double) * st->model->nx);
+    st->stats = s->stats;
+    st->model->nrhs = s->nrhs;
+    st->model->nout = s->nout;
+}
+
+cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
+    switch (opts->kind) {
+    case CS_SOLVER_EULER:
+    case CS_SOLVER_RK4: return cs_fixed_step_new(model, opts, err);
+    case CS_SOLVER_EXACT: return cs_exact_new(model, err);
+    case CS_SOLVER_CVODE: return cs_cvode_new(model, opts, err);
+    default: cs_fail(err, CS_ERR_ARG, "solver: unknown kind %d", opts->kind); return NULL;
+    }
+}

@@ -1,0 +1,73 @@
+/* Stepper: a model plus an integrator (like an FMI co-simulation unit; DESIGN.md §2).
+ *
+ * Generic object {content, ops} in the style of SUNDIALS' generic objects: do_step is required, destroy optional.
+ * Every integrator restarts at each macro point (the input may jump there), so the full state needed for an
+ * exact rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. */
+#ifndef COSIM_STEPPER_H
+#define COSIM_STEPPER_H
+
+#include "coupling/input.h"
+#include "models/model.h"
+
+typedef struct cs_stepper cs_stepper;
+
+typedef struct cs_stepper_ops {
+    /* Integrate from (st->t, st->x) over [T, T+H] with input `in`; on success st->t = T+H and st->x updated.
+     * `restart` = 0 lets an integrator keep its history when the input is known to be smooth across T. */
+    int (*do_step)(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
+    void (*destroy)(cs_stepper *st);
+} cs_stepper_ops;
+
+typedef struct cs_stepper_stats {
+    long steps;        /* accepted micro steps */
+    long failures;     /* rejected micro steps / convergence failures reported by the integrator */
+    long jac_evals;
+    double wall;       /* seconds spent in do_step */
+} cs_stepper_stats;
+
+struct cs_stepper {
+    cs_model *model;   /* not owned */
+    const cs_stepper_ops *ops;
+    void *content;
+    double t;
+    double *x;         /* nx, owned */
+    double *u;         /* nu scratch for the input value, owned */
+    cs_stepper_stats stats;
+};
+
+/* Saved state: t, x, counters. */
+typedef struct cs_stepper_state {
+    double t;
+    double *x;
+    cs_stepper_stats stats;
+    long nrhs, nout;
+} cs_stepper_state;
+
+cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err *err);
+void cs_stepper_free(cs_stepper *st);
+int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
+void cs_stepper_set_state(cs_stepper *st, double t, const double *x);
+int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s);
+void cs_stepper_state_free(cs_stepper_state *s);
+void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s);
+void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s);
+
+/* Integrators (integrators/<name>.c). */
+enum { CS_SOLVER_EULER = 0, CS_SOLVER_RK4 = 1, CS_SOLVER_EXACT = 2, CS_SOLVER_CVODE = 3 };
+
+typedef struct cs_solver_opts {
+    int kind;
+    int substeps;      /* Euler/RK4: micro steps per macro step (used when h <= 0) */
+    double h;          /* Euler/RK4: fixed micro step; the step count is ceil(H/h) */
+    double rtol, atol; /* CVODE */
+    int adams;         /* CVODE: 1 = Adams-Moulton, 0 = BDF */
+    long max_steps;    /* CVODE: per macro step */
+    double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
+} cs_solver_opts;
+
+cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+cs_stepper *cs_exact_new(cs_model *model, cs_err *err);
+cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+
+#endif

@@ -1,0 +1,82 @@
+/* Linear time-invariant model x' = A x + B u, y = C x + D u. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "linalg/dense.h"
+#include "models/model.h"
+
+typedef struct lti_ctx {
+    int nx, nu, ny;
+    double *A, *B, *C, *D; /* one allocation */
+} lti_ctx;
+
+static int lti_rhs(void *c, double t, const double *x, const double *u, double *xdot) {
+    lti_ctx *m = c;
+    cs_matvec(m->nx, m->nx, m->A, x, xdot, 0);
+    cs_matvec(m->nx, m->nu, m->B, u, xdot, 1);
+    return 0;
+}
+
+static int lti_output(void *c, double t, const double *x, const double *u, double *y) {
+    lti_ctx *m = c;
+    cs_matvec(m->ny, m->nx, m->C, x, y, 0);
+    cs_matvec(m->ny, m->nu, m->D, u, y, 1);
+    return 0;
+}
+
+/* y' = C (A x + B u) + D u' */
+static int lti_output_dt(void *c, double t, const double *x, const double *u, const double *udot, double *ydot) {
+    lti_ctx *m = c;
+    double buf[256];
+    double *f = m->nx <= 256 ? buf : malloc(sizeof(double) * m->nx);
+    if (!f) return -1;
+    lti_rhs(c, t, x, u, f);
+    cs_matvec(m->ny, m->nx, m->C, f, ydot, 0);
+    if (udot) cs_matvec(m->ny, m->nu, m->D, udot, ydot, 1);
+    if (f != buf) free(f);
+    return 0;
+}
+
+static int lti_jac(void *c, double t, const double *x, const double *u, double *J) {
+    lti_ctx *m = c;
+    memcpy(J, m->A, sizeof(double) * m->nx * m->nx);
+    return 0;
+}
+
+static void lti_free(void *c) {
+    lti_ctx *m = c;
+    if (!m) return;
+    free(m->A);
+    free(m);
+}
+
+cs_model *cs_lti_new(int nx, int nu, int ny, const double *A, const double *B, const double *C, const double *D,
+                     const char *name, cs_err *err) {
+    if (nx < 0 || nu < 0 || ny < 0) { cs_fail(err, CS_ERR_ARG, "LTI: negative dimension"); return NULL; }
+    cs_model *m = cs_model_new(nx, nu, ny, name);
+    lti_ctx *c = calloc(1, sizeof *c);
+    size_t n = (size_t)nx * nx + (size_t)nx * nu + (size_t)ny * nx + (size_t)ny * nu;
+    double *mem = malloc(sizeof(double) * (n + 1));
+    if (!m || !c || !mem) {
+        free(m); free(c); free(mem);
+        cs_fail(err, CS_ERR_NOMEM, "LTI: out of memory");
+        return NULL;
+    }
+    c->nx = nx; c->nu = nu; c->ny = ny;
+    c->A = mem; c->B = c->A + (size_t)nx * nx; c->C = c->B + (size_t)nx * nu; c->D = c->C + (size_t)ny * nx;
+    memcpy(c->A, A, sizeof(double) * nx * nx);
+    memcpy(c->B, B, sizeof(double) * nx * nu);
+    memcpy(c->C, C, sizeof(double) * ny * nx);
+    memcpy(c->D, D, sizeof(double) * ny * nu);
+    int ft = 0;
+    for (int i = 0; i < ny * nu; i++) ft |= c->D[i] != 0.0;
+    m->ctx = c;
+    m->feedthrough = ft;
+    m->rhs = lti_rhs;
+    m->output = lti_output;
+    m->output_dt = lti_output_dt;
+    m->jac = lti_jac;
+    m->destroy_ctx = lti_free;
+    m->A = c->A; m->B = c->B; m->C = c->C; m->D = c->D;
+    return m;
+}

@@ -1,0 +1,97 @@
+/* Model whose rhs/output are Python callables (slow path): each call re-acquires the GIL, wraps x and u in
+ * fresh NumPy arrays and checks the returned shape. A Python exception becomes a callback failure whose text
+ * ends up in the SolverError raised by cosim.simulate. */
+#include "py/pymodel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct py_ctx {
+    PyObject *rhs, *output, *output_dt;
+    cs_model *model; /* back pointer for error messages */
+} py_ctx;
+
+static void record_exception(py_ctx *c, const char *what) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *txt = s ? PyUnicode_AsUTF8(s) : NULL;
+    const char *tname = type ? ((PyTypeObject *)type)->tp_name : "error";
+    snprintf(c->model->msg, sizeof c->model->msg, "%s raised %s: %s", what, tname, txt ? txt : "");
+    Py_XDECREF(s);
+    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    PyErr_Clear();
+}
+
+/* Call f(t, x, u[, extra]) and copy the result (n values) to out. */
+static int call(py_ctx *c, PyObject *f, const char *what, double t, const double *x, const double *u,
+                const double *extra, int n, double *out) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    int rc = -1;
+    npy_intp nx = c->model->nx, nu = c->model->nu;
+    PyObject *ox = cs_py_vec(nx, x), *ou = cs_py_vec(nu, u), *oe = extra ? cs_py_vec(nu, extra) : NULL, *r = NULL;
+    PyArrayObject *a = NULL;
+    if (!ox || !ou || (extra && !oe)) goto fail;
+    r = extra ? PyObject_CallFunction(f, "dOOO", t, ox, ou, oe) : PyObject_CallFunction(f, "dOO", t, ox, ou);
+    if (!r) goto fail;
+    a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+    if (!a) goto fail;
+    if (PyArray_SIZE(a) != n) {
+        snprintf(c->model->msg, sizeof c->model->msg, "%s returned %ld values, expected %d", what,
+                 (long)PyArray_SIZE(a), n);
+        rc = -2;
+        goto out;
+    }
+    memcpy(out, PyArray_DATA(a), sizeof(double) * n);
+    rc = 0;
+    goto out;
+fail:
+    record_exception(c, what);
+out:
+    Py_XDECREF(a); Py_XDECREF(r); Py_XDECREF(ox); Py_XDECREF(ou); Py_XDECREF(oe);
+    PyGILState_Release(g);
+    return rc;
+}
+
+static int py_rhs(void *ctx, double t, const double *x, const double *u, double *xdot) {
+    py_ctx *c = ctx;
+    return call(c, c->rhs, "rhs", t, x, u, NULL, c->model->nx, xdot);
+}
+
+static int py_output(void *ctx, double t, const double *x, const double *u, double *y) {
+    py_ctx *c = ctx;
+    return call(c, c->output, "output", t, x, u, NULL, c->model->ny, y);
+}
+
+static int py_output_dt(void *ctx, double t, const double *x, const double *u, const double *udot, double *ydot) {
+    py_ctx *c = ctx;
+    return call(c, c->output_dt, "output_derivative", t, x, u, udot, c->model->ny, ydot);
+}
+
+static void py_free(void *ctx) {
+    py_ctx *c = ctx;
+    if (!c) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_XDECREF(c->rhs); Py_XDECREF(c->output); Py_XDECREF(c->output_dt);
+    PyGILState_Release(g);
+    free(c);
+}
+
+cs_model *cs_py_model_new(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output,
+                          PyObject *output_dt, const char *name) {
+    cs_model *m = cs_model_new(nx, nu, ny, name);
+    py_ctx *c = calloc(1, sizeof *c);
+    if (!m || !c) { free(m); free(c); PyErr_NoMemory(); return NULL; }
+    Py_INCREF(rhs); Py_INCREF(output);
+    c->rhs = rhs; c->output = output; c->model = m;
+    if (output_dt && output_dt != Py_None) { Py_INCREF(output_dt); c->output_dt = output_dt; }
+    m->ctx = c;
+    m->feedthrough = feedthrough;
+    m->rhs = py_rhs;
+    m->output = py_output;
+    m->output_dt = c->output_dt ? py_output_dt : NULL;
+    m->destroy_ctx = py_free;
+    return m;
+}

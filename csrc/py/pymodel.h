@@ -1,0 +1,11 @@
+#ifndef COSIM_PYMODEL_H
+#define COSIM_PYMODEL_H
+
+#include "py/pyutil.h"
+#include "models/model.h"
+
+/* Model from Python callables rhs(t, x, u), output(t, x, u) and optional output_dt(t, x, u, udot). */
+cs_model *cs_py_model_new(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output,
+                          PyObject *output_dt, const char *name);
+
+#endif
