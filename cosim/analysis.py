@@ -30,7 +30,7 @@ __all__ = ["amplification_matrix", "recurrence", "spectral_radius", "stability_m
            "local_error", "fit_order", "Recurrence", "StabilityMap", "LocalError"]
 
 _SCHEMES = {"jacobi": 0, "gauss-seidel": 1, "gauss_seidel": 1, "gaussseidel": 1, "gs": 1}
-_UPDATES = {"consistent": 0, "approximation": 1}
+_UPDATES = {"consistent": 0, "simplified": 1}
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -240,9 +240,9 @@ def amplification_matrix(system, H, scheme="gauss-seidel", approximation=None, *
         Approximation of every coupling signal (default Lagrange(1)); k = 0..5 (EXTRIPOL k <= 5 here too).
     order : sequence of subsystem names or indices, optional
         Gauss-Seidel stepping order.
-    update : ``"consistent"`` (default) or ``"approximation"``
+    update : ``"consistent"`` (default) or ``"simplified"``
         Outputs at T_{N+1}: ``"consistent"`` solves the algebraic loop u = L y + r (kraft2021 eq. 2.22; what
-        cosim.simulate does); ``"approximation"`` uses y = C x + D ũ(T_{N+1}) with the approximated input
+        cosim.simulate does); ``"simplified"`` uses y = C x + D ũ(T_{N+1}) with the approximated input
         (busch2016 eq. 19). They differ only for subsystems with feed-through whose inputs are extrapolated.
 
     Returns
@@ -376,11 +376,20 @@ def _build_packs(build, params, affine):
             v[q] = g[-1]
             dirs.append((pack_of(v)[0] - P0) / (g[-1] - g[0]))
         D = np.array(dirs)
+        # Verify away from the points that defined the directions: interior values of every axis, the corner of
+        # all last values (catches cross terms such as ck*dk) and random grid points.
         rng = np.random.default_rng(12345)
+        checks = []
+        if affine is None:
+            for q, g in enumerate(grids):
+                for i in sorted({len(g) // 2, len(g) // 3, (2 * len(g)) // 3} - {0, len(g) - 1}):
+                    v = list(p0)
+                    v[q] = g[i]
+                    checks.append(v)
+            checks.append([g[-1] for g in grids])
+            checks += [[g[rng.integers(len(g))] for g in grids] for _ in range(4)]
         ok = True
-        for _ in range(6 if affine is None else 0):
-            idx = [rng.integers(len(g)) for g in grids]
-            v = [g[i] for g, i in zip(grids, idx)]
+        for v in checks:
             pred = P0 + (np.array(v) - np.array(p0)) @ D
             true = pack_of(v)[0]
             scale = np.abs(P0) + np.abs(np.array(v) - np.array(p0)) @ np.abs(D) + 1e-300

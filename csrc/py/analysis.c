@@ -6,7 +6,7 @@
  *     kind, k         approximation (coupling/approx.h codes)
  *     scheme          0 Jacobi, 1 Gauss-Seidel
  *     order           int sequence (stepping order) or None
- *     update          0 consistent (kraft2021 eq. 2.22), 1 approximated input (busch2016 eq. 19)
+ *     update          0 consistent (kraft2021 eq. 2.22), 1 simplified: approximated input (busch2016 eq. 19)
  * and packed parameter sets (analysis/companion.h). */
 #include "py/pyutil.h"
 
