@@ -211,6 +211,10 @@ int cs_master_run(const cs_master_config *cfg, cs_master_result *res, cs_err *er
     if (!(cfg->H > 0.0) || !isfinite(cfg->H)) return cs_fail(err, CS_ERR_ARG, "H: must be positive and finite");
     if (!(cfg->t_end >= cfg->t0)) return cs_fail(err, CS_ERR_ARG, "t_end: must be >= the start time");
     CS_TRY(cs_approx_check(&cfg->approx, err));
+    if (cfg->startup == CS_STARTUP_KRAFT && !(cfg->startup_factor > 0.0 && cfg->startup_factor <= 1.0))
+        return cs_fail(err, CS_ERR_ARG, "startup_factor: must be in (0, 1]");
+    if (cfg->scheme != CS_SCHEME_JACOBI && cfg->scheme != CS_SCHEME_GAUSS_SEIDEL)
+        return cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme %d", cfg->scheme);
     if (gs && cfg->order) {
         int seen[4096] = {0};
         if (nsub > 4096) return cs_fail(err, CS_ERR_ARG, "order: too many subsystems");
