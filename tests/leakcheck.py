@@ -28,4 +28,20 @@ st = cosim.Stepper(s["S2"], cosim.CVODE())
 snap = st.save()
 st.do_step(0.0, 1e-3, np.zeros((2, 2)))
 st.restore(snap)
+# analysis (threaded map, local error) and identification paths
+from cosim import analysis, sysid  # noqa: E402
+m = analysis.two_mass_stability_map(np.logspace(4, 6, 4), np.logspace(1, 3, 3), np.logspace(-5, -3, 3),
+                                    coupling="force/displacement", scheme="gauss-seidel",
+                                    approximation=cosim.Lagrange(1), threads=2)
+analysis.local_error(s, np.logspace(-5, -4, 3), "jacobi", cosim.Lagrange(1))
+rng = np.random.default_rng(0)
+u = rng.normal(size=(400, 1))
+x = np.zeros(2)
+y = np.zeros((400, 1))
+for k in range(400):
+    y[k] = x[0]
+    x = np.array([[0.9, 0.1], [-0.1, 0.8]]) @ x + np.array([0.0, 1.0]) * u[k, 0]
+sysid.moesp(u, y, order=2, block_rows=4)
+rls = sysid.RLS(n_y=1, n_u=1, n_a=2, n_b=2, lam=0.99)
+rls.update_many(u, y)
 print("leakcheck done")
