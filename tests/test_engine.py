@@ -393,3 +393,18 @@ def test_cvode_keeps_history_across_smooth_extripol_c1_inputs():
     assert abs(ra.error_to(ref)["max_rel"] - rb.error_to(ref)["max_rel"]) <= 1e-5
     lag = repr(cosim.Lagrange(2))
     assert np.array_equal(out[lag, "always"][0].X, out[lag, "auto"][0].X)
+
+
+def test_runs_in_parallel_threads_give_identical_results():
+    """The master releases the GIL and keeps no global state: a DoE can run simulations in Python threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(ck):
+        s = models.two_mass_oscillator(ck=ck, dk=1e3)
+        return cosim.simulate(s, 0.05, 1e-4, approximation=cosim.Lagrange(1), solver=cosim.CVODE(rtol=1e-8)).X
+
+    cks = np.logspace(4, 5.5, 6)
+    serial = [run(c) for c in cks]
+    with ThreadPoolExecutor(3) as ex:
+        parallel = list(ex.map(run, cks))
+    assert all(np.array_equal(a, b) for a, b in zip(serial, parallel))
