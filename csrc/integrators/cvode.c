@@ -91,7 +91,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     cvode_content *c = st->content;
     int nx = st->model->nx;
     c->in = in;
-    if (!c->continue_smooth) restart = 1;
+    if (restart == CS_SMOOTH) restart = c->continue_smooth ? CS_CONTINUE : CS_RESTART;
     c->cb_err.code = 0;
     c->sun_msg[0] = 0;
     sunrealtype *y = N_VGetArrayPointer(c->y);

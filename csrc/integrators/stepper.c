@@ -37,7 +37,7 @@ static double now(void) {
 
 int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     double t0 = now();
-    int rc = st->ops->do_step(st, T, H, in, restart || st->reset, err);
+    int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     st->stats.wall += now() - t0;
     if (rc == CS_OK) st->reset = 0;
     if (rc == CS_OK) {

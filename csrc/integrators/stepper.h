@@ -13,9 +13,12 @@
 
 typedef struct cs_stepper cs_stepper;
 
+enum { CS_CONTINUE = 0, CS_RESTART = 1, CS_SMOOTH = 2 };
+
 typedef struct cs_stepper_ops {
     /* Integrate from (st->t, st->x) over [T, T+H] with input `in`; on success st->t = T+H and st->x updated.
-     * `restart` = 0 lets an integrator keep its history when the input is known to be smooth across T. */
+     * `restart`: CS_RESTART (input may jump or kink at T), CS_CONTINUE (same input function continues, e.g. the
+     * monolithic system), CS_SMOOTH (new input, but C1 across T: an integrator may keep its history if allowed). */
     int (*do_step)(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
     void (*destroy)(cs_stepper *st);
 } cs_stepper_ops;

@@ -279,7 +279,8 @@ int cs_master_run(const cs_master_config *cfg, cs_master_result *res, cs_err *er
             /* EXTRIPOL-C1 inputs are C1 across T_N once both windows are full (busch2016 §2); interpolated
              * Gauss-Seidel inputs and start-up steps are not. */
             int smooth = cfg->approx.kind == CS_APPROX_EXTRIPOL_C1 && !interp && nsteps >= cfg->approx.k + 2;
-            int restart = nsteps == 0 || (cfg->restart_each_step && !smooth);
+            int restart = nsteps == 0 ? CS_RESTART
+                          : !cfg->restart_each_step ? CS_CONTINUE : smooth ? CS_SMOOTH : CS_RESTART;
             rc = cs_stepper_step(cfg->steppers[i], T, H, &w.in[i], restart, err);
             if (rc) { cs_err_prefix(err, "macro step %ld [%.10g, %.10g]: ", nsteps, T, T1); goto done; }
             cs_input_eval(&w.in[i], T1, w.uend + net->uoff[i]);

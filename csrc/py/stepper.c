@@ -81,7 +81,7 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     cs_err err = {0};
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = cs_stepper_step(p->st, T, H, &in, 1, &err);
+    rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
     Py_END_ALLOW_THREADS
     if (rc) {
         PyErr_SetString(PyExc_RuntimeError, err.msg);
