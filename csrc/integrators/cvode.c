@@ -92,6 +92,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     cvode_content *c = st->content;
     int nx = st->model->nx;
     c->in = in;
+    int same_input = restart == CS_CONTINUE;
     if (restart == CS_SMOOTH) restart = c->continue_smooth ? CS_CONTINUE : CS_RESTART;
     c->cb_err.code = 0;
     c->sun_msg[0] = 0;
@@ -106,7 +107,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     }
     /* Land exactly on T+H when the next input may differ; when the same input continues (monolithic), let CVODE
      * step past output points and interpolate there (its dense output is accurate to the tolerance). */
-    CVodeSetStopTime(c->mem, restart == CS_CONTINUE && c->initialized_steps ? 1e300 : T + H);
+    CVodeSetStopTime(c->mem, same_input && c->initialized_steps ? 1e300 : T + H);
     sunrealtype tret = T;
     long ns0 = 0, nef0 = 0, ncf0 = 0;
     if (!restart) {
