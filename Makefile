@@ -42,8 +42,7 @@ asan: venv
 	$(VPY) setup.py -q build_ext --inplace --force
 
 valgrind: build
-	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --suppressions=.ci/python.supp \
-	  $(VPY) tests/leakcheck.py
+	.ci/valgrind.sh .venv/bin/python
 
 clean:
 	rm -rf build cosim/*.so out

@@ -12,11 +12,13 @@ from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
+from .stepper import Stepper
 from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, connect
 from . import models  # noqa: E402
+from . import analysis, plot, sysid  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
-           "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result",
-           "CosimError", "DivergenceError", "SolverError", "models"]
+           "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
+           "CosimError", "DivergenceError", "SolverError", "models", "sysid", "analysis", "plot"]

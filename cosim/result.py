@@ -68,7 +68,9 @@ class Result:
         ``max_abs`` (max over time and states of |x − x_ref|), ``max_rel`` (max_abs / max |x_ref|),
         ``final_abs`` (max-norm at the last macro point; moshagen.md §5), ``nrmse`` (kraft2021 eq. 5.1-5.2:
         2-norm over the states of sqrt(Σ_i (x_ref − x)² / Σ_i (x_ref − mean x_ref)²)) and ``per_subsystem``
-        max_abs by name. Where the time grids differ, the reference is interpolated (cubic spline)."""
+        max_abs by name. Where the time grids differ, the reference is interpolated (cubic spline), which adds an
+        interpolation error: for exact comparisons compute the reference with
+        ``simulate_monolithic(system, t_end, t_eval=res.t)``."""
         Xr = self._reference_states(ref)
         E = self.X - Xr
         max_abs = float(np.max(np.abs(E))) if E.size else 0.0

@@ -96,6 +96,18 @@ def _default_bound(x0, bound):
     return float(bound) if math.isfinite(bound) else 0.0
 
 
+def _grid(grid, t_end, name):
+    """Validated explicit macro grid 0 = T_0 < T_1 < ... < T_n = t_end."""
+    g = np.asarray(grid, dtype=float).reshape(-1)
+    if g.size < 2 or not np.all(np.isfinite(g)):
+        raise ValueError(f"{name}: need at least two finite time points")
+    if g[0] != 0.0 or not np.all(np.diff(g) > 0):
+        raise ValueError(f"{name}: must start at 0 and be strictly increasing")
+    if t_end is not None and abs(g[-1] - t_end) > 1e-12 * max(1.0, abs(t_end)):
+        raise ValueError(f"{name}: must end at t_end = {t_end}, ends at {g[-1]}")
+    return g
+
+
 def _finish(system, raw, t_wall, options, names_for_stats):
     stats = dict(macro_steps=raw["macro_steps"], newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
@@ -115,7 +127,7 @@ def _finish(system, raw, t_wall, options, names_for_stats):
     raise SolverError(msg, res)
 
 
-def simulate(system: CoupledSystem, t_end: float, H: float, *, scheme: str = "jacobi",
+def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str = "jacobi",
              approximation: Approximation | str = ZOH(), solver: Solver | dict | str = CVODE(),
              order=None, update: str = "consistent", startup: str | None = None, x0=None,
              divergence_bound: float | None = None) -> Result:
@@ -146,6 +158,14 @@ def simulate(system: CoupledSystem, t_end: float, H: float, *, scheme: str = "ja
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
+    if (H is None) == (grid is None):
+        raise TypeError("H: give either the macro step size H or an explicit grid, not both")
+    if grid is not None:
+        t_end, _ = _check_time(t_end, 1.0)
+        grid = _grid(grid, t_end, "grid")
+        H = float(np.max(np.diff(grid)))
+        if startup is not None:
+            raise ValueError("startup: not used with an explicit grid (put the start-up steps into the grid)")
     t_end, H = _check_time(t_end, H)
     if not isinstance(scheme, str):
         raise TypeError(f"scheme: expected 'jacobi' or 'gauss-seidel', got {scheme!r}")
@@ -171,26 +191,35 @@ def simulate(system: CoupledSystem, t_end: float, H: float, *, scheme: str = "ja
     ci, co, cg = _connections(system)
     kind, k = approx.spec()
     deriv = 1 if isinstance(approx, Hermite) and approx.mode == "lagged" else 0
-    opts = (SCHEMES[sname], order_idx, kind, k, deriv, UPDATES[update], 0.0, t_end, H, STARTUPS[startup], 1e-5, bound)
+    opts = (SCHEMES[sname], order_idx, kind, k, deriv, UPDATES[update], 0.0, t_end, H, STARTUPS[startup], 1e-5, bound,
+            grid)
     options = dict(scheme=sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
-                   startup=startup, order=order)
+                   startup=startup, order=order, grid=grid)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
     return _finish(system, raw, time.perf_counter() - t0, options, system.names)
 
 
-def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *,
+def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,
                         solver: Solver | str | None = None, x0=None, divergence_bound: float | None = None) -> Result:
     """The strongly coupled reference: all subsystems integrated together as one ODE, the coupling conditions
     u = L y + r solved exactly at every evaluation (no approximation of coupling variables).
 
-    ``H`` is the output interval (default t_end/1000). ``solver`` defaults to :class:`Exact` for all-LTI
+    ``H`` is the output interval (default t_end/1000); ``t_eval`` gives the output times instead (e.g. the
+    ``t`` of a co-simulation result, so that :meth:`Result.error_to` compares at identical points). ``solver`` defaults to :class:`Exact` for all-LTI
     systems (one matrix exponential of the monolithic system matrix; exact to rounding) and to
     ``CVODE(rtol=1e-10, atol=1e-12)`` otherwise; CVODE runs continuously without restarts across output points.
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
+    grid = None
+    if t_eval is not None:
+        if H is not None:
+            raise TypeError("H: give either the output interval H or t_eval, not both")
+        t_end, _ = _check_time(t_end, 1.0)
+        grid = _grid(t_eval, t_end, "t_eval")
+        H = float(np.max(np.diff(grid)))
     if H is None:
         t_end, _ = _check_time(t_end, 1.0)
         H = t_end / 1000 if t_end > 0 else 1.0
@@ -200,8 +229,8 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     solver = as_solver(solver)
     x0v = _x0(system, x0)
     bound = _default_bound(x0v, divergence_bound)
-    opts = (0, None, 0, 0, 0, 0, 0.0, t_end, H, 0, 1e-5, bound)
-    options = dict(monolithic=True, solver=solver, H=H, t_end=t_end)
+    opts = (0, None, 0, 0, 0, 0, 0.0, t_end, H, 0, 1e-5, bound, grid)
+    options = dict(monolithic=True, solver=solver, H=H, t_end=t_end, t_eval=grid)
     t0 = time.perf_counter()
     if isinstance(solver, Exact):
         if not system.is_lti:

@@ -72,13 +72,21 @@ class Exact(Solver):
 class CVODE(Solver):
     """SUNDIALS CVODE: variable-order, variable-step BDF (``method="bdf"``, stiff) or Adams-Moulton
     (``method="adams"``) with dense Newton iterations, tolerances ``rtol``/``atol``, stopping exactly at each macro
-    point and re-initialised there. ``max_steps`` per macro step, ``max_step`` limits the micro step."""
+    point and re-initialised there. ``max_steps`` per macro step, ``max_step`` limits the micro step.
+
+    ``restart="auto"`` keeps the multistep history across macro points where the input is continuously
+    differentiable (:class:`ExtrapolatedInterpolation` with ``continuity=1`` under Jacobi, after the start-up),
+    which is the point of EXTRIPOL-C1 for implicit solvers (busch2016 §1); ``"always"`` (default) re-initialises at
+    every macro point, which keeps rollback exact."""
 
     kind = _CVODE
 
     def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
-                 max_step: float | None = None):
+                 max_step: float | None = None, restart: str = "always"):
         self.rtol, self.atol = _pos("rtol", rtol), _pos("atol", atol)
+        if restart not in ("always", "auto"):
+            raise ValueError(f"restart: must be 'always' or 'auto', got {restart!r}")
+        self.restart = restart
         if method not in ("bdf", "adams"):
             raise ValueError(f"method: must be 'bdf' or 'adams', got {method!r}")
         self.method = method
@@ -89,7 +97,7 @@ class CVODE(Solver):
 
     def spec(self):
         return (self.kind, 1, 0.0, self.rtol, self.atol, int(self.method == "adams"), self.max_steps,
-                self.max_step or 0.0)
+                self.max_step or 0.0, self.restart == "auto")
 
     def __repr__(self):
         return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r})"

@@ -92,8 +92,8 @@ static int eval_outputs(cs_network *net, double t, const double *x, const double
 int cs_network_consistent(cs_network *net, double t, const double *x, const double *u_guess, double *y, double *u,
                           cs_err *err) {
     int ny = net->ny;
-    if (u_guess) memcpy(u, u_guess, sizeof(double) * net->nu);
-    else memset(u, 0, sizeof(double) * net->nu);
+    if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
+    else if (u_guess != u) memcpy(u, u_guess, sizeof(double) * net->nu);
     CS_TRY(eval_outputs(net, t, x, u, y, err));
     cs_network_inputs(net, y, u);
     if (!net->any_feedthrough) return CS_OK; /* y does not depend on u: done */

@@ -37,8 +37,9 @@ static double now(void) {
 
 int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     double t0 = now();
-    int rc = st->ops->do_step(st, T, H, in, restart, err);
+    int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     st->stats.wall += now() - t0;
+    if (rc == CS_OK) st->reset = 0;
     if (rc == CS_OK) {
         for (int i = 0; i < st->model->nx; i++)
             if (!isfinite(st->x[i]))
@@ -49,6 +50,7 @@ int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int 
 }
 
 void cs_stepper_set_state(cs_stepper *st, double t, const double *x) {
+    st->reset = 1;
     st->t = t;
     memcpy(st->x, x, sizeof(double) * st->model->nx);
 }
@@ -70,6 +72,7 @@ void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s) {
 }
 
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s) {
+    st->reset = 1;
     st->t = s->t;
     memcpy(st->x, s->x, sizeof(double) * st->model->nx);
     st->stats = s->stats;

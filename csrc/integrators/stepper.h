@@ -1,8 +1,10 @@
 /* Stepper: a model plus an integrator (like an FMI co-simulation unit; DESIGN.md §2).
  *
  * Generic object {content, ops} in the style of SUNDIALS' generic objects: do_step is required, destroy optional.
- * Every integrator restarts at each macro point (the input may jump there), so the full state needed for an
- * exact rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. */
+ * Integrators restart at each macro point (the input may jump there), so the full state needed for an exact
+ * rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. The one exception is
+ * opt-in: CVODE with `continue_smooth` keeps its multistep history across a macro point where the master knows the
+ * input to be continuously differentiable (EXTRIPOL-C1, busch2016 §2); set_state/restore always force a restart. */
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
 
@@ -11,9 +13,12 @@
 
 typedef struct cs_stepper cs_stepper;
 
+enum { CS_CONTINUE = 0, CS_RESTART = 1, CS_SMOOTH = 2 };
+
 typedef struct cs_stepper_ops {
     /* Integrate from (st->t, st->x) over [T, T+H] with input `in`; on success st->t = T+H and st->x updated.
-     * `restart` = 0 lets an integrator keep its history when the input is known to be smooth across T. */
+     * `restart`: CS_RESTART (input may jump or kink at T), CS_CONTINUE (same input function continues, e.g. the
+     * monolithic system), CS_SMOOTH (new input, but C1 across T: an integrator may keep its history if allowed). */
     int (*do_step)(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
     void (*destroy)(cs_stepper *st);
 } cs_stepper_ops;
@@ -32,6 +37,7 @@ struct cs_stepper {
     double t;
     double *x;         /* nx, owned */
     double *u;         /* nu scratch for the input value, owned */
+    int reset;         /* state was set from outside: the next step must restart the integrator */
     cs_stepper_stats stats;
 };
 
@@ -63,6 +69,7 @@ typedef struct cs_solver_opts {
     int adams;         /* CVODE: 1 = Adams-Moulton, 0 = BDF */
     long max_steps;    /* CVODE: per macro step */
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
+    int continue_smooth; /* CVODE: keep the history across macro points where the input is C1 */
 } cs_solver_opts;
 
 cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);

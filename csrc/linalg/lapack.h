@@ -25,6 +25,10 @@ void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda
              const int *lwork, int *info);
 void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *lda, double *s,
              double *u, const int *ldu, double *vt, const int *ldvt, double *work, const int *lwork, int *info);
+/* complex*16 arrays are passed as interleaved (re, im) doubles (same layout as C11 double complex). */
+void zgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a, const int *lda, double *s,
+             double *u, const int *ldu, double *vt, const int *ldvt, double *work, const int *lwork, double *rwork,
+             int *info);
 void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b,
             const int *ldb, double *work, const int *lwork, int *info);
 void dgelsd_(const int *m, const int *n, const int *nrhs, double *a, const int *lda, double *b, const int *ldb,

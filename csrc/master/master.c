@@ -33,7 +33,7 @@ static int ws_alloc(master_ws *w, const cs_master_config *cfg, cs_err *err) {
     w->cext = calloc((size_t)ny * NC + 1, sizeof(double));
     w->cint = calloc((size_t)ny * NC + 1, sizeof(double));
     w->in = calloc(cfg->nsub, sizeof(cs_input));
-    w->incoef = calloc((size_t)nu * NC + 1, sizeof(double));
+    w->incoef = calloc((size_t)nu * NC + NC, sizeof(double));
     w->x = calloc(nx + 1, sizeof(double));
     w->y = calloc(ny + 1, sizeof(double));
     w->u = calloc(nu + 1, sizeof(double));
@@ -62,6 +62,7 @@ static int ws_alloc(master_ws *w, const cs_master_config *cfg, cs_err *err) {
 }
 
 long cs_master_capacity(const cs_master_config *cfg) {
+    if (cfg->grid) return cfg->ngrid + 1;
     double n = ceil((cfg->t_end - cfg->t0) / cfg->H * (1.0 - 1e-12));
     return (long)n + 2 + (cfg->startup == CS_STARTUP_KRAFT ? 80 : 0);
 }
@@ -112,11 +113,12 @@ static void interp_coefs(const cs_network *net, int i, const cs_approx_weights *
     }
 }
 
-/* Input polynomial of subsystem i: c[m][la] = r delta_m0 + sum_k gain_k coef(source_k)[m]. */
-static void build_input(const cs_network *net, int i, const master_ws *w, int gs, double T, double H, int deg_ext,
+/* Input polynomial of subsystem i: c[m][la] = r delta_m0 + sum_k gain_k coef(source_k)[m].
+ * Returns 1 if some source was interpolated (Gauss-Seidel). */
+static int build_input(const cs_network *net, int i, const master_ws *w, int gs, double T, double H, int deg_ext,
                         int deg_int) {
     cs_input *in = &w->in[i];
-    int nu = in->nu, deg = 0;
+    int nu = in->nu, deg = 0, any_interp = 0;
     in->T = T;
     in->H = H;
     memset(in->c, 0, sizeof(double) * NC * (nu ? nu : 1));
@@ -126,6 +128,7 @@ static void build_input(const cs_network *net, int i, const master_ws *w, int gs
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
             int j = net->col[k];
             int interp = gs && w->done[net->out_sub[j]];
+            any_interp |= interp;
             const double *c = (interp ? w->cint : w->cext) + (size_t)j * NC;
             int d = interp ? deg_int : deg_ext;
             if (d > deg) deg = d;
@@ -133,6 +136,7 @@ static void build_input(const cs_network *net, int i, const master_ws *w, int gs
         }
     }
     in->deg = deg;
+    return any_interp;
 }
 
 static void push_history(const cs_network *net, master_ws *w, double T, const double *y, const double *ydot) {
@@ -188,6 +192,7 @@ static void record(const cs_master_config *cfg, const master_ws *w, cs_master_re
 /* Next macro point after T (kraft2021 Listing 5.1 start-up, then the regular grid T_base + k H). */
 static double next_time(const cs_master_config *cfg, double T, long nsteps, int *in_startup, double *Tbase, long *k) {
     double H = cfg->H, T1;
+    if (cfg->grid) return cfg->grid[nsteps + 1];
     if (*in_startup) {
         double Tst = cfg->t0 + 2.0 * H;
         T1 = T + cfg->startup_factor * H * ldexp(1.0, (int)(nsteps < 1000 ? nsteps : 1000));
@@ -209,8 +214,19 @@ int cs_master_run(const cs_master_config *cfg, cs_master_result *res, cs_err *er
     cs_network *net = cfg->net;
     int nsub = cfg->nsub, gs = cfg->scheme == CS_SCHEME_GAUSS_SEIDEL;
     if (!(cfg->H > 0.0) || !isfinite(cfg->H)) return cs_fail(err, CS_ERR_ARG, "H: must be positive and finite");
+    if (cfg->grid) {
+        if (cfg->ngrid < 1 || cfg->grid[0] != cfg->t0 || cfg->grid[cfg->ngrid - 1] != cfg->t_end)
+            return cs_fail(err, CS_ERR_ARG, "grid: must run from the start time to t_end");
+        for (long i = 1; i < cfg->ngrid; i++)
+            if (!(cfg->grid[i] > cfg->grid[i - 1]) || !isfinite(cfg->grid[i]))
+                return cs_fail(err, CS_ERR_ARG, "grid: macro time points must be finite and strictly increasing");
+    }
     if (!(cfg->t_end >= cfg->t0)) return cs_fail(err, CS_ERR_ARG, "t_end: must be >= the start time");
     CS_TRY(cs_approx_check(&cfg->approx, err));
+    if (cfg->startup == CS_STARTUP_KRAFT && !(cfg->startup_factor > 0.0 && cfg->startup_factor <= 1.0))
+        return cs_fail(err, CS_ERR_ARG, "startup_factor: must be in (0, 1]");
+    if (cfg->scheme != CS_SCHEME_JACOBI && cfg->scheme != CS_SCHEME_GAUSS_SEIDEL)
+        return cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme %d", cfg->scheme);
     if (gs && cfg->order) {
         int seen[4096] = {0};
         if (nsub > 4096) return cs_fail(err, CS_ERR_ARG, "order: too many subsystems");
@@ -259,8 +275,13 @@ int cs_master_run(const cs_master_config *cfg, cs_master_result *res, cs_err *er
         /* Step 2: integrate the subsystems. */
         for (int p = 0; p < nsub; p++) {
             int i = (gs && cfg->order) ? cfg->order[p] : p;
-            build_input(net, i, &w, gs, T, H, Wext.deg, gs ? Wint.deg : 0);
-            rc = cs_stepper_step(cfg->steppers[i], T, H, &w.in[i], cfg->restart_each_step || nsteps == 0, err);
+            int interp = build_input(net, i, &w, gs, T, H, Wext.deg, gs ? Wint.deg : 0);
+            /* EXTRIPOL-C1 inputs are C1 across T_N once both windows are full (busch2016 §2); interpolated
+             * Gauss-Seidel inputs and start-up steps are not. */
+            int smooth = cfg->approx.kind == CS_APPROX_EXTRIPOL_C1 && !interp && nsteps >= cfg->approx.k + 2;
+            int restart = nsteps == 0 ? CS_RESTART
+                          : !cfg->restart_each_step ? CS_CONTINUE : smooth ? CS_SMOOTH : CS_RESTART;
+            rc = cs_stepper_step(cfg->steppers[i], T, H, &w.in[i], restart, err);
             if (rc) { cs_err_prefix(err, "macro step %ld [%.10g, %.10g]: ", nsteps, T, T1); goto done; }
             cs_input_eval(&w.in[i], T1, w.uend + net->uoff[i]);
             cs_input_eval_dt(&w.in[i], T1, w.udot + net->uoff[i]);

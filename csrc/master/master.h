@@ -41,6 +41,8 @@ typedef struct cs_master_config {
     double startup_factor;      /* first reduced step = factor * H (Listing 5.1: 1e-5) */
     double divergence_bound;    /* stop when a state exceeds it in magnitude (<= 0: only non-finite values stop) */
     int restart_each_step;      /* re-initialise integrators at macro points (co-simulation: 1) */
+    const double *grid;         /* optional explicit macro grid T_0 = t0 < T_1 < ... < T_n = t_end (overrides H) */
+    long ngrid;
 } cs_master_config;
 
 typedef struct cs_master_result {

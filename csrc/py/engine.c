@@ -8,84 +8,7 @@
 
 #include "master/master.h"
 #include "models/composite.h"
-#include "py/pymodel.h"
-
-static cs_model *model_from_spec(PyObject *spec, int index) {
-    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) {
-        PyErr_Format(PyExc_TypeError, "models[%d]: expected a model spec tuple", index);
-        return NULL;
-    }
-    const char *kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
-    const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 1));
-    if (!kind || !name) return NULL;
-    cs_err err = {0};
-    cs_model *m = NULL;
-    if (strcmp(kind, "lti") == 0) {
-        PyObject *oA, *oB, *oC, *oD;
-        if (!PyArg_ParseTuple(spec, "ssOOOO", &kind, &name, &oA, &oB, &oC, &oD)) return NULL;
-        npy_intp d[2] = {-1, -1};
-        PyArrayObject *A = cs_py_darray(oA, "A", 2, d, 1);
-        if (!A) return NULL;
-        int nx = (int)PyArray_DIM(A, 0);
-        npy_intp dB[2] = {nx, -1};
-        PyArrayObject *B = cs_py_darray(oB, "B", 2, dB, 1);
-        npy_intp dC[2] = {-1, nx};
-        PyArrayObject *C = B ? cs_py_darray(oC, "C", 2, dC, 1) : NULL;
-        PyArrayObject *D = NULL;
-        if (C) {
-            npy_intp dD[2] = {PyArray_DIM(C, 0), PyArray_DIM(B, 1)};
-            D = cs_py_darray(oD, "D", 2, dD, 1);
-        }
-        if (D && PyArray_DIM(A, 1) == nx)
-            m = cs_lti_new(nx, (int)PyArray_DIM(B, 1), (int)PyArray_DIM(C, 0), PyArray_DATA(A), PyArray_DATA(B),
-                           PyArray_DATA(C), PyArray_DATA(D), name, &err);
-        else if (D) PyErr_SetString(PyExc_ValueError, "A: must be square");
-        Py_XDECREF(A); Py_XDECREF(B); Py_XDECREF(C); Py_XDECREF(D);
-        if (!m && !PyErr_Occurred()) cs_py_raise(&err);
-        return m;
-    }
-    if (strcmp(kind, "cfunc") == 0) {
-        int nx, nu, ny, ft;
-        unsigned long long prhs, pout, puser;
-        if (!PyArg_ParseTuple(spec, "ssiiipKKK", &kind, &name, &nx, &nu, &ny, &ft, &prhs, &pout, &puser)) return NULL;
-        m = cs_cfunc_new(nx, nu, ny, ft, (cs_c_rhs_fn)(uintptr_t)prhs, (cs_c_output_fn)(uintptr_t)pout,
-                         (void *)(uintptr_t)puser, name, &err);
-        if (!m) cs_py_raise(&err);
-        return m;
-    }
-    if (strcmp(kind, "builtin") == 0) {
-        const char *bkind;
-        PyObject *op;
-        if (!PyArg_ParseTuple(spec, "sssO", &kind, &name, &bkind, &op)) return NULL;
-        npy_intp d[1] = {-1};
-        PyArrayObject *p = cs_py_darray(op, "params", 1, d, 1);
-        if (!p) return NULL;
-        m = cs_builtin_new(bkind, (int)PyArray_DIM(p, 0), PyArray_DATA(p), name, &err);
-        Py_DECREF(p);
-        if (!m) cs_py_raise(&err);
-        return m;
-    }
-    if (strcmp(kind, "python") == 0) {
-        int nx, nu, ny, ft;
-        PyObject *rhs, *out, *outdt;
-        if (!PyArg_ParseTuple(spec, "ssiiipOOO", &kind, &name, &nx, &nu, &ny, &ft, &rhs, &out, &outdt)) return NULL;
-        if (!PyCallable_Check(rhs) || !PyCallable_Check(out)) {
-            PyErr_SetString(PyExc_TypeError, "rhs/output: must be callable");
-            return NULL;
-        }
-        return cs_py_model_new(nx, nu, ny, ft, rhs, out, outdt, name);
-    }
-    PyErr_Format(PyExc_ValueError, "models[%d]: unknown model kind %s", index, kind);
-    return NULL;
-}
-
-static int solver_from_spec(PyObject *spec, cs_solver_opts *o) {
-    memset(o, 0, sizeof *o);
-    if (!PyArg_ParseTuple(spec, "iidddild:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
-                          &o->max_steps, &o->max_h))
-        return -1;
-    return 0;
-}
+#include "py/specs.h"
 
 typedef struct run_objects {
     int n;
@@ -133,14 +56,14 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
 
     int scheme, approx_kind, approx_k, deriv_mode, update, startup, restart;
     double t0, t_end, H, startup_factor, bound;
-    PyObject *oorder;
-    if (!PyArg_ParseTuple(oopts, "iOiiiidddidd:opts", &scheme, &oorder, &approx_kind, &approx_k, &deriv_mode, &update,
-                          &t0, &t_end, &H, &startup, &startup_factor, &bound))
+    PyObject *oorder, *ogrid = Py_None;
+    if (!PyArg_ParseTuple(oopts, "iOiiiidddidd|O:opts", &scheme, &oorder, &approx_kind, &approx_k, &deriv_mode,
+                          &update, &t0, &t_end, &H, &startup, &startup_factor, &bound, &ogrid))
         return NULL;
     restart = !monolithic;
 
     run_objects ob = {0};
-    PyArrayObject *x0 = NULL, *ci = NULL, *co = NULL, *cg = NULL, *r = NULL, *order = NULL;
+    PyArrayObject *x0 = NULL, *ci = NULL, *co = NULL, *cg = NULL, *r = NULL, *order = NULL, *grid = NULL;
     int *iorder = NULL, *cin = NULL, *cout = NULL;
     cs_network net;
     int net_ok = 0;
@@ -153,7 +76,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     ob.steppers = calloc(n, sizeof(cs_stepper *));
     if (!ob.models || !ob.steppers) { PyErr_NoMemory(); goto done; }
     for (int i = 0; i < n; i++)
-        if (!(ob.models[i] = model_from_spec(PyList_GET_ITEM(omodels, i), i))) goto done;
+        if (!(ob.models[i] = cs_py_model_from_spec(PyList_GET_ITEM(omodels, i), i))) goto done;
 
     npy_intp d1[1] = {-1};
     x0 = cs_py_darray(ox0, "x0", 1, d1, 1);
@@ -204,7 +127,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         ob.composite = cs_composite_new(&net, "monolithic", &err);
         if (!ob.composite) { cs_py_raise(&err); goto done; }
         cs_solver_opts so;
-        if (solver_from_spec(PyList_GET_ITEM(osolvers, 0), &so)) goto done;
+        if (cs_py_solver_from_spec(PyList_GET_ITEM(osolvers, 0), &so)) goto done;
         ob.steppers[0] = cs_stepper_new(ob.composite, &so, &err);
         if (!ob.steppers[0]) { cs_py_raise(&err); goto done; }
         step_models[0] = ob.composite;
@@ -217,7 +140,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     } else {
         for (int i = 0; i < n; i++) {
             cs_solver_opts so;
-            if (solver_from_spec(PyList_GET_ITEM(osolvers, i), &so)) goto done;
+            if (cs_py_solver_from_spec(PyList_GET_ITEM(osolvers, i), &so)) goto done;
             ob.steppers[i] = cs_stepper_new(ob.models[i], &so, &err);
             if (!ob.steppers[i]) { cs_py_raise(&err); goto done; }
         }
@@ -239,6 +162,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.startup_factor = startup_factor;
     cfg.divergence_bound = bound;
     cfg.restart_each_step = restart;
+    if (ogrid != Py_None) {
+        npy_intp dg[1] = {-1};
+        if (!(grid = cs_py_darray(ogrid, "grid", 1, dg, 1))) goto mono_done;
+        cfg.grid = PyArray_DATA(grid);
+        cfg.ngrid = PyArray_DIM(grid, 0);
+    }
     if (!(H > 0.0) || !(t_end >= t0)) { PyErr_SetString(PyExc_ValueError, "H/t_end: invalid"); goto mono_done; }
     long cap = cs_master_capacity(&cfg);
     if (cap > 200000000L) { PyErr_SetString(PyExc_ValueError, "t_end/H: too many macro steps"); goto mono_done; }
@@ -265,7 +194,7 @@ done:
     if (net_ok) cs_network_free(&net);
     objects_free(&ob);
     free(iorder); free(cin); free(cout);
-    Py_XDECREF(x0); Py_XDECREF(ci); Py_XDECREF(co); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(order);
+    Py_XDECREF(x0); Py_XDECREF(ci); Py_XDECREF(co); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(order); Py_XDECREF(grid);
     return out;
 }
 

@@ -26,6 +26,7 @@ PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
 extern PyMethodDef cs_py_linalg_methods[];
 extern PyMethodDef cs_py_engine_methods[];
 extern PyMethodDef cs_py_coupling_methods[];
+extern PyMethodDef cs_py_stepper_methods[];
 extern PyMethodDef cs_py_analysis_methods[];
 extern PyMethodDef cs_py_sysid_methods[];
 

@@ -1,0 +1,167 @@
+"""Engine benchmark (issue 2): master overhead, speed against a plain NumPy loop, cost against the monolithic solve.
+
+Run: .venv/bin/python benchmarks/engine.py   (figures are recorded in benchmarks/README.md)
+"""
+import time
+
+import numpy as np
+
+import cosim
+from cosim import models
+
+
+def best_of(f, repeat=3):
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = f()
+        ts.append(time.perf_counter() - t0)
+    return min(ts), out
+
+
+def ring(n):
+    """n trivial scalar LTI subsystems x_i' = -x_i + u_i, u_i = y_{i-1}."""
+    subs = [cosim.LTI([[-1.0]], [[1.0]], [[1.0]], x0=[1.0 if i == 0 else 0.0], name=f"S{i}") for i in range(n)]
+    conns = [cosim.connect(f"S{(i - 1) % n}.y[0]", f"S{i}.u[0]", 0.5) for i in range(n)]
+    return cosim.CoupledSystem(subs, conns)
+
+
+def overhead():
+    print("## Master overhead (trivial scalar LTI subsystems, explicit Euler with 1 micro step, ZOH, Jacobi)")
+    print(f"{'subsystems':>10} {'macro steps':>12} {'wall [s]':>9} {'ns / (step * subsystem)':>24}")
+    for n in (2, 10, 100):
+        s = ring(n)
+        steps = 2_000_000 // n
+        H = 1e-4
+        t, r = best_of(lambda: cosim.simulate(s, steps * H, H, approximation=cosim.ZOH(), solver=cosim.Euler()))
+        assert r.stats["macro_steps"] == steps
+        print(f"{n:>10} {steps:>12} {t:9.3f} {1e9 * t / (steps * n):24.1f}")
+    # the recording of all macro points is included; per-step integration cost is one 1x1 rhs call
+
+
+def numpy_loop(system, t_end, H, substeps):
+    """What a user writes without cosim: Jacobi, linear extrapolation (Lagrange k = 1), RK4 micro steps,
+    NumPy matrices per subsystem, exchange u = L y + r after every macro step."""
+    subs = system.subsystems
+    L, r = system.connection_matrix()
+    xs = [s.x0.copy() for s in subs]
+    io, oo = system.in_offset, system.out_offset
+    y = np.concatenate([s.C @ x + s.D @ np.zeros(s.nu) for s, x in zip(subs, xs)])
+    u = L @ y + r
+    for _ in range(3):  # consistent start (feed-through)
+        y = np.concatenate([s.C @ x + s.D @ u[io[i]:io[i + 1]] for i, (s, x) in enumerate(zip(subs, xs))])
+        u = L @ y + r
+    u_prev = u.copy()
+    n = int(round(t_end / H))
+    h = H / substeps
+    out = [np.concatenate(xs)]
+    for N in range(n):
+        slope = (u - u_prev) / H if N > 0 else np.zeros_like(u)
+        for i, s in enumerate(subs):
+            ui0, sl = u[io[i]:io[i + 1]], slope[io[i]:io[i + 1]]
+            x = xs[i]
+            for j in range(substeps):
+                tau = j * h
+                f = lambda tt, xx: s.A @ xx + s.B @ (ui0 + sl * tt)
+                k1 = f(tau, x)
+                k2 = f(tau + h / 2, x + h / 2 * k1)
+                k3 = f(tau + h / 2, x + h / 2 * k2)
+                k4 = f(tau + h, x + h * k3)
+                x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            xs[i] = x
+        # consistent update at T_{N+1} (S2 has feed-through): y1 first, then y2 with u2 = y1
+        u_prev = u
+        y = np.concatenate([s.C @ x for s, x in zip(subs, xs)])
+        u_new = L @ y + r
+        y = np.concatenate([s.C @ x + s.D @ u_new[io[i]:io[i + 1]] for i, (s, x) in enumerate(zip(subs, xs))])
+        u = L @ y + r
+        out.append(np.concatenate(xs))
+    return np.array(out)
+
+
+def against_numpy():
+    print("\n## Against a plain NumPy loop (two-mass oscillator F/D, Jacobi, Lagrange k = 1, RK4 with 10 micro steps)")
+    s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+    t_end, H = 0.2, 1e-4
+    t_np, X_np = best_of(lambda: numpy_loop(s, t_end, H, 10), repeat=1)
+    t_c, r = best_of(lambda: cosim.simulate(s, t_end, H, scheme="jacobi", approximation=cosim.Lagrange(1),
+                                            solver=cosim.RK4(substeps=10)))
+    diff = np.max(np.abs(r.X - X_np)) / np.max(np.abs(X_np))
+    print(f"NumPy loop: {t_np:.3f} s   cosim: {t_c * 1e3:.2f} ms   speed-up: {t_np / t_c:.0f}x   "
+          f"(same result to {diff:.1e} relative)")
+
+
+def against_monolithic():
+    print("\n## Co-simulation against the monolithic solve at equal accuracy (two-mass F/D, ck = 1e5, dk = 1e3, "
+          "t_end = 1 s, CVODE BDF)")
+    s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+    exact = cosim.simulate_monolithic(s, 1.0, 1e-4)
+    print(f"{'run':<46} {'max_rel error':>13} {'wall [ms]':>10} {'rhs calls':>10}")
+    rows = []
+    for H in (1e-4, 5e-5):
+        for tol in (1e-8, 1e-10):
+            t, r = best_of(lambda: cosim.simulate(s, 1.0, H, scheme="gauss-seidel", approximation=cosim.Lagrange(2),
+                                                  solver=cosim.CVODE(rtol=tol, atol=tol * 1e-2), startup="kraft"))
+            e = r.error_to(exact)["max_rel"]
+            calls = sum(v["rhs_calls"] for v in r.stats["subsystems"].values())
+            rows.append((f"co-sim GS Lagrange k=2 H={H:g} rtol={tol:g}", e, t, calls))
+            t, r = best_of(lambda: cosim.simulate(s, 1.0, H, scheme="jacobi",
+                                                  approximation=cosim.ExtrapolatedInterpolation(2, 1),
+                                                  solver=cosim.CVODE(rtol=tol, atol=tol * 1e-2, restart="auto"),
+                                                  startup="kraft"))
+            e = r.error_to(exact)["max_rel"]
+            calls = sum(v["rhs_calls"] for v in r.stats["subsystems"].values())
+            rows.append((f"co-sim J C1 k=2 auto H={H:g} rtol={tol:g}", e, t, calls))
+    for tol in (1e-6, 1e-7, 1e-8, 1e-9):
+        t, r = best_of(lambda: cosim.simulate_monolithic(s, 1.0, 1e-4, solver=cosim.CVODE(rtol=tol, atol=tol * 1e-2)))
+        e = r.error_to(exact)["max_rel"]
+        rows.append((f"monolithic CVODE rtol={tol:g}", e, t, r.stats["subsystems"]["monolithic"]["rhs_calls"]))
+    for name, e, t, c in rows:
+        print(f"{name:<46} {e:13.2e} {1e3 * t:10.1f} {c:10d}")
+    co = [row for row in rows if row[0].startswith("co-sim")]
+    mono = [row for row in rows if row[0].startswith("mono")]
+    best = min(co, key=lambda row: row[1])
+    match = min((m for m in mono if m[1] <= best[1]), key=lambda m: m[2], default=None)
+    if match:
+        print(f"at error {best[1]:.1e}: co-simulation {1e3 * best[2]:.1f} ms vs monolithic {1e3 * match[2]:.1f} ms "
+              f"(ratio {best[2] / match[2]:.1f}x)")
+
+
+def smooth_inputs():
+    print("\n## CVODE across smooth EXTRIPOL-C1 inputs (two-mass F/D, Jacobi, k = 2, H = 1e-4, t_end = 0.5 s, "
+          "rtol = 1e-8)")
+    s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+    for restart in ("always", "auto"):
+        t, r = best_of(lambda: cosim.simulate(s, 0.5, 1e-4, scheme="jacobi",
+                                              approximation=cosim.ExtrapolatedInterpolation(2, 1),
+                                              solver=cosim.CVODE(rtol=1e-8, atol=1e-10, restart=restart)))
+        calls = sum(v["rhs_calls"] for v in r.stats["subsystems"].values())
+        print(f"restart={restart:<7} wall {1e3 * t:7.1f} ms   rhs calls {calls:7d}")
+
+
+def threads_across_runs():
+    print("\n## DoE-style runs in Python threads (the GIL is released in the master): 8 runs, two-mass F/D, "
+          "CVODE, t_end = 1 s, H = 1e-4")
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(ck):
+        s = models.two_mass_oscillator(ck=ck, dk=1e3)
+        return cosim.simulate(s, 1.0, 1e-4, approximation=cosim.Lagrange(1), solver=cosim.CVODE(rtol=1e-8)).X[-1]
+
+    cks = np.logspace(4, 5.5, 8)
+    t1, a = best_of(lambda: [run(c) for c in cks], repeat=1)
+
+    def pooled():
+        with ThreadPoolExecutor(2) as ex:
+            return list(ex.map(run, cks))
+    t2, b = best_of(pooled, repeat=1)
+    same = all(np.array_equal(x, y) for x, y in zip(a, b))
+    print(f"serial {t1:.3f} s   2 threads {t2:.3f} s   speed-up {t1 / t2:.2f}x   identical results: {same}")
+
+
+if __name__ == "__main__":
+    overhead()
+    against_numpy()
+    against_monolithic()
+    smooth_inputs()
+    threads_across_runs()

@@ -1,0 +1,152 @@
+"""Benchmark of cosim.sysid (issue 4).
+
+1. MOESP (C, LAPACK) against nfoursid (N4SID / PO-MOESP in NumPy) on the same data: wall time and accuracy of the
+   identified eigenvalues (max distance to the true ones after matching). Target: >= 10x faster at equal or better
+   accuracy.
+2. RLS cost per update for a MISO model with 10 parameters (n_a = 1, n_b = 3, 3 inputs) against a plain NumPy
+   implementation of the same update. Target: <= 1 us per update.
+
+Run:  .venv/bin/python benchmarks/sysid.py        (timings are best of several repeats; never part of the tests)
+"""
+import time
+
+import numpy as np
+import pandas as pd
+from nfoursid.nfoursid import NFourSID
+
+from cosim import sysid
+
+
+def best_time(fn, repeat=5):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def random_system(rng, n, nu, ny):
+    while True:
+        A = rng.standard_normal((n, n))
+        A *= rng.uniform(0.6, 0.95) / np.max(np.abs(np.linalg.eigvals(A)))
+        ev = np.linalg.eigvals(A)
+        if np.min(np.abs(ev)) > 0.3 and min(abs(ev[i] - ev[j]) for i in range(n) for j in range(i + 1, n)) > 0.1:
+            return A, rng.standard_normal((n, nu)), rng.standard_normal((ny, n)), rng.standard_normal((ny, nu))
+
+
+def simulate(A, B, C, D, u):
+    x = np.zeros(A.shape[0])
+    y = np.zeros((len(u), C.shape[0]))
+    for k in range(len(u)):
+        y[k] = C @ x + D @ u[k]
+        x = A @ x + B @ u[k]
+    return y
+
+
+def eig_error(e_true, e_est):
+    rest, worst = list(e_est), 0.0
+    for e in e_true:
+        i = int(np.argmin([abs(e - f) for f in rest]))
+        worst = max(worst, abs(e - rest.pop(i)))
+    return worst
+
+
+def bench_moesp():
+    print("MOESP (cosim, C/LAPACK) vs nfoursid (NumPy), random stable system n = 4, n_u = 2, n_y = 2, r = 8 block "
+          "rows for both;\n40 dB rows: eigenvalue error is the median over 5 noise realizations")
+    print(f"{'N':>7} {'SNR':>5} | {'cosim ms':>9} {'nfoursid ms':>11} {'speed-up':>8} | "
+          f"{'eig err cosim':>13} {'eig err n4sid':>13}")
+    rng = np.random.default_rng(0)
+    A, B, C, D = random_system(rng, 4, 2, 2)
+    ev = np.linalg.eigvals(A)
+    r = 8
+    for N in (1000, 5000, 20000):
+        u = rng.standard_normal((N, 2))
+        y0 = simulate(A, B, C, D, u)
+        for snr in (None, 40):
+            reals = 1 if snr is None else 5
+            errs_c, errs_n, tcs, tns = [], [], [], []
+            for _ in range(reals):
+                y = y0 if snr is None else y0 + rng.standard_normal(y0.shape) * y0.std(0) * 10 ** (-snr / 20)
+                df = pd.DataFrame(np.hstack([u, y]), columns=["u0", "u1", "y0", "y1"])
+
+                def run_cosim():
+                    return sysid.moesp(u, y, order=4, block_rows=r)
+
+                def run_n4sid():
+                    m = NFourSID(df, output_columns=["y0", "y1"], input_columns=["u0", "u1"], num_block_rows=r)
+                    m.subspace_identification()
+                    ss, _ = m.system_identification(rank=4)
+                    return ss
+
+                tc, rc = best_time(run_cosim)
+                tn, rn = best_time(run_n4sid, repeat=3 if N <= 5000 else 1)
+                tcs.append(tc); tns.append(tn)
+                errs_c.append(eig_error(ev, rc.eigenvalues()))
+                errs_n.append(eig_error(ev, np.linalg.eigvals(rn.a)))
+            tc, tn = min(tcs), min(tns)
+            print(f"{N:>7} {'inf' if snr is None else snr:>5} | {tc * 1e3:>9.3f} {tn * 1e3:>11.3f} "
+                  f"{tn / tc:>7.1f}x | {np.median(errs_c):>13.2e} {np.median(errs_n):>13.2e}")
+
+
+def numpy_rls_update(p, P, phi, y, lam):
+    Pphi = P @ phi
+    g = Pphi / (lam + phi @ Pphi)
+    p += g * (y - phi @ p)
+    P -= np.outer(g, Pphi)
+    P /= lam
+    return p, P
+
+
+def bench_rls():
+    nu, na, nb, N = 3, 1, 3, 200_000
+    npar = na + nu * nb
+    print(f"\nRLS, MISO with {npar} parameters (n_a = {na}, n_b = {nb}, {nu} inputs), lambda = 0.99, N = {N}")
+    rng = np.random.default_rng(1)
+    u = rng.standard_normal((N, nu))
+    y = np.zeros((N, 1))
+    b = rng.standard_normal((nu, nb))
+    for k in range(nb, N):
+        y[k] = 0.8 * y[k - 1] + sum(b[j] @ u[k - nb + 1:k + 1, j][::-1] for j in range(nu))
+
+    def run_batch():
+        r = sysid.RLS(1, nu, na, nb, lam=0.99, P0=1e4)
+        r.update_many(u, y)
+        return r
+
+    t_batch, r = best_time(run_batch)
+    ncall = 20_000
+
+    def run_calls():
+        r2 = sysid.RLS(1, nu, na, nb, lam=0.99, P0=1e4)
+        upd = r2.update
+        for k in range(ncall):
+            upd(u[k], y[k])
+        return r2
+
+    t_call, _ = best_time(run_calls, repeat=3)
+    nnp = 20_000
+
+    def run_numpy():
+        p, P = np.zeros(npar), 1e4 * np.eye(npar)
+        for k in range(nb, nnp):
+            phi = np.concatenate([y[k - 1], u[k - nb + 1:k + 1][::-1].T.ravel()])
+            p, P = numpy_rls_update(p, P, phi, y[k, 0], 0.99)
+        return p
+
+    t_np, _ = best_time(run_numpy, repeat=3)
+    per_c = t_batch / N * 1e6
+    per_call = t_call / ncall * 1e6
+    per_np = t_np / (nnp - nb) * 1e6
+    a, bb = r.parameters
+    print(f"  cosim C loop (RLS.update_many):      {per_c:8.3f} us/update   (parameter error "
+          f"{max(abs(a[0, 0] - 0.8), np.abs(bb[0] - b).max()):.1e})")
+    print(f"  cosim per Python call (RLS.update):  {per_call:8.3f} us/update")
+    print(f"  plain NumPy update loop:             {per_np:8.3f} us/update")
+    print(f"  ratio NumPy / cosim C loop: {per_np / per_c:.0f}x;  NumPy / cosim per call: {per_np / per_call:.1f}x")
+
+
+if __name__ == "__main__":
+    bench_moesp()
+    bench_rls()

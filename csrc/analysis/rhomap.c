@@ -1,0 +1,88 @@
+#include "analysis/rhomap.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK 8
+
+typedef struct job {
+    const cs_amp_plan *plan;
+    long nsys, nH, npts;
+    const double *packs, *H;
+    double *rho;
+    atomic_long next;
+} job;
+
+typedef struct worker {
+    job *jb;
+    cs_amp_work *w;
+    double *Omega;
+    long nfail;
+    cs_err first;
+} worker;
+
+static void *run(void *arg) {
+    worker *wk = arg;
+    job *jb = wk->jb;
+    const cs_amp_plan *p = jb->plan;
+    for (;;) {
+        long start = atomic_fetch_add(&jb->next, CHUNK);
+        if (start >= jb->npts) break;
+        long stop = start + CHUNK < jb->npts ? start + CHUNK : jb->npts;
+        for (long q = start; q < stop; q++) {
+            long isys = q / jb->nH, ih = q % jb->nH;
+            cs_err e = {0};
+            double r = NAN;
+            if (cs_amp_spectral_radius(p, jb->packs + (size_t)isys * p->pack_size, jb->H[ih], wk->Omega, &r, wk->w,
+                                       &e)) {
+                r = NAN;
+                if (wk->nfail++ == 0) wk->first = e;
+            }
+            jb->rho[q] = r;
+        }
+    }
+    return NULL;
+}
+
+int cs_rhomap(const cs_amp_plan *plan, long nsys, const double *packs, long nH, const double *H, double *rho,
+              int nthreads, cs_rhomap_result *res, cs_err *err) {
+    if (nsys < 1 || nH < 1) return cs_fail(err, CS_ERR_ARG, "grid: empty parameter grid");
+    if (nthreads < 1) return cs_fail(err, CS_ERR_ARG, "threads: must be >= 1, got %d", nthreads);
+    long npts = nsys * nH;
+    if (nthreads > npts) nthreads = (int)npts;
+    job jb = {plan, nsys, nH, npts, packs, H, rho, 0};
+    atomic_init(&jb.next, 0);
+    worker *wk = calloc((size_t)nthreads, sizeof *wk);
+    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+    int rc = CS_OK, started = 0;
+    if (!wk || !th) { rc = cs_fail(err, CS_ERR_NOMEM, "out of memory"); goto done; }
+    for (int t = 0; t < nthreads; t++) {
+        wk[t].jb = &jb;
+        wk[t].w = cs_amp_work_create(plan);
+        wk[t].Omega = malloc(sizeof(double) * ((size_t)plan->dim * plan->dim + 1));
+        if (!wk[t].w || !wk[t].Omega) { rc = cs_fail(err, CS_ERR_NOMEM, "out of memory"); goto done; }
+    }
+    /* thread 0 is the calling thread */
+    for (int t = 1; t < nthreads; t++) {
+        if (pthread_create(&th[t], NULL, run, &wk[t]) != 0) break;
+        started = t;
+    }
+    run(&wk[0]);
+    for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    res->nfail = 0;
+    res->first.code = 0;
+    res->first.msg[0] = 0;
+    for (int t = 0; t < nthreads; t++) {
+        if (wk[t].nfail && !res->nfail) res->first = wk[t].first;
+        res->nfail += wk[t].nfail;
+    }
+done:
+    if (wk)
+        for (int t = 0; t < nthreads; t++) { cs_amp_work_destroy(wk[t].w); free(wk[t].Omega); }
+    free(wk);
+    free(th);
+    return rc;
+}

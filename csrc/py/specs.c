@@ -1,0 +1,85 @@
+/* Conversion of the Python-side model and solver specs (tuples built by cosim/simulate.py) into C objects. */
+#include "py/specs.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "py/pymodel.h"
+
+cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) {
+        PyErr_Format(PyExc_TypeError, "models[%d]: expected a model spec tuple", index);
+        return NULL;
+    }
+    const char *kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 0));
+    const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(spec, 1));
+    if (!kind || !name) return NULL;
+    cs_err err = {0};
+    cs_model *m = NULL;
+    if (strcmp(kind, "lti") == 0) {
+        PyObject *oA, *oB, *oC, *oD;
+        if (!PyArg_ParseTuple(spec, "ssOOOO", &kind, &name, &oA, &oB, &oC, &oD)) return NULL;
+        npy_intp d[2] = {-1, -1};
+        PyArrayObject *A = cs_py_darray(oA, "A", 2, d, 1);
+        if (!A) return NULL;
+        int nx = (int)PyArray_DIM(A, 0);
+        npy_intp dB[2] = {nx, -1};
+        PyArrayObject *B = cs_py_darray(oB, "B", 2, dB, 1);
+        npy_intp dC[2] = {-1, nx};
+        PyArrayObject *C = B ? cs_py_darray(oC, "C", 2, dC, 1) : NULL;
+        PyArrayObject *D = NULL;
+        if (C) {
+            npy_intp dD[2] = {PyArray_DIM(C, 0), PyArray_DIM(B, 1)};
+            D = cs_py_darray(oD, "D", 2, dD, 1);
+        }
+        if (D && PyArray_DIM(A, 1) == nx)
+            m = cs_lti_new(nx, (int)PyArray_DIM(B, 1), (int)PyArray_DIM(C, 0), PyArray_DATA(A), PyArray_DATA(B),
+                           PyArray_DATA(C), PyArray_DATA(D), name, &err);
+        else if (D) PyErr_SetString(PyExc_ValueError, "A: must be square");
+        Py_XDECREF(A); Py_XDECREF(B); Py_XDECREF(C); Py_XDECREF(D);
+        if (!m && !PyErr_Occurred()) cs_py_raise(&err);
+        return m;
+    }
+    if (strcmp(kind, "cfunc") == 0) {
+        int nx, nu, ny, ft;
+        unsigned long long prhs, pout, puser;
+        if (!PyArg_ParseTuple(spec, "ssiiipKKK", &kind, &name, &nx, &nu, &ny, &ft, &prhs, &pout, &puser)) return NULL;
+        m = cs_cfunc_new(nx, nu, ny, ft, (cs_c_rhs_fn)(uintptr_t)prhs, (cs_c_output_fn)(uintptr_t)pout,
+                         (void *)(uintptr_t)puser, name, &err);
+        if (!m) cs_py_raise(&err);
+        return m;
+    }
+    if (strcmp(kind, "builtin") == 0) {
+        const char *bkind;
+        PyObject *op;
+        if (!PyArg_ParseTuple(spec, "sssO", &kind, &name, &bkind, &op)) return NULL;
+        npy_intp d[1] = {-1};
+        PyArrayObject *p = cs_py_darray(op, "params", 1, d, 1);
+        if (!p) return NULL;
+        m = cs_builtin_new(bkind, (int)PyArray_DIM(p, 0), PyArray_DATA(p), name, &err);
+        Py_DECREF(p);
+        if (!m) cs_py_raise(&err);
+        return m;
+    }
+    if (strcmp(kind, "python") == 0) {
+        int nx, nu, ny, ft;
+        PyObject *rhs, *out, *outdt;
+        if (!PyArg_ParseTuple(spec, "ssiiipOOO", &kind, &name, &nx, &nu, &ny, &ft, &rhs, &out, &outdt)) return NULL;
+        if (!PyCallable_Check(rhs) || !PyCallable_Check(out)) {
+            PyErr_SetString(PyExc_TypeError, "rhs/output: must be callable");
+            return NULL;
+        }
+        return cs_py_model_new(nx, nu, ny, ft, rhs, out, outdt, name);
+    }
+    PyErr_Format(PyExc_ValueError, "models[%d]: unknown model kind %s", index, kind);
+    return NULL;
+}
+
+int cs_py_solver_from_spec(PyObject *spec, cs_solver_opts *o) {
+    memset(o, 0, sizeof *o);
+    if (!PyArg_ParseTuple(spec, "iidddild|p:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
+                          &o->max_steps, &o->max_h, &o->continue_smooth))
+        return -1;
+    return 0;
+}
+

@@ -1,0 +1,155 @@
+/* Bindings for a single stepper (model + integrator) with exact save/restore: cosim.Stepper. */
+#include "py/pyutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "py/specs.h"
+
+typedef struct py_stepper {
+    cs_model *model;
+    cs_stepper *st;
+    double *coef; /* (CS_MAXDEG + 1) * nu */
+} py_stepper;
+
+static void stepper_capsule_free(PyObject *cap) {
+    py_stepper *p = PyCapsule_GetPointer(cap, "cosim.stepper");
+    if (!p) return;
+    cs_stepper_free(p->st);
+    cs_model_free(p->model);
+    free(p->coef);
+    free(p);
+}
+
+static void state_capsule_free(PyObject *cap) {
+    cs_stepper_state *s = PyCapsule_GetPointer(cap, "cosim.stepper_state");
+    if (!s) return;
+    cs_stepper_state_free(s);
+    free(s);
+}
+
+static py_stepper *get(PyObject *cap) { return PyCapsule_GetPointer(cap, "cosim.stepper"); }
+
+static PyObject *py_stepper_new(PyObject *self, PyObject *args) {
+    PyObject *mspec, *sspec, *ox0;
+    double t0;
+    if (!PyArg_ParseTuple(args, "OOOd:stepper_new", &mspec, &sspec, &ox0, &t0)) return NULL;
+    py_stepper *p = calloc(1, sizeof *p);
+    if (!p) return PyErr_NoMemory();
+    cs_solver_opts so;
+    cs_err err = {0};
+    PyArrayObject *x0 = NULL;
+    if (!(p->model = cs_py_model_from_spec(mspec, 0))) goto fail;
+    if (cs_py_solver_from_spec(sspec, &so)) goto fail;
+    npy_intp d[1] = {p->model->nx};
+    if (!(x0 = cs_py_darray(ox0, "x0", 1, d, 1))) goto fail;
+    if (!(p->st = cs_stepper_new(p->model, &so, &err))) { cs_py_raise(&err); goto fail; }
+    if (!(p->coef = calloc((size_t)(CS_MAXDEG + 1) * p->model->nu + 1, sizeof(double)))) { PyErr_NoMemory(); goto fail; }
+    cs_stepper_set_state(p->st, t0, PyArray_DATA(x0));
+    Py_DECREF(x0);
+    PyObject *cap = PyCapsule_New(p, "cosim.stepper", stepper_capsule_free);
+    if (!cap) { cs_stepper_free(p->st); cs_model_free(p->model); free(p->coef); free(p); }
+    return cap;
+fail:
+    Py_XDECREF(x0);
+    cs_stepper_free(p->st);
+    cs_model_free(p->model);
+    free(p->coef);
+    free(p);
+    return NULL;
+}
+
+/* stepper_step(cap, T, H, coef[deg+1, nu]) */
+static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
+    PyObject *cap, *oc;
+    double T, H;
+    if (!PyArg_ParseTuple(args, "OddO:stepper_step", &cap, &T, &H, &oc)) return NULL;
+    py_stepper *p = get(cap);
+    if (!p) return NULL;
+    if (!(H > 0.0)) return PyErr_Format(PyExc_ValueError, "H: must be positive, got %g", H);
+    npy_intp d[2] = {-1, p->model->nu};
+    PyArrayObject *c = cs_py_darray(oc, "u", 2, d, 1);
+    if (!c) return NULL;
+    int deg = (int)PyArray_DIM(c, 0) - 1;
+    if (deg < 0 || deg > CS_MAXDEG) {
+        Py_DECREF(c);
+        return PyErr_Format(PyExc_ValueError, "u: polynomial degree must be 0..%d", CS_MAXDEG);
+    }
+    memcpy(p->coef, PyArray_DATA(c), sizeof(double) * (deg + 1) * p->model->nu);
+    Py_DECREF(c);
+    cs_input in = {p->model->nu, deg, T, H, p->coef};
+    cs_err err = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        PyErr_SetString(PyExc_RuntimeError, err.msg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_stepper_get(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O:stepper_get", &cap)) return NULL;
+    py_stepper *p = get(cap);
+    if (!p) return NULL;
+    cs_stepper_stats *s = &p->st->stats;
+    return Py_BuildValue("(dN{s:l,s:l,s:l,s:d,s:l})", p->st->t, cs_py_vec(p->model->nx, p->st->x), "steps", s->steps,
+                         "failures", s->failures, "jac_evals", s->jac_evals, "wall_time", s->wall, "rhs_calls",
+                         p->model->nrhs);
+}
+
+static PyObject *py_stepper_output(PyObject *self, PyObject *args) {
+    PyObject *cap, *ou;
+    if (!PyArg_ParseTuple(args, "OO:stepper_output", &cap, &ou)) return NULL;
+    py_stepper *p = get(cap);
+    if (!p) return NULL;
+    npy_intp d[1] = {p->model->nu};
+    PyArrayObject *u = cs_py_darray(ou, "u", 1, d, 1);
+    if (!u) return NULL;
+    double *y = calloc((size_t)p->model->ny + 1, sizeof(double));
+    cs_err err = {0};
+    PyObject *out = NULL;
+    if (!y) PyErr_NoMemory();
+    else if (cs_model_output(p->model, p->st->t, p->st->x, PyArray_DATA(u), y, &err)) PyErr_SetString(PyExc_RuntimeError, err.msg);
+    else out = cs_py_vec(p->model->ny, y);
+    free(y);
+    Py_DECREF(u);
+    return out;
+}
+
+static PyObject *py_stepper_save(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O:stepper_save", &cap)) return NULL;
+    py_stepper *p = get(cap);
+    if (!p) return NULL;
+    cs_stepper_state *s = calloc(1, sizeof *s);
+    if (!s || cs_stepper_state_alloc(p->st, s)) { free(s); return PyErr_NoMemory(); }
+    cs_stepper_save(p->st, s);
+    PyObject *c = PyCapsule_New(s, "cosim.stepper_state", state_capsule_free);
+    if (!c) { cs_stepper_state_free(s); free(s); }
+    return c;
+}
+
+static PyObject *py_stepper_restore(PyObject *self, PyObject *args) {
+    PyObject *cap, *scap;
+    if (!PyArg_ParseTuple(args, "OO:stepper_restore", &cap, &scap)) return NULL;
+    py_stepper *p = get(cap);
+    if (!p) return NULL;
+    cs_stepper_state *s = PyCapsule_GetPointer(scap, "cosim.stepper_state");
+    if (!s) return NULL;
+    cs_stepper_restore(p->st, s);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef cs_py_stepper_methods[] = {
+    {"stepper_new", py_stepper_new, METH_VARARGS, "stepper_new(model_spec, solver_spec, x0, t0) -> capsule"},
+    {"stepper_step", py_stepper_step, METH_VARARGS, "stepper_step(cap, T, H, coef[deg+1, nu])"},
+    {"stepper_get", py_stepper_get, METH_VARARGS, "stepper_get(cap) -> (t, x, stats)"},
+    {"stepper_output", py_stepper_output, METH_VARARGS, "stepper_output(cap, u) -> y at the current state"},
+    {"stepper_save", py_stepper_save, METH_VARARGS, "stepper_save(cap) -> state capsule"},
+    {"stepper_restore", py_stepper_restore, METH_VARARGS, "stepper_restore(cap, state)"},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,271 @@
+#include "sysid/moesp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "linalg/lapack.h"
+
+/* Relative rank tolerances of the least-squares steps (dgelsd rcond). */
+#define MOESP_RCOND_U 1e-10   /* L11: input persistently exciting of order r */
+#define MOESP_RCOND_LS 1e-12  /* shift equation for PhiA and the [D; PhiB] problem */
+
+struct cs_moesp {
+    int nu, ny, r, wmax, P, p, q, nmax, cap;
+    /* fit workspace */
+    double *H;      /* wmax x P column-major: [U; Y]^T */
+    double *tau;    /* P */
+    double *L;      /* P x P row-major, L = R^T */
+    double *L22;    /* q x q column-major (destroyed by dgesvd) */
+    double *Us;     /* q x q column-major left singular vectors */
+    double *sv;     /* q */
+    double *Gam;    /* q x nmax row-major: Gamma_r */
+    double *Gl, *Gu;/* (r-1) ny x nmax column-major: Gamma without last / first block row */
+    double *T;      /* (q - n) x p row-major: U_n^T L21 */
+    double *L11t;   /* p x p column-major: L11^T */
+    double *Mt;     /* p x q column-major: T^T, overwritten by M^T = (U_n^T L21 L11^-1)^T */
+    double *K;      /* (r q) x (ny + nmax) column-major, stacked [L_i, N_i] */
+    double *rhs;    /* (r q) x nu column-major */
+    double *lsv;    /* singular values for dgelsd */
+    double *work;
+    int lwork;
+    int *iwork;
+    /* outputs */
+    double *A, *B, *C, *D;
+    /* sliding window: ring buffer of the last cap = wmax + r - 1 samples, and a linear copy for the fit */
+    double *ru, *ry, *lu, *ly;
+    int head, count;
+};
+
+static int imax(int a, int b) { return a > b ? a : b; }
+static int imin(int a, int b) { return a < b ? a : b; }
+
+void cs_moesp_destroy(cs_moesp *m) {
+    if (!m) return;
+    free(m->H); free(m->tau); free(m->L); free(m->L22); free(m->Us); free(m->sv); free(m->Gam); free(m->Gl);
+    free(m->Gu); free(m->T); free(m->L11t); free(m->Mt); free(m->K); free(m->rhs); free(m->lsv); free(m->work);
+    free(m->iwork); free(m->A); free(m->B); free(m->C); free(m->D); free(m->ru); free(m->ry); free(m->lu);
+    free(m->ly);
+    free(m);
+}
+
+void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r) { *nu = m->nu; *ny = m->ny; *r = m->r; }
+int cs_moesp_max_order(const cs_moesp *m) { return m->nmax; }
+int cs_moesp_min_samples(const cs_moesp *m) { return m->P + m->r - 1; }
+
+/* Workspace query helper for dgelsd(m x n, nrhs): returns lwork, updates *liwork. */
+static int query_gelsd(int mm, int nn, int nrhs, int *liwork) {
+    if (mm <= 0 || nn <= 0 || nrhs <= 0) return 1;
+    int lda = imax(1, mm), ldb = imax(1, imax(mm, nn)), lw = -1, rank = 0, info = 0, iw = 0;
+    double wq = 0.0, rc = -1.0, dummy = 0.0, s = 0.0;
+    dgelsd_(&mm, &nn, &nrhs, &dummy, &lda, &dummy, &ldb, &s, &rc, &rank, &wq, &lw, &iw, &info);
+    if (iw > *liwork) *liwork = iw;
+    return (int)wq + 1;
+}
+
+int cs_moesp_create(int nu, int ny, int r, int wmax, cs_moesp **out, cs_err *err) {
+    *out = NULL;
+    if (nu < 1 || ny < 1) return cs_fail(err, CS_ERR_ARG, "MOESP needs nu >= 1 and ny >= 1 (got %d, %d)", nu, ny);
+    if (r < 2) return cs_fail(err, CS_ERR_ARG, "block_rows: must be >= 2, got %d", r);
+    int P = r * (nu + ny);
+    if (wmax < P) return cs_fail(err, CS_ERR_ARG, "window: needs at least r (nu + ny) = %d Hankel columns, got %d", P, wmax);
+    cs_moesp *m = calloc(1, sizeof *m);
+    if (!m) return cs_fail(err, CS_ERR_NOMEM, "MOESP: out of memory");
+    m->nu = nu; m->ny = ny; m->r = r; m->wmax = wmax; m->P = P; m->p = r * nu; m->q = r * ny;
+    m->nmax = imin((r - 1) * ny, r * ny - 1);
+    m->cap = wmax + r - 1;
+    int p = m->p, q = m->q, nmax = m->nmax, cap = m->cap;
+    size_t sz = sizeof(double);
+    m->H = malloc(sz * (size_t)wmax * P);
+    m->tau = malloc(sz * P);
+    m->L = malloc(sz * (size_t)P * P);
+    m->L22 = malloc(sz * (size_t)q * q);
+    m->Us = malloc(sz * (size_t)q * q);
+    m->sv = malloc(sz * q);
+    m->Gam = malloc(sz * (size_t)q * nmax);
+    m->Gl = malloc(sz * (size_t)(r - 1) * ny * nmax);
+    m->Gu = malloc(sz * (size_t)(r - 1) * ny * nmax);
+    m->T = malloc(sz * (size_t)q * p);
+    m->L11t = malloc(sz * (size_t)p * p);
+    m->Mt = malloc(sz * (size_t)p * q);
+    m->K = malloc(sz * (size_t)r * q * (ny + nmax));
+    m->rhs = malloc(sz * (size_t)r * q * nu);
+    m->lsv = malloc(sz * (size_t)(P + r * q + 1));
+    m->A = malloc(sz * (size_t)(nmax * nmax + 1));
+    m->B = malloc(sz * (size_t)(nmax * nu + 1));
+    m->C = malloc(sz * (size_t)(ny * nmax + 1));
+    m->D = malloc(sz * (size_t)ny * nu);
+    m->ru = malloc(sz * (size_t)cap * nu);
+    m->ry = malloc(sz * (size_t)cap * ny);
+    m->lu = malloc(sz * (size_t)cap * nu);
+    m->ly = malloc(sz * (size_t)cap * ny);
+    /* LAPACK workspace: the largest of all calls. */
+    int lwork = 1, liwork = 1, info = 0, lw = -1;
+    double wq = 0.0, dummy = 0.0;
+    dgeqrf_(&wmax, &P, &dummy, &wmax, &dummy, &wq, &lw, &info);
+    lwork = imax(lwork, (int)wq + 1);
+    const char ja = 'A', jn = 'N';
+    int one = 1;
+    dgesvd_(&ja, &jn, &q, &q, &dummy, &q, &dummy, &dummy, &q, &dummy, &one, &wq, &lw, &info);
+    lwork = imax(lwork, (int)wq + 1);
+    lwork = imax(lwork, query_gelsd((r - 1) * ny, nmax, nmax, &liwork));
+    lwork = imax(lwork, query_gelsd(p, p, q, &liwork));
+    lwork = imax(lwork, query_gelsd(r * q, ny + nmax, nu, &liwork));
+    m->lwork = lwork;
+    m->work = malloc(sz * lwork);
+    m->iwork = malloc(sizeof(int) * (size_t)(liwork + 8 * (P + r * q) + 64));
+    if (!m->H || !m->tau || !m->L || !m->L22 || !m->Us || !m->sv || !m->Gam || !m->Gl || !m->Gu || !m->T ||
+        !m->L11t || !m->Mt || !m->K || !m->rhs || !m->lsv || !m->A || !m->B || !m->C || !m->D || !m->ru || !m->ry ||
+        !m->lu || !m->ly || !m->work || !m->iwork) {
+        cs_moesp_destroy(m);
+        return cs_fail(err, CS_ERR_NOMEM, "MOESP: out of memory (window %d, block rows %d)", wmax, r);
+    }
+    *out = m;
+    return CS_OK;
+}
+
+/* Least squares min ||A X - B|| (A mm x nn column-major, B ldb x nrhs column-major, overwritten by X in its first
+ * nn rows) via the SVD-based dgelsd; returns the numerical rank in *rank. */
+static int lstsq(cs_moesp *m, int mm, int nn, int nrhs, double *A, double *B, int ldb, double rcond, int *rank,
+                 cs_err *err) {
+    int info = 0, lda = imax(1, mm);
+    dgelsd_(&mm, &nn, &nrhs, A, &lda, B, &ldb, m->lsv, &rcond, rank, m->work, &m->lwork, m->iwork, &info);
+    if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: least-squares solve failed (dgelsd info = %d)", info);
+    return CS_OK;
+}
+
+int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order, double threshold,
+                 cs_moesp_result *res, cs_err *err) {
+    const int nu = m->nu, ny = m->ny, r = m->r, P = m->P, p = m->p, q = m->q;
+    const int W = N - r + 1;
+    if (W < P)
+        return cs_fail(err, CS_ERR_ARG, "too few samples: MOESP with %d block rows, %d inputs and %d outputs needs "
+                       "at least %d samples, got %d", r, nu, ny, P + r - 1, N);
+    if (W > m->wmax)
+        return cs_fail(err, CS_ERR_ARG, "too many samples for this workspace (%d > %d)", N, m->wmax + r - 1);
+    if (order > m->nmax)
+        return cs_fail(err, CS_ERR_ARG, "order: %d exceeds the largest identifiable order min((r-1) ny, r ny - 1) = %d "
+                       "for r = %d block rows; increase block_rows", order, m->nmax, r);
+    /* 1. [U; Y]^T, column-major W x P: column i nu + a holds u_{j+i}[a], column p + i ny + b holds y_{j+i}[b]. */
+    double *H = m->H;
+    for (int i = 0; i < r; i++) {
+        for (int a = 0; a < nu; a++) {
+            double *col = H + (size_t)(i * nu + a) * W;
+            for (int j = 0; j < W; j++) col[j] = u[(size_t)(j + i) * nu + a];
+        }
+        for (int b = 0; b < ny; b++) {
+            double *col = H + (size_t)(p + i * ny + b) * W;
+            for (int j = 0; j < W; j++) col[j] = y[(size_t)(j + i) * ny + b];
+        }
+    }
+    /* 2. QR of the transpose: [U; Y]^T = Q R, so [U; Y] = R^T Q^T = L Q^T with L lower triangular. */
+    int info = 0, Wi = W, Pi = P;
+    dgeqrf_(&Wi, &Pi, H, &Wi, m->tau, m->work, &m->lwork, &info);
+    if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: QR failed (dgeqrf info = %d)", info);
+    double *L = m->L;
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P; j++) L[(size_t)i * P + j] = (j <= i) ? H[(size_t)i * W + j] : 0.0;  /* L = R^T */
+    /* 3. SVD of L22 = L[p:, p:] (q x q). */
+    for (int i = 0; i < q; i++)
+        for (int j = 0; j < q; j++) m->L22[(size_t)j * q + i] = L[(size_t)(p + i) * P + p + j];
+    {
+        const char ja = 'A', jn = 'N';
+        int one = 1, qi = q;
+        double vt = 0.0;
+        dgesvd_(&ja, &jn, &qi, &qi, m->L22, &qi, m->sv, m->Us, &qi, &vt, &one, m->work, &m->lwork, &info);
+        if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: SVD of L22 failed (dgesvd info = %d)", info);
+    }
+    int n = order;
+    if (n < 0) {
+        n = 0;
+        if (m->sv[0] > 0.0)
+            while (n < m->nmax && m->sv[n] > threshold * m->sv[0]) n++;
+    }
+    const double *Us = m->Us;   /* Us[(col) q + row] */
+    /* 4. Gamma_r = U_s S_s^(1/2) (row-major q x n); C = first block row; PhiA from Gl PhiA = Gu (2.84). */
+    for (int i = 0; i < q; i++)
+        for (int k = 0; k < n; k++) m->Gam[(size_t)i * n + k] = Us[(size_t)k * q + i] * sqrt(m->sv[k]);
+    memcpy(m->C, m->Gam, sizeof(double) * (size_t)ny * n);
+    int rank = 0;
+    if (n > 0) {
+        int mr = (r - 1) * ny;
+        for (int i = 0; i < mr; i++)
+            for (int k = 0; k < n; k++) {
+                m->Gl[(size_t)k * mr + i] = m->Gam[(size_t)i * n + k];
+                m->Gu[(size_t)k * mr + i] = m->Gam[(size_t)(i + ny) * n + k];
+            }
+        CS_TRY(lstsq(m, mr, n, n, m->Gl, m->Gu, mr, MOESP_RCOND_LS, &rank, err));
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < n; k++) m->A[(size_t)i * n + k] = m->Gu[(size_t)k * mr + i];
+    }
+    /* 5. T = U_n^T L21 ((q - n) x p), then M = T L11^-1 from L11^T M^T = T^T (least squares: rank-safe). */
+    const int nn = q - n;
+    for (int a = 0; a < nn; a++)
+        for (int c = 0; c < p; c++) {
+            double s = 0.0;
+            for (int i = 0; i < q; i++) s += Us[(size_t)(n + a) * q + i] * L[(size_t)(p + i) * P + c];
+            m->T[(size_t)a * p + c] = s;
+        }
+    for (int i = 0; i < p; i++)
+        for (int j = 0; j < p; j++) m->L11t[(size_t)j * p + i] = L[(size_t)j * P + i];  /* (L11^T)(i,j) = L11(j,i) */
+    for (int a = 0; a < nn; a++)
+        for (int c = 0; c < p; c++) m->Mt[(size_t)a * p + c] = m->T[(size_t)a * p + c];  /* column a of T^T */
+    int rank_u = 0;
+    CS_TRY(lstsq(m, p, p, nn, m->L11t, m->Mt, p, MOESP_RCOND_U, &rank_u, err));
+    /* M(a, c) = Mt[a p + c]. Stack, for block i = 0..r-1 (rows i nn .. i nn + nn - 1):
+     *   M_i = Lc_i D + (sum_{j > i} Lc_j Gamma_{j-i-1}) PhiB,  Lc_i = U_n^T[:, i ny : (i+1) ny]. */
+    const int mk = r * nn, nk = ny + n;
+    double *K = m->K, *R = m->rhs;
+    for (int i = 0; i < r; i++)
+        for (int a = 0; a < nn; a++) {
+            int row = i * nn + a;
+            for (int b = 0; b < ny; b++) K[(size_t)b * mk + row] = Us[(size_t)(n + a) * q + i * ny + b];
+            for (int k = 0; k < n; k++) {
+                double s = 0.0;
+                for (int j = i + 1; j < r; j++)
+                    for (int b = 0; b < ny; b++)
+                        s += Us[(size_t)(n + a) * q + j * ny + b] * m->Gam[(size_t)((j - i - 1) * ny + b) * n + k];
+                K[(size_t)(ny + k) * mk + row] = s;
+            }
+            for (int c = 0; c < nu; c++) R[(size_t)c * mk + row] = m->Mt[(size_t)a * p + i * nu + c];
+        }
+    int rank_bd = 0;
+    CS_TRY(lstsq(m, mk, nk, nu, K, R, mk, MOESP_RCOND_LS, &rank_bd, err));
+    for (int c = 0; c < nu; c++) {
+        for (int b = 0; b < ny; b++) m->D[(size_t)b * nu + c] = R[(size_t)c * mk + b];
+        for (int k = 0; k < n; k++) m->B[(size_t)k * nu + c] = R[(size_t)c * mk + ny + k];
+    }
+    res->n = n; res->nu = nu; res->ny = ny;
+    res->A = m->A; res->B = m->B; res->C = m->C; res->D = m->D;
+    res->sv = m->sv; res->nsv = q;
+    res->rank_u = rank_u; res->rank_bd = rank_bd;
+    res->reliable = (rank_u == p && rank_bd == nk && (n == 0 || rank == n));
+    res->ncols = W;
+    int finite = 1;
+    for (int i = 0; i < n * n; i++) finite &= isfinite(m->A[i]) != 0;
+    for (int i = 0; i < n * nu; i++) finite &= isfinite(m->B[i]) != 0;
+    for (int i = 0; i < ny * n; i++) finite &= isfinite(m->C[i]) != 0;
+    for (int i = 0; i < ny * nu; i++) finite &= isfinite(m->D[i]) != 0;
+    if (!finite) return cs_fail(err, CS_ERR_LINALG, "MOESP: identified model is not finite (data too large?)");
+    return CS_OK;
+}
+
+void cs_moesp_push(cs_moesp *m, const double *u, const double *y) {
+    memcpy(m->ru + (size_t)m->head * m->nu, u, sizeof(double) * m->nu);
+    memcpy(m->ry + (size_t)m->head * m->ny, y, sizeof(double) * m->ny);
+    m->head = (m->head + 1) % m->cap;
+    if (m->count < m->cap) m->count++;
+}
+
+int cs_moesp_count(const cs_moesp *m) { return m->count; }
+void cs_moesp_clear(cs_moesp *m) { m->head = 0; m->count = 0; }
+
+int cs_moesp_fit_window(cs_moesp *m, int order, double threshold, cs_moesp_result *res, cs_err *err) {
+    const int N = m->count, start = (m->head - N + m->cap) % m->cap;
+    for (int j = 0; j < N; j++) {
+        int s = (start + j) % m->cap;
+        memcpy(m->lu + (size_t)j * m->nu, m->ru + (size_t)s * m->nu, sizeof(double) * m->nu);
+        memcpy(m->ly + (size_t)j * m->ny, m->ry + (size_t)s * m->ny, sizeof(double) * m->ny);
+    }
+    return cs_moesp_fit(m, N, m->lu, m->ly, order, threshold, res, err);
+}

@@ -1,0 +1,59 @@
+/* MOESP subspace identification (Genser 2020, section 2.3.1, eq. 2.72-2.85; spec genser2020.md section 6.1).
+ *
+ * Identifies a standard-form discrete LTI model
+ *     x_{j+1} = PhiA x_j + PhiB u_j,     y_j = C x_j + D u_j
+ * from aligned samples (u_j, y_j), j = 0..N-1, with r block rows and W = N - r + 1 Hankel columns:
+ *   1. block Hankel matrices U (r nu x W) and Y (r ny x W)              (2.73, 2.74)
+ *   2. LQ of [U; Y] computed as the QR of its transpose (dgeqrf)         (2.77; order of (2.77), erratum E11)
+ *   3. SVD of L22 (dgesvd); order n fixed or sigma_i / sigma_1 > threshold (2.82)
+ *   4. Gamma_r = U_s S_s^(1/2); C = first block row; PhiA by least squares from the shift structure (2.83, 2.84)
+ *   5. PhiB and D by least squares from U_n^T Psi_r = U_n^T L21 L11^-1 (2.85, standard MOESP stacking)
+ *
+ * A cs_moesp object owns all workspace for windows of up to `wmax` Hankel columns, so repeated fits (the sliding
+ * window form) do not allocate. The optional ring buffer (capacity wmax + r - 1 samples) gives the online form. */
+#ifndef COSIM_SYSID_MOESP_H
+#define COSIM_SYSID_MOESP_H
+
+#include "common.h"
+
+typedef struct cs_moesp cs_moesp;
+
+/* Result of one fit. Pointers refer to buffers owned by the cs_moesp object (valid until the next fit). */
+typedef struct cs_moesp_result {
+    int n, nu, ny;        /* identified order and sizes */
+    double *A;            /* n x n   (PhiA), row-major */
+    double *B;            /* n x nu  (PhiB) */
+    double *C;            /* ny x n */
+    double *D;            /* ny x nu */
+    double *sv;           /* r ny singular values of L22, descending */
+    int nsv;
+    int rank_u;           /* numerical rank of L11 (r nu when the input is persistently exciting of order r) */
+    int rank_bd;          /* numerical rank of the stacked least-squares problem for [D; PhiB] (ny + n if full) */
+    int reliable;         /* 0 if rank_u < r nu or rank_bd < ny + n: PhiB and D are not determined by the data */
+    int ncols;            /* Hankel columns W used */
+} cs_moesp_result;
+
+/* nu >= 1, ny >= 1, r >= 2 block rows, wmax >= r (nu + ny) Hankel columns. */
+int cs_moesp_create(int nu, int ny, int r, int wmax, cs_moesp **out, cs_err *err);
+void cs_moesp_destroy(cs_moesp *m);
+
+/* Largest order the object can identify: min((r - 1) ny, r ny - 1). */
+void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r);
+int cs_moesp_max_order(const cs_moesp *m);
+/* Fewest samples a fit needs: r (nu + ny) + r - 1. */
+int cs_moesp_min_samples(const cs_moesp *m);
+
+/* Fit on N aligned samples, u: N x nu, y: N x ny (row-major). order >= 0 fixes n; order < 0 selects n as the number
+ * of singular values with sigma_i > threshold * sigma_1 (capped at cs_moesp_max_order). N - r + 1 must lie in
+ * [r (nu + ny), wmax]. */
+int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order, double threshold,
+                 cs_moesp_result *res, cs_err *err);
+
+/* Sliding-window (online) form: append one sample; the buffer keeps the last wmax + r - 1 samples. */
+void cs_moesp_push(cs_moesp *m, const double *u, const double *y);
+int cs_moesp_count(const cs_moesp *m);   /* samples currently in the window */
+void cs_moesp_clear(cs_moesp *m);
+/* Fit on the samples currently held (all of them: the window grows until full, then slides). */
+int cs_moesp_fit_window(cs_moesp *m, int order, double threshold, cs_moesp_result *res, cs_err *err);
+
+#endif

@@ -1,0 +1,47 @@
+"""Long runs through every C path, for `make valgrind` (not collected by pytest: no test_ prefix)."""
+import numpy as np
+
+import cosim
+from cosim import models
+
+s = models.two_mass_oscillator(ck=1e5, dk=1e3)
+for solver in (cosim.Exact(), cosim.RK4(substeps=2), cosim.Euler(), cosim.CVODE(rtol=1e-6, atol=1e-8)):
+    for scheme in ("jacobi", "gauss-seidel"):
+        for approx in (cosim.ZOH(), cosim.Lagrange(2), cosim.ExtrapolatedInterpolation(1, 1), cosim.Hermite(1)):
+            cosim.simulate(s, 0.02, 1e-4, scheme=scheme, approximation=approx, solver=solver)
+cosim.simulate_monolithic(s, 0.02, 1e-3, solver=cosim.CVODE())
+cosim.simulate_monolithic(s, 0.02, 1e-3)
+nl = models.two_mass_oscillator(nonlinear=True, impulse=True)
+cosim.simulate(nl, 0.02, 1e-4, solver=cosim.CVODE())
+try:
+    cosim.simulate(models.two_mass_oscillator(ck=2e5, dk=200), 5.0, 5e-3, approximation=cosim.Lagrange(1),
+                   solver=cosim.Exact())
+except cosim.DivergenceError:
+    pass
+py = cosim.ODE(lambda t, x, u: -x + u, lambda t, x, u: x, nx=1, nu=1, ny=1, x0=[1.0], name="P")
+try:
+    cosim.simulate(cosim.CoupledSystem([py], [cosim.connect("P.y[0]", "P.u[0]", 0.5)]), 0.1, 0.01,
+                   solver=cosim.CVODE())
+except cosim.SolverError:
+    pass
+st = cosim.Stepper(s["S2"], cosim.CVODE())
+snap = st.save()
+st.do_step(0.0, 1e-3, np.zeros((2, 2)))
+st.restore(snap)
+# analysis (threaded map, local error) and identification paths
+from cosim import analysis, sysid  # noqa: E402
+m = analysis.two_mass_stability_map(np.logspace(4, 6, 4), np.logspace(1, 3, 3), np.logspace(-5, -3, 3),
+                                    coupling="force/displacement", scheme="gauss-seidel",
+                                    approximation=cosim.Lagrange(1), threads=2)
+analysis.local_error(s, np.logspace(-5, -4, 3), "jacobi", cosim.Lagrange(1))
+rng = np.random.default_rng(0)
+u = rng.normal(size=(400, 1))
+x = np.zeros(2)
+y = np.zeros((400, 1))
+for k in range(400):
+    y[k] = x[0]
+    x = np.array([[0.9, 0.1], [-0.1, 0.8]]) @ x + np.array([0.0, 1.0]) * u[k, 0]
+sysid.moesp(u, y, order=2, block_rows=4)
+rls = sysid.RLS(n_y=1, n_u=1, n_a=2, n_b=2, lam=0.99)
+rls.update_many(u, y)
+print("leakcheck done")
