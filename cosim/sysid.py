@@ -145,6 +145,26 @@ def _moesp_result(d, r):
                        reliable=bool(d["reliable"]), block_rows=r, columns=d["ncols"], message=msg)
 
 
+_MOESP_METHODS = {"moesp": 0, "po-moesp": 1}
+DEFAULT_METHOD = "moesp"
+
+
+def _method_arg(method):
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, one of {sorted(_MOESP_METHODS)}, got {type(method).__name__}")
+    key = method.strip().lower()
+    if key not in _MOESP_METHODS:
+        raise ValueError(f"method: unknown MOESP variant {method!r}; expected one of {sorted(_MOESP_METHODS)}")
+    return key
+
+
+def _moesp_need(r, nu, ny, method):
+    """(Hankel rows, fewest samples): r (n_u + n_y) rows over r samples (MOESP), twice that over 2 r (PO-MOESP)."""
+    k = 2 if method == "po-moesp" else 1
+    rows = k * r * (nu + ny)
+    return rows, rows + k * r - 1
+
+
 def _order_args(order, block_rows, threshold, ny):
     if order is not None:
         order = _int(order, "order", 0)
@@ -160,7 +180,7 @@ def _order_args(order, block_rows, threshold, ny):
     return (-1 if order is None else order), block_rows, threshold
 
 
-def moesp(u, y, order=None, block_rows=None, threshold=1e-8) -> MOESPResult:
+def moesp(u, y, order=None, block_rows=None, threshold=1e-8, method=DEFAULT_METHOD) -> MOESPResult:
     """MOESP identification (Genser eq. 2.72-2.85) of PhiA, PhiB, C, D from aligned samples (u_j, y_j).
 
     Parameters
@@ -177,13 +197,14 @@ def moesp(u, y, order=None, block_rows=None, threshold=1e-8) -> MOESPResult:
     Returns a MOESPResult; if the input is not persistently exciting the result is flagged (``reliable`` False,
     a RuntimeWarning is issued).
     """
+    meth = _method_arg(method)
     U, Y = _samples(u, y)
     o, r, thr = _order_args(order, block_rows, threshold, Y.shape[1])
-    need = r * (U.shape[1] + Y.shape[1]) + r - 1
+    _, need = _moesp_need(r, U.shape[1], Y.shape[1], meth)
     if U.shape[0] < need:
-        raise ValueError(f"u: too few samples: MOESP with block_rows = {r}, n_u = {U.shape[1]}, n_y = {Y.shape[1]} "
-                         f"needs at least {need}, got {U.shape[0]}")
-    res = _moesp_result(_core.sysid_moesp(U, Y, r, o, thr), r)
+        raise ValueError(f"u: too few samples: {'PO-MOESP' if meth == 'po-moesp' else 'MOESP'} with block_rows = "
+                         f"{r}, n_u = {U.shape[1]}, n_y = {Y.shape[1]} needs at least {need}, got {U.shape[0]}")
+    res = _moesp_result(_core.sysid_moesp(U, Y, r, o, thr, _MOESP_METHODS[meth]), r)
     if not res.reliable:
         warnings.warn(res.message, RuntimeWarning, stacklevel=2)
     return res
@@ -197,15 +218,18 @@ class MOESPWindow:
     All memory is allocated here; push and fit do not allocate in C.
     """
 
-    def __init__(self, n_u, n_y, window, order=None, block_rows=None, threshold=1e-8):
+    def __init__(self, n_u, n_y, window, order=None, block_rows=None, threshold=1e-8, method="moesp"):
+        self.method = _method_arg(method)
         self.n_u = _int(n_u, "n_u", 1)
         self.n_y = _int(n_y, "n_y", 1)
         self._order, self.block_rows, self.threshold = _order_args(order, block_rows, threshold, self.n_y)
         self.window = _int(window, "window", 1)
-        if self.window < self.block_rows * (self.n_u + self.n_y):
-            raise ValueError(f"window: must be >= block_rows * (n_u + n_y) = "
-                             f"{self.block_rows * (self.n_u + self.n_y)}, got {self.window}")
-        self._cap = _core.sysid_moesp_window_new(self.n_u, self.n_y, self.block_rows, self.window)
+        rows, _ = _moesp_need(self.block_rows, self.n_u, self.n_y, self.method)
+        if self.window < rows:
+            raise ValueError(f"window: must be >= {'2 * ' if self.method == 'po-moesp' else ''}block_rows * "
+                             f"(n_u + n_y) = {rows}, got {self.window}")
+        self._cap = _core.sysid_moesp_window_new(self.n_u, self.n_y, self.block_rows, self.window,
+                                                 _MOESP_METHODS[self.method])
 
     def push(self, u, y) -> int:
         """Append one sample (u: (n_u,), y: (n_y,)) or several rows; returns the number of samples held."""

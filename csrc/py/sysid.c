@@ -29,9 +29,9 @@ static PyObject *moesp_result_dict(const cs_moesp_result *r) {
 
 static PyObject *py_moesp(PyObject *self, PyObject *args) {
     PyObject *ou, *oy;
-    int r, order;
+    int r, order, method = CS_MOESP_PLAIN;
     double thr;
-    if (!PyArg_ParseTuple(args, "OOiid:sysid_moesp", &ou, &oy, &r, &order, &thr)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOiid|i:sysid_moesp", &ou, &oy, &r, &order, &thr, &method)) return NULL;
     npy_intp du[2] = {-1, -1};
     PyArrayObject *U = cs_py_darray(ou, "u", 2, du, 1);
     if (!U) return NULL;
@@ -42,7 +42,9 @@ static PyObject *py_moesp(PyObject *self, PyObject *args) {
     cs_err err = {0};
     cs_moesp *m = NULL;
     PyObject *out = NULL;
-    int rc = cs_moesp_create(nu, ny, r, N - r + 1 > r * (nu + ny) ? N - r + 1 : r * (nu + ny), &m, &err);
+    /* workspace for exactly this record: W = N - span + 1 columns (span = r plain, 2 r PO), at least the rows */
+    int span = method == CS_MOESP_PO ? 2 * r : r, rows = (span / r) * r * (nu + ny);
+    int rc = cs_moesp_create(nu, ny, r, N - span + 1 > rows ? N - span + 1 : rows, method, &m, &err);
     if (rc == CS_OK) {
         cs_moesp_result res;
         Py_BEGIN_ALLOW_THREADS
@@ -61,11 +63,11 @@ static void moesp_capsule_free(PyObject *cap) { cs_moesp_destroy(PyCapsule_GetPo
 static cs_moesp *get_moesp(PyObject *cap) { return PyCapsule_GetPointer(cap, CAP_MOESP); }
 
 static PyObject *py_moesp_window_new(PyObject *self, PyObject *args) {
-    int nu, ny, r, W;
-    if (!PyArg_ParseTuple(args, "iiii:sysid_moesp_window_new", &nu, &ny, &r, &W)) return NULL;
+    int nu, ny, r, W, method = CS_MOESP_PLAIN;
+    if (!PyArg_ParseTuple(args, "iiii|i:sysid_moesp_window_new", &nu, &ny, &r, &W, &method)) return NULL;
     cs_err err = {0};
     cs_moesp *m = NULL;
-    if (cs_moesp_create(nu, ny, r, W, &m, &err)) return cs_py_raise(&err);
+    if (cs_moesp_create(nu, ny, r, W, method, &m, &err)) return cs_py_raise(&err);
     PyObject *cap = PyCapsule_New(m, CAP_MOESP, moesp_capsule_free);
     if (!cap) cs_moesp_destroy(m);
     return cap;
@@ -521,7 +523,7 @@ static PyObject *py_switch_factor(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef cs_py_sysid_methods[] = {
-    {"sysid_moesp", py_moesp, METH_VARARGS, "sysid_moesp(u, y, r, order, threshold) -> dict (batch MOESP)."},
+    {"sysid_moesp", py_moesp, METH_VARARGS, "sysid_moesp(u, y, r, order, threshold, method=0) -> dict (batch MOESP; method 1: PO-MOESP)."},
     {"sysid_moesp_window_new", py_moesp_window_new, METH_VARARGS, "sysid_moesp_window_new(nu, ny, r, W) -> capsule."},
     {"sysid_moesp_window_push", py_moesp_window_push, METH_VARARGS, "sysid_moesp_window_push(cap, U, Y) -> count."},
     {"sysid_moesp_window_fit", py_moesp_window_fit, METH_VARARGS, "sysid_moesp_window_fit(cap, order, thr) -> dict."},

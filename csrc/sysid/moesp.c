@@ -12,11 +12,15 @@
 
 struct cs_moesp {
     int nu, ny, r, wmax, P, p, q, nmax, cap;
+    int method;     /* CS_MOESP_PLAIN or CS_MOESP_PO */
+    int span;       /* samples per Hankel column: r (plain) or 2 r (PO: r past + r future) */
+    int off_f;      /* first row of the output block Y (plain) / Y_f (PO) in the stacked data matrix */
+    int mz;         /* columns of the block whose SVD gives Gamma_r: q (L22, plain) or p + q (L32, PO) */
     /* fit workspace */
-    double *H;      /* wmax x P column-major: [U; Y]^T */
+    double *H;      /* wmax x P column-major: [U; Y]^T (plain) or [U_f; U_p; Y_p; Y_f]^T (PO) */
     double *tau;    /* P */
     double *L;      /* P x P row-major, L = R^T */
-    double *L22;    /* q x q column-major (destroyed by dgesvd) */
+    double *L22;    /* q x mz column-major: L22 (plain) or L32 (PO), destroyed by dgesvd */
     double *Us;     /* q x q column-major left singular vectors */
     double *sv;     /* q */
     double *Gam;    /* q x nmax row-major: Gamma_r */
@@ -51,7 +55,7 @@ void cs_moesp_destroy(cs_moesp *m) {
 
 void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r) { *nu = m->nu; *ny = m->ny; *r = m->r; }
 int cs_moesp_max_order(const cs_moesp *m) { return m->nmax; }
-int cs_moesp_min_samples(const cs_moesp *m) { return m->P + m->r - 1; }
+int cs_moesp_min_samples(const cs_moesp *m) { return m->P + m->span - 1; }
 
 /* Workspace query helper for dgelsd(m x n, nrhs): returns lwork, updates *liwork. */
 static int query_gelsd(int mm, int nn, int nrhs, int *liwork) {
@@ -63,23 +67,32 @@ static int query_gelsd(int mm, int nn, int nrhs, int *liwork) {
     return (int)wq + 1;
 }
 
-int cs_moesp_create(int nu, int ny, int r, int wmax, cs_moesp **out, cs_err *err) {
+int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out, cs_err *err) {
     *out = NULL;
     if (nu < 1 || ny < 1) return cs_fail(err, CS_ERR_ARG, "MOESP needs nu >= 1 and ny >= 1 (got %d, %d)", nu, ny);
     if (r < 2) return cs_fail(err, CS_ERR_ARG, "block_rows: must be >= 2, got %d", r);
-    int P = r * (nu + ny);
-    if (wmax < P) return cs_fail(err, CS_ERR_ARG, "window: needs at least r (nu + ny) = %d Hankel columns, got %d", P, wmax);
+    if (method != CS_MOESP_PLAIN && method != CS_MOESP_PO)
+        return cs_fail(err, CS_ERR_ARG, "method: unknown MOESP variant %d", method);
+    const int po = method == CS_MOESP_PO;
+    int P = (po ? 2 : 1) * r * (nu + ny);
+    if (wmax < P)
+        return cs_fail(err, CS_ERR_ARG, "window: needs at least %sr (nu + ny) = %d Hankel columns, got %d",
+                       po ? "2 " : "", P, wmax);
     cs_moesp *m = calloc(1, sizeof *m);
     if (!m) return cs_fail(err, CS_ERR_NOMEM, "MOESP: out of memory");
     m->nu = nu; m->ny = ny; m->r = r; m->wmax = wmax; m->P = P; m->p = r * nu; m->q = r * ny;
+    m->method = method;
+    m->span = po ? 2 * r : r;
+    m->off_f = po ? 2 * m->p + m->q : m->p;
+    m->mz = po ? m->p + m->q : m->q;
     m->nmax = imin((r - 1) * ny, r * ny - 1);
-    m->cap = wmax + r - 1;
-    int p = m->p, q = m->q, nmax = m->nmax, cap = m->cap;
+    m->cap = wmax + m->span - 1;
+    int p = m->p, q = m->q, nmax = m->nmax, cap = m->cap, mz = m->mz;
     size_t sz = sizeof(double);
     m->H = malloc(sz * (size_t)wmax * P);
     m->tau = malloc(sz * P);
     m->L = malloc(sz * (size_t)P * P);
-    m->L22 = malloc(sz * (size_t)q * q);
+    m->L22 = malloc(sz * (size_t)q * mz);
     m->Us = malloc(sz * (size_t)q * q);
     m->sv = malloc(sz * q);
     m->Gam = malloc(sz * (size_t)q * nmax);
@@ -106,7 +119,7 @@ int cs_moesp_create(int nu, int ny, int r, int wmax, cs_moesp **out, cs_err *err
     lwork = imax(lwork, (int)wq + 1);
     const char ja = 'A', jn = 'N';
     int one = 1;
-    dgesvd_(&ja, &jn, &q, &q, &dummy, &q, &dummy, &dummy, &q, &dummy, &one, &wq, &lw, &info);
+    dgesvd_(&ja, &jn, &q, &mz, &dummy, &q, &dummy, &dummy, &q, &dummy, &one, &wq, &lw, &info);
     lwork = imax(lwork, (int)wq + 1);
     lwork = imax(lwork, query_gelsd((r - 1) * ny, nmax, nmax, &liwork));
     lwork = imax(lwork, query_gelsd(p, p, q, &liwork));
@@ -136,44 +149,61 @@ static int lstsq(cs_moesp *m, int mm, int nn, int nrhs, double *A, double *B, in
 
 int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order, double threshold,
                  cs_moesp_result *res, cs_err *err) {
-    const int nu = m->nu, ny = m->ny, r = m->r, P = m->P, p = m->p, q = m->q;
-    const int W = N - r + 1;
+    const int nu = m->nu, ny = m->ny, r = m->r, P = m->P, p = m->p, q = m->q, span = m->span;
+    const int off_f = m->off_f, mz = m->mz, po = m->method == CS_MOESP_PO;
+    const int W = N - span + 1;
     if (W < P)
-        return cs_fail(err, CS_ERR_ARG, "too few samples: MOESP with %d block rows, %d inputs and %d outputs needs "
-                       "at least %d samples, got %d", r, nu, ny, P + r - 1, N);
+        return cs_fail(err, CS_ERR_ARG, "too few samples: %s with %d block rows, %d inputs and %d outputs needs "
+                       "at least %d samples, got %d", po ? "PO-MOESP" : "MOESP", r, nu, ny, P + span - 1, N);
     if (W > m->wmax)
-        return cs_fail(err, CS_ERR_ARG, "too many samples for this workspace (%d > %d)", N, m->wmax + r - 1);
+        return cs_fail(err, CS_ERR_ARG, "too many samples for this workspace (%d > %d)", N, m->wmax + span - 1);
     if (order > m->nmax)
         return cs_fail(err, CS_ERR_ARG, "order: %d exceeds the largest identifiable order min((r-1) ny, r ny - 1) = %d "
                        "for r = %d block rows; increase block_rows", order, m->nmax, r);
-    /* 1. [U; Y]^T, column-major W x P: column i nu + a holds u_{j+i}[a], column p + i ny + b holds y_{j+i}[b]. */
+    /* 1. Transposed block Hankel matrices, column-major W x P, Hankel column j = 0..W-1 in row j:
+     *    plain: [U; Y]^T, column i nu + a holds u_{j+i}[a], column p + i ny + b holds y_{j+i}[b];
+     *    PO:    [U_f; U_p; Y_p; Y_f]^T (Z_p = [U_p; Y_p]), U_f / Y_f start at sample j + r, U_p / Y_p at j. */
     double *H = m->H;
+    const int sf = po ? r : 0;               /* first sample of the future block rows */
+    const int uf = 0, yf = off_f;            /* first columns of U_f and Y_f */
     for (int i = 0; i < r; i++) {
         for (int a = 0; a < nu; a++) {
-            double *col = H + (size_t)(i * nu + a) * W;
-            for (int j = 0; j < W; j++) col[j] = u[(size_t)(j + i) * nu + a];
+            double *col = H + (size_t)(uf + i * nu + a) * W;
+            for (int j = 0; j < W; j++) col[j] = u[(size_t)(j + sf + i) * nu + a];
         }
         for (int b = 0; b < ny; b++) {
-            double *col = H + (size_t)(p + i * ny + b) * W;
+            double *col = H + (size_t)(yf + i * ny + b) * W;
+            for (int j = 0; j < W; j++) col[j] = y[(size_t)(j + sf + i) * ny + b];
+        }
+        if (!po) continue;
+        for (int a = 0; a < nu; a++) {      /* U_p */
+            double *col = H + (size_t)(p + i * nu + a) * W;
+            for (int j = 0; j < W; j++) col[j] = u[(size_t)(j + i) * nu + a];
+        }
+        for (int b = 0; b < ny; b++) {      /* Y_p */
+            double *col = H + (size_t)(2 * p + i * ny + b) * W;
             for (int j = 0; j < W; j++) col[j] = y[(size_t)(j + i) * ny + b];
         }
     }
-    /* 2. QR of the transpose: [U; Y]^T = Q R, so [U; Y] = R^T Q^T = L Q^T with L lower triangular. */
+    /* 2. QR of the transpose: [U; Y]^T = Q R, so [U; Y] = R^T Q^T = L Q^T with L lower triangular
+     *    (PO: [U_f; Z_p; Y_f] = L Q^T with blocks L11 (p x p), L21, L22, L31, L32 (q x (p + q)), L33). */
     int info = 0, Wi = W, Pi = P;
     dgeqrf_(&Wi, &Pi, H, &Wi, m->tau, m->work, &m->lwork, &info);
     if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: QR failed (dgeqrf info = %d)", info);
     double *L = m->L;
     for (int i = 0; i < P; i++)
         for (int j = 0; j < P; j++) L[(size_t)i * P + j] = (j <= i) ? H[(size_t)i * W + j] : 0.0;  /* L = R^T */
-    /* 3. SVD of L22 = L[p:, p:] (q x q). */
+    /* 3. SVD of L22 = L[p:, p:] (q x q, plain) or of L32 = L[off_f:, p:off_f] (q x (p + q), PO): the rows of the
+     *    output block, the columns after U_f. Full U (q x q): U_s spans Gamma_r, U_n its orthogonal complement. */
     for (int i = 0; i < q; i++)
-        for (int j = 0; j < q; j++) m->L22[(size_t)j * q + i] = L[(size_t)(p + i) * P + p + j];
+        for (int j = 0; j < mz; j++) m->L22[(size_t)j * q + i] = L[(size_t)(off_f + i) * P + p + j];
     {
         const char ja = 'A', jn = 'N';
-        int one = 1, qi = q;
+        int one = 1, qi = q, mzi = mz;
         double vt = 0.0;
-        dgesvd_(&ja, &jn, &qi, &qi, m->L22, &qi, m->sv, m->Us, &qi, &vt, &one, m->work, &m->lwork, &info);
-        if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: SVD of L22 failed (dgesvd info = %d)", info);
+        dgesvd_(&ja, &jn, &qi, &mzi, m->L22, &qi, m->sv, m->Us, &qi, &vt, &one, m->work, &m->lwork, &info);
+        if (info != 0)
+            return cs_fail(err, CS_ERR_LINALG, "MOESP: SVD of %s failed (dgesvd info = %d)", po ? "L32" : "L22", info);
     }
     int n = order;
     if (n < 0) {
@@ -198,12 +228,13 @@ int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order
         for (int i = 0; i < n; i++)
             for (int k = 0; k < n; k++) m->A[(size_t)i * n + k] = m->Gu[(size_t)k * mr + i];
     }
-    /* 5. T = U_n^T L21 ((q - n) x p), then M = T L11^-1 from L11^T M^T = T^T (least squares: rank-safe). */
+    /* 5. T = U_n^T L21 ((q - n) x p; PO: U_n^T L31), then M = T L11^-1 from L11^T M^T = T^T (least squares:
+     *    rank-safe). L21 (plain) / L31 (PO) are the output rows off_f.. in the U_f columns 0..p-1. */
     const int nn = q - n;
     for (int a = 0; a < nn; a++)
         for (int c = 0; c < p; c++) {
             double s = 0.0;
-            for (int i = 0; i < q; i++) s += Us[(size_t)(n + a) * q + i] * L[(size_t)(p + i) * P + c];
+            for (int i = 0; i < q; i++) s += Us[(size_t)(n + a) * q + i] * L[(size_t)(off_f + i) * P + c];
             m->T[(size_t)a * p + c] = s;
         }
     for (int i = 0; i < p; i++)

@@ -9,6 +9,14 @@
  *   4. Gamma_r = U_s S_s^(1/2); C = first block row; PhiA by least squares from the shift structure (2.83, 2.84)
  *   5. PhiB and D by least squares from U_n^T Psi_r = U_n^T L21 L11^-1 (2.85, standard MOESP stacking)
  *
+ * PO-MOESP (past-output MOESP, Verhaegen 1994; Verhaegen & Verdult, Filtering and System Identification, sec. 9.6):
+ * the same model from r future and r past block rows, W = N - 2 r + 1 columns, instruments Z_p = [U_p; Y_p]:
+ *   1'. LQ of [U_f; Z_p; Y_f] = [L11 0 0; L21 L22 0; L31 L32 L33] Q^T  (U_f, U_p: r nu rows, Y_p, Y_f: r ny rows)
+ *   3'. SVD of L32 (r ny x r (nu + ny)): its column space is that of Gamma_r; the past-data instruments remove
+ *       the output-noise term that plain MOESP keeps in L22 (consistent also for process noise / coloured noise)
+ *   4'. as step 4;  5'. as step 5 with L21 -> L31 (U_n^T L31 L11^-1 = U_n^T Psi_r, the noise is uncorrelated
+ *       with U_f).
+ *
  * A cs_moesp object owns all workspace for windows of up to `wmax` Hankel columns, so repeated fits (the sliding
  * window form) do not allocate. The optional ring buffer (capacity wmax + r - 1 samples) gives the online form. */
 #ifndef COSIM_SYSID_MOESP_H
@@ -25,7 +33,7 @@ typedef struct cs_moesp_result {
     double *B;            /* n x nu  (PhiB) */
     double *C;            /* ny x n */
     double *D;            /* ny x nu */
-    double *sv;           /* r ny singular values of L22, descending */
+    double *sv;           /* r ny singular values of L22 (plain) or L32 (PO), descending */
     int nsv;
     int rank_u;           /* numerical rank of L11 (r nu when the input is persistently exciting of order r) */
     int rank_bd;          /* numerical rank of the stacked least-squares problem for [D; PhiB] (ny + n if full) */
@@ -33,23 +41,28 @@ typedef struct cs_moesp_result {
     int ncols;            /* Hankel columns W used */
 } cs_moesp_result;
 
-/* nu >= 1, ny >= 1, r >= 2 block rows, wmax >= r (nu + ny) Hankel columns. */
-int cs_moesp_create(int nu, int ny, int r, int wmax, cs_moesp **out, cs_err *err);
+/* Variants. */
+enum { CS_MOESP_PLAIN = 0, CS_MOESP_PO = 1 };
+
+/* nu >= 1, ny >= 1, r >= 2 block rows, wmax >= r (nu + ny) (CS_MOESP_PLAIN) or 2 r (nu + ny) (CS_MOESP_PO)
+ * Hankel columns. */
+int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out, cs_err *err);
 void cs_moesp_destroy(cs_moesp *m);
 
 /* Largest order the object can identify: min((r - 1) ny, r ny - 1). */
 void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r);
 int cs_moesp_max_order(const cs_moesp *m);
-/* Fewest samples a fit needs: r (nu + ny) + r - 1. */
+/* Fewest samples a fit needs: r (nu + ny) + r - 1 (plain), 2 r (nu + ny) + 2 r - 1 (PO). */
 int cs_moesp_min_samples(const cs_moesp *m);
 
 /* Fit on N aligned samples, u: N x nu, y: N x ny (row-major). order >= 0 fixes n; order < 0 selects n as the number
- * of singular values with sigma_i > threshold * sigma_1 (capped at cs_moesp_max_order). N - r + 1 must lie in
- * [r (nu + ny), wmax]. */
+ * of singular values with sigma_i > threshold * sigma_1 (capped at cs_moesp_max_order). The W = N - r + 1 (plain)
+ * or N - 2 r + 1 (PO) Hankel columns must lie in [rows of the stacked data matrix, wmax]. */
 int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order, double threshold,
                  cs_moesp_result *res, cs_err *err);
 
-/* Sliding-window (online) form: append one sample; the buffer keeps the last wmax + r - 1 samples. */
+/* Sliding-window (online) form: append one sample; the buffer keeps the last wmax + r - 1 (PO: wmax + 2 r - 1)
+ * samples. */
 void cs_moesp_push(cs_moesp *m, const double *u, const double *y);
 int cs_moesp_count(const cs_moesp *m);   /* samples currently in the window */
 void cs_moesp_clear(cs_moesp *m);
