@@ -9,7 +9,7 @@ Index convention (spec section 1.3): ``y[k]`` is the output at T^k, ``u[k]`` the
 
 Contents
 --------
-moesp, MOESPWindow    subspace identification (section 6.1), batch and sliding window
+moesp, MOESPWindow    subspace identification (section 6.1; MOESP and PO-MOESP), batch and sliding window
 RLS                   MIMO recursive least squares with forgetting factor lambda (section 6.2)
 gilbert               minimal realization of the RLS transfer-function matrix (section 6.3)
 ij_continuous         continuous IJs dS/dy, dS/du, dS/du' from (A, B, C, D) (2.12-2.14)
@@ -146,7 +146,7 @@ def _moesp_result(d, r):
 
 
 _MOESP_METHODS = {"moesp": 0, "po-moesp": 1}
-DEFAULT_METHOD = "moesp"
+DEFAULT_METHOD = "po-moesp"
 
 
 def _method_arg(method):
@@ -181,7 +181,7 @@ def _order_args(order, block_rows, threshold, ny):
 
 
 def moesp(u, y, order=None, block_rows=None, threshold=1e-8, method=DEFAULT_METHOD) -> MOESPResult:
-    """MOESP identification (Genser eq. 2.72-2.85) of PhiA, PhiB, C, D from aligned samples (u_j, y_j).
+    """MOESP identification of PhiA, PhiB, C, D from aligned samples (u_j, y_j).
 
     Parameters
     ----------
@@ -192,8 +192,19 @@ def moesp(u, y, order=None, block_rows=None, threshold=1e-8, method=DEFAULT_METH
     block_rows : number of block rows r of the Hankel matrices (not given in the thesis, erratum E12);
         default n + 1 (at least 2) for a fixed order, 10 for automatic order.
     threshold : relative singular-value threshold of the automatic order choice.
-
-    The window is all N samples: W = N - r + 1 Hankel columns, at least r (n_u + n_y).
+    method : "po-moesp" (default) or "moesp".
+        "moesp": ordinary MOESP, the thesis' algorithm (Genser eq. 2.72-2.85, spec 6.1): LQ of [U; Y], SVD of L22;
+        W = N - r + 1 Hankel columns, at least r (n_u + n_y).
+        "po-moesp": past-output MOESP (Verhaegen 1994; Verhaegen & Verdult, Filtering and System Identification,
+        sec. 9.6): r past and r future block rows, LQ of [U_f; Z_p; Y_f] with instruments Z_p = [U_p; Y_p], SVD
+        of L32, then as MOESP with L21 -> L31; W = N - 2 r + 1 columns, at least 2 r (n_u + n_y).
+        Why PO-MOESP is the default: with output noise plain MOESP's L22 keeps the noise (biased column space
+        when a mode is near the noise floor), the past-data instruments remove it. Measured at 40 dB SNR over
+        30 random 3rd-order 2x2 systems (N = 4000, r = 6): mean eigenvalue error 1.0e-3 vs 2.2e-3 (plain), worst
+        5.0e-3 vs 3.7e-2; in benchmarks/sysid.py (n = 4, r = 8) it matches nfoursid's accuracy where plain MOESP
+        is up to 1.3x worse. It costs about 4x plain MOESP (twice the Hankel rows in the QR), still 10x to 600x
+        faster than nfoursid. Noise-free, both are exact to round-off. Use "moesp" for the thesis' algorithm,
+        for the fewest samples, or when speed matters more than noise rejection.
     Returns a MOESPResult; if the input is not persistently exciting the result is flagged (``reliable`` False,
     a RuntimeWarning is issued).
     """
@@ -214,7 +225,10 @@ class MOESPWindow:
     """Online MOESP on a sliding window (spec 6.1 step 1): ``push`` samples as they arrive, ``fit`` re-identifies.
 
     window : W, number of Hankel columns of a full window (thesis ``windowSize``, DoE levels 50..1000). The window
-        grows until it holds W + r - 1 samples and then slides; a fit needs at least r (n_u + n_y) + r - 1 samples.
+        grows until it holds W + r - 1 samples (PO-MOESP: W + 2 r - 1) and then slides; a fit needs at least
+        r (n_u + n_y) + r - 1 samples (PO-MOESP: 2 r (n_u + n_y) + 2 r - 1).
+    method : "moesp" (default here: the thesis' online algorithm, and the thesis' small windows, e.g. W = 50 with
+        r = 10, are too short for PO-MOESP's 2 r (n_u + n_y) columns) or "po-moesp" (see ``moesp``).
     All memory is allocated here; push and fit do not allocate in C.
     """
 
