@@ -65,6 +65,12 @@ double cs_norminf_vec(int n, const double *x) {
     return m;
 }
 
+int cs_all_finite(size_t n, const double *a) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
 int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
     double *Ac = work, *Bc = work + (size_t)n * n;

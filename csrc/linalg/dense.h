@@ -15,6 +15,9 @@ void cs_transpose(int m, int n, const double *A, double *At);
 void cs_eye(int n, double *A);
 double cs_norm1(int n, const double *A);      /* max column sum of an n x n matrix */
 double cs_norminf_vec(int n, const double *x);
+/* 1 if all n entries are finite. Check before LAPACK's SVD/QR drivers: reference LAPACK stops the whole process
+ * (XERBLA) when a NaN reaches its internal scaling, so NaN/Inf must never be passed to them. */
+int cs_all_finite(size_t n, const double *a);
 
 /* Solve A X = B for X (A n x n, B n x nrhs, row-major), overwriting B with X.
  * work: n*n + n*nrhs doubles; ipiv: n ints. Returns CS_ERR_LINALG if A is singular. */

@@ -28,6 +28,8 @@ int cs_pinv(int m, int n, const double *A, double *Ap, double rtol, int *rank, d
     const int k = imin(m, n);
     double *Ac = work, *U = Ac + (size_t)m * n, *VT = U + (size_t)m * k, *s = VT + (size_t)k * n, *w = s + k;
     int lwork = pinv_lwork(m, n), info = 0;
+    if (!cs_all_finite((size_t)m * n, A))
+        return cs_fail(err, CS_ERR_LINALG, "pseudo-inverse of a matrix with non-finite entries");
     cs_transpose(m, n, A, Ac);   /* column-major copy */
     const char js = 'S';
     dgesvd_(&js, &js, &m, &n, Ac, &m, s, U, &m, VT, &k, w, &lwork, &info);
