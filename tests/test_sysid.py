@@ -711,3 +711,30 @@ def test_gilbert_ij_qa_bad_arguments():
         sysid.eps_si(np.ones((5, 2)), np.ones((5, 3)))
     with pytest.raises(ValueError, match="t_switch"):
         sysid.switch_factor(0.1, 0.0, 0.0)
+
+
+def test_overflowing_data_raises_instead_of_aborting_the_process():
+    """Reference LAPACK stops the process when a NaN reaches dgesvd's scaling (XERBLA). Data whose LQ factor
+    overflows must raise ArithmeticError instead; run in a subprocess so an abort would fail this test."""
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "from cosim import sysid\n"
+        "for m in ('moesp', 'po-moesp'):\n"
+        "    try:\n"
+        "        sysid.moesp(np.full((100, 1), 1e308), np.ones((100, 1)), order=2, method=m)\n"
+        "        raise SystemExit('no error for overflowing data')\n"
+        "    except ArithmeticError:\n"
+        "        pass\n"
+        "w = sysid.MOESPWindow(n_u=1, n_y=1, window=60, order=2)\n"
+        "for k in range(80):\n"
+        "    w.push([1e308 * np.sin(k)], [1e308])\n"
+        "try:\n"
+        "    w.fit()\n"
+        "except ArithmeticError:\n"
+        "    pass\n"
+        "print('survived')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "survived" in out.stdout, out.stdout + out.stderr

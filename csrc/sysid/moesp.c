@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linalg/dense.h"
 #include "linalg/lapack.h"
 
 /* Relative rank tolerances of the least-squares steps (dgelsd rcond). */
@@ -142,6 +143,8 @@ int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out,
 static int lstsq(cs_moesp *m, int mm, int nn, int nrhs, double *A, double *B, int ldb, double rcond, int *rank,
                  cs_err *err) {
     int info = 0, lda = imax(1, mm);
+    if (!cs_all_finite((size_t)lda * nn, A) || !cs_all_finite((size_t)ldb * nrhs, B))
+        return cs_fail(err, CS_ERR_LINALG, "MOESP: non-finite intermediate matrix (data too large? scale u and y)");
     dgelsd_(&mm, &nn, &nrhs, A, &lda, B, &ldb, m->lsv, &rcond, rank, m->work, &m->lwork, m->iwork, &info);
     if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: least-squares solve failed (dgelsd info = %d)", info);
     return CS_OK;
@@ -193,6 +196,9 @@ int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order
     double *L = m->L;
     for (int i = 0; i < P; i++)
         for (int j = 0; j < P; j++) L[(size_t)i * P + j] = (j <= i) ? H[(size_t)i * W + j] : 0.0;  /* L = R^T */
+    /* Reference LAPACK aborts the process if a NaN reaches dgesvd's scaling: stop here instead. */
+    if (!cs_all_finite((size_t)P * P, L))
+        return cs_fail(err, CS_ERR_LINALG, "MOESP: the LQ factor overflowed (data too large? scale u and y)");
     /* 3. SVD of L22 = L[p:, p:] (q x q, plain) or of L32 = L[off_f:, p:off_f] (q x (p + q), PO): the rows of the
      *    output block, the columns after U_f. Full U (q x q): U_s spans Gamma_r, U_n its orthogonal complement. */
     for (int i = 0; i < q; i++)
