@@ -125,6 +125,13 @@ void cs_amp_work_destroy(cs_amp_work *w) {
     if (!w) return;
     free(w->Phi); free(w->Gam); free(w->prop); free(w->Xn); free(w->Ys); free(w->Yn); free(w->Crow);
     free(w->Uend); free(w->ImDL); free(w->solve); free(w->eig); free(w->ipiv);
+    free(w->red); free(w->Yx); free(w->keep);
+    for (int i = 0; i < w->ncache; i++) {
+        if (w->cPhi) free(w->cPhi[i]);
+        if (w->cGam) free(w->cGam[i]);
+        if (w->cAB) free(w->cAB[i]);
+    }
+    free(w->cPhi); free(w->cGam); free(w->cAB); free(w->cH);
     free(w);
 }
 
@@ -152,8 +159,25 @@ cs_amp_work *cs_amp_work_create(const cs_amp_plan *p) {
     w->solve = malloc(sizeof(double) * (ny * ny + ny * cols + 1));
     w->eig = malloc(sizeof(double) * (2 * (size_t)p->dim + (size_t)cs_eig_work_size(p->dim) + 1));
     w->ipiv = malloc(sizeof(int) * (Nmax + 1));
+    w->red = malloc(sizeof(double) * ((size_t)p->dim * p->dim + 1));
+    w->Yx = malloc(sizeof(double) * (ny * (size_t)p->nxt + 1));
+    w->keep = malloc(sizeof(int) * ((size_t)p->dim + 1));
+    w->ncache = p->nsub;
+    w->cPhi = calloc((size_t)p->nsub + 1, sizeof(double *));
+    w->cGam = calloc((size_t)p->nsub + 1, sizeof(double *));
+    w->cAB = calloc((size_t)p->nsub + 1, sizeof(double *));
+    w->cH = malloc(sizeof(double) * ((size_t)p->nsub + 1));
+    if (!w->cPhi || !w->cGam || !w->cAB || !w->cH) { cs_amp_work_destroy(w); return NULL; }
+    for (int i = 0; i < p->nsub; i++) {
+        size_t nxi = p->nx[i], nui = p->nu[i];
+        w->cPhi[i] = malloc(sizeof(double) * (nxi * nxi + 1));
+        w->cGam[i] = malloc(sizeof(double) * (nxi * nui * ((size_t)p->deg[i] + 1) + 1));
+        w->cAB[i] = malloc(sizeof(double) * (nxi * nxi + nxi * nui + 1));
+        w->cH[i] = NAN;
+        if (!w->cPhi[i] || !w->cGam[i] || !w->cAB[i]) { cs_amp_work_destroy(w); return NULL; }
+    }
     if (!w->Phi || !w->Gam || !w->prop || !w->Xn || !w->Ys || !w->Yn || !w->Crow || !w->Uend || !w->ImDL ||
-        !w->solve || !w->eig || !w->ipiv) {
+        !w->solve || !w->eig || !w->ipiv || !w->red || !w->Yx || !w->keep) {
         cs_amp_work_destroy(w);
         return NULL;
     }
@@ -205,13 +229,21 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
         }
         /* x_i(T_{N+1}) = Φ_i x_i(T_N) + Σ_m Γ_i[m] c_{i,m}   (exact integral K of busch2016 eq. 20) */
         if (nx > 0) {
-            CS_TRY(cs_poly_propagator(nx, nu, deg, A, B, H, w->Phi, w->Gam, w->prop, w->ipiv, err));
+            /* A_i and B_i are contiguous in the pack (offB = offA + nx*nx): one comparison with the cache. */
+            const size_t nab = (size_t)nx * nx + (size_t)nx * nu;
+            double *Phi = w->cPhi[i], *Gam = w->cGam[i];
+            if (!(w->cH[i] == H) || memcmp(w->cAB[i], A, sizeof(double) * nab) != 0) {
+                w->cH[i] = NAN;
+                CS_TRY(cs_poly_propagator(nx, nu, deg, A, B, H, Phi, Gam, w->prop, w->ipiv, err));
+                memcpy(w->cAB[i], A, sizeof(double) * nab);
+                w->cH[i] = H;
+            }
             for (int a = 0; a < nx; a++) {
                 double *row = w->Xn + (size_t)(p->xoff[i] + a) * cols;
-                for (int b = 0; b < nx; b++) row[p->xoff[i] + b] += w->Phi[(size_t)a * nx + b];
+                for (int b = 0; b < nx; b++) row[p->xoff[i] + b] += Phi[(size_t)a * nx + b];
                 for (int m = 0; m <= deg; m++)
                     for (int b = 0; b < nu; b++) {
-                        const double gm = w->Gam[((size_t)m * nx + a) * nu + b];
+                        const double gm = Gam[((size_t)m * nx + a) * nu + b];
                         if (gm != 0.0) axpy(cols, gm, Crow + ((size_t)m * nu + b) * cols, row);
                     }
             }
@@ -291,9 +323,82 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
     return CS_OK;
 }
 
+/* Y = (I - D L)^{-1} C (n_y x n_x, row-major): consistent outputs as a function of the states. */
+static int output_map(const cs_amp_plan *p, const double *pack, cs_amp_work *w, cs_err *err) {
+    const int nyt = p->nyt, nxt = p->nxt, nut = p->nut;
+    const double *L = pack + p->offL;
+    int feedthrough = 0;
+    memset(w->Yx, 0, sizeof(double) * (size_t)nyt * nxt);
+    cs_eye(nyt, w->ImDL);
+    for (int i = 0; i < p->nsub; i++) {
+        const double *C = pack + p->offC[i], *D = pack + p->offD[i];
+        for (int a = 0; a < p->ny[i]; a++) {
+            const int ga = p->yoff[i] + a;
+            for (int b = 0; b < p->nx[i]; b++) w->Yx[(size_t)ga * nxt + p->xoff[i] + b] = C[(size_t)a * p->nx[i] + b];
+            for (int b = 0; b < p->nu[i]; b++) {
+                const double d = D[(size_t)a * p->nu[i] + b];
+                if (d == 0.0) continue;
+                feedthrough = 1;
+                const int gb = p->uoff[i] + b;
+                for (int j = 0; j < nyt; j++) w->ImDL[(size_t)ga * nyt + j] -= d * L[(size_t)gb * nyt + j];
+            }
+        }
+    }
+    (void)nut;
+    if (feedthrough && cs_solve(nyt, nxt, w->ImDL, w->Yx, w->solve, w->ipiv, err))
+        return cs_fail(err, CS_ERR_ARG, "system: the algebraic loop I - D L is singular (ill-posed coupling)");
+    return CS_OK;
+}
+
 int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *rho,
                            cs_amp_work *w, cs_err *err) {
     /* g is not needed for ρ: it goes to the eigenvalue scratch (dim doubles fit), which is overwritten below. */
     CS_TRY(cs_amp_matrix(p, pack, H, Omega, w->eig, w, err));
-    return cs_spectral_radius(p->dim, Omega, rho, w->eig, err);
+    const int dim = p->dim, nxt = p->nxt, nyt = p->nyt;
+    int m = 0, *keep = w->keep;
+    double *R = w->red;
+    if (p->update == CS_UPDATE_CONSISTENT && nyt > 0) {
+        /* Restrict Ω to {y_N = Y x_N}: coordinates (x_N, y_{N-1}, ...), R = P Ω V (see companion.h). */
+        CS_TRY(output_map(p, pack, w, err));
+        for (int a = 0; a < dim; a++)
+            if (a < nxt || a >= nxt + nyt) keep[m++] = a;
+        for (int ia = 0; ia < m; ia++) {
+            const double *row = Omega + (size_t)keep[ia] * dim;
+            double *rr = R + (size_t)ia * m;
+            for (int ib = 0; ib < m; ib++) rr[ib] = row[keep[ib]];
+            for (int j = 0; j < nyt; j++) {
+                const double c = row[nxt + j];
+                if (c == 0.0) continue;
+                const double *yr = w->Yx + (size_t)j * nxt;
+                for (int b = 0; b < nxt; b++) rr[b] += c * yr[b]; /* x columns come first in keep */
+            }
+        }
+    } else {
+        m = dim;
+        memcpy(R, Omega, sizeof(double) * (size_t)dim * dim);
+    }
+    /* Deflate indices with a zero row or a zero column (each carries an eigenvalue 0), until none is left. */
+    for (int changed = 1; changed && m > 0;) {
+        changed = 0;
+        for (int a = 0; a < m; a++) {
+            int zr = 1, zc = 1;
+            for (int b = 0; b < m && (zr || zc); b++) {
+                if (R[(size_t)a * m + b] != 0.0) zr = 0;
+                if (R[(size_t)b * m + a] != 0.0) zc = 0;
+            }
+            if (!zr && !zc) continue;
+            /* remove row and column a, compacting in place */
+            int k = 0;
+            for (int i = 0; i < m; i++) {
+                if (i == a) continue;
+                for (int j = 0; j < m; j++)
+                    if (j != a) R[k++] = R[(size_t)i * m + j];
+            }
+            m--;
+            changed = 1;
+            break;
+        }
+    }
+    if (m == 0) { *rho = 0.0; return CS_OK; }
+    return cs_spectral_radius(m, R, rho, w->eig, err);
 }

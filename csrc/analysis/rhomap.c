@@ -33,7 +33,9 @@ static void *run(void *arg) {
         if (start >= jb->npts) break;
         long stop = start + CHUNK < jb->npts ? start + CHUNK : jb->npts;
         for (long q = start; q < stop; q++) {
-            long isys = q / jb->nH, ih = q % jb->nH;
+            /* H-major order: neighbouring points share H, so subsystems that do not vary over the grid reuse their
+             * propagator (cs_amp_work cache). */
+            long ih = q / jb->nsys, isys = q % jb->nsys;
             cs_err e = {0};
             double r = NAN;
             if (cs_amp_spectral_radius(p, jb->packs + (size_t)isys * p->pack_size, jb->H[ih], wk->Omega, &r, wk->w,
@@ -41,7 +43,7 @@ static void *run(void *arg) {
                 r = NAN;
                 if (wk->nfail++ == 0) wk->first = e;
             }
-            jb->rho[q] = r;
+            jb->rho[isys * jb->nH + ih] = r;
         }
     }
     return NULL;

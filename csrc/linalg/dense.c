@@ -87,13 +87,30 @@ int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipi
 
 int cs_eig_work_size(int n) { return n * n + 6 * n + 16; }
 
+/* Eigenvalues only. dgeev's path for n < 75 is dgebal + dgehrd (unblocked dgehd2 at this size) + dhseqr
+ * (dlahqr at this size); for the tiny matrices of the stability maps the driver overhead (ilaenv/lsame queries)
+ * costs as much as the arithmetic, so small matrices call those building blocks directly. */
 int cs_eigvals(int n, const double *A, double *wr, double *wi, double *work, cs_err *err) {
     if (n == 0) return CS_OK;
     double *Ac = work, *w = work + (size_t)n * n;
-    int lwork = 6 * n + 16, info = 0, one = 1;
+    int info = 0;
     cs_transpose(n, n, A, Ac);
     for (int i = 0; i < n * n; i++)
         if (!isfinite(Ac[i])) return cs_fail(err, CS_ERR_LINALG, "eigenvalues of a matrix with non-finite entries");
+    if (n < 16) {
+        int ilo = 1, ihi = n, one = 1, no = 0;
+        double *scale = w, *tau = w + n, *hw = w + 2 * n; /* 3n <= 6n + 16 doubles of workspace */
+        const char job = 'B';
+        dgebal_(&job, &n, Ac, &n, &ilo, &ihi, scale, &info);
+        if (info == 0) dgehd2_(&n, &ilo, &ihi, Ac, &n, tau, hw, &info);
+        if (info != 0) return cs_fail(err, CS_ERR_LINALG, "eigenvalues: balancing/Hessenberg failed (info = %d)", info);
+        for (int i = 0; i < n; i++) /* eigenvalues isolated by the balancing sit on the diagonal */
+            if (i < ilo - 1 || i >= ihi) { wr[i] = Ac[(size_t)i * n + i]; wi[i] = 0.0; }
+        dlahqr_(&no, &no, &n, &ilo, &ihi, Ac, &n, wr, wi, &one, &n, hw, &one, &info);
+        if (info != 0) return cs_fail(err, CS_ERR_LINALG, "eigenvalues: QR iteration did not converge (info = %d)", info);
+        return CS_OK;
+    }
+    int lwork = 6 * n + 16, one = 1;
     const char nv = 'N';
     dgeev_(&nv, &nv, &n, Ac, &n, wr, wi, NULL, &one, NULL, &one, w, &lwork, &info);
     if (info != 0) return cs_fail(err, CS_ERR_LINALG, "dgeev failed (info = %d)", info);

@@ -19,6 +19,11 @@ void dhseqr_(const char *job, const char *compz, const int *n, const int *ilo, c
 void dgehrd_(const int *n, const int *ilo, const int *ihi, double *a, const int *lda, double *tau, double *work,
              const int *lwork, int *info);
 void dgebal_(const char *job, const int *n, double *a, const int *lda, int *ilo, int *ihi, double *scale, int *info);
+void dgehd2_(const int *n, const int *ilo, const int *ihi, double *a, const int *lda, double *tau, double *work,
+             int *info);
+void dlahqr_(const int *wantt, const int *wantz, const int *n, const int *ilo, const int *ihi, double *h,
+             const int *ldh, double *wr, double *wi, const int *iloz, const int *ihiz, double *z, const int *ldz,
+             int *info);
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work, const int *lwork,
              int *info);
 void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,

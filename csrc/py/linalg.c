@@ -66,7 +66,34 @@ done:
     return out;
 }
 
+static PyObject *py_eigvals(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "O:eigvals", &obj)) return NULL;
+    npy_intp dims[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(obj, "A", 2, dims, 1);
+    if (!A) return NULL;
+    int n = (int)PyArray_DIM(A, 0);
+    if (PyArray_DIM(A, 1) != n) { Py_DECREF(A); return PyErr_Format(PyExc_ValueError, "A: must be square"); }
+    double *work = malloc(sizeof(double) * (2 * (size_t)n + (size_t)cs_eig_work_size(n) + 1));
+    PyObject *out = NULL;
+    cs_err err = {0};
+    if (!work) { Py_DECREF(A); return PyErr_NoMemory(); }
+    if (cs_eigvals(n, PyArray_DATA(A), work, work + n, work + 2 * n, &err)) cs_py_raise(&err);
+    else {
+        npy_intp d = n;
+        out = PyArray_SimpleNew(1, &d, NPY_CDOUBLE);
+        if (out) {
+            double *z = PyArray_DATA((PyArrayObject *)out);
+            for (int i = 0; i < n; i++) { z[2 * i] = work[i]; z[2 * i + 1] = work[n + i]; }
+        }
+    }
+    free(work);
+    Py_DECREF(A);
+    return out;
+}
+
 PyMethodDef cs_py_linalg_methods[] = {
+    {"eigvals", py_eigvals, METH_VARARGS, "eigvals(A) -> complex eigenvalues (balanced Hessenberg QR)."},
     {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
      "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},
