@@ -36,3 +36,17 @@ def test_expm_matches_scipy():
             A = rng.normal(size=(n, n)) * s
             R = sl.expm(A)
             assert np.max(np.abs(_core.expm(A) - R)) <= 1e-12 * max(1.0, np.max(np.abs(R)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 16, 17, 40])
+def test_solve_paths_match_numpy(n):
+    """Small systems use our partial-pivoting LU, larger ones LAPACK's dgesv: both must agree with NumPy."""
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, n))
+    A[0, 0] = 1e-14  # forces pivoting
+    B = rng.normal(size=(n, 3))
+    X = np.linalg.solve(A, B)
+    ours = _core.solve(A, B)
+    assert np.max(np.abs(ours - X)) <= 1e-10 * max(1.0, np.max(np.abs(X)))
+    with pytest.raises(ArithmeticError, match="singular"):
+        _core.solve(np.zeros((n, n)), B)

@@ -71,8 +71,51 @@ int cs_all_finite(size_t n, const double *a) {
     return 1;
 }
 
+/* Gaussian elimination with partial pivoting on row-major A (n x n, copied to work) and B (n x nrhs, in place).
+ * For the tiny systems of the exponential's Pade solve (n <= 16) LAPACK's dgesv spends most of its time in block-size
+ * queries; this is the same algorithm (dgetf2's unblocked LU) without them. */
+static int small_solve(int n, int nrhs, const double *A, double *B, double *work, cs_err *err) {
+    double *LU = work;
+    memcpy(LU, A, sizeof(double) * (size_t)n * n);
+    for (int k = 0; k < n; k++) {
+        int piv = k;
+        double best = fabs(LU[(size_t)k * n + k]);
+        for (int i = k + 1; i < n; i++) {
+            double v = fabs(LU[(size_t)i * n + k]);
+            if (v > best) { best = v; piv = i; }
+        }
+        if (best == 0.0 || !isfinite(best))
+            return cs_fail(err, CS_ERR_LINALG, "singular matrix in linear solve (pivot %d is zero)", k + 1);
+        if (piv != k) {
+            for (int j = 0; j < n; j++) {
+                double t = LU[(size_t)k * n + j]; LU[(size_t)k * n + j] = LU[(size_t)piv * n + j]; LU[(size_t)piv * n + j] = t;
+            }
+            for (int j = 0; j < nrhs; j++) {
+                double t = B[(size_t)k * nrhs + j]; B[(size_t)k * nrhs + j] = B[(size_t)piv * nrhs + j]; B[(size_t)piv * nrhs + j] = t;
+            }
+        }
+        const double inv = 1.0 / LU[(size_t)k * n + k];
+        for (int i = k + 1; i < n; i++) {
+            const double f = LU[(size_t)i * n + k] * inv;
+            if (f == 0.0) continue;
+            for (int j = k + 1; j < n; j++) LU[(size_t)i * n + j] -= f * LU[(size_t)k * n + j];
+            for (int j = 0; j < nrhs; j++) B[(size_t)i * nrhs + j] -= f * B[(size_t)k * nrhs + j];
+        }
+    }
+    for (int k = n - 1; k >= 0; k--) { /* back substitution */
+        const double inv = 1.0 / LU[(size_t)k * n + k];
+        for (int j = 0; j < nrhs; j++) {
+            double v = B[(size_t)k * nrhs + j];
+            for (int q = k + 1; q < n; q++) v -= LU[(size_t)k * n + q] * B[(size_t)q * nrhs + j];
+            B[(size_t)k * nrhs + j] = v * inv;
+        }
+    }
+    return CS_OK;
+}
+
 int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
+    if (n <= 16) return small_solve(n, nrhs, A, B, work, err);
     double *Ac = work, *Bc = work + (size_t)n * n;
     cs_transpose(n, n, A, Ac);       /* column-major copy of A */
     cs_transpose(n, nrhs, B, Bc);    /* column-major copy of B */

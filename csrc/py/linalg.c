@@ -92,7 +92,36 @@ static PyObject *py_eigvals(PyObject *self, PyObject *args) {
     return out;
 }
 
+static PyObject *py_solve(PyObject *self, PyObject *args) {
+    PyObject *oA, *oB;
+    if (!PyArg_ParseTuple(args, "OO:solve", &oA, &oB)) return NULL;
+    npy_intp dA[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(oA, "A", 2, dA, 1);
+    if (!A) return NULL;
+    int n = (int)PyArray_DIM(A, 0);
+    npy_intp dB[2] = {n, -1};
+    PyArrayObject *B = PyArray_DIM(A, 1) == n ? cs_py_darray(oB, "B", 2, dB, 1) : NULL;
+    if (!B) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "A: must be square");
+        Py_DECREF(A);
+        return NULL;
+    }
+    int nrhs = (int)PyArray_DIM(B, 1);
+    PyObject *X = cs_py_mat(n, nrhs, PyArray_DATA(B));
+    double *work = malloc(sizeof(double) * ((size_t)n * n + (size_t)n * nrhs + 1));
+    int *ipiv = malloc(sizeof(int) * ((size_t)n + 1));
+    cs_err err = {0};
+    if (!X || !work || !ipiv) { Py_XDECREF(X); X = PyErr_NoMemory(); }
+    else if (cs_solve(n, nrhs, PyArray_DATA(A), PyArray_DATA((PyArrayObject *)X), work, ipiv, &err)) {
+        Py_DECREF(X);
+        X = cs_py_raise(&err);
+    }
+    free(work); free(ipiv); Py_DECREF(A); Py_DECREF(B);
+    return X;
+}
+
 PyMethodDef cs_py_linalg_methods[] = {
+    {"solve", py_solve, METH_VARARGS, "solve(A, B) -> A^{-1} B (partial-pivoting LU; LAPACK dgesv above n = 16)."},
     {"eigvals", py_eigvals, METH_VARARGS, "eigvals(A) -> complex eigenvalues (balanced Hessenberg QR)."},
     {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
