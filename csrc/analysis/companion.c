@@ -189,6 +189,26 @@ static inline void axpy(int n, double c, const double *src, double *row) {
     for (int q = 0; q < n; q++) row[q] += c * src[q];
 }
 
+/* I - D L (n_y x n_y) of the algebraic coupling loop y = C x + D (L y + r); returns 1 if any D is non-zero. */
+static int loop_matrix(const cs_amp_plan *p, const double *pack, double *ImDL) {
+    const int nyt = p->nyt;
+    const double *L = pack + p->offL;
+    int feedthrough = 0;
+    cs_eye(nyt, ImDL);
+    for (int i = 0; i < p->nsub; i++) {
+        const double *D = pack + p->offD[i];
+        for (int a = 0; a < p->ny[i]; a++)
+            for (int b = 0; b < p->nu[i]; b++) {
+                const double d = D[(size_t)a * p->nu[i] + b];
+                if (d == 0.0) continue;
+                feedthrough = 1;
+                const int ga = p->yoff[i] + a, gb = p->uoff[i] + b;
+                for (int j = 0; j < nyt; j++) ImDL[(size_t)ga * nyt + j] -= d * L[(size_t)gb * nyt + j];
+            }
+    }
+    return feedthrough;
+}
+
 int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
                   cs_err *err) {
     if (!(H > 0.0) || !isfinite(H)) return cs_fail(err, CS_ERR_ARG, "H: must be a finite positive number, got %g", H);
@@ -277,7 +297,7 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
     if (p->update == CS_UPDATE_CONSISTENT && feedthrough) {
         /* (I - D L) y = C x(T_{N+1}) + D r   (kraft2021 eq. 2.22: the algebraic loop solved at T_{N+1}) */
         memset(w->Yn, 0, sizeof(double) * (size_t)nyt * cols);
-        cs_eye(nyt, w->ImDL);
+        loop_matrix(p, pack, w->ImDL);
         for (int i = 0; i < p->nsub; i++) {
             const double *C = pack + p->offC[i], *D = pack + p->offD[i];
             const int nx = p->nx[i], nu = p->nu[i];
@@ -291,9 +311,7 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
                 for (int b = 0; b < nu; b++) {
                     const double d = D[(size_t)a * nu + b];
                     if (d == 0.0) continue;
-                    const int gb = p->uoff[i] + b;
-                    row[dim] += d * r[gb];
-                    for (int j = 0; j < nyt; j++) w->ImDL[(size_t)ga * nyt + j] -= d * L[(size_t)gb * nyt + j];
+                    row[dim] += d * r[p->uoff[i] + b];
                 }
             }
         }
@@ -325,27 +343,15 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
 
 /* Y = (I - D L)^{-1} C (n_y x n_x, row-major): consistent outputs as a function of the states. */
 static int output_map(const cs_amp_plan *p, const double *pack, cs_amp_work *w, cs_err *err) {
-    const int nyt = p->nyt, nxt = p->nxt, nut = p->nut;
-    const double *L = pack + p->offL;
-    int feedthrough = 0;
+    const int nyt = p->nyt, nxt = p->nxt;
     memset(w->Yx, 0, sizeof(double) * (size_t)nyt * nxt);
-    cs_eye(nyt, w->ImDL);
     for (int i = 0; i < p->nsub; i++) {
-        const double *C = pack + p->offC[i], *D = pack + p->offD[i];
-        for (int a = 0; a < p->ny[i]; a++) {
-            const int ga = p->yoff[i] + a;
-            for (int b = 0; b < p->nx[i]; b++) w->Yx[(size_t)ga * nxt + p->xoff[i] + b] = C[(size_t)a * p->nx[i] + b];
-            for (int b = 0; b < p->nu[i]; b++) {
-                const double d = D[(size_t)a * p->nu[i] + b];
-                if (d == 0.0) continue;
-                feedthrough = 1;
-                const int gb = p->uoff[i] + b;
-                for (int j = 0; j < nyt; j++) w->ImDL[(size_t)ga * nyt + j] -= d * L[(size_t)gb * nyt + j];
-            }
-        }
+        const double *C = pack + p->offC[i];
+        for (int a = 0; a < p->ny[i]; a++)
+            for (int b = 0; b < p->nx[i]; b++)
+                w->Yx[(size_t)(p->yoff[i] + a) * nxt + p->xoff[i] + b] = C[(size_t)a * p->nx[i] + b];
     }
-    (void)nut;
-    if (feedthrough && cs_solve(nyt, nxt, w->ImDL, w->Yx, w->solve, w->ipiv, err))
+    if (loop_matrix(p, pack, w->ImDL) && cs_solve(nyt, nxt, w->ImDL, w->Yx, w->solve, w->ipiv, err))
         return cs_fail(err, CS_ERR_ARG, "system: the algebraic loop I - D L is singular (ill-posed coupling)");
     return CS_OK;
 }
