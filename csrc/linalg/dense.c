@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "linalg/eig_small.h"
 #include "linalg/lapack.h"
 
 void cs_matmul(int m, int n, int k, double alpha, const double *A, const double *B, double beta, double *C) {
@@ -130,10 +131,10 @@ int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipi
 
 int cs_eig_work_size(int n) { return n * n + 6 * n + 16; }
 
-/* Eigenvalues only. dgeev's path for n < 75 is dgebal + dgehrd (unblocked dgehd2 at this size) + dhseqr
- * (dlahqr at this size); for the tiny matrices of the stability maps the driver overhead (ilaenv/lsame queries)
- * costs as much as the arithmetic, so small matrices call those building blocks directly. */
-int cs_eigvals(int n, const double *A, double *wr, double *wi, double *work, cs_err *err) {
+/* LAPACK path (any n). dgeev's path for n < 75 is dgebal + dgehrd (unblocked dgehd2 at this size) + dhseqr
+ * (dlahqr at this size); below 16 those building blocks are called directly to skip the driver's
+ * ilaenv/lsame queries. */
+int cs_eigvals_lapack(int n, const double *A, double *wr, double *wi, double *work, cs_err *err) {
     if (n == 0) return CS_OK;
     double *Ac = work, *w = work + (size_t)n * n;
     int info = 0;
@@ -158,6 +159,16 @@ int cs_eigvals(int n, const double *A, double *wr, double *wi, double *work, cs_
     dgeev_(&nv, &nv, &n, Ac, &n, wr, wi, NULL, &one, NULL, &one, w, &lwork, &info);
     if (info != 0) return cs_fail(err, CS_ERR_LINALG, "dgeev failed (info = %d)", info);
     return CS_OK;
+}
+
+/* Small matrices go to the plain-C kernel of eig_small.c (no LAPACK/BLAS call overhead); in the rare case that
+ * its QR iteration hits the iteration cap, LAPACK (its own shifts and cap) gets the matrix. */
+int cs_eigvals(int n, const double *A, double *wr, double *wi, double *work, cs_err *err) {
+    if (n <= CS_EIG_SMALL_MAXN) {
+        const int rc = cs_eigvals_small(n, A, wr, wi, work, 0, err);
+        if (rc != CS_EIG_NOCONV) return rc;
+    }
+    return cs_eigvals_lapack(n, A, wr, wi, work, err);
 }
 
 int cs_spectral_radius(int n, const double *A, double *rho, double *work, cs_err *err) {
