@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "linalg/dense.h"
+#include "linalg/eig_small.h"
 #include "linalg/expm.h"
 
 static PyObject *py_expm(PyObject *self, PyObject *args) {
@@ -66,9 +67,17 @@ done:
     return out;
 }
 
-static PyObject *py_eigvals(PyObject *self, PyObject *args) {
+/* eigvals(A, method="auto", maxit=0): method "small" runs only the plain-C kernel (maxit caps its QR sweeps per
+ * deflation; non-convergence raises ArithmeticError instead of falling back), "lapack" only the LAPACK path. For
+ * tests and benchmarks; the library itself always goes through cs_eigvals ("auto"). */
+static PyObject *py_eigvals(PyObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"A", "method", "maxit", NULL};
     PyObject *obj;
-    if (!PyArg_ParseTuple(args, "O:eigvals", &obj)) return NULL;
+    const char *method = "auto";
+    int maxit = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|si:eigvals", kwlist, &obj, &method, &maxit)) return NULL;
+    const int m = !strcmp(method, "auto") ? 0 : !strcmp(method, "small") ? 1 : !strcmp(method, "lapack") ? 2 : -1;
+    if (m < 0) return PyErr_Format(PyExc_ValueError, "method: expected 'auto', 'small' or 'lapack', got '%s'", method);
     npy_intp dims[2] = {-1, -1};
     PyArrayObject *A = cs_py_darray(obj, "A", 2, dims, 1);
     if (!A) return NULL;
@@ -78,13 +87,21 @@ static PyObject *py_eigvals(PyObject *self, PyObject *args) {
     PyObject *out = NULL;
     cs_err err = {0};
     if (!work) { Py_DECREF(A); return PyErr_NoMemory(); }
-    if (cs_eigvals(n, PyArray_DATA(A), work, work + n, work + 2 * n, &err)) cs_py_raise(&err);
+    double *wr = work, *wi = work + n, *ws = work + 2 * n;
+    int rc;
+    if (m == 0) rc = cs_eigvals(n, PyArray_DATA(A), wr, wi, ws, &err);
+    else if (m == 2) rc = cs_eigvals_lapack(n, PyArray_DATA(A), wr, wi, ws, &err);
+    else {
+        rc = cs_eigvals_small(n, PyArray_DATA(A), wr, wi, ws, maxit, &err);
+        if (rc == CS_EIG_NOCONV) rc = cs_fail(&err, CS_ERR_LINALG, "eigenvalues: QR iteration did not converge");
+    }
+    if (rc) cs_py_raise(&err);
     else {
         npy_intp d = n;
         out = PyArray_SimpleNew(1, &d, NPY_CDOUBLE);
         if (out) {
             double *z = PyArray_DATA((PyArrayObject *)out);
-            for (int i = 0; i < n; i++) { z[2 * i] = work[i]; z[2 * i + 1] = work[n + i]; }
+            for (int i = 0; i < n; i++) { z[2 * i] = wr[i]; z[2 * i + 1] = wi[i]; }
         }
     }
     free(work);
@@ -122,7 +139,10 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
 
 PyMethodDef cs_py_linalg_methods[] = {
     {"solve", py_solve, METH_VARARGS, "solve(A, B) -> A^{-1} B (partial-pivoting LU; LAPACK dgesv above n = 16)."},
-    {"eigvals", py_eigvals, METH_VARARGS, "eigvals(A) -> complex eigenvalues (balanced Hessenberg QR)."},
+    {"eigvals", (PyCFunction)(void (*)(void))py_eigvals, METH_VARARGS | METH_KEYWORDS,
+     "eigvals(A, method='auto', maxit=0) -> complex eigenvalues (balanced Hessenberg QR).\n"
+     "method 'small': plain-C kernel only (maxit: QR sweeps per deflation, 0 = default; raises ArithmeticError if\n"
+     "it does not converge); 'lapack': LAPACK path only; 'auto': what the library uses."},
     {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
      "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},
