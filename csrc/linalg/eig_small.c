@@ -54,7 +54,7 @@ static void eig2x2(double a, double b, double c, double d, double *r1, double *i
     }
 }
 
-/* 2^k for |k| <= 1001 (used only for the balancing factors, exact powers of 2) */
+/* 2^k for |k| <= 1022 (used only for the balancing factors, exact powers of 2) */
 static double pow2(int k) {
     const uint64_t bits = (uint64_t)(k + 1023) << 52;
     double f;
@@ -69,6 +69,41 @@ static int exponent_of(double v) {
     return (int)((bits >> 52) & 0x7ff) - 1023;
 }
 
+/* Permutation step of balancing (isolating eigenvalues): an index whose row or column has no non-zero entry off
+ * the diagonal within the active indices carries the eigenvalue h_ii, exactly; a symmetric permutation would move
+ * it to the bottom (row) or top (column) of a block triangular form. Such indices are removed until none is left
+ * (LAPACK's dgebal does the same with row and column exchanges). Triangular matrices, and triangular up to a
+ * permutation, thus get their diagonal as eigenvalues exactly, also when it has multiple (defective) values
+ * that QR would smear out to ~eps^(1/k). The removed eigenvalues go to wr/wi[m..n-1]; H is compacted in place to
+ * the active m x m submatrix (row-major, stride m). Returns m. Costs O(n) for a dense matrix. */
+static int isolate(int n, double *H, double *wr, double *wi) {
+    int m = n;
+    for (int changed = 1; changed && m > 1;) {
+        changed = 0;
+        for (int a = 0; a < m; a++) {
+            int zr = 1, zc = 1;
+            for (int b = 0; b < m && (zr || zc); b++) {
+                if (b == a) continue;
+                if (H[(size_t)a * m + b] != 0.0) zr = 0;
+                if (H[(size_t)b * m + a] != 0.0) zc = 0;
+            }
+            if (!zr && !zc) continue;
+            wr[m - 1] = H[(size_t)a * m + a];
+            wi[m - 1] = 0.0;
+            size_t k = 0; /* remove row and column a; forward copy is safe: destination <= source */
+            for (int i = 0; i < m; i++) {
+                if (i == a) continue;
+                for (int j = 0; j < m; j++)
+                    if (j != a) H[k++] = H[(size_t)i * m + j];
+            }
+            m--;
+            changed = 1;
+            break;
+        }
+    }
+    return m;
+}
+
 /* Parlett-Reinsch balancing (diagonal scaling only; the permutation step that isolates eigenvalues is left out:
  * the stability maps deflate zero rows/columns before calling).
  * Finds D = diag(d), d_i powers of 2, and replaces H by D^-1 H D (a similarity: eigenvalues unchanged; exact, since
@@ -80,6 +115,7 @@ static int exponent_of(double v) {
  * ||H|| by orders of magnitude, and with it the error of the small eigenvalues.
  * While iterating only d changes (the sums are formed with it); the matrix is scaled once at the end instead of a
  * row and a column per accepted step. d, dinv: n doubles each (d and 1/d). */
+#define DEXP_MAX 960
 static void balance(int n, double *H, double *d, double *dinv) {
     for (int i = 0; i < n; i++) d[i] = dinv[i] = 1.0;
     int changed = 0;
@@ -92,10 +128,11 @@ static void balance(int n, double *H, double *d, double *dinv) {
         quiet++;
         if (!(C > 0.0 && R > 0.0 && C < DBL_MAX && R < DBL_MAX)) continue;
         /* new d_i = 2^m with d_i^2 C in [R/2, 2R): m = floor(log2(R/C) / 2) from the exponents (no division),
-         * then at most one step up; |m| <= 300 keeps every d_j / d_i a normal number */
+         * then at most one step up. |m| <= DEXP_MAX (as LAPACK's dgebal, which keeps its factors within about
+         * 2^+-970) keeps d_i and 1/d_i normal numbers. */
         int m = (exponent_of(R) - exponent_of(C)) >> 1; /* arithmetic shift: floor */
-        m = m > 299 ? 299 : m < -300 ? -300 : m;
-        m += C * pow2(2 * m) < 0.5 * R; /* no branch: this one is unpredictable */
+        m = m > DEXP_MAX - 1 ? DEXP_MAX - 1 : m < -DEXP_MAX ? -DEXP_MAX : m;
+        m += (C * pow2(m)) * pow2(m) < 0.5 * R; /* no branch: this one is unpredictable */
         const double dn = pow2(m), dninv = pow2(-m);
         if (dn * C + R * dninv >= 0.95 * (d[i] * C + R * dinv[i])) continue;
         d[i] = dn;
@@ -106,8 +143,14 @@ static void balance(int n, double *H, double *d, double *dinv) {
     if (!changed) return;
     for (int i = 0; i < n; i++) {
         double *row = H + (size_t)i * n;
-        const double di = dinv[i];
-        for (int j = 0; j < n; j++) row[j] *= di * d[j]; /* a power of 2: exact */
+        const int mi = exponent_of(d[i]);
+        for (int j = 0; j < n; j++) {
+            /* h_ij d_j / d_i: multiplying by powers of 2 is exact (unless the result is subnormal); a factor
+             * beyond the double range is applied in two halves */
+            const int e = exponent_of(d[j]) - mi;
+            if (e >= -1000 && e <= 1000) row[j] *= pow2(e);
+            else row[j] = row[j] * pow2(e / 2) * pow2(e - e / 2);
+        }
     }
 }
 
@@ -275,30 +318,33 @@ static int francis(int n, double *H, double *wr, double *wi, int maxit) {
                 eps * fabs(x) * (fabs(HH(m - 1, m - 1)) + fabs(HH(m, m)) + fabs(HH(m + 1, m + 1))))
                 break;
         }
+        /* entries within a few ulp of overflow (|h| ~ 1e308) can overflow in the sweeps: give up at once rather
+         * than iterate on NaN up to maxit (the caller falls back to LAPACK) */
+        if (!(isfinite(x) && isfinite(y) && isfinite(z))) return CS_EIG_NOCONV;
 
         for (int k = m; k < hi; k++) {
             const int three = k + 2 <= hi; /* (x, y, z) = H[k..k+2, k-1] for k > m, from the previous step */
-            /* Householder reflector P = I - u t^T with P (x, y, z)^T = (beta, 0, 0)^T, beta = -sign(x) ||(x,y,z)||:
-             * u = (x - beta, y, z) and t = u / (||.|| (||.|| + |x|)) (= 2 u / u^T u); u_0 = x - beta adds two
-             * numbers of the same sign. Applied as q = u^T h, h -= q t. Unnormalised (no u_0 = 1 scaling), so the
-             * products with u need no division and overlap with the one division for t. */
+            /* Householder reflector P = I - u t^T with P (x, y, z)^T = (beta, 0, 0)^T, beta = -sign(x) ||(x,y,z)||,
+             * u = (1, u1, u2) = (x - beta, y, z) / (x - beta) (x - beta adds two numbers of the same sign) and
+             * t = tau u, tau = (beta - x) / beta. Applied as q = u^T h, h -= q t. */
             const double ssq = x * x + y * y + z * z;
-            double beta, u0, u1 = y, u2 = z, t1, t2, t3;
-            if (ssq > SSQ_LO && ssq < SSQ_HI) { /* no overflow or underflow in ssq and in the products below */
+            double beta, u1, u2, t1, t2, t3;
+            if (ssq > SSQ_LO && ssq < SSQ_HI) { /* |x - beta| >= nrm > 2^-480: reciprocals are safe */
                 const double nrm = sqrt(ssq);
                 beta = x < 0.0 ? nrm : -nrm;
-                u0 = x - beta;
-                const double c = 1.0 / (ssq + nrm * fabs(x));
-                t1 = c * u0;
-                t2 = c * y;
-                t3 = c * z;
-            } else { /* tiny or huge entries: normalise u_0 = 1, tau = -u_0 / beta */
+                const double v0 = x - beta;
+                const double rv = 1.0 / v0;
+                u1 = y * rv;
+                u2 = z * rv;
+                t1 = -v0 / beta;
+                t2 = t1 * u1;
+                t3 = t1 * u2;
+            } else { /* tiny or huge entries */
                 const double v3[3] = {x, y, z};
                 const double nrm = norm_from_ssq(v3, 3, ssq);
                 if (nrm == 0.0) continue; /* nothing to annihilate */
                 beta = x < 0.0 ? nrm : -nrm;
                 const double v0 = x - beta;
-                u0 = 1.0;
                 u1 = y / v0;
                 u2 = z / v0;
                 t1 = -v0 / beta;
@@ -318,44 +364,46 @@ static int francis(int n, double *H, double *wr, double *wi, int maxit) {
             const int iend = k + 3 < hi ? k + 3 : hi;
             if (three) {
                 double *r2 = &HH(k + 2, 0);
-                /* The next step's (x, y, z) = H[k+1..k+3, k] after this step, computed from the 3x3 block
-                 * B = H[k..k+2, k..k+2] as (P B P)[1..2, 0] = B[., 0] - t_i (u^T B)_0 - (B u)_i t_0
-                 * + t_i t_0 (u^T B u), and -t_0 u_2 H[k+3, k+2] (row k+3 is zero left of column k+2). Same values
-                 * as the updates below up to rounding, but a shallower chain of dependent operations: that chain,
-                 * not the flop count, bounds the speed of a sweep on small matrices. */
-                const double b00 = r0[k], b01 = r0[k + 1], b02 = r0[k + 2];
-                const double b10 = r1[k], b11 = r1[k + 1], b12 = r1[k + 2];
-                const double b20 = r2[k], b21 = r2[k + 1], b22 = r2[k + 2];
-                const double h3 = k + 3 <= hi ? HH(k + 3, k + 2) : 0.0;
-                const double a0 = u0 * b00 + (u1 * b10 + u2 * b20);
-                const double bu0 = b00 * u0 + (b01 * u1 + b02 * u2), bu1 = b10 * u0 + (b11 * u1 + b12 * u2);
-                const double bu2 = b20 * u0 + (b21 * u1 + b22 * u2);
-                const double ubu = u0 * bu0 + u1 * bu1 + u2 * bu2;
                 for (int j = k; j <= hi; j++) { /* P from the left, window columns */
-                    const double q = u0 * r0[j] + u1 * r1[j] + u2 * r2[j];
+                    const double q = r0[j] + u1 * r1[j] + u2 * r2[j];
                     r0[j] -= q * t1;
                     r1[j] -= q * t2;
                     r2[j] -= q * t3;
                 }
-                for (int i = l; i <= iend; i++) { /* P from the right, window rows reached by the bulge */
+                /* P from the right, window rows reached by the bulge. Rows k+1..k+3 first: their column k is the
+                 * next step's (x, y, z), kept in registers (this chain of steps is what limits the speed). */
+                double q = r1[k] + u1 * r1[k + 1] + u2 * r1[k + 2];
+                x = r1[k] -= q * t1;
+                r1[k + 1] -= q * t2;
+                r1[k + 2] -= q * t3;
+                q = r2[k] + u1 * r2[k + 1] + u2 * r2[k + 2];
+                y = r2[k] -= q * t1;
+                r2[k + 1] -= q * t2;
+                r2[k + 2] -= q * t3;
+                z = 0.0;
+                if (k + 3 <= hi) {
+                    double *row = &HH(k + 3, k);
+                    q = row[0] + u1 * row[1] + u2 * row[2];
+                    z = row[0] -= q * t1;
+                    row[1] -= q * t2;
+                    row[2] -= q * t3;
+                }
+                for (int i = l; i <= k; i++) {
                     double *row = &HH(i, k);
-                    const double q = u0 * row[0] + u1 * row[1] + u2 * row[2];
+                    q = row[0] + u1 * row[1] + u2 * row[2];
                     row[0] -= q * t1;
                     row[1] -= q * t2;
                     row[2] -= q * t3;
                 }
-                x = (b10 - t2 * a0) - t1 * bu1 + (t1 * t2) * ubu;
-                y = (b20 - t3 * a0) - t1 * bu2 + (t1 * t3) * ubu;
-                z = -(t1 * u2) * h3;
             } else {
                 for (int j = k; j <= hi; j++) { /* last step: 2x2 reflector on rows hi-1, hi */
-                    const double q = u0 * r0[j] + u1 * r1[j];
+                    const double q = r0[j] + u1 * r1[j];
                     r0[j] -= q * t1;
                     r1[j] -= q * t2;
                 }
                 for (int i = l; i <= iend; i++) {
                     double *row = &HH(i, k);
-                    const double q = u0 * row[0] + u1 * row[1];
+                    const double q = row[0] + u1 * row[1];
                     row[0] -= q * t1;
                     row[1] -= q * t2;
                 }
@@ -377,7 +425,10 @@ int cs_eigvals_small(int n, const double *A, double *wr, double *wi, double *wor
         H[i] = A[i];
     }
     if (maxit <= 0) maxit = 30 * (n > 10 ? n : 10);
-    balance(n, H, u, w);
-    hessenberg(n, H, u, w);
-    return francis(n, H, wr, wi, maxit);
+    const int m = isolate(n, H, wr, wi);
+    if (m == 1) { wr[0] = H[0]; wi[0] = 0.0; }
+    if (m <= 1) return CS_OK;
+    balance(m, H, u, w);
+    hessenberg(m, H, u, w);
+    return francis(m, H, wr, wi, maxit);
 }
