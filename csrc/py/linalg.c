@@ -109,6 +109,26 @@ static PyObject *py_eigvals(PyObject *self, PyObject *args, PyObject *kwds) {
     return out;
 }
 
+static PyObject *py_spectral_radius(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "O:spectral_radius", &obj)) return NULL;
+    npy_intp dims[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(obj, "A", 2, dims, 1);
+    if (!A) return NULL;
+    int n = (int)PyArray_DIM(A, 0);
+    if (PyArray_DIM(A, 1) != n) { Py_DECREF(A); return PyErr_Format(PyExc_ValueError, "A: must be square"); }
+    double *work = malloc(sizeof(double) * (2 * (size_t)n + (size_t)cs_eig_work_size(n) + 1));
+    double rho = 0.0;
+    PyObject *out = NULL;
+    cs_err err = {0};
+    if (!work) { Py_DECREF(A); return PyErr_NoMemory(); }
+    if (cs_spectral_radius(n, PyArray_DATA(A), &rho, work, &err)) cs_py_raise(&err);
+    else out = PyFloat_FromDouble(rho);
+    free(work);
+    Py_DECREF(A);
+    return out;
+}
+
 static PyObject *py_solve(PyObject *self, PyObject *args) {
     PyObject *oA, *oB;
     if (!PyArg_ParseTuple(args, "OO:solve", &oA, &oB)) return NULL;
@@ -143,6 +163,7 @@ PyMethodDef cs_py_linalg_methods[] = {
      "eigvals(A, method='auto', maxit=0) -> complex eigenvalues (balanced Hessenberg QR).\n"
      "method 'small': plain-C kernel only (maxit: QR sweeps per deflation, 0 = default; raises ArithmeticError if\n"
      "it does not converge); 'lapack': LAPACK path only; 'auto': what the library uses."},
+    {"spectral_radius", py_spectral_radius, METH_VARARGS, "spectral_radius(A) -> max |lambda_i| (cs_spectral_radius)."},
     {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
      "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},
