@@ -50,3 +50,247 @@ def test_solve_paths_match_numpy(n):
     assert np.max(np.abs(ours - X)) <= 1e-10 * max(1.0, np.max(np.abs(X)))
     with pytest.raises(ArithmeticError, match="singular"):
         _core.solve(np.zeros((n, n)), B)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Small-matrix eigenvalue kernel (csrc/linalg/eig_small.c: balancing, Householder Hessenberg, Francis double-shift
+# QR). _core.eigvals(A, "small") runs the kernel alone, "lapack" the LAPACK path alone, the default what the
+# library uses (the kernel up to n = 32, LAPACK above or when the kernel does not converge).
+from scipy.optimize import linear_sum_assignment  # noqa: E402
+
+EPS = np.finfo(float).eps
+
+
+def _dist(a, b):
+    """Largest distance between two lists of eigenvalues paired one-to-one optimally (sorting would mis-pair
+    eigenvalues whose real parts differ only by rounding)."""
+    a, b = np.asarray(a, complex), np.asarray(b, complex)
+    assert a.shape == b.shape
+    if a.size == 0:
+        return 0.0
+    cost = np.abs(a[:, None] - b[None, :])
+    i, j = linear_sum_assignment(cost)
+    return float(cost[i, j].max())
+
+
+def _companion(roots):
+    """Companion matrix (first row -c_1..-c_n, ones on the subdiagonal) of the monic polynomial with these roots."""
+    c = np.poly(roots).real
+    n = len(roots)
+    C = np.zeros((n, n))
+    C[0] = -c[1:]
+    C[np.arange(1, n), np.arange(n - 1)] = 1.0
+    return C
+
+
+def _roots(rng, n):
+    """n distinct roots: real ones and complex-conjugate pairs with moduli in [0.2, 3]."""
+    npairs = int(rng.integers(0, n // 2 + 1))
+    r = list(rng.uniform(0.2, 3.0, n - 2 * npairs) * rng.choice([-1.0, 1.0], n - 2 * npairs))
+    for _ in range(npairs):
+        z = rng.uniform(0.2, 3.0) * np.exp(1j * rng.uniform(0.1, np.pi - 0.1))
+        r += [z, np.conj(z)]
+    return np.array(r, complex)
+
+
+def test_eig_small_random_matrices_match_numpy():
+    """3600 dense and sparse random matrices, n = 1..12, three magnitudes: error <= 1e-10 ||A||."""
+    rng = np.random.default_rng(20261122)
+    for n in range(1, 13):
+        for k in range(300):
+            A = rng.normal(size=(n, n)) * (1e-3, 1.0, 1e4)[k % 3]
+            if k % 2:
+                A[rng.random((n, n)) < 0.4] = 0.0
+            ours = _core.eigvals(A, "small")
+            assert _dist(ours, np.linalg.eigvals(A)) <= 1e-10 * np.linalg.norm(A), (n, k)
+            np.testing.assert_array_equal(_core.eigvals(A), ours)  # the library path is the kernel here
+
+
+@pytest.mark.parametrize("n", [13, 16, 20, 25, 32])
+def test_eig_small_up_to_threshold(n):
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        A = rng.normal(size=(n, n))
+        assert _dist(_core.eigvals(A, "small"), np.linalg.eigvals(A)) <= 1e-10 * np.linalg.norm(A)
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 25, 33, 40])
+def test_eigvals_lapack_path_matches_numpy(n):
+    """The LAPACK path (fallback, and n > 32) stays tested now that small matrices no longer take it."""
+    rng = np.random.default_rng(100 + n)
+    A = rng.normal(size=(n, n))
+    ref = np.linalg.eigvals(A)
+    assert _dist(_core.eigvals(A, "lapack"), ref) <= 1e-10 * np.linalg.norm(A)
+    assert _dist(_core.eigvals(A), ref) <= 1e-10 * np.linalg.norm(A)
+
+
+@pytest.mark.parametrize("spread", [4.5, 9.0])
+def test_eig_small_badly_scaled_similarity(spread):
+    """D A D^-1 with d_i = 10^U(-spread, spread): entries span 1e-9..1e9 (spread 4.5) or 1e-18..1e18, eigenvalues
+    are those of A. Without balancing the error would be ~eps ||D A D^-1||, i.e. up to 1e2 ||A||."""
+    rng = np.random.default_rng(int(spread * 10))
+    for n in range(2, 13):
+        for _ in range(100):
+            A = rng.normal(size=(n, n))
+            d = 10.0 ** rng.uniform(-spread, spread, n)
+            S = A * d[:, None] / d[None, :]
+            assert _dist(_core.eigvals(S, "small"), np.linalg.eigvals(A)) <= 1e-10 * np.linalg.norm(A)
+
+
+def test_eig_small_companion_known_roots():
+    """Companion matrices of polynomials with known distinct roots (real and complex pairs), n = 2..12. Root
+    finding through the companion matrix is ill-conditioned for the higher degrees: the bound is 1e-7 relative
+    (NumPy/LAPACK reach 3e-9 at worst on these; the kernel's errors are of the same size, see
+    benchmarks/README.md), and 1e-12 up to degree 6."""
+    rng = np.random.default_rng(7)
+    for n in range(2, 13):
+        for _ in range(30):
+            r = _roots(rng, n)
+            err = _dist(_core.eigvals(_companion(r), "small"), r) / np.abs(r).max()
+            assert err <= (1e-12 if n <= 6 else 1e-7), (n, err)
+
+
+@pytest.mark.parametrize("roots, mult", [
+    ([1, 1, -0.5, 0.3 + 0.4j, 0.3 - 0.4j], 2),
+    ([1j, 1j, -1j, -1j, 0.7], 2),
+    ([2, 2, 2, -1], 3),
+    ([0.5, 0.5, 0.5, 0.5, -2, 1.5], 4),
+])
+def test_eig_small_companion_multiple_roots(roots, mult):
+    """A root of multiplicity m moves by ~(eps)^(1/m) under rounding: bound 10 (eps ||C||)^(1/m); the mean of the
+    cluster (a trace) stays accurate to 1e-12."""
+    r = np.array(roots, complex)
+    C = _companion(r)
+    ours = _core.eigvals(C, "small")
+    assert _dist(ours, r) <= 10 * (EPS * np.linalg.norm(C)) ** (1 / mult)
+    z = r[np.argmax(np.sum(np.abs(r[:, None] - r[None, :]) == 0, axis=1))]  # the multiple root
+    near = ours[np.argsort(np.abs(ours - z))[:mult]]
+    assert abs(near.mean() - z) <= 1e-12 * np.linalg.norm(C)
+
+
+def test_eig_small_exact_structures():
+    """Zero, diagonal and upper triangular matrices: the eigenvalues are the diagonal, exactly (balancing only
+    changes exponents off the diagonal, the Hessenberg and QR steps find nothing to do)."""
+    rng = np.random.default_rng(3)
+    for n in range(1, 13):
+        np.testing.assert_array_equal(_core.eigvals(np.zeros((n, n)), "small"), np.zeros(n))
+        d = rng.normal(size=n) * 10.0 ** rng.uniform(-5, 5, n)
+        for A in (np.diag(d), np.triu(rng.normal(size=(n, n)), 1) + np.diag(d)):
+            ours = _core.eigvals(A, "small")
+            np.testing.assert_array_equal(np.sort(ours.real), np.sort(d))
+            np.testing.assert_array_equal(ours.imag, 0.0)
+        J = 2.0 * np.eye(n) + np.diag(np.ones(n - 1), 1)  # Jordan block, upper triangular
+        np.testing.assert_array_equal(_core.eigvals(J, "small"), np.full(n, 2.0))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 12])
+def test_eig_small_jordan_block_dense(n):
+    """Q J Q^T for a Jordan block J (eigenvalue 2, multiplicity n): the computed eigenvalues form a circle of
+    radius ~(eps)^(1/n) around 2, and their mean (the trace / n) is accurate."""
+    rng = np.random.default_rng(n)
+    Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    A = Q @ (2.0 * np.eye(n) + np.diag(np.ones(n - 1), 1)) @ Q.T
+    ours = _core.eigvals(A, "small")
+    assert np.max(np.abs(ours - 2.0)) <= 10 * (EPS * np.linalg.norm(A)) ** (1 / n)
+    assert abs(ours.mean() - 2.0) <= 1e-13
+
+
+def test_eig_small_zero_subdiagonal_entries():
+    """Hessenberg matrices with exact zeros on the subdiagonal split into independent blocks."""
+    rng = np.random.default_rng(5)
+    for n in range(3, 13):
+        for _ in range(20):
+            H = np.triu(rng.normal(size=(n, n)), -1)
+            zeros = rng.choice(np.arange(1, n), size=rng.integers(1, n), replace=False)
+            H[zeros, zeros - 1] = 0.0
+            assert _dist(_core.eigvals(H, "small"), np.linalg.eigvals(H)) <= 1e-12 * np.linalg.norm(H)
+
+
+def test_eig_small_rotations_on_unit_circle():
+    rng = np.random.default_rng(11)
+    for th in np.linspace(0.0, np.pi, 25):
+        R = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+        ours = _core.eigvals(R, "small")
+        assert np.max(np.abs(np.abs(ours) - 1.0)) <= 1e-14
+        assert _dist(ours, [np.exp(1j * th), np.exp(-1j * th)]) <= 1e-14
+    for n in range(2, 13):  # orthogonal matrices Q B Q^T, B block diagonal with rotations (and +-1)
+        for _ in range(20):
+            B = np.zeros((n, n))
+            for i in range(0, n - 1, 2):
+                th = rng.uniform(0.0, np.pi)
+                B[i:i + 2, i:i + 2] = [[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]]
+            if n % 2:
+                B[-1, -1] = rng.choice([-1.0, 1.0])
+            Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+            assert np.max(np.abs(np.abs(_core.eigvals(Q @ B @ Q.T, "small")) - 1.0)) <= 1e-14
+
+
+@pytest.mark.parametrize("A, expected", [
+    ([[1e200, 1e200], [-1e200, 1e200]], [1e200 + 1e200j, 1e200 - 1e200j]),       # p^2 + bc would overflow
+    ([[1e-200, 1e-200], [-1e-200, 1e-200]], [1e-200 + 1e-200j, 1e-200 - 1e-200j]),  # ... underflow
+    ([[0.0, 1e150], [-1e-150, 0.0]], [1j, -1j]),
+    ([[1e-150, 1e150], [1e150, 1e-150]], [1e150, -1e150]),
+    ([[1e150, 1e150], [1e-150, 1e-150]], [1e150, 0.0]),
+    ([[3.0, 1e300], [1e-300, 3.0]], [4.0, 2.0]),
+])
+def test_eig_small_2x2_extreme_entries(A, expected):
+    ours = _core.eigvals(np.array(A), "small")
+    assert np.all(np.isfinite(ours))
+    assert _dist(ours, expected) <= 1e-14 * np.max(np.abs(expected))
+
+
+def test_eig_small_block_companion_shift_structure():
+    """The stability problems' shape: a dense top block row over identity blocks that shift the history
+    (X_{N+1} = (top X_N; y_N; y_{N-1}; ..)), with entries of mixed units (diagonal similarity 1e-9..1e9)."""
+    rng = np.random.default_rng(13)
+    for p, k in [(1, 4), (2, 2), (2, 3), (3, 2), (2, 4), (4, 2), (3, 3), (2, 5), (4, 3), (6, 2), (3, 4)]:
+        n = p * k
+        for _ in range(40):
+            M = np.zeros((n, n))
+            M[:p] = rng.normal(size=(p, n)) * 0.5
+            M[p:, :-p] = np.eye(n - p)
+            d = 10.0 ** rng.uniform(-4.5, 4.5, n)
+            S = M * d[:, None] / d[None, :]
+            assert _dist(_core.eigvals(S, "small"), np.linalg.eigvals(M)) <= 1e-10 * np.linalg.norm(M)
+
+
+def test_spectral_radius_matches_numpy():
+    """cs_spectral_radius on random matrices scaled to rho = 0.5, 0.99, 1.01, 2 (stable and unstable)."""
+    rng = np.random.default_rng(17)
+    for n in range(1, 13):
+        for target in (0.5, 0.99, 1.01, 2.0):
+            for _ in range(10):
+                A = rng.normal(size=(n, n))
+                A *= target / np.max(np.abs(np.linalg.eigvals(A)))
+                ref = np.max(np.abs(np.linalg.eigvals(A)))
+                assert abs(_core.spectral_radius(A) - ref) <= 1e-12 * ref
+
+
+def test_eig_small_nonconvergence_reported_and_exceptional_shift():
+    """A cyclic permutation matrix stalls the standard Francis shifts (they stay 0); the ad hoc shift after 10
+    sweeps gets it going. With the sweep cap below that, the kernel reports non-convergence."""
+    for n in range(3, 9):
+        P = np.roll(np.eye(n), 1, axis=0)
+        with pytest.raises(ArithmeticError, match="did not converge"):
+            _core.eigvals(P, "small", maxit=9)
+        ours = _core.eigvals(P, "small")
+        assert _dist(ours, np.exp(2j * np.pi * np.arange(n) / n)) <= 1e-14
+
+
+def test_eigvals_falls_back_to_lapack():
+    """Entries of ~5e307 overflow inside the kernel's sweeps; it reports non-convergence and cs_eigvals hands the
+    matrix to LAPACK, whose result it returns (no random non-converging case was found for the kernel)."""
+    A = np.array([[-3.6973840406315736e+307, 5.459898473383395e+307, -4.498464253092557e+307],
+                  [-3.4241344112693157e+307, -5.369779277556295e+307, 4.828191415467467e+307],
+                  [3.453908670101349e+306, -3.684878768290031e+307, 2.6304721298887387e+307]])
+    with pytest.raises(ArithmeticError, match="did not converge"):
+        _core.eigvals(A, "small")
+    np.testing.assert_array_equal(_core.eigvals(A), _core.eigvals(A, "lapack"))
+    assert _dist(_core.eigvals(A), np.linalg.eigvals(A)) <= 1e-12 * np.max(np.abs(A))
+
+
+def test_eigvals_method_argument():
+    with pytest.raises(ValueError, match="method"):
+        _core.eigvals(np.eye(2), "qr")
+    with pytest.raises(ValueError, match="NaN"):
+        _core.eigvals(np.array([[1.0, np.inf], [0.0, 1.0]]), "small")
