@@ -168,11 +168,10 @@ static double norm_from_ssq(const double *x, int len, double ssq) {
 }
 
 /* Householder reduction to upper Hessenberg form (Golub & Van Loan, Alg. 7.4.2), H <- P H P column by column.
- * For column k the reflector P = I - u t^T maps x = H[k+1.., k] to (beta, 0, .., 0), beta = -sign(x_0) ||x||, with
- * u = x - beta e_1 (u_0 = x_0 - beta has no cancellation) and t = u / (||x|| (||x|| + |x_0|)) = 2 u / u^T u.
- * u is used unnormalised so that the updates need no division. Columns whose part below the subdiagonal is
- * already zero are skipped, which keeps exact zeros (e.g. companion structure) exact.
- * u, w: n doubles of scratch each (u, and u^T H in w[k+1..]). */
+ * For column k the reflector P = I - tau u u^T maps x = H[k+1.., k] to (beta, 0, .., 0), beta = -sign(x_0) ||x||,
+ * with u = (x - beta e_1) / (x_0 - beta) (so u_0 = 1; x_0 - beta has no cancellation) and tau = (beta - x_0) / beta.
+ * Columns whose part below the subdiagonal is already zero are skipped, which keeps exact zeros (e.g. companion
+ * structure) exact. u, w: n doubles of scratch each (u, and u^T H in w[k+1..]). */
 static void hessenberg(int n, double *H, double *u, double *w) {
     for (int k = 0; k + 2 < n; k++) {
         const int m = n - k - 1; /* length of x */
@@ -187,21 +186,18 @@ static void hessenberg(int n, double *H, double *u, double *w) {
         const double x0 = H[(size_t)(k + 1) * n + k];
         u[0] = x0;
         ssq += x0 * x0;
-        double c;
-        if (ssq > SSQ_LO && ssq < SSQ_HI) {
-            const double nrm = sqrt(ssq), beta = -copysign(nrm, x0);
-            u[0] = x0 - beta;
-            c = 1.0 / (ssq + nrm * fabs(x0));
-            H[(size_t)(k + 1) * n + k] = beta;
-        } else { /* tiny or huge entries: normalise u_0 = 1 */
-            const double nrm = norm_from_ssq(u, m, ssq), beta = -copysign(nrm, x0), v0 = x0 - beta;
+        const double nrm = norm_from_ssq(u, m, ssq), beta = -copysign(nrm, x0), v0 = x0 - beta;
+        const double tau = -v0 / beta; /* in [1, 2] */
+        if (fabs(v0) > 0x1p-1000) { /* reciprocal safe */
+            const double rv = 1.0 / v0;
+            for (int i = 1; i < m; i++) u[i] *= rv;
+        } else {
             for (int i = 1; i < m; i++) u[i] /= v0;
-            u[0] = 1.0;
-            c = -v0 / beta; /* tau */
-            H[(size_t)(k + 1) * n + k] = beta;
         }
+        u[0] = 1.0;
+        H[(size_t)(k + 1) * n + k] = beta;
         for (int i = 1; i < m; i++) H[(size_t)(k + 1 + i) * n + k] = 0.0;
-        /* P from the left on rows k+1.., columns k+1..: w = u^T H, H -= t w */
+        /* P from the left on rows k+1.., columns k+1..: w = u^T H, H -= tau u w */
         for (int j = k + 1; j < n; j++) w[j] = 0.0;
         for (int i = 0; i < m; i++) {
             const double *row = H + (size_t)(k + 1 + i) * n;
@@ -210,15 +206,15 @@ static void hessenberg(int n, double *H, double *u, double *w) {
         }
         for (int i = 0; i < m; i++) {
             double *row = H + (size_t)(k + 1 + i) * n;
-            const double f = c * u[i];
+            const double f = tau * u[i];
             for (int j = k + 1; j < n; j++) row[j] -= f * w[j];
         }
-        /* P from the right on all rows, columns k+1..: H -= (H u) t^T */
+        /* P from the right on all rows, columns k+1..: H -= tau (H u) u^T */
         for (int r = 0; r < n; r++) {
             double *row = H + (size_t)r * n + k + 1;
             double q = 0.0;
             for (int i = 0; i < m; i++) q += row[i] * u[i];
-            q *= c;
+            q *= tau;
             for (int i = 0; i < m; i++) row[i] -= q * u[i];
         }
     }
