@@ -25,10 +25,10 @@ int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipi
 
 /* Eigenvalues of a general n x n matrix (row-major, not modified). work: cs_eig_work_size(n) doubles.
  * n <= CS_EIG_SMALL_MAXN: plain-C balanced Hessenberg QR (linalg/eig_small.h), LAPACK if that does not converge;
- * larger n: LAPACK. The plain-C kernel measured faster than the LAPACK path at every size tried (2.5-3x for
- * n = 3..6, 2.2x at 12, 1.8x at 32, 1.4x at 64); 32 keeps it to sizes the tests cover and well below n = 75,
- * where LAPACK itself leaves this algorithm (dlahqr) for multishift QR. Build with -DCS_EIG_SMALL_MAXN=0 to time
- * the LAPACK path. */
+ * larger n: LAPACK. The plain-C kernel measured faster than the LAPACK path at every size tried (2.2-2.6x for
+ * n = 4..12, about 2x at 32, 1.5x at 64); 32 keeps it to sizes the tests cover and well below n = 75, where LAPACK
+ * itself leaves this algorithm (dlahqr) for multishift QR. Build with -DCS_EIG_SMALL_MAXN=0 to time the LAPACK
+ * path. */
 #ifndef CS_EIG_SMALL_MAXN
 #define CS_EIG_SMALL_MAXN 32
 #endif
