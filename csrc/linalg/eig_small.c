@@ -224,19 +224,20 @@ static void hessenberg(int n, double *H, double *u, double *w) {
  * deflation and shift safeguards of the Wilkinson-Reinsch Handbook / EISPACK hqr).
  *
  * The active window is rows/columns [l..hi]. Each pass:
- *  - deflation: the lowest k in (0, hi] with a negligible subdiagonal, |h[k,k-1]| <= eps (|h[k-1,k-1]| + |h[k,k]|)
- *    (or below a tiny absolute threshold), is set to zero and starts the window (l = k). A 1x1 or 2x2 window at
- *    the bottom gives its eigenvalues and is removed (hi -= 1 or 2);
+ *  - deflation: the largest k in (0, hi] with a negligible subdiagonal, |h[k,k-1]| <= eps (|h[k-1,k-1]| + |h[k,k]|)
+ *    (or below a tiny absolute threshold), is set to zero and starts the window (l = k; l = 0 if there is none).
+ *    A 1x1 or 2x2 window at the bottom gives its eigenvalues and is removed (hi -= 1 or 2);
  *  - shifts: the pair s1, s2 of eigenvalues of the trailing 2x2 block, used through their sum s and product t
- *    (real either way), except after every 10th sweep without deflation, where an "ad hoc" shift built from the
- *    size of the last (20th: first) two subdiagonals breaks cycles (e.g. permutation-like matrices on which the
- *    standard shifts stagnate);
+ *    (real either way); when both are real, the one closer to h[hi,hi] twice. After every 10th sweep without
+ *    deflation an "ad hoc" shift built from the size of the last (every 20th: the first) two subdiagonals breaks
+ *    cycles (e.g. permutation matrices, on which the standard shifts stay 0 and nothing moves);
  *  - start row m: the first column of (H - s1)(H - s2) = H^2 - s H + t restricted to the window has three
  *    non-zeros (x, y, z) at rows m..m+2. Starting at m > l instead of l is allowed when h[m,m-1] is so small that
  *    the fill-in the first reflector would create next to it is negligible (two consecutive small subdiagonals);
  *  - bulge chase: 3x3 Householder reflectors (2x2 for the last row) restore the Hessenberg form.
- * The shift polynomial is evaluated on H / sc (sc = size of the trailing 2x2 block): only the direction of
- * (x, y, z) matters, and the scaling keeps the products of entries far from overflow and underflow.
+ * Only the direction of (x, y, z) matters: when the trailing 2x2 block is far from 1 in size (beyond 2^+-300),
+ * the shift polynomial is evaluated on H / sc (sc = size of that block) to keep its products from overflowing or
+ * underflowing.
  * Returns CS_EIG_NOCONV when maxit sweeps pass without a deflation at the bottom. */
 static int francis(int n, double *H, double *wr, double *wi, int maxit) {
     const double eps = DBL_EPSILON, smlnum = DBL_MIN * ((double)n / DBL_EPSILON);
@@ -274,7 +275,7 @@ static int francis(int n, double *H, double *wr, double *wi, int maxit) {
         /* shifts, as s = s1 + s2 and t = s1 s2 in units of sc */
         const double a = HH(hi - 1, hi - 1), b = HH(hi - 1, hi), c = HH(hi, hi - 1), d = HH(hi, hi);
         const double sc = fabs(a) + fabs(b) + fabs(c) + fabs(d);
-        const double rs = (sc > 0x1p-300 && sc < 0x1p300) ? 1.0 : sc > 0.0 ? 1.0 / sc : 1.0; /* saves a division */
+        const double rs = (sc > 0x1p-300 && sc < 0x1p300) ? 1.0 : sc > 0.0 ? 1.0 / sc : 1.0;
         double s, t;
         if (its % 10 == 0) {
             /* ad hoc shift pair base + w (0.75 +- 0.6614 i), w = size of two subdiagonals (Handbook constants) */
@@ -314,7 +315,7 @@ static int francis(int n, double *H, double *wr, double *wi, int maxit) {
                 eps * fabs(x) * (fabs(HH(m - 1, m - 1)) + fabs(HH(m, m)) + fabs(HH(m + 1, m + 1))))
                 break;
         }
-        /* entries within a few ulp of overflow (|h| ~ 1e308) can overflow in the sweeps: give up at once rather
+        /* entries near the overflow threshold (|h| ~ 1e307) can overflow in the sweeps: give up at once rather
          * than iterate on NaN up to maxit (the caller falls back to LAPACK) */
         if (!(isfinite(x) && isfinite(y) && isfinite(z))) return CS_EIG_NOCONV;
 

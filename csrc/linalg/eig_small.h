@@ -3,11 +3,12 @@
  * The stability maps need one spectral radius per grid point of a 4x4..12x12 matrix. At that size the LAPACK
  * building blocks (dgebal, dgehd2, dlahqr) spend more time in call overhead (lsame_, dlamch_, BLAS-1/2 calls)
  * than in arithmetic, so this file implements the same textbook algorithm with plain loops:
- *   1. Parlett-Reinsch balancing by powers of 2 (exact, keeps the eigenvalues bit-for-bit the same problem);
+ *   1. balancing: isolation of eigenvalues of rows/columns with no off-diagonal entry, then Parlett-Reinsch
+ *      diagonal scaling by powers of 2 (exact: only exponents change);
  *   2. Householder reduction to upper Hessenberg form;
  *   3. Francis implicit double-shift QR with deflation (Golub & Van Loan, Matrix Computations, ch. 7);
  *   4. eigenvalues of the final 1x1 / 2x2 diagonal blocks.
- * Row-major, no allocation, workspace from the caller. */
+ * Row-major, no allocation, workspace from the caller. cs_eigvals (dense.h) uses it up to n = 32. */
 #ifndef COSIM_EIG_SMALL_H
 #define COSIM_EIG_SMALL_H
 
