@@ -29,13 +29,58 @@ def test_eigvals_companion_and_rejects_nan():
         _core.eigvals(np.array([[1.0, np.nan], [0.0, 1.0]]))
 
 
-def test_expm_matches_scipy():
+def test_expm_matches_scipy_and_high_precision():
+    """Against SciPy where its scaling is benign (‖A‖ <= 6) and against a 40-digit mpmath exponential everywhere:
+    for ‖A‖ ~ 100 SciPy itself is off by up to 1e-11 (it scales the unbalanced matrix), cosim is not."""
+    import mpmath as mp  # test dependency: exact-arithmetic reference
+    mp.mp.dps = 40
     rng = np.random.default_rng(0)
-    for n in (1, 3, 8, 20):
+    for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 20):   # 2..8 use the fixed-size products, the others the generic loop
         for s in (1e-3, 0.3, 2.0, 50.0):
             A = rng.normal(size=(n, n)) * s
-            R = sl.expm(A)
-            assert np.max(np.abs(_core.expm(A) - R)) <= 1e-12 * max(1.0, np.max(np.abs(R)))
+            ours = _core.expm(A)
+            if s <= 2.0:
+                R = sl.expm(A)
+                assert np.max(np.abs(ours - R)) <= 1e-12 * max(1.0, np.max(np.abs(R)))
+            if n <= 9:
+                X = np.array(mp.expm(mp.matrix(A.tolist())).tolist(), dtype=float)
+                assert np.max(np.abs(ours - X)) <= 1e-13 * max(1.0, np.max(np.abs(X)))
+
+
+def test_expm_badly_scaled_is_entrywise_accurate():
+    """exp(D B D^-1) = D exp(B) D^-1: with B well scaled the right side is an accurate reference for every entry.
+    cs_expm balances first, so it must reach each entry to a relative accuracy set by |D| |exp(B)| |D^-1|."""
+    rng = np.random.default_rng(1)
+    for n in (2, 4, 6, 9):
+        for _ in range(20):
+            B = rng.normal(size=(n, n)) * rng.uniform(0.1, 3.0)
+            d = 10.0 ** rng.uniform(-5, 5, n)
+            A = d[:, None] * B / d[None, :]
+            R = sl.expm(B)
+            ref = d[:, None] * R / d[None, :]
+            scale = d[:, None] * np.max(np.abs(R)) / d[None, :]
+            assert np.max(np.abs(_core.expm(A) - ref) / scale) <= 1e-12
+
+
+def test_expm_van_loan_of_stiff_oscillator():
+    """The stability maps' case: Van Loan's [[A H, B H], [0, N]] with ω = 1e3..1e4.5 (‖A H‖ up to 1e5) against the
+    closed-form exponential of the damped oscillator block."""
+    for w, zeta, H in ((1e3, 1e-3, 1e-4), (1e4, 0.2, 1e-2), (3e4, 1e-5, 1e-3)):
+        A = np.array([[0.0, 1.0], [-w * w, -2 * zeta * w]])
+        M = np.zeros((4, 4))
+        M[:2, :2] = A * H
+        M[:2, 2:3] = np.array([[0.0], [1.0]]) * H
+        M[2, 3] = 1.0
+        E = _core.expm(M)
+        # exp(A H) of x'' + 2 ζ ω x' + ω^2 x = 0: λ = -ζ ω ± i ω_d
+        wd = w * np.sqrt(1 - zeta ** 2)
+        e, c, s = np.exp(-zeta * w * H), np.cos(wd * H), np.sin(wd * H)
+        Phi = e * np.array([[c + zeta * w / wd * s, s / wd], [-w * w / wd * s, c - zeta * w / wd * s]])
+        scale = np.array([[1.0, 1.0 / w], [w, 1.0]])  # natural units of the entries (position, velocity)
+        assert np.max(np.abs(E[:2, :2] - Phi) / scale) <= 1e-11
+        # Γ_0 = ∫_0^H exp(A (H - τ)) b dτ = A^-1 (Φ - I) b
+        G0 = np.linalg.solve(A, (Phi - np.eye(2)) @ np.array([0.0, 1.0]))
+        assert np.max(np.abs(E[:2, 2] - G0) / np.array([1.0 / w ** 2, 1.0 / w])) <= 1e-10
 
 
 @pytest.mark.parametrize("n", [1, 2, 6, 16, 17, 40])

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "linalg/balance.h"
 #include "linalg/dense.h"
 
 /* Pade coefficients b_0..b_m of the [m/m] approximant of exp and the norm bounds theta_m of Higham (2005). */
@@ -17,15 +18,21 @@ static const double PADE13[] = {64764752532480000.0, 32382376266240000.0, 777177
 static const double THETA[] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1,
                                2.097847961257068e0, 5.371920351148152e0};
 
-size_t cs_expm_work_size(int n) { return (size_t)10 * n * n; }
+size_t cs_expm_work_size(int n) { return (size_t)10 * n * n + n; }
 
 int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
     size_t nn = (size_t)n * n;
     double *As = work, *A2 = work + nn, *A4 = work + 2 * nn, *A6 = work + 3 * nn, *U = work + 4 * nn,
-           *V = work + 5 * nn, *T = work + 6 * nn, *S = work + 7 * nn; /* S: 2 nn for cs_solve */
-    double nrm = cs_norm1(n, A);
-    if (!isfinite(nrm)) return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
+           *V = work + 5 * nn, *T = work + 6 * nn, *S = work + 7 * nn, /* S: 2 nn for cs_solve */
+           *d = work + 10 * nn;
+    if (!cs_all_finite(nn, A)) return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
+    /* exp(A) = D exp(D^-1 A D) D^-1: balancing first (exact, powers of two) shrinks the norm of badly scaled
+     * matrices such as Van Loan's [[A H, B H], [0, N]] with stiff A, so fewer squarings (and a lower Pade degree)
+     * are needed, which is both faster and more accurate. */
+    memcpy(As, A, sizeof(double) * nn);
+    cs_balance(n, As, d);
+    double nrm = cs_norm1(n, As);
 
     int s = 0, m = 13;
     const double *b = PADE13;
@@ -38,7 +45,8 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
         if (s < 0) s = 0;
     }
     double scale = ldexp(1.0, -s);
-    for (size_t i = 0; i < nn; i++) As[i] = A[i] * scale;
+    if (s > 0)
+        for (size_t i = 0; i < nn; i++) As[i] *= scale;
 
     cs_matmul(n, n, n, 1.0, As, As, 0.0, A2);
     if (m == 13) {
@@ -74,6 +82,9 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
         cs_matmul(n, n, n, 1.0, E, E, 0.0, T);
         memcpy(E, T, sizeof(double) * nn);
     }
+    for (int i = 0; i < n; i++) /* undo the balancing */
+        for (int j = 0; j < n; j++)
+            if (d[i] != d[j]) E[(size_t)i * n + j] *= d[i] / d[j];
     return CS_OK;
 }
 
