@@ -107,7 +107,8 @@ int cs_all_finite(size_t n, const double *a) {
 /* Gaussian elimination with partial pivoting on row-major A (n x n, copied to work) and B (n x nrhs, in place).
  * For the tiny systems of the exponential's Pade solve (n <= 16) LAPACK's dgesv spends most of its time in block-size
  * queries; this is the same algorithm (dgetf2's unblocked LU) without them. */
-static int small_solve(int n, int nrhs, const double *A, double *B, double *work, cs_err *err) {
+static inline __attribute__((always_inline)) int small_solve(int n, int nrhs, const double *A, double *B,
+                                                              double *work, cs_err *err) {
     double *LU = work;
     memcpy(LU, A, sizeof(double) * (size_t)n * n);
     for (int k = 0; k < n; k++) {
@@ -148,7 +149,20 @@ static int small_solve(int n, int nrhs, const double *A, double *B, double *work
 
 int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
-    if (n <= 16) return small_solve(n, nrhs, A, B, work, err);
+    if (n <= 16) {
+        /* constant sizes for the exponential's Pade solve (n = nrhs <= 8) let the compiler unroll the loops */
+        if (nrhs == n) switch (n) {
+            case 2: return small_solve(2, 2, A, B, work, err);
+            case 3: return small_solve(3, 3, A, B, work, err);
+            case 4: return small_solve(4, 4, A, B, work, err);
+            case 5: return small_solve(5, 5, A, B, work, err);
+            case 6: return small_solve(6, 6, A, B, work, err);
+            case 7: return small_solve(7, 7, A, B, work, err);
+            case 8: return small_solve(8, 8, A, B, work, err);
+            default: break;
+            }
+        return small_solve(n, nrhs, A, B, work, err);
+    }
     double *Ac = work, *Bc = work + (size_t)n * n;
     cs_transpose(n, n, A, Ac);       /* column-major copy of A */
     cs_transpose(n, nrhs, B, Bc);    /* column-major copy of B */
