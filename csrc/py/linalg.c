@@ -123,7 +123,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
 PyMethodDef cs_py_linalg_methods[] = {
     {"solve", py_solve, METH_VARARGS, "solve(A, B) -> A^{-1} B (partial-pivoting LU; LAPACK dgesv above n = 16)."},
     {"eigvals", py_eigvals, METH_VARARGS, "eigvals(A) -> complex eigenvalues (balanced Hessenberg QR)."},
-    {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
+    {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (balancing, Pade 3..13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
      "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},
     {NULL, NULL, 0, NULL},
