@@ -102,8 +102,9 @@ def main(argv=None):
     rate_ref = len(flat) / tr
     got = m1.rho.ravel()[flat]
     rel = np.abs(ref - got) / np.maximum(1.0, np.abs(ref))
-    # ‖A2 H‖ reaches 1e6 on this grid (ck = 1e9, H = 1e-2); there the exponential itself is ill-conditioned and two
-    # Pade-13 implementations (ours, SciPy's) differ by up to ~1e-6 relative. Compare strictly where ‖A2 H‖ <= 100.
+    # ‖A2 H‖ reaches 1e6 on this grid (ck = 1e9, H = 1e-2). SciPy's expm scales the unbalanced Van Loan matrix
+    # there and loses digits (tests/test_linalg.py: SciPy is off by O(1) in decayed entries where cosim's balanced
+    # phi functions agree with a 40-digit reference), so compare strictly only where ‖A2 H‖ <= 100.
     norm_AH = (C2 + ck[idx[:, 0]]) / M2 * H[idx[:, 2]]
     err, err_mod = float(np.max(rel)), float(np.max(rel[norm_AH <= 100.0]))
     print(f"NumPy/SciPy : {tr:7.3f} s for {len(flat)} points = {rate_ref:10.0f} points/s "

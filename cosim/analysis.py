@@ -8,7 +8,7 @@ For coupled LTI subsystems integrated *exactly*, one macro step of an explicit c
 whose companion (amplification) matrix Ω depends on the scheme (Jacobi / Gauss-Seidel and its order), the
 approximation of the coupling signals (ZOH, Lagrange k, EXTRIPOL-C0/C1 k), the parameters and the macro step H. The
 scheme is numerically stable iff the spectral radius ρ(Ω) < 1 (eq. 25). The matrix is assembled in C from the same
-approximation weights the co-simulation master uses, with the integrals K of eq. 20 computed exactly (Van Loan).
+approximation weights the co-simulation master uses, with the integrals K of eq. 20 computed exactly (φ functions of A H).
 The local error (eq. 26) feeds the exact history of the strongly coupled system into the recurrence.
 
 Functions: :func:`amplification_matrix`, :func:`recurrence`, :func:`spectral_radius`, :func:`stability_map`,

@@ -57,8 +57,9 @@ class RK4(_FixedStep):
 
 class Exact(Solver):
     """Exact integration of LTI subsystems: x(T+H) = e^{AH} x(T) + ∫ e^{A(H−τ)} B u(T+τ) dτ for the polynomial
-    coupling input, from one augmented matrix exponential (Van Loan; busch2016 eq. 20). The co-simulation error is
-    then the coupling error alone."""
+    coupling input (busch2016 eq. 20), from the φ functions of A H: Φ = φ_0(AH), Γ_m = H m! φ_{m+1}(AH) B
+    (balanced Taylor series with scaling and squaring, accurate to a 40-digit reference also for stiff A). The
+    co-simulation error is then the coupling error alone."""
 
     kind = _EXACT
 

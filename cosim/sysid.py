@@ -521,7 +521,7 @@ def ij_discrete(PhiA, PhiB, C, D, form="standard", C_prev=None, D_prev=None, rto
 
 
 def discretize(A, B, dt):
-    """Exact discretization PhiA = e^{A dt}, PhiB = int_0^dt e^{A s} B ds (2.5, 2.6), via one Van Loan exponential."""
+    """Exact discretization PhiA = e^{A dt}, PhiB = int_0^dt e^{A s} B ds (2.5, 2.6), via the φ functions of A dt (PhiB = dt φ_1(A dt) B)."""
     A = _array(A, "A", 2)
     B = _array(B, "B", 2)
     return _core.sysid_discretize(A, B, _float(dt, "dt", positive=True))

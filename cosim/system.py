@@ -116,7 +116,7 @@ class Subsystem:
 class LTI(Subsystem):
     """Linear time-invariant subsystem ẋ = A x + B u, y = C x + D u.
 
-    Integrated exactly by :class:`cosim.Exact` (matrix exponential with polynomial input, Van Loan), and the only
+    Integrated exactly by :class:`cosim.Exact` (matrix exponential with polynomial input, busch2016 eq. 20), and the only
     kind the stability analysis accepts (busch2016 eq. 4)."""
 
     is_lti = True

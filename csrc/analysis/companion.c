@@ -209,8 +209,52 @@ static int loop_matrix(const cs_amp_plan *p, const double *pack, double *ImDL) {
     return feedthrough;
 }
 
-int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
-                  cs_err *err) {
+/* New outputs y(T_{N+1}) as rows over (X_N; 1) into w->Yn, from the new states in w->Xn and y* in w->Ys. */
+static int output_update(const cs_amp_plan *p, const double *pack, cs_amp_work *w, cs_err *err) {
+    const int dim = p->dim, cols = dim + 1, nyt = p->nyt;
+    const double *r = pack + p->offr;
+    int feedthrough = 0;
+    if (p->update == CS_UPDATE_CONSISTENT) {
+        for (int i = 0; i < p->nsub && !feedthrough; i++) {
+            const double *D = pack + p->offD[i];
+            for (int q = 0; q < p->ny[i] * p->nu[i]; q++)
+                if (D[q] != 0.0) { feedthrough = 1; break; }
+        }
+    }
+    if (p->update == CS_UPDATE_CONSISTENT && feedthrough) {
+        /* (I - D L) y = C x(T_{N+1}) + D r   (kraft2021 eq. 2.22: the algebraic loop solved at T_{N+1}) */
+        memset(w->Yn, 0, sizeof(double) * (size_t)nyt * cols);
+        loop_matrix(p, pack, w->ImDL);
+        for (int i = 0; i < p->nsub; i++) {
+            const double *C = pack + p->offC[i], *D = pack + p->offD[i];
+            const int nx = p->nx[i], nu = p->nu[i];
+            for (int a = 0; a < p->ny[i]; a++) {
+                const int ga = p->yoff[i] + a;
+                double *row = w->Yn + (size_t)ga * cols;
+                for (int b = 0; b < nx; b++) {
+                    const double c = C[(size_t)a * nx + b];
+                    if (c != 0.0) axpy(cols, c, w->Xn + (size_t)(p->xoff[i] + b) * cols, row);
+                }
+                for (int b = 0; b < nu; b++) {
+                    const double d = D[(size_t)a * nu + b];
+                    if (d == 0.0) continue;
+                    row[dim] += d * r[p->uoff[i] + b];
+                }
+            }
+        }
+        if (cs_solve(nyt, cols, w->ImDL, w->Yn, w->solve, w->ipiv, err))
+            return cs_fail(err, CS_ERR_ARG, "system: the algebraic loop I - D L is singular (ill-posed coupling)");
+    } else {
+        /* CS_UPDATE_APPROX, or no feed-through (then y = C x(T_{N+1}) = y*) */
+        memcpy(w->Yn, w->Ys, sizeof(double) * (size_t)nyt * cols);
+    }
+    return CS_OK;
+}
+
+/* Ω and g; with outputs = 0 the rows of the new outputs y_{N+1} are left zero (the reduced eigenproblem of
+ * cs_amp_spectral_radius never reads them, and the consistent update's loop solve is the costliest part left). */
+static int amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
+                      int outputs, cs_err *err) {
     if (!(H > 0.0) || !isfinite(H)) return cs_fail(err, CS_ERR_ARG, "H: must be a finite positive number, got %g", H);
     const int dim = p->dim, cols = dim + 1, nyt = p->nyt, nxt = p->nxt, NV = CS_APPROX_NV;
     const double *L = pack + p->offL, *r = pack + p->offr;
@@ -286,41 +330,8 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
     }
 
     /* Output update at T_{N+1}. */
-    int feedthrough = 0;
-    if (p->update == CS_UPDATE_CONSISTENT) {
-        for (int i = 0; i < p->nsub && !feedthrough; i++) {
-            const double *D = pack + p->offD[i];
-            for (int q = 0; q < p->ny[i] * p->nu[i]; q++)
-                if (D[q] != 0.0) { feedthrough = 1; break; }
-        }
-    }
-    if (p->update == CS_UPDATE_CONSISTENT && feedthrough) {
-        /* (I - D L) y = C x(T_{N+1}) + D r   (kraft2021 eq. 2.22: the algebraic loop solved at T_{N+1}) */
-        memset(w->Yn, 0, sizeof(double) * (size_t)nyt * cols);
-        loop_matrix(p, pack, w->ImDL);
-        for (int i = 0; i < p->nsub; i++) {
-            const double *C = pack + p->offC[i], *D = pack + p->offD[i];
-            const int nx = p->nx[i], nu = p->nu[i];
-            for (int a = 0; a < p->ny[i]; a++) {
-                const int ga = p->yoff[i] + a;
-                double *row = w->Yn + (size_t)ga * cols;
-                for (int b = 0; b < nx; b++) {
-                    const double c = C[(size_t)a * nx + b];
-                    if (c != 0.0) axpy(cols, c, w->Xn + (size_t)(p->xoff[i] + b) * cols, row);
-                }
-                for (int b = 0; b < nu; b++) {
-                    const double d = D[(size_t)a * nu + b];
-                    if (d == 0.0) continue;
-                    row[dim] += d * r[p->uoff[i] + b];
-                }
-            }
-        }
-        if (cs_solve(nyt, cols, w->ImDL, w->Yn, w->solve, w->ipiv, err))
-            return cs_fail(err, CS_ERR_ARG, "system: the algebraic loop I - D L is singular (ill-posed coupling)");
-    } else {
-        /* CS_UPDATE_APPROX, or no feed-through (then y = C x(T_{N+1}) = y*) */
-        memcpy(w->Yn, w->Ys, sizeof(double) * (size_t)nyt * cols);
-    }
+    if (outputs) CS_TRY(output_update(p, pack, w, err));
+    else memset(w->Yn, 0, sizeof(double) * (size_t)nyt * cols);
 
     /* Assemble Ω and g (busch2016 eq. 23): new x, new y, shifted history. */
     memset(Omega, 0, sizeof(double) * (size_t)dim * dim);
@@ -341,6 +352,11 @@ int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Om
     return CS_OK;
 }
 
+int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
+                  cs_err *err) {
+    return amp_matrix(p, pack, H, Omega, g, w, 1, err);
+}
+
 /* Y = (I - D L)^{-1} C (n_y x n_x, row-major): consistent outputs as a function of the states. */
 static int output_map(const cs_amp_plan *p, const double *pack, cs_amp_work *w, cs_err *err) {
     const int nyt = p->nyt, nxt = p->nxt;
@@ -359,11 +375,12 @@ static int output_map(const cs_amp_plan *p, const double *pack, cs_amp_work *w, 
 int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *rho,
                            cs_amp_work *w, cs_err *err) {
     /* g is not needed for ρ: it goes to the eigenvalue scratch (dim doubles fit), which is overwritten below. */
-    CS_TRY(cs_amp_matrix(p, pack, H, Omega, w->eig, w, err));
     const int dim = p->dim, nxt = p->nxt, nyt = p->nyt;
+    const int reduce = p->update == CS_UPDATE_CONSISTENT && nyt > 0;
+    CS_TRY(amp_matrix(p, pack, H, Omega, w->eig, w, !reduce, err));
     int m = 0, *keep = w->keep;
     double *R = w->red;
-    if (p->update == CS_UPDATE_CONSISTENT && nyt > 0) {
+    if (reduce) {
         /* Restrict Ω to {y_N = Y x_N}: coordinates (x_N, y_{N-1}, ...), R = P Ω V (see companion.h). */
         CS_TRY(output_map(p, pack, w, err));
         for (int a = 0; a < dim; a++)

@@ -6,8 +6,41 @@
 #include "linalg/eig_small.h"
 #include "linalg/lapack.h"
 
+/* C = A B for small square matrices with the size known at compile time: the compiler unrolls and vectorizes these,
+ * which makes the many 4x4..8x8 products of the exponential's Pade evaluation and squaring about 3x cheaper than
+ * the generic loop below. A, B and C must not overlap. */
+#define CS_SQUARE_MATMUL(N)                                                                                     \
+    static void matmul##N(const double *restrict A, const double *restrict B, double *restrict C) {          \
+        for (int i = 0; i < N; i++) {                                                                          \
+            double c[N] = {0};                                                                                 \
+            for (int p = 0; p < N; p++) {                                                                      \
+                const double a = A[i * N + p];                                                                 \
+                for (int j = 0; j < N; j++) c[j] += a * B[p * N + j];                                          \
+            }                                                                                                  \
+            for (int j = 0; j < N; j++) C[i * N + j] = c[j];                                                   \
+        }                                                                                                      \
+    }
+CS_SQUARE_MATMUL(2)
+CS_SQUARE_MATMUL(3)
+CS_SQUARE_MATMUL(4)
+CS_SQUARE_MATMUL(5)
+CS_SQUARE_MATMUL(6)
+CS_SQUARE_MATMUL(7)
+CS_SQUARE_MATMUL(8)
+
 void cs_matmul(int m, int n, int k, double alpha, const double *A, const double *B, double beta, double *C) {
     if (m == 0 || n == 0) return;
+    if (m == n && n == k && alpha == 1.0 && beta == 0.0 && n >= 2 && n <= 8) {
+        switch (n) {
+        case 2: matmul2(A, B, C); return;
+        case 3: matmul3(A, B, C); return;
+        case 4: matmul4(A, B, C); return;
+        case 5: matmul5(A, B, C); return;
+        case 6: matmul6(A, B, C); return;
+        case 7: matmul7(A, B, C); return;
+        default: matmul8(A, B, C); return;
+        }
+    }
     if ((long)m * n * k >= 4096) {
         /* Row-major C = A B is column-major C^T = B^T A^T. */
         const char t = 'N';
@@ -75,7 +108,8 @@ int cs_all_finite(size_t n, const double *a) {
 /* Gaussian elimination with partial pivoting on row-major A (n x n, copied to work) and B (n x nrhs, in place).
  * For the tiny systems of the exponential's Pade solve (n <= 16) LAPACK's dgesv spends most of its time in block-size
  * queries; this is the same algorithm (dgetf2's unblocked LU) without them. */
-static int small_solve(int n, int nrhs, const double *A, double *B, double *work, cs_err *err) {
+static inline __attribute__((always_inline)) int small_solve(int n, int nrhs, const double *A, double *B,
+                                                              double *work, cs_err *err) {
     double *LU = work;
     memcpy(LU, A, sizeof(double) * (size_t)n * n);
     for (int k = 0; k < n; k++) {
@@ -116,7 +150,20 @@ static int small_solve(int n, int nrhs, const double *A, double *B, double *work
 
 int cs_solve(int n, int nrhs, const double *A, double *B, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
-    if (n <= 16) return small_solve(n, nrhs, A, B, work, err);
+    if (n <= 16) {
+        /* constant sizes for the exponential's Pade solve (n = nrhs <= 8) let the compiler unroll the loops */
+        if (nrhs == n) switch (n) {
+            case 2: return small_solve(2, 2, A, B, work, err);
+            case 3: return small_solve(3, 3, A, B, work, err);
+            case 4: return small_solve(4, 4, A, B, work, err);
+            case 5: return small_solve(5, 5, A, B, work, err);
+            case 6: return small_solve(6, 6, A, B, work, err);
+            case 7: return small_solve(7, 7, A, B, work, err);
+            case 8: return small_solve(8, 8, A, B, work, err);
+            default: break;
+            }
+        return small_solve(n, nrhs, A, B, work, err);
+    }
     double *Ac = work, *Bc = work + (size_t)n * n;
     cs_transpose(n, n, A, Ac);       /* column-major copy of A */
     cs_transpose(n, nrhs, B, Bc);    /* column-major copy of B */

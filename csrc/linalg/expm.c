@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "linalg/balance.h"
 #include "linalg/dense.h"
 
 /* Pade coefficients b_0..b_m of the [m/m] approximant of exp and the norm bounds theta_m of Higham (2005). */
@@ -17,15 +18,21 @@ static const double PADE13[] = {64764752532480000.0, 32382376266240000.0, 777177
 static const double THETA[] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1,
                                2.097847961257068e0, 5.371920351148152e0};
 
-size_t cs_expm_work_size(int n) { return (size_t)10 * n * n; }
+size_t cs_expm_work_size(int n) { return (size_t)10 * n * n + n; }
 
 int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
     size_t nn = (size_t)n * n;
     double *As = work, *A2 = work + nn, *A4 = work + 2 * nn, *A6 = work + 3 * nn, *U = work + 4 * nn,
-           *V = work + 5 * nn, *T = work + 6 * nn, *S = work + 7 * nn; /* S: 2 nn for cs_solve */
-    double nrm = cs_norm1(n, A);
-    if (!isfinite(nrm)) return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
+           *V = work + 5 * nn, *T = work + 6 * nn, *S = work + 7 * nn, /* S: 2 nn for cs_solve */
+           *d = work + 10 * nn;
+    if (!cs_all_finite(nn, A)) return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
+    /* exp(A) = D exp(D^-1 A D) D^-1: balancing first (exact, powers of two) shrinks the norm of badly scaled
+     * matrices such as Van Loan's [[A H, B H], [0, N]] with stiff A, so fewer squarings (and a lower Pade degree)
+     * are needed, which is both faster and more accurate. */
+    memcpy(As, A, sizeof(double) * nn);
+    cs_balance(n, As, d);
+    double nrm = cs_norm1(n, As);
 
     int s = 0, m = 13;
     const double *b = PADE13;
@@ -38,7 +45,8 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
         if (s < 0) s = 0;
     }
     double scale = ldexp(1.0, -s);
-    for (size_t i = 0; i < nn; i++) As[i] = A[i] * scale;
+    if (s > 0)
+        for (size_t i = 0; i < nn; i++) As[i] *= scale;
 
     cs_matmul(n, n, n, 1.0, As, As, 0.0, A2);
     if (m == 13) {
@@ -74,38 +82,101 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
         cs_matmul(n, n, n, 1.0, E, E, 0.0, T);
         memcpy(E, T, sizeof(double) * nn);
     }
+    for (int i = 0; i < n; i++) /* undo the balancing */
+        for (int j = 0; j < n; j++)
+            if (d[i] != d[j]) E[(size_t)i * n + j] *= d[i] / d[j];
     return CS_OK;
 }
 
+/* phi functions phi_0..phi_p of a small matrix by Taylor series and scaling and squaring.
+ *
+ * phi_0(X) = exp(X), phi_k(X) = sum_i X^i / (i + k)!, so phi_k(X) = I/k! + X phi_{k+1}(X). The propagator of a
+ * polynomial input needs only these functions of the n_x x n_x matrix X = A H (busch2016 eq. 20):
+ *     Phi = phi_0(X),   Gam[m] = int_0^H exp(A (H - tau)) B (tau/H)^m dtau = H m! phi_{m+1}(X) B,
+ * which is much cheaper than the exponential of Van Loan's (n_x + n_u (deg+1)) square block matrix.
+ * Steps: balance X = D Xb D^-1 (phi_k(X) = D phi_k(Xb) D^-1), scale Z = Xb / 2^s with ||Z||_1 <= 1/2, sum the
+ * series of phi_p(Z) by Horner until the terms fall below the unit round-off, recover phi_{p-1}..phi_0 by the
+ * recurrence above, and undo the scaling s times with
+ *     phi_k(2Z) = 2^-k [phi_0(Z) phi_k(Z) + sum_{j=1..k} phi_j(Z) / (k - j)!]    (functions of Z commute). */
+static size_t phi_work_size(int n, int p) { return (size_t)(2 * (p + 1) + 2) * n * n + n; }
+
+/* On return phi + k*n*n holds phi_k(X) for k = 0..p (X n x n row-major, finite). */
+static void phi_functions(int n, int p, const double *X, double *phi, double *work) {
+    const size_t nn = (size_t)n * n;
+    double *Z = work, *T = work + nn, *nxt = work + 2 * nn, *d = work + (2 + (size_t)p + 1) * nn;
+    memcpy(Z, X, sizeof(double) * nn);
+    cs_balance(n, Z, d);
+    double nrm = cs_norm1(n, Z);
+    int s = nrm > 0.5 ? (int)ceil(log2(nrm / 0.5)) : 0;
+    if (s > 0) {
+        const double scale = ldexp(1.0, -s);
+        for (size_t i = 0; i < nn; i++) Z[i] *= scale;
+        nrm *= scale;
+    }
+    /* Horner for phi_p: q terms, with ||Z||^q / q! below 2^-56 (terms decrease at least by 1/2 each). */
+    int q = 1;
+    for (double t = nrm; t > 0x1p-56 && q < 40; q++) t *= nrm / (q + 1);
+    double inv_fact[64]; /* 1/j! for j = 0..q+p (q <= 40, p <= 11) */
+    inv_fact[0] = 1.0;
+    for (int j = 1; j <= q + p && j < 64; j++) inv_fact[j] = inv_fact[j - 1] / j;
+    double *P = phi + (size_t)p * nn;
+    cs_eye(n, P);
+    for (int i = 0; i < n; i++) P[(size_t)i * n + i] = inv_fact[q + p];
+    for (int i = q - 1; i >= 0; i--) {
+        cs_matmul(n, n, n, 1.0, Z, P, 0.0, T);
+        for (int a = 0; a < n; a++) T[(size_t)a * n + a] += inv_fact[i + p];
+        memcpy(P, T, sizeof(double) * nn);
+    }
+    for (int k = p - 1; k >= 0; k--) { /* phi_k = I/k! + Z phi_{k+1} */
+        double *Pk = phi + (size_t)k * nn;
+        cs_matmul(n, n, n, 1.0, Z, phi + (size_t)(k + 1) * nn, 0.0, Pk);
+        for (int a = 0; a < n; a++) Pk[(size_t)a * n + a] += inv_fact[k];
+    }
+    for (int r = 0; r < s; r++) {
+        for (int k = 0; k <= p; k++) {
+            double *Nk = nxt + (size_t)k * nn;
+            cs_matmul(n, n, n, 1.0, phi, phi + (size_t)k * nn, 0.0, Nk);
+            if (k == 0) continue;
+            for (int j = 1; j <= k; j++) {
+                const double c = inv_fact[k - j];
+                const double *Pj = phi + (size_t)j * nn;
+                for (size_t i = 0; i < nn; i++) Nk[i] += c * Pj[i];
+            }
+            const double c = ldexp(1.0, -k);
+            for (size_t i = 0; i < nn; i++) Nk[i] *= c;
+        }
+        memcpy(phi, nxt, sizeof(double) * (p + 1) * nn);
+    }
+    for (int k = 0; k <= p; k++) { /* undo the balancing */
+        double *Pk = phi + (size_t)k * nn;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                if (d[a] != d[b]) Pk[(size_t)a * n + b] *= d[a] / d[b];
+    }
+}
+
 size_t cs_poly_propagator_work_size(int nx, int nu, int deg) {
-    size_t N = (size_t)nx + (size_t)nu * (deg + 1);
-    return 2 * N * N + cs_expm_work_size((int)N);
+    return (size_t)(deg + 2) * nx * nx + phi_work_size(nx, deg + 1) + (size_t)nx * nx;
 }
 
 int cs_poly_propagator(int nx, int nu, int deg, const double *A, const double *B, double H, double *Phi, double *Gam,
                        double *work, int *ipiv, cs_err *err) {
-    int N = nx + nu * (deg + 1);
-    size_t NN = (size_t)N * N;
-    double *M = work, *E = work + NN, *w = work + 2 * NN;
-    memset(M, 0, sizeof(double) * NN);
-    /* In the scaled time s = tau/H in [0, 1]: dx/ds = H A x + H B z_0 with the input chain
-     * z_0' = z_1, ..., z_{deg-1}' = z_deg, z_deg' = 0 and z_j(0) = j! c_j, so that z_0(s) = sum_j c_j s^j.
-     * Hence Gam[m] = m! * (block x <- z_m of exp(M)). */
-    for (int i = 0; i < nx; i++) {
-        for (int j = 0; j < nx; j++) M[(size_t)i * N + j] = A[(size_t)i * nx + j] * H;
-        for (int j = 0; j < nu; j++) M[(size_t)i * N + nx + j] = B[(size_t)i * nu + j] * H;
-    }
-    for (int m = 0; m < deg; m++)
-        for (int j = 0; j < nu; j++) M[(size_t)(nx + m * nu + j) * N + nx + (m + 1) * nu + j] = 1.0;
-    CS_TRY(cs_expm(N, M, E, w, ipiv, err));
-    for (int i = 0; i < nx; i++)
-        for (int j = 0; j < nx; j++) Phi[(size_t)i * nx + j] = E[(size_t)i * N + j];
-    double fact = 1.0;
+    (void)ipiv;
+    if (nx == 0) return CS_OK;
+    const size_t nn = (size_t)nx * nx;
+    const int p = deg + 1;
+    double *phi = work, *X = work + (size_t)(p + 1) * nn, *pw = X + nn;
+    for (size_t i = 0; i < nn; i++) X[i] = A[i] * H;
+    if (p > 11) return cs_fail(err, CS_ERR_ARG, "input polynomial degree %d exceeds 10", deg);
+    if (!cs_all_finite(nn, X) || !cs_all_finite((size_t)nx * nu, B) || !isfinite(H))
+        return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
+    phi_functions(nx, p, X, phi, pw);
+    memcpy(Phi, phi, sizeof(double) * nn);
+    double fact = H; /* H m! */
     for (int m = 0; m <= deg; m++) {
         if (m > 0) fact *= m;
         double *G = Gam + (size_t)m * nx * nu;
-        for (int i = 0; i < nx; i++)
-            for (int j = 0; j < nu; j++) G[(size_t)i * nu + j] = fact * E[(size_t)i * N + nx + m * nu + j];
+        cs_matmul(nx, nu, nx, fact, phi + (size_t)(m + 1) * nn, B, 0.0, G);
     }
     return CS_OK;
 }

@@ -164,7 +164,7 @@ PyMethodDef cs_py_linalg_methods[] = {
      "method 'small': plain-C kernel only (maxit: QR sweeps per deflation, 0 = default; raises ArithmeticError if\n"
      "it does not converge); 'lapack': LAPACK path only; 'auto': what the library uses."},
     {"spectral_radius", py_spectral_radius, METH_VARARGS, "spectral_radius(A) -> max |lambda_i| (cs_spectral_radius)."},
-    {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (Pade 13, scaling and squaring)."},
+    {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (balancing, Pade 3..13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
      "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},
     {NULL, NULL, 0, NULL},
