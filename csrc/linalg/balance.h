@@ -7,7 +7,8 @@
 #ifndef COSIM_BALANCE_H
 #define COSIM_BALANCE_H
 
-/* Balance the row-major n x n matrix A in place; d receives the n scale factors (powers of two). */
-void cs_balance(int n, double *A, double *d);
+/* Balance the row-major n x n matrix A in place (A <- D^-1 A D); d and dinv receive the n factors d_i and 1/d_i
+ * (powers of two). */
+void cs_balance(int n, double *A, double *d, double *dinv);
 
 #endif

@@ -18,20 +18,20 @@ static const double PADE13[] = {64764752532480000.0, 32382376266240000.0, 777177
 static const double THETA[] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1,
                                2.097847961257068e0, 5.371920351148152e0};
 
-size_t cs_expm_work_size(int n) { return (size_t)10 * n * n + n; }
+size_t cs_expm_work_size(int n) { return (size_t)10 * n * n + 2 * (size_t)n; }
 
 int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *err) {
     if (n == 0) return CS_OK;
     size_t nn = (size_t)n * n;
     double *As = work, *A2 = work + nn, *A4 = work + 2 * nn, *A6 = work + 3 * nn, *U = work + 4 * nn,
            *V = work + 5 * nn, *T = work + 6 * nn, *S = work + 7 * nn, /* S: 2 nn for cs_solve */
-           *d = work + 10 * nn;
+           *d = work + 10 * nn, *dinv = d + n;
     if (!cs_all_finite(nn, A)) return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
     /* exp(A) = D exp(D^-1 A D) D^-1: balancing first (exact, powers of two) shrinks the norm of badly scaled
      * matrices such as Van Loan's [[A H, B H], [0, N]] with stiff A, so fewer squarings (and a lower Pade degree)
      * are needed, which is both faster and more accurate. */
     memcpy(As, A, sizeof(double) * nn);
-    cs_balance(n, As, d);
+    cs_balance(n, As, d, dinv);
     double nrm = cs_norm1(n, As);
 
     int s = 0, m = 13;
@@ -84,7 +84,7 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
     }
     for (int i = 0; i < n; i++) /* undo the balancing */
         for (int j = 0; j < n; j++)
-            if (d[i] != d[j]) E[(size_t)i * n + j] *= d[i] / d[j];
+            if (d[i] != d[j]) E[(size_t)i * n + j] *= d[i] * dinv[j];
     return CS_OK;
 }
 
@@ -98,14 +98,14 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
  * series of phi_p(Z) by Horner until the terms fall below the unit round-off, recover phi_{p-1}..phi_0 by the
  * recurrence above, and undo the scaling s times with
  *     phi_k(2Z) = 2^-k [phi_0(Z) phi_k(Z) + sum_{j=1..k} phi_j(Z) / (k - j)!]    (functions of Z commute). */
-static size_t phi_work_size(int n, int p) { return (size_t)(2 * (p + 1) + 2) * n * n + n; }
+static size_t phi_work_size(int n, int p) { return (size_t)(p + 3) * n * n + 2 * (size_t)n; }
 
 /* On return phi + k*n*n holds phi_k(X) for k = 0..p (X n x n row-major, finite). */
 static void phi_functions(int n, int p, const double *X, double *phi, double *work) {
     const size_t nn = (size_t)n * n;
-    double *Z = work, *T = work + nn, *nxt = work + 2 * nn, *d = work + (2 + (size_t)p + 1) * nn;
+    double *Z = work, *T = work + nn, *nxt = work + 2 * nn, *d = work + (2 + (size_t)p + 1) * nn, *dinv = d + n;
     memcpy(Z, X, sizeof(double) * nn);
-    cs_balance(n, Z, d);
+    cs_balance(n, Z, d, dinv);
     double nrm = cs_norm1(n, Z);
     int s = nrm > 0.5 ? (int)ceil(log2(nrm / 0.5)) : 0;
     if (s > 0) {
@@ -151,7 +151,7 @@ static void phi_functions(int n, int p, const double *X, double *phi, double *wo
         double *Pk = phi + (size_t)k * nn;
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++)
-                if (d[a] != d[b]) Pk[(size_t)a * n + b] *= d[a] / d[b];
+                if (d[a] != d[b]) Pk[(size_t)a * n + b] *= d[a] * dinv[b];
     }
 }
 
