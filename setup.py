@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 
 sources = sorted(glob.glob("csrc/**/*.c", recursive=True))
 headers = sorted(glob.glob("csrc/**/*.h", recursive=True))
-extra_compile = ["-std=c11", "-O3", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-format-truncation"]
+extra_compile = ["-std=c11", "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-format-truncation"]
 extra_link = []
 if os.environ.get("COSIM_SANITIZE"):
     extra_compile += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]

@@ -183,6 +183,10 @@ def test_stability_map_equals_pointwise_spectral_radius():
     m2 = an.stability_map(lambda ck, dk: two_mass_oscillator(ck=ck, dk=dk), {"ck": ck, "dk": dk}, H, "jacobi",
                           Lagrange(1), affine=False)
     assert np.allclose(m.rho, m2.rho, rtol=1e-12)
+    # one H per call (Y formed per point) and all H at once (Y formed once per system, reused) agree
+    for h in range(len(H)):
+        mh = an.two_mass_stability_map(ck, dk, H[h:h + 1], "force/displacement", "jacobi", Lagrange(1), threads=1)
+        assert np.array_equal(mh.rho[..., 0], m.rho[..., h])
     sl = m.sel(dk=dk[1])
     assert sl.dims == ("ck", "H") and np.array_equal(sl.rho, m.rho[:, 1, :])
 
@@ -250,6 +254,9 @@ def test_bad_input_errors():
         an.amplification_matrix(loop, 0.1)
     m = an.stability_map(lambda g: loop, {"g": [1.0]}, [0.1])
     assert np.isnan(m.rho).all() and m.nfail == 1 and "algebraic loop" in m.first_error
+    # with several H the map forms Y = (I - D L)^-1 C once per system: the failure is reported for every point
+    m = an.stability_map(lambda g: loop, {"g": [1.0, 2.0]}, [0.1, 0.2, 0.3])
+    assert np.isnan(m.rho).all() and m.nfail == 6 and "algebraic loop" in m.first_error
 
 
 def test_local_error_bad_input():

@@ -185,7 +185,7 @@ cs_amp_work *cs_amp_work_create(const cs_amp_plan *p) {
 }
 
 /* row += c * src (length n) */
-static inline void axpy(int n, double c, const double *src, double *row) {
+static inline void axpy(int n, double c, const double *restrict src, double *restrict row) {
     for (int q = 0; q < n; q++) row[q] += c * src[q];
 }
 
@@ -251,10 +251,9 @@ static int output_update(const cs_amp_plan *p, const double *pack, cs_amp_work *
     return CS_OK;
 }
 
-/* Ω and g; with outputs = 0 the rows of the new outputs y_{N+1} are left zero (the reduced eigenproblem of
- * cs_amp_spectral_radius never reads them, and the consistent update's loop solve is the costliest part left). */
-static int amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
-                      int outputs, cs_err *err) {
+/* One macro step, subsystem by subsystem in stepping order: the new states x(T_{N+1}) as rows over (X_N; 1) into
+ * w->Xn, and the step's outputs y* into w->Ys. */
+static int amp_rows(const cs_amp_plan *p, const double *pack, double H, cs_amp_work *w, cs_err *err) {
     if (!(H > 0.0) || !isfinite(H)) return cs_fail(err, CS_ERR_ARG, "H: must be a finite positive number, got %g", H);
     const int dim = p->dim, cols = dim + 1, nyt = p->nyt, nxt = p->nxt, NV = CS_APPROX_NV;
     const double *L = pack + p->offL, *r = pack + p->offr;
@@ -329,9 +328,14 @@ static int amp_matrix(const cs_amp_plan *p, const double *pack, double H, double
         }
     }
 
-    /* Output update at T_{N+1}. */
-    if (outputs) CS_TRY(output_update(p, pack, w, err));
-    else memset(w->Yn, 0, sizeof(double) * (size_t)nyt * cols);
+    return CS_OK;
+}
+
+int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
+                  cs_err *err) {
+    const int dim = p->dim, nyt = p->nyt, nxt = p->nxt, cols = dim + 1;
+    CS_TRY(amp_rows(p, pack, H, w, err));
+    CS_TRY(output_update(p, pack, w, err)); /* y(T_{N+1}) */
 
     /* Assemble Ω and g (busch2016 eq. 23): new x, new y, shifted history. */
     memset(Omega, 0, sizeof(double) * (size_t)dim * dim);
@@ -352,51 +356,57 @@ static int amp_matrix(const cs_amp_plan *p, const double *pack, double H, double
     return CS_OK;
 }
 
-int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
-                  cs_err *err) {
-    return amp_matrix(p, pack, H, Omega, g, w, 1, err);
-}
-
 /* Y = (I - D L)^{-1} C (n_y x n_x, row-major): consistent outputs as a function of the states. */
-static int output_map(const cs_amp_plan *p, const double *pack, cs_amp_work *w, cs_err *err) {
+int cs_amp_output_map(const cs_amp_plan *p, const double *pack, double *Yx, cs_amp_work *w, cs_err *err) {
     const int nyt = p->nyt, nxt = p->nxt;
-    memset(w->Yx, 0, sizeof(double) * (size_t)nyt * nxt);
+    memset(Yx, 0, sizeof(double) * (size_t)nyt * nxt);
     for (int i = 0; i < p->nsub; i++) {
         const double *C = pack + p->offC[i];
         for (int a = 0; a < p->ny[i]; a++)
             for (int b = 0; b < p->nx[i]; b++)
-                w->Yx[(size_t)(p->yoff[i] + a) * nxt + p->xoff[i] + b] = C[(size_t)a * p->nx[i] + b];
+                Yx[(size_t)(p->yoff[i] + a) * nxt + p->xoff[i] + b] = C[(size_t)a * p->nx[i] + b];
     }
-    if (loop_matrix(p, pack, w->ImDL) && cs_solve(nyt, nxt, w->ImDL, w->Yx, w->solve, w->ipiv, err))
+    if (loop_matrix(p, pack, w->ImDL) && cs_solve(nyt, nxt, w->ImDL, Yx, w->solve, w->ipiv, err))
         return cs_fail(err, CS_ERR_ARG, "system: the algebraic loop I - D L is singular (ill-posed coupling)");
     return CS_OK;
 }
 
-int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *rho,
-                           cs_amp_work *w, cs_err *err) {
-    /* g is not needed for ρ: it goes to the eigenvalue scratch (dim doubles fit), which is overwritten below. */
-    const int dim = p->dim, nxt = p->nxt, nyt = p->nyt;
-    const int reduce = p->update == CS_UPDATE_CONSISTENT && nyt > 0;
-    CS_TRY(amp_matrix(p, pack, H, Omega, w->eig, w, !reduce, err));
-    int m = 0, *keep = w->keep;
+int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, const double *Yx, double *Omega,
+                           double *rho, cs_amp_work *w, cs_err *err) {
+    const int dim = p->dim, nxt = p->nxt, nyt = p->nyt, cols = dim + 1;
+    int m;
     double *R = w->red;
-    if (reduce) {
-        /* Restrict Ω to {y_N = Y x_N}: coordinates (x_N, y_{N-1}, ...), R = P Ω V (see companion.h). */
-        CS_TRY(output_map(p, pack, w, err));
-        for (int a = 0; a < dim; a++)
-            if (a < nxt || a >= nxt + nyt) keep[m++] = a;
-        for (int ia = 0; ia < m; ia++) {
-            const double *row = Omega + (size_t)keep[ia] * dim;
-            double *rr = R + (size_t)ia * m;
-            for (int ib = 0; ib < m; ib++) rr[ib] = row[keep[ib]];
+    if (p->update == CS_UPDATE_CONSISTENT && nyt > 0) {
+        /* Ω restricted to {y_N = Y x_N}, built directly from the step's state rows (the output rows of Ω are never
+         * needed): coordinates (x_N, y_{N-1}, ..., y_{N-P+1}), m = n_x + (P-1) n_y (see companion.h). */
+        if (!Yx) {
+            CS_TRY(cs_amp_output_map(p, pack, w->Yx, w, err));
+            Yx = w->Yx;
+        }
+        CS_TRY(amp_rows(p, pack, H, w, err));
+        m = nxt + (p->depth - 1) * nyt;
+        for (int a = 0; a < nxt; a++) { /* x_{N+1} = Xn [x_N; y_N = Y x_N; y_{N-1}; ...] */
+            const double *xr = w->Xn + (size_t)a * cols;
+            double *rr = R + (size_t)a * m;
+            memcpy(rr, xr, sizeof(double) * nxt);
+            memcpy(rr + nxt, xr + nxt + nyt, sizeof(double) * (size_t)(m - nxt));
             for (int j = 0; j < nyt; j++) {
-                const double c = row[nxt + j];
+                const double c = xr[nxt + j];
                 if (c == 0.0) continue;
-                const double *yr = w->Yx + (size_t)j * nxt;
-                for (int b = 0; b < nxt; b++) rr[b] += c * yr[b]; /* x columns come first in keep */
+                const double *yr = Yx + (size_t)j * nxt;
+                for (int b = 0; b < nxt; b++) rr[b] += c * yr[b];
             }
         }
+        for (int s = 1; s < p->depth; s++) /* shifted history: y_N = Y x_N, then y_{N-s+1} */
+            for (int a = 0; a < nyt; a++) {
+                double *rr = R + (size_t)(nxt + (s - 1) * nyt + a) * m;
+                memset(rr, 0, sizeof(double) * m);
+                if (s == 1) memcpy(rr, Yx + (size_t)a * nxt, sizeof(double) * nxt);
+                else rr[nxt + (s - 2) * nyt + a] = 1.0;
+            }
     } else {
+        /* g is not needed for ρ: it goes to the eigenvalue scratch (dim doubles fit), overwritten below. */
+        CS_TRY(cs_amp_matrix(p, pack, H, Omega, w->eig, w, err));
         m = dim;
         memcpy(R, Omega, sizeof(double) * (size_t)dim * dim);
     }

@@ -90,7 +90,11 @@ int cs_amp_matrix(const cs_amp_plan *plan, const double *pack, double H, double 
  * y(T_{N+1}) = Y x(T_{N+1}) + c, Y = (I - D L)^{-1} C, so the range of Ω lies in {y_N = Y x_N} and Ω restricted to it
  * acts on (x_N, y_{N-1}, ...) alone; then indices whose row or column is zero (history never read, eigenvalue 0)
  * are deflated. For Busch's F/D Gauss-Seidel k = 1 this takes dim 10 to 5. */
-int cs_amp_spectral_radius(const cs_amp_plan *plan, const double *pack, double H, double *Omega, double *rho,
-                           cs_amp_work *w, cs_err *err);
+int cs_amp_spectral_radius(const cs_amp_plan *plan, const double *pack, double H, const double *Yx, double *Omega,
+                           double *rho, cs_amp_work *w, cs_err *err);
+
+/* Y = (I - D L)^{-1} C (n_y x n_x): the consistent outputs y = Y x of the system `pack`. It does not depend on H,
+ * so a map over H computes it once per system and passes it to cs_amp_spectral_radius as Yx (NULL: computed there). */
+int cs_amp_output_map(const cs_amp_plan *plan, const double *pack, double *Yx, cs_amp_work *w, cs_err *err);
 
 #endif

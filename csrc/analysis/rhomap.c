@@ -12,6 +12,8 @@ typedef struct job {
     const cs_amp_plan *plan;
     long nsys, nH, npts;
     const double *packs, *H;
+    const double *Ytab;         /* per system: Y = (I - D L)^{-1} C (n_y x n_x), or NULL */
+    const unsigned char *ybad;  /* per system: 1 if Y could not be formed (singular loop) */
     double *rho;
     atomic_long next;
 } job;
@@ -38,8 +40,11 @@ static void *run(void *arg) {
             long ih = q / jb->nsys, isys = q % jb->nsys;
             cs_err e = {0};
             double r = NAN;
-            if (cs_amp_spectral_radius(p, jb->packs + (size_t)isys * p->pack_size, jb->H[ih], wk->Omega, &r, wk->w,
-                                       &e)) {
+            if (jb->ybad && jb->ybad[isys]) {
+                wk->nfail++; /* already reported when Y was formed */
+            } else if (cs_amp_spectral_radius(p, jb->packs + (size_t)isys * p->pack_size, jb->H[ih],
+                                              jb->Ytab ? jb->Ytab + (size_t)isys * p->nyt * p->nxt : NULL, wk->Omega,
+                                              &r, wk->w, &e)) {
                 r = NAN;
                 if (wk->nfail++ == 0) wk->first = e;
             }
@@ -55,17 +60,37 @@ int cs_rhomap(const cs_amp_plan *plan, long nsys, const double *packs, long nH, 
     if (nthreads < 1) return cs_fail(err, CS_ERR_ARG, "threads: must be >= 1, got %d", nthreads);
     long npts = nsys * nH;
     if (nthreads > npts) nthreads = (int)npts;
-    job jb = {plan, nsys, nH, npts, packs, H, rho, 0};
+    job jb = {plan, nsys, nH, npts, packs, H, NULL, NULL, rho, 0};
     atomic_init(&jb.next, 0);
     worker *wk = calloc((size_t)nthreads, sizeof *wk);
     pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     int rc = CS_OK, started = 0;
+    double *Ytab = NULL;        /* freed at done: declared before the first goto */
+    unsigned char *ybad = NULL;
     if (!wk || !th) { rc = cs_fail(err, CS_ERR_NOMEM, "out of memory"); goto done; }
     for (int t = 0; t < nthreads; t++) {
         wk[t].jb = &jb;
         wk[t].w = cs_amp_work_create(plan);
         wk[t].Omega = malloc(sizeof(double) * ((size_t)plan->dim * plan->dim + 1));
         if (!wk[t].w || !wk[t].Omega) { rc = cs_fail(err, CS_ERR_NOMEM, "out of memory"); goto done; }
+    }
+    /* Y = (I - D L)^{-1} C does not depend on H: form it once per system (if the table is of reasonable size). */
+    cs_err yfirst = {0};
+    long ybad_count = 0;
+    const size_t ysize = (size_t)plan->nyt * plan->nxt;
+    if (plan->update == CS_UPDATE_CONSISTENT && ysize > 0 && nH > 1 && (size_t)nsys * ysize <= ((size_t)1 << 22)) {
+        Ytab = malloc(sizeof(double) * (size_t)nsys * ysize);
+        ybad = calloc((size_t)nsys, 1);
+        if (!Ytab || !ybad) { rc = cs_fail(err, CS_ERR_NOMEM, "out of memory"); goto done; }
+        for (long i = 0; i < nsys; i++) {
+            cs_err e = {0};
+            if (cs_amp_output_map(plan, packs + (size_t)i * plan->pack_size, Ytab + (size_t)i * ysize, wk[0].w, &e)) {
+                ybad[i] = 1;
+                if (ybad_count++ == 0) yfirst = e;
+            }
+        }
+        jb.Ytab = Ytab;
+        jb.ybad = ybad;
     }
     /* thread 0 is the calling thread */
     for (int t = 1; t < nthreads; t++) {
@@ -77,8 +102,9 @@ int cs_rhomap(const cs_amp_plan *plan, long nsys, const double *packs, long nH, 
     res->nfail = 0;
     res->first.code = 0;
     res->first.msg[0] = 0;
+    if (ybad_count) res->first = yfirst;
     for (int t = 0; t < nthreads; t++) {
-        if (wk[t].nfail && !res->nfail) res->first = wk[t].first;
+        if (wk[t].nfail && !res->nfail && !ybad_count) res->first = wk[t].first;
         res->nfail += wk[t].nfail;
     }
 done:
@@ -86,5 +112,7 @@ done:
         for (int t = 0; t < nthreads; t++) { cs_amp_work_destroy(wk[t].w); free(wk[t].Omega); }
     free(wk);
     free(th);
+    free(Ytab);
+    free(ybad);
     return rc;
 }

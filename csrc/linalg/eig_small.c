@@ -107,7 +107,7 @@ static double norm_from_ssq(const double *x, int len, double ssq) {
  * with u = (x - beta e_1) / (x_0 - beta) (so u_0 = 1; x_0 - beta has no cancellation) and tau = (beta - x_0) / beta.
  * Columns whose part below the subdiagonal is already zero are skipped, which keeps exact zeros (e.g. companion
  * structure) exact. u, w: n doubles of scratch each (u, and u^T H in w[k+1..]). */
-static void hessenberg(int n, double *H, double *u, double *w) {
+static inline __attribute__((always_inline)) void hessenberg(int n, double *H, double *u, double *w) {
     for (int k = 0; k + 2 < n; k++) {
         const int m = n - k - 1; /* length of x */
         double tmax = 0.0, ssq = 0.0;
@@ -174,7 +174,7 @@ static void hessenberg(int n, double *H, double *u, double *w) {
  * the shift polynomial is evaluated on H / sc (sc = size of that block) to keep its products from overflowing or
  * underflowing.
  * Returns CS_EIG_NOCONV when maxit sweeps pass without a deflation at the bottom. */
-static int francis(int n, double *H, double *wr, double *wi, int maxit) {
+static inline __attribute__((always_inline)) int francis(int n, double *H, double *wr, double *wi, int maxit) {
     const double eps = DBL_EPSILON, smlnum = DBL_MIN * ((double)n / DBL_EPSILON);
 #define HH(i, j) H[(size_t)(i) * n + (j)]
     int hi = n - 1, its = 0;
@@ -361,6 +361,15 @@ int cs_eigvals_small(int n, const double *A, double *wr, double *wi, double *wor
     if (m == 1) { wr[0] = H[0]; wi[0] = 0.0; }
     if (m <= 1) return CS_OK;
     cs_balance(m, H, u, w); /* Parlett-Reinsch: QR's backward error ~eps ||H|| then respects the units */
-    hessenberg(m, H, u, w);
-    return francis(m, H, wr, wi, maxit);
+    /* The sizes of the stability maps' reduced problems get their own copies of the reduction and the QR with n
+     * known at compile time (constant strides and bounds): about 7 % fewer instructions at n = 5. */
+    switch (m) {
+    case 3: hessenberg(3, H, u, w); return francis(3, H, wr, wi, maxit);
+    case 4: hessenberg(4, H, u, w); return francis(4, H, wr, wi, maxit);
+    case 5: hessenberg(5, H, u, w); return francis(5, H, wr, wi, maxit);
+    case 6: hessenberg(6, H, u, w); return francis(6, H, wr, wi, maxit);
+    case 7: hessenberg(7, H, u, w); return francis(7, H, wr, wi, maxit);
+    case 8: hessenberg(8, H, u, w); return francis(8, H, wr, wi, maxit);
+    default: hessenberg(m, H, u, w); return francis(m, H, wr, wi, maxit);
+    }
 }
