@@ -125,7 +125,7 @@ void cs_amp_work_destroy(cs_amp_work *w) {
     if (!w) return;
     free(w->Phi); free(w->Gam); free(w->prop); free(w->Xn); free(w->Ys); free(w->Yn); free(w->Crow);
     free(w->Uend); free(w->ImDL); free(w->solve); free(w->eig); free(w->ipiv);
-    free(w->red); free(w->Yx); free(w->keep);
+    free(w->red); free(w->Yx); free(w->defl);
     for (int i = 0; i < w->ncache; i++) {
         if (w->cPhi) free(w->cPhi[i]);
         if (w->cGam) free(w->cGam[i]);
@@ -161,7 +161,7 @@ cs_amp_work *cs_amp_work_create(const cs_amp_plan *p) {
     w->ipiv = malloc(sizeof(int) * (Nmax + 1));
     w->red = malloc(sizeof(double) * ((size_t)p->dim * p->dim + 1));
     w->Yx = malloc(sizeof(double) * (ny * (size_t)p->nxt + 1));
-    w->keep = malloc(sizeof(int) * ((size_t)p->dim + 1));
+    w->defl = malloc(sizeof(int) * (3 * (size_t)p->dim + 1));
     w->ncache = p->nsub;
     w->cPhi = calloc((size_t)p->nsub + 1, sizeof(double *));
     w->cGam = calloc((size_t)p->nsub + 1, sizeof(double *));
@@ -177,7 +177,7 @@ cs_amp_work *cs_amp_work_create(const cs_amp_plan *p) {
         if (!w->cPhi[i] || !w->cGam[i] || !w->cAB[i]) { cs_amp_work_destroy(w); return NULL; }
     }
     if (!w->Phi || !w->Gam || !w->prop || !w->Xn || !w->Ys || !w->Yn || !w->Crow || !w->Uend || !w->ImDL ||
-        !w->solve || !w->eig || !w->ipiv || !w->red || !w->Yx || !w->keep) {
+        !w->solve || !w->eig || !w->ipiv || !w->red || !w->Yx || !w->defl) {
         cs_amp_work_destroy(w);
         return NULL;
     }
@@ -410,27 +410,34 @@ int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, c
         m = dim;
         memcpy(R, Omega, sizeof(double) * (size_t)dim * dim);
     }
-    /* Deflate indices with a zero row or a zero column (each carries an eigenvalue 0), until none is left. */
-    for (int changed = 1; changed && m > 0;) {
-        changed = 0;
+    /* Deflate indices with a zero row or a zero column (each carries an eigenvalue 0), until none is left: count the
+     * non-zeros of every row and column once; removing index a only lowers the counts of the others; compact once. */
+    int *rc = w->defl, *cc = rc + m, *alive = cc + m, left = m;
+    for (int a = 0; a < m; a++) { rc[a] = cc[a] = 0; alive[a] = 1; }
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b < m; b++)
+            if (R[(size_t)a * m + b] != 0.0) { rc[a]++; cc[b]++; }
+    for (int found = 1; found && left > 0;) {
+        found = 0;
         for (int a = 0; a < m; a++) {
-            int zr = 1, zc = 1;
-            for (int b = 0; b < m && (zr || zc); b++) {
-                if (R[(size_t)a * m + b] != 0.0) zr = 0;
-                if (R[(size_t)b * m + a] != 0.0) zc = 0;
+            if (!alive[a] || (rc[a] > 0 && cc[a] > 0)) continue;
+            alive[a] = 0;
+            left--;
+            found = 1;
+            for (int b = 0; b < m; b++) {
+                if (R[(size_t)b * m + a] != 0.0) rc[b]--;
+                if (R[(size_t)a * m + b] != 0.0) cc[b]--;
             }
-            if (!zr && !zc) continue;
-            /* remove row and column a, compacting in place */
-            int k = 0;
-            for (int i = 0; i < m; i++) {
-                if (i == a) continue;
-                for (int j = 0; j < m; j++)
-                    if (j != a) R[k++] = R[(size_t)i * m + j];
-            }
-            m--;
-            changed = 1;
-            break;
         }
+    }
+    if (left < m) {
+        int k = 0;
+        for (int i = 0; i < m; i++) {
+            if (!alive[i]) continue;
+            for (int j = 0; j < m; j++)
+                if (alive[j]) R[k++] = R[(size_t)i * m + j];
+        }
+        m = left;
     }
     if (m == 0) { *rho = 0.0; return CS_OK; }
     return cs_spectral_radius(m, R, rho, w->eig, err);

@@ -61,7 +61,7 @@ typedef struct cs_amp_work {
     double *Phi, *Gam, *prop, *Xn, *Ys, *Yn, *Crow, *Uend, *ImDL, *solve, *eig;
     int *ipiv;
     double *red, *Yx;           /* spectral radius: reduced matrix (dim x dim), output map Y (n_y x n_x) */
-    int *keep;                  /* dim */
+    int *defl;                  /* 3 dim: row and column non-zero counts and flags of the deflation */
     /* per-subsystem cache of the last (A_i, B_i, H) -> (Φ_i, Γ_i): over a parameter grid most subsystems do not
      * change between neighbouring points (e.g. S1 of the two-mass oscillator depends only on H) */
     double **cPhi, **cGam, **cAB, *cH;
