@@ -100,8 +100,21 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
  *     phi_k(2Z) = 2^-k [phi_0(Z) phi_k(Z) + sum_{j=1..k} phi_j(Z) / (k - j)!]    (functions of Z commute). */
 static size_t phi_work_size(int n, int p) { return (size_t)(p + 3) * n * n + 2 * (size_t)n; }
 
+/* C = A B (n x n); inlined so that for the small n of subsystem states the loops have constant bounds. */
+static inline __attribute__((always_inline)) void prod(int n, const double *restrict A, const double *restrict B,
+                                                       double *restrict C) {
+    if (n > 8) { cs_matmul(n, n, n, 1.0, A, B, 0.0, C); return; }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double c = 0.0;
+            for (int k = 0; k < n; k++) c += A[i * n + k] * B[k * n + j];
+            C[i * n + j] = c;
+        }
+}
+
 /* On return phi + k*n*n holds phi_k(X) for k = 0..p (X n x n row-major, finite). */
-static void phi_functions(int n, int p, const double *X, double *phi, double *work) {
+static inline __attribute__((always_inline)) void phi_functions(int n, int p, const double *X, double *phi,
+                                                                double *work) {
     const size_t nn = (size_t)n * n;
     double *Z = work, *T = work + nn, *nxt = work + 2 * nn, *d = work + (2 + (size_t)p + 1) * nn, *dinv = d + n;
     memcpy(Z, X, sizeof(double) * nn);
@@ -123,19 +136,19 @@ static void phi_functions(int n, int p, const double *X, double *phi, double *wo
     cs_eye(n, P);
     for (int i = 0; i < n; i++) P[(size_t)i * n + i] = inv_fact[q + p];
     for (int i = q - 1; i >= 0; i--) {
-        cs_matmul(n, n, n, 1.0, Z, P, 0.0, T);
+        prod(n, Z, P, T);
         for (int a = 0; a < n; a++) T[(size_t)a * n + a] += inv_fact[i + p];
         memcpy(P, T, sizeof(double) * nn);
     }
     for (int k = p - 1; k >= 0; k--) { /* phi_k = I/k! + Z phi_{k+1} */
         double *Pk = phi + (size_t)k * nn;
-        cs_matmul(n, n, n, 1.0, Z, phi + (size_t)(k + 1) * nn, 0.0, Pk);
+        prod(n, Z, phi + (size_t)(k + 1) * nn, Pk);
         for (int a = 0; a < n; a++) Pk[(size_t)a * n + a] += inv_fact[k];
     }
     for (int r = 0; r < s; r++) {
         for (int k = 0; k <= p; k++) {
             double *Nk = nxt + (size_t)k * nn;
-            cs_matmul(n, n, n, 1.0, phi, phi + (size_t)k * nn, 0.0, Nk);
+            prod(n, phi, phi + (size_t)k * nn, Nk);
             if (k == 0) continue;
             for (int j = 1; j <= k; j++) {
                 const double c = inv_fact[k - j];
@@ -170,13 +183,26 @@ int cs_poly_propagator(int nx, int nu, int deg, const double *A, const double *B
     if (p > 11) return cs_fail(err, CS_ERR_ARG, "input polynomial degree %d exceeds 10", deg);
     if (!cs_all_finite(nn, X) || !cs_all_finite((size_t)nx * nu, B) || !isfinite(H))
         return cs_fail(err, CS_ERR_LINALG, "matrix exponential of a matrix with non-finite entries");
-    phi_functions(nx, p, X, phi, pw);
+    switch (nx) { /* copies with constant n for small state dimensions */
+    case 1: phi_functions(1, p, X, phi, pw); break;
+    case 2: phi_functions(2, p, X, phi, pw); break;
+    case 3: phi_functions(3, p, X, phi, pw); break;
+    case 4: phi_functions(4, p, X, phi, pw); break;
+    default: phi_functions(nx, p, X, phi, pw); break;
+    }
     memcpy(Phi, phi, sizeof(double) * nn);
     double fact = H; /* H m! */
     for (int m = 0; m <= deg; m++) {
         if (m > 0) fact *= m;
         double *G = Gam + (size_t)m * nx * nu;
-        cs_matmul(nx, nu, nx, fact, phi + (size_t)(m + 1) * nn, B, 0.0, G);
+        const double *P = phi + (size_t)(m + 1) * nn;
+        if (nx > 8) { cs_matmul(nx, nu, nx, fact, P, B, 0.0, G); continue; }
+        for (int i = 0; i < nx; i++) /* small: plain loops beat the call */
+            for (int j = 0; j < nu; j++) {
+                double c = 0.0;
+                for (int k = 0; k < nx; k++) c += P[(size_t)i * nx + k] * B[(size_t)k * nu + j];
+                G[(size_t)i * nu + j] = fact * c;
+            }
     }
     return CS_OK;
 }
