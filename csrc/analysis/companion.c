@@ -252,10 +252,11 @@ static int output_update(const cs_amp_plan *p, const double *pack, cs_amp_work *
 }
 
 /* One macro step, subsystem by subsystem in stepping order: the new states x(T_{N+1}) as rows over (X_N; 1) into
- * w->Xn, and the step's outputs y* into w->Ys. */
-static int amp_rows(const cs_amp_plan *p, const double *pack, double H, cs_amp_work *w, cs_err *err) {
+ * w->Xn, and the step's outputs y* into w->Ys. Rows have `cols` entries: dim + 1 with the constant column (offset
+ * g), or dim without it (the spectral radius does not need g). */
+static int amp_rows(const cs_amp_plan *p, const double *pack, double H, int cols, cs_amp_work *w, cs_err *err) {
     if (!(H > 0.0) || !isfinite(H)) return cs_fail(err, CS_ERR_ARG, "H: must be a finite positive number, got %g", H);
-    const int dim = p->dim, cols = dim + 1, nyt = p->nyt, nxt = p->nxt, NV = CS_APPROX_NV;
+    const int dim = p->dim, nyt = p->nyt, nxt = p->nxt, NV = CS_APPROX_NV;
     const double *L = pack + p->offL, *r = pack + p->offr;
     /* Rows over the augmented history (X_N; 1): column dim carries the constant offset r. */
     memset(w->Xn, 0, sizeof(double) * (size_t)nxt * cols);
@@ -270,7 +271,7 @@ static int amp_rows(const cs_amp_plan *p, const double *pack, double H, cs_amp_w
         memset(Crow, 0, sizeof(double) * (size_t)(deg + 1) * nu * cols);
         for (int a = 0; a < nu; a++) {
             const int ga = p->uoff[i] + a;
-            Crow[(size_t)a * cols + dim] += r[ga];
+            if (cols > dim) Crow[(size_t)a * cols + dim] += r[ga];
             for (int j = 0; j < nyt; j++) {
                 const double l = L[(size_t)ga * nyt + j];
                 if (l == 0.0) continue;
@@ -334,7 +335,7 @@ static int amp_rows(const cs_amp_plan *p, const double *pack, double H, cs_amp_w
 int cs_amp_matrix(const cs_amp_plan *p, const double *pack, double H, double *Omega, double *g, cs_amp_work *w,
                   cs_err *err) {
     const int dim = p->dim, nyt = p->nyt, nxt = p->nxt, cols = dim + 1;
-    CS_TRY(amp_rows(p, pack, H, w, err));
+    CS_TRY(amp_rows(p, pack, H, cols, w, err));
     CS_TRY(output_update(p, pack, w, err)); /* y(T_{N+1}) */
 
     /* Assemble Ω and g (busch2016 eq. 23): new x, new y, shifted history. */
@@ -373,7 +374,7 @@ int cs_amp_output_map(const cs_amp_plan *p, const double *pack, double *Yx, cs_a
 
 int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, const double *Yx, double *Omega,
                            double *rho, cs_amp_work *w, cs_err *err) {
-    const int dim = p->dim, nxt = p->nxt, nyt = p->nyt, cols = dim + 1;
+    const int dim = p->dim, nxt = p->nxt, nyt = p->nyt, cols = dim;
     int m;
     double *R = w->red;
     if (p->update == CS_UPDATE_CONSISTENT && nyt > 0) {
@@ -383,7 +384,7 @@ int cs_amp_spectral_radius(const cs_amp_plan *p, const double *pack, double H, c
             CS_TRY(cs_amp_output_map(p, pack, w->Yx, w, err));
             Yx = w->Yx;
         }
-        CS_TRY(amp_rows(p, pack, H, w, err));
+        CS_TRY(amp_rows(p, pack, H, cols, w, err));
         m = nxt + (p->depth - 1) * nyt;
         for (int a = 0; a < nxt; a++) { /* x_{N+1} = Xn [x_N; y_N = Y x_N; y_{N-1}; ...] */
             const double *xr = w->Xn + (size_t)a * cols;

@@ -222,7 +222,7 @@ int cs_spectral_radius(int n, const double *A, double *rho, double *work, cs_err
     double *wr = work, *wi = work + n;
     CS_TRY(cs_eigvals(n, A, wr, wi, work + 2 * n, err));
     double r = 0.0;
-    for (int i = 0; i < n; i++) r = fmax(r, hypot(wr[i], wi[i]));
+    for (int i = 0; i < n; i++) r = fmax(r, wi[i] == 0.0 ? fabs(wr[i]) : hypot(wr[i], wi[i]));
     *rho = r;
     return CS_OK;
 }
