@@ -34,6 +34,16 @@ m = analysis.two_mass_stability_map(np.logspace(4, 6, 4), np.logspace(1, 3, 3), 
                                     coupling="force/displacement", scheme="gauss-seidel",
                                     approximation=cosim.Lagrange(1), threads=2)
 analysis.local_error(s, np.logspace(-5, -4, 3), "jacobi", cosim.Lagrange(1))
+loop = cosim.CoupledSystem([cosim.LTI([[-1.0]], [[1.0]], [[1.0]], [[1.0]], name="A"),
+                            cosim.LTI([[-1.0]], [[1.0]], [[1.0]], [[1.0]], name="B")],
+                           [cosim.connect("A.y[0]", "B.u[0]"), cosim.connect("B.y[0]", "A.u[0]")])
+analysis.stability_map(lambda g: loop, {"g": [1.0, 2.0]}, [0.1, 0.2])  # singular loop: the per-system Y table fails
+from cosim import _core  # noqa: E402
+A = np.random.default_rng(1).normal(size=(7, 7))
+for method in ("auto", "small", "lapack"):
+    _core.eigvals(A, method)
+_core.eigvals(np.diag([5e307, 1.0]) + np.eye(2, k=1) * 5e307)  # overflow in the kernel: LAPACK fallback
+_core.poly_propagator(A[:3, :3], A[:3, :2], 1e-2, 3)
 rng = np.random.default_rng(0)
 u = rng.normal(size=(400, 1))
 x = np.zeros(2)
