@@ -313,9 +313,14 @@ static int amp_rows(const cs_amp_plan *p, const double *pack, double H, int cols
             }
         }
         /* ũ_i(T_{N+1}) = Σ_m c_{i,m} (s = 1), and y*_i = C_i x_i(T_{N+1}) + D_i ũ_i(T_{N+1}) */
-        memset(w->Uend, 0, sizeof(double) * (size_t)nu * cols);
-        for (int m = 0; m <= deg; m++)
-            for (int b = 0; b < nu; b++) axpy(cols, 1.0, Crow + ((size_t)m * nu + b) * cols, w->Uend + (size_t)b * cols);
+        int feedthrough = 0; /* ũ_i(T_{N+1}) is needed only through D_i */
+        for (int q2 = 0; q2 < ny * nu && !feedthrough; q2++) feedthrough = D[q2] != 0.0;
+        if (feedthrough) {
+            memset(w->Uend, 0, sizeof(double) * (size_t)nu * cols);
+            for (int m = 0; m <= deg; m++)
+                for (int b = 0; b < nu; b++)
+                    axpy(cols, 1.0, Crow + ((size_t)m * nu + b) * cols, w->Uend + (size_t)b * cols);
+        }
         for (int a = 0; a < ny; a++) {
             double *row = w->Ys + (size_t)(p->yoff[i] + a) * cols;
             for (int b = 0; b < nx; b++) {
