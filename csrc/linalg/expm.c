@@ -1,5 +1,6 @@
 #include "linalg/expm.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ int cs_expm(int n, const double *A, double *E, double *work, int *ipiv, cs_err *
     memcpy(As, A, sizeof(double) * nn);
     cs_balance(n, As, d, dinv);
     double nrm = cs_norm1(n, As);
+    if (!(nrm <= DBL_MAX)) nrm = DBL_MAX; /* the column sums of finite entries can overflow: keep s defined */
 
     int s = 0, m = 13;
     const double *b = PADE13;
@@ -120,13 +122,15 @@ static inline __attribute__((always_inline)) void phi_functions(int n, int p, co
     memcpy(Z, X, sizeof(double) * nn);
     cs_balance(n, Z, d, dinv);
     double nrm = cs_norm1(n, Z);
+    if (!(nrm <= DBL_MAX)) nrm = DBL_MAX; /* the column sums of finite entries can overflow: keep s defined */
     int s = nrm > 0.5 ? (int)ceil(log2(nrm / 0.5)) : 0;
     if (s > 0) {
         const double scale = ldexp(1.0, -s);
         for (size_t i = 0; i < nn; i++) Z[i] *= scale;
         nrm *= scale;
     }
-    /* Horner for phi_p: q terms, with ||Z||^q / q! below 2^-56 (terms decrease at least by 1/2 each). */
+    /* Horner for phi_p over the terms i = 0..q, with ||Z||^q / q! below 2^-56 (each term is at most 1/4 of the
+     * previous one). */
     int q = 1;
     for (double t = nrm; t > 0x1p-56 && q < 40; q++) t *= nrm / (q + 1);
     double inv_fact[64]; /* 1/j! for j = 0..q+p (q <= 40, p <= 11) */
