@@ -7,22 +7,10 @@
 #include "linalg/eig_small.h"
 #include "linalg/expm.h"
 
-/* The argument A as a C-contiguous square float64 matrix (new reference), or NULL with a ValueError naming A. */
-static PyArrayObject *square_matrix(PyObject *obj) {
-    npy_intp dims[2] = {-1, -1};
-    PyArrayObject *A = cs_py_darray(obj, "A", 2, dims, 1);
-    if (A && PyArray_DIM(A, 1) != PyArray_DIM(A, 0)) {
-        Py_DECREF(A);
-        PyErr_Format(PyExc_ValueError, "A: must be square");
-        return NULL;
-    }
-    return A;
-}
-
 static PyObject *py_expm(PyObject *self, PyObject *args) {
     PyObject *obj;
     if (!PyArg_ParseTuple(args, "O:expm", &obj)) return NULL;
-    PyArrayObject *A = square_matrix(obj);
+    PyArrayObject *A = cs_py_square(obj, "A");
     if (!A) return NULL;
     const int n = (int)PyArray_DIM(A, 0);
     double *work = malloc(sizeof(double) * (cs_expm_work_size(n) + (size_t)n * n + 1));
@@ -88,7 +76,7 @@ static PyObject *py_eigvals(PyObject *self, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|si:eigvals", kwlist, &obj, &method, &maxit)) return NULL;
     const int m = !strcmp(method, "auto") ? 0 : !strcmp(method, "small") ? 1 : !strcmp(method, "lapack") ? 2 : -1;
     if (m < 0) return PyErr_Format(PyExc_ValueError, "method: expected 'auto', 'small' or 'lapack', got '%s'", method);
-    PyArrayObject *A = square_matrix(obj);
+    PyArrayObject *A = cs_py_square(obj, "A");
     if (!A) return NULL;
     const int n = (int)PyArray_DIM(A, 0);
     double *work = malloc(sizeof(double) * (2 * (size_t)n + (size_t)cs_eig_work_size(n) + 1));
@@ -120,7 +108,7 @@ static PyObject *py_eigvals(PyObject *self, PyObject *args, PyObject *kwds) {
 static PyObject *py_spectral_radius(PyObject *self, PyObject *args) {
     PyObject *obj;
     if (!PyArg_ParseTuple(args, "O:spectral_radius", &obj)) return NULL;
-    PyArrayObject *A = square_matrix(obj);
+    PyArrayObject *A = cs_py_square(obj, "A");
     if (!A) return NULL;
     const int n = (int)PyArray_DIM(A, 0);
     double *work = malloc(sizeof(double) * (2 * (size_t)n + (size_t)cs_eig_work_size(n) + 1));

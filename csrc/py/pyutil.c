@@ -51,6 +51,17 @@ PyArrayObject *cs_py_darray(PyObject *obj, const char *name, int ndim, const npy
     return a;
 }
 
+PyArrayObject *cs_py_square(PyObject *obj, const char *name) {
+    npy_intp dims[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(obj, name, 2, dims, 1);
+    if (A && PyArray_DIM(A, 1) != PyArray_DIM(A, 0)) {
+        Py_DECREF(A);
+        PyErr_Format(PyExc_ValueError, "%s: must be square", name);
+        return NULL;
+    }
+    return A;
+}
+
 PyObject *cs_py_vec(npy_intp n, const double *src) {
     PyObject *a = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
     if (a && n) memcpy(PyArray_DATA((PyArrayObject *)a), src, sizeof(double) * n);

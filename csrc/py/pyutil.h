@@ -17,6 +17,8 @@ PyObject *cs_py_raise(const cs_err *err);
  * naming `name` on failure). dims[i] >= 0 requires that size, -1 accepts any. Non-finite entries are rejected when
  * `finite` is set. */
 PyArrayObject *cs_py_darray(PyObject *obj, const char *name, int ndim, const npy_intp *dims, int finite);
+/* The same for a finite square matrix (ValueError "<name>: must be square" otherwise). */
+PyArrayObject *cs_py_square(PyObject *obj, const char *name);
 
 /* New 1-D/2-D float64 arrays filled by copying from C memory. */
 PyObject *cs_py_vec(npy_intp n, const double *src);

@@ -403,11 +403,9 @@ static PyObject *py_discretize(PyObject *self, PyObject *args) {
     PyObject *oA, *oB;
     double dt;
     if (!PyArg_ParseTuple(args, "OOd:sysid_discretize", &oA, &oB, &dt)) return NULL;
-    npy_intp dA[2] = {-1, -1};
-    PyArrayObject *A = cs_py_darray(oA, "A", 2, dA, 1);
+    PyArrayObject *A = cs_py_square(oA, "A");
     if (!A) return NULL;
     int nx = (int)PyArray_DIM(A, 0);
-    if (PyArray_DIM(A, 1) != nx) { Py_DECREF(A); return PyErr_Format(PyExc_ValueError, "A: must be square"); }
     npy_intp dB[2] = {nx, -1};
     PyArrayObject *B = cs_py_darray(oB, "B", 2, dB, 1);
     if (!B) { Py_DECREF(A); return NULL; }
