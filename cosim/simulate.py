@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -19,7 +20,7 @@ _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel":
 UPDATES = {"consistent": 0, "simplified": 1}
 STARTUPS = {None: 0, "none": 0, "kraft": 1}
 
-_ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK = 1, 2, 3, 4, 5, 6
+_ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK, _STOPPED = 1, 2, 3, 4, 5, 6, 7
 
 
 def _model_spec(s: Subsystem):
@@ -108,29 +109,66 @@ def _grid(grid, t_end, name):
     return g
 
 
+def _record_limit():
+    """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping)."""
+    try:
+        return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8e9
+
+
+def _run_options(**kw):
+    opts = dict(scheme=0, order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
+                startup_factor=1e-5, grid=None, reject=None, timing=0, step_finished=None, step_finished_every=1,
+                record_every=1, interrupt_interval=0.05, max_record_bytes=_record_limit())
+    opts.update(kw)
+    return opts
+
+
+def _hook(system, user_hook, options):
+    """step_finished(t, partial_result) -> False stops; the C side passes the record arrays and their fill."""
+    if user_hook is None:
+        return None
+    if not callable(user_hook):
+        raise TypeError(f"step_finished: must be callable f(t, result), got {type(user_hook).__name__}")
+
+    def call(t, n, T, X, Y, U):
+        partial = Result(system, T[:n], X[:n], Y[:n], U[:n], {}, 0, "", options)
+        return user_hook(t, partial)
+    return call
+
+
 def _finish(system, raw, t_wall, options, names_for_stats):
-    stats = dict(macro_steps=raw["macro_steps"], newton_iterations=raw["newton_iterations"], wall_time=t_wall,
+    stats = dict(macro_steps=raw["macro_steps"], rejected_steps=raw["rejected_steps"],
+                 newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
-    res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, raw["status"], raw["message"], options)
     code = raw["status"]
-    if code == 0:
+    res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
+                 raw["message"], options)
+    res.state = raw["state"] or "finished"
+    if code in (0, _STOPPED):
         return res
-    msg = raw["message"]
+    msg, cause = raw["message"], raw.get("cause")
     if code == _ERR_DIVERGED:
-        raise DivergenceError(msg, res)
-    if code in (_ERR_SOLVER, _ERR_CALLBACK):
-        raise SolverError(msg, res)
-    if code == _ERR_ARG:
-        raise ValueError(msg)
-    if code == _ERR_NOMEM:
-        raise MemoryError(msg)
-    raise SolverError(msg, res)
+        exc = DivergenceError(msg, res)
+    elif code in (_ERR_SOLVER, _ERR_CALLBACK):
+        exc = SolverError(msg, res)
+    elif code == _ERR_ARG:
+        exc = ValueError(msg)
+    elif code == _ERR_NOMEM:
+        exc = MemoryError(msg)
+    else:
+        exc = SolverError(msg, res)
+    if cause is not None:
+        raise exc from cause
+    raise exc
 
 
 def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str = "jacobi",
              approximation: Approximation | str = ZOH(), solver: Solver | dict | str = CVODE(),
              order=None, update: str = "consistent", startup: str | None = None, x0=None,
-             divergence_bound: float | None = None) -> Result:
+             divergence_bound: float | None = None, step_finished=None, step_finished_every: int = 1,
+             timing: bool = False, _reject_steps=None) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Parameters
@@ -151,6 +189,14 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     x0 : initial states (stacked array or dict by name); default: the subsystems' own ``x0``.
     divergence_bound : stop with :class:`DivergenceError` when a state exceeds it in magnitude (default
         1e10·max(1, |x0|)); ``math.inf`` stops only on non-finite values.
+    step_finished : ``f(t, partial_result)`` called after each accepted macro step (every ``step_finished_every``-th);
+        returning ``False`` stops the run, which then returns the partial result with ``res.state == "stopped"``.
+        Exceptions raised in it propagate (KeyboardInterrupt/SystemExit as themselves, others as the ``__cause__``
+        of a :class:`SolverError`).
+    timing : measure the wall time of every unit step (``res.stats["subsystems"][name]["wall_time"]``); off by
+        default because two clock reads per unit step cost a quarter of a cheap step.
+
+    Ctrl-C stops a run within a fraction of a second with ``KeyboardInterrupt``.
 
     Returns
     -------
@@ -191,10 +237,16 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     ci, co, cg = _connections(system)
     kind, k = approx.spec()
     deriv = 1 if isinstance(approx, Hermite) and approx.mode == "lagged" else 0
-    opts = (SCHEMES[sname], order_idx, kind, k, deriv, UPDATES[update], 0.0, t_end, H, STARTUPS[startup], 1e-5, bound,
-            grid)
     options = dict(scheme=sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
                    startup=startup, order=order, grid=grid)
+    if isinstance(step_finished_every, bool) or not isinstance(step_finished_every, (int, np.integer)) \
+            or step_finished_every < 1:
+        raise ValueError(f"step_finished_every: must be an int >= 1, got {step_finished_every!r}")
+    opts = _run_options(scheme=SCHEMES[sname], order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
+                        update=UPDATES[update], t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
+                        grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
+                        step_finished_every=int(step_finished_every),
+                        reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
@@ -229,7 +281,7 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     solver = as_solver(solver)
     x0v = _x0(system, x0)
     bound = _default_bound(x0v, divergence_bound)
-    opts = (0, None, 0, 0, 0, 0, 0.0, t_end, H, 0, 1e-5, bound, grid)
+    opts = _run_options(t_end=t_end, H=H, divergence_bound=bound, grid=grid)
     options = dict(monolithic=True, solver=solver, H=H, t_end=t_end, t_eval=grid)
     t0 = time.perf_counter()
     if isinstance(solver, Exact):
@@ -247,8 +299,16 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
         raw = _core.run([_model_spec(s) for s in system.subsystems], [solver.spec()], x0v, *_connections(system),
                         system.r, opts, True)
         raw = dict(raw)
-        raw["u"] = raw["y"] @ system.L.T + system.r if raw["y"].size else np.zeros((len(raw["t"]), system.L.shape[0]))
+        raw["u"] = _coupled_inputs(system, raw["y"])
     return _finish(system, raw, time.perf_counter() - t0, options, ["monolithic"])
+
+
+def _coupled_inputs(system, Y):
+    """u = L y + r for every row of Y, with L applied as the sparse list of connections."""
+    ci, co, cg = _connections(system)
+    U = np.tile(system.r, (Y.shape[0], 1))
+    np.add.at(U, (slice(None), ci), Y[:, co] * cg)
+    return U
 
 
 def _coupled_outputs(system, X):

@@ -15,6 +15,8 @@ enum {
     CS_ERR_SOLVER = 4,     /* subsystem integrator failed (cosim.SolverError) */
     CS_ERR_DIVERGED = 5,   /* non-finite or exploding values (cosim.DivergenceError) */
     CS_ERR_CALLBACK = 6,   /* a user callback (Python or C) reported an error */
+    CS_STOPPED = 7,        /* an observer asked to stop (user hook returned False): not an error, status "stopped" */
+    CS_ERR_INTERRUPTED = 8 /* Ctrl-C (KeyboardInterrupt) */
 };
 
 #define CS_ERRMSG_LEN 512

@@ -315,8 +315,11 @@ def test_low_level_entry_rejects_garbage_without_crashing():
     solver = cosim.RK4().spec()
     x0 = np.zeros(4)
     ci, co, cg = np.array([0, 1, 2]), np.array([2, 0, 1]), np.ones(3)
-    good = (0, None, 0, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0)
+    from cosim.simulate import _run_options
+    good = _run_options(approx_k=1, t_end=0.01, H=1e-3, divergence_bound=0.0)
     assert _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False)["status"] == 0
+    missing = dict(good)
+    del missing["H"]
     bad_calls = [
         lambda: _core.run(specs, [solver], x0, ci, co, cg, np.zeros(3), good, False),
         lambda: _core.run(specs, [solver] * 2, np.zeros(3), ci, co, cg, np.zeros(3), good, False),
@@ -327,17 +330,18 @@ def test_low_level_entry_rejects_garbage_without_crashing():
         lambda: _core.run([("lti", "S", np.eye(2), np.ones((3, 1)), np.eye(2), np.zeros((2, 1)))] * 2,
                           [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False),
         lambda: _core.run([("nonsense", "S")] * 2, [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False),
-        lambda: _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), good[:5], False),
+        lambda: _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), missing, False),
+        lambda: _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), dict(good, step_finished=3), False),
     ]
     for call in bad_calls:
         with pytest.raises((ValueError, TypeError)):
             call()
-    for opts in [(0, None, 7, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),      # unknown approximation kind
-                 (0, None, 0, 9, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),      # degree too high
-                 (5, None, 0, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),      # unknown scheme
-                 (1, np.array([0, 0]), 0, 1, 0, 0, 0.0, 0.01, 1e-3, 0, 1e-5, 0.0),  # order not a permutation
-                 (0, None, 0, 1, 0, 0, 0.0, 0.01, 1e-3, 1, 0.0, 0.0),       # start-up factor 0 would never advance
-                 (0, None, 0, 1, 0, 0, 0.0, 0.01, -1e-3, 0, 1e-5, 0.0)]:    # negative H
+    for opts in [dict(good, approx_kind=7),                          # unknown approximation kind
+                 dict(good, approx_k=9),                             # degree too high
+                 dict(good, scheme=5),                               # unknown scheme
+                 dict(good, scheme=1, order=np.array([0, 0])),       # order not a permutation
+                 dict(good, startup=1, startup_factor=0.0),          # start-up factor 0 would never advance
+                 dict(good, H=-1e-3)]:                               # negative H
         try:
             out = _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), opts, False)
         except ValueError:

@@ -17,7 +17,7 @@ void cs_amp_plan_destroy(cs_amp_plan *p) {
 
 /* Does subsystem i interpolate output signal j (Gauss-Seidel: its source was stepped earlier in this macro step)? */
 static inline int interpolates(const cs_amp_plan *p, int i, int j) {
-    return p->scheme == CS_SCHEME_GAUSS_SEIDEL && p->pos[p->ysrc[j]] < p->pos[i];
+    return cs_scheme_interpolates(p->scheme, p->pos, p->ysrc[j], i);
 }
 
 cs_amp_plan *cs_amp_plan_create(int nsub, const int *nx, const int *nu, const int *ny, const unsigned char *mask,
@@ -27,7 +27,7 @@ cs_amp_plan *cs_amp_plan_create(int nsub, const int *nx, const int *nu, const in
         cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme);
         return NULL;
     }
-    if (update != CS_UPDATE_CONSISTENT && update != CS_UPDATE_APPROX) {
+    if (update != CS_UPDATE_CONSISTENT && update != CS_UPDATE_SIMPLIFIED) {
         cs_fail(err, CS_ERR_ARG, "update: unknown update code %d", update);
         return NULL;
     }
@@ -92,10 +92,8 @@ cs_amp_plan *cs_amp_plan_create(int nsub, const int *nx, const int *nu, const in
     for (size_t q = 0; q < (size_t)p->nut * p->nyt; q++) p->mask[q] = mask ? (mask[q] != 0) : 1;
 
     /* Approximation weights on the equidistant grid, in s = (t - T_N)/H: they do not depend on H. */
-    double Te[CS_MAXHIST], Ti[CS_MAXHIST];
-    for (int q = 0; q < CS_MAXHIST; q++) { Te[q] = -(double)q; Ti[q] = 1.0 - q; }
-    if (cs_approx_weights_compute(&spec, 0, CS_MAXHIST, Te, 0.0, 1.0, &p->wext, err) ||
-        cs_approx_weights_compute(&spec, 1, CS_MAXHIST, Ti, 0.0, 1.0, &p->wint, err)) {
+    if (cs_approx_uniform_weights(&spec, 0, CS_MAXHIST, 1.0, &p->wext, err) ||
+        cs_approx_uniform_weights(&spec, 1, CS_MAXHIST, 1.0, &p->wint, err)) {
         cs_amp_plan_destroy(p);
         return NULL;
     }
@@ -245,7 +243,7 @@ static int output_update(const cs_amp_plan *p, const double *pack, cs_amp_work *
         if (cs_solve(nyt, cols, w->ImDL, w->Yn, w->solve, w->ipiv, err))
             return cs_fail(err, CS_ERR_ARG, "system: the algebraic loop I - D L is singular (ill-posed coupling)");
     } else {
-        /* CS_UPDATE_APPROX, or no feed-through (then y = C x(T_{N+1}) = y*) */
+        /* CS_UPDATE_SIMPLIFIED, or no feed-through (then y = C x(T_{N+1}) = y*) */
         memcpy(w->Yn, w->Ys, sizeof(double) * (size_t)nyt * cols);
     }
     return CS_OK;

@@ -20,7 +20,7 @@
  *     signals of itself or of later subsystems are extrapolated.
  * Output update at T_{N+1}:
  *   CS_UPDATE_CONSISTENT (kraft2021 eq. 2.22): y = C x + D u with u = L y + r solved, y = (I - D L)^{-1}(C x + D r).
- *   CS_UPDATE_APPROX (busch2016 eq. 19): y_i = C_i x_i + D_i ũ_i(T_{N+1}), the approximated input at h = H.
+ *   CS_UPDATE_SIMPLIFIED (busch2016 eq. 19): y_i = C_i x_i + D_i ũ_i(T_{N+1}), the approximated input at h = H.
  * Both are identical without feed-through.
  *
  * Parameter sets are "packed": for each subsystem A_i (nx*nx), B_i (nx*nu), C_i (ny*nx), D_i (ny*nu) row-major, then
@@ -31,9 +31,8 @@
 
 #include "common.h"
 #include "coupling/approx.h"
-
-enum { CS_SCHEME_JACOBI = 0, CS_SCHEME_GAUSS_SEIDEL = 1 };
-enum { CS_UPDATE_CONSISTENT = 0, CS_UPDATE_APPROX = 1 };
+#include "network/network.h"  /* CS_UPDATE_*: the same update as the engine */
+#include "schemes/scheme.h"   /* CS_SCHEME_* and the Gauss-Seidel interpolation rule */
 
 typedef struct cs_amp_plan {
     int nsub;

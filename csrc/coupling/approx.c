@@ -113,20 +113,22 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
         w->uses_deriv = k >= 1;
         return CS_OK;
     }
-    /* EXTRIPOL: current window samples 0..k, previous window samples 1..k+1 (busch2016 eq. 12). */
-    if (k > navail - 1) k = navail - 1;
+    /* EXTRIPOL: current window samples 0..kc, previous window samples 1..kp+1 (busch2016 eq. 12). Phi_N and Phi'_N
+     * come from the polynomial the previous window actually used, so the input stays C0 (C1) across T_N also during
+     * start-up, when both windows have a reduced degree: kc = min(k, navail-1), kp = min(k, navail-2); at N = 0 the
+     * previous "window" is the constant y(T_0). */
+    int kc = k < navail - 1 ? k : navail - 1;
+    int kp = k < navail - 2 ? k : navail - 2;
     double vN[CS_APPROX_NV], dN[CS_APPROX_NV], v1[CS_APPROX_NV], d1[CS_APPROX_NV];
-    lagrange_point(k, sv, 0, 1.0, v1, d1); /* Phi_{N+1}, Phi'_{N+1} (s-derivatives) */
-    if (navail >= k + 2) {
-        lagrange_point(k, sv, 1, 0.0, vN, dN); /* Phi_N, Phi'_N from the previous window */
-        w->npts = k + 2;
+    lagrange_point(kc, sv, 0, 1.0, v1, d1); /* Phi_{N+1}, Phi'_{N+1} (s-derivatives) */
+    if (kp >= 0) {
+        lagrange_point(kp, sv, 1, 0.0, vN, dN); /* Phi_N, Phi'_N from the previous window */
+        w->npts = kp + 2 > kc + 1 ? kp + 2 : kc + 1;
     } else {
-        /* Start-up: no previous window of this degree. Use the sample itself and the current window's slope. */
-        double tmp[CS_APPROX_NV];
         memset(vN, 0, sizeof vN);
+        memset(dN, 0, sizeof dN);
         vN[0] = 1.0;
-        lagrange_point(k, sv, 0, 0.0, tmp, dN);
-        w->npts = k + 1;
+        w->npts = 1;
     }
     double *c = w->W;
     const int NV = CS_APPROX_NV;
@@ -145,4 +147,12 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
         w->deg = 3;
     }
     return CS_OK;
+}
+
+int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int navail, double H, cs_approx_weights *w,
+                              cs_err *err) {
+    double T[CS_MAXHIST];
+    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+    for (int q = 0; q < CS_MAXHIST; q++) T[q] = ((interpolate ? 1.0 : 0.0) - (double)q) * H;
+    return cs_approx_weights_compute(spec, interpolate, navail, T, 0.0, H, w, err);
 }

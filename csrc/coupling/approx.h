@@ -19,8 +19,8 @@
 #define COSIM_APPROX_H
 
 #include "common.h"
+#include "input/input.h" /* CS_MAXDEG */
 
-#define CS_MAXDEG 5
 #define CS_MAXHIST 8
 #define CS_APPROX_NV (2 * CS_MAXHIST)
 
@@ -50,6 +50,13 @@ int cs_approx_points_needed(const cs_approx_spec *spec);
  * falls back to Lagrange interpolation of degree k (busch2016 eq. 13). */
 int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int navail, const double *T, double TN,
                               double H, cs_approx_weights *w, cs_err *err);
+
+/* Weights on the uniform grid of nominal step H: samples at s = 0, -1, -2, ... (extrapolation) or s = 1, 0, -1, ...
+ * (interpolation). The value weights do not depend on H, the derivative weights (Hermite) scale with H. The engine
+ * caches these for regular steps and the stability analysis builds its recurrence from them: one definition for
+ * both. navail: samples available (1..CS_MAXHIST). */
+int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int navail, double H, cs_approx_weights *w,
+                              cs_err *err);
 
 /* Evaluate p(s) and dp/dt at time t from polynomial coefficients c[0..deg] on [TN, TN+H]. */
 static inline double cs_poly_eval(int deg, const double *c, double s) {

@@ -104,6 +104,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
             return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVodeReInit failed: %s", st->model->name, c->sun_msg);
         c->initialized = 1;
         c->initialized_steps = 0;
+        st->stats.restarts++;
     }
     /* Land exactly on T+H when the next input may differ; when the same input continues (monolithic), let CVODE
      * step past output points and interpolate there (its dense output is accurate to the tolerance). */

@@ -8,12 +8,10 @@
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
 
-#include "coupling/input.h"
+#include "input/input.h"
 #include "models/model.h"
 
 typedef struct cs_stepper cs_stepper;
-
-enum { CS_CONTINUE = 0, CS_RESTART = 1, CS_SMOOTH = 2 };
 
 typedef struct cs_stepper_ops {
     /* Integrate from (st->t, st->x) over [T, T+H] with input `in`; on success st->t = T+H and st->x updated.
@@ -27,7 +25,7 @@ typedef struct cs_stepper_stats {
     long steps;        /* accepted micro steps */
     long failures;     /* rejected micro steps / convergence failures reported by the integrator */
     long jac_evals;
-    double wall;       /* seconds spent in do_step */
+    long restarts;     /* integrator re-initialisations (CVODE) */
 } cs_stepper_stats;
 
 struct cs_stepper {
@@ -52,6 +50,8 @@ typedef struct cs_stepper_state {
 cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err *err);
 void cs_stepper_free(cs_stepper *st);
 int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
+/* CS_ERR_DIVERGED unless every state is finite (the master checks states once per macro step itself). */
+int cs_stepper_check_finite(const cs_stepper *st, double T, double H, cs_err *err);
 void cs_stepper_set_state(cs_stepper *st, double t, const double *x);
 int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_state_free(cs_stepper_state *s);

@@ -9,17 +9,23 @@
 
 typedef struct py_ctx {
     PyObject *rhs, *output, *output_dt;
+    PyObject *exc;   /* the first exception a callback raised in this run (handed to the caller) */
     cs_model *model; /* back pointer for error messages */
 } py_ctx;
 
+/* The exception becomes a callback failure; the object itself is kept, so that the binding can re-raise
+ * KeyboardInterrupt/SystemExit as themselves and chain other exceptions into the SolverError (__cause__). */
 static void record_exception(py_ctx *c, const char *what) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
+    if (value && tb) PyException_SetTraceback(value, tb);
     PyObject *s = value ? PyObject_Str(value) : NULL;
     const char *txt = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!txt) PyErr_Clear();
     const char *tname = type ? ((PyTypeObject *)type)->tp_name : "error";
     snprintf(c->model->msg, sizeof c->model->msg, "%s raised %s: %s", what, tname, txt ? txt : "");
+    if (!c->exc && value) { Py_INCREF(value); c->exc = value; }
     Py_XDECREF(s);
     Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
     PyErr_Clear();
@@ -74,7 +80,7 @@ static void py_free(void *ctx) {
     py_ctx *c = ctx;
     if (!c) return;
     PyGILState_STATE g = PyGILState_Ensure();
-    Py_XDECREF(c->rhs); Py_XDECREF(c->output); Py_XDECREF(c->output_dt);
+    Py_XDECREF(c->rhs); Py_XDECREF(c->output); Py_XDECREF(c->output_dt); Py_XDECREF(c->exc);
     PyGILState_Release(g);
     free(c);
 }
@@ -94,4 +100,12 @@ cs_model *cs_py_model_new(int nx, int nu, int ny, int feedthrough, PyObject *rhs
     m->output_dt = c->output_dt ? py_output_dt : NULL;
     m->destroy_ctx = py_free;
     return m;
+}
+
+PyObject *cs_py_model_take_exception(cs_model *m) {
+    if (!m || m->rhs != py_rhs) return NULL;
+    py_ctx *c = m->ctx;
+    PyObject *e = c->exc;
+    c->exc = NULL;
+    return e;
 }

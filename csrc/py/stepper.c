@@ -82,6 +82,7 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
+    if (!rc) rc = cs_stepper_check_finite(p->st, T, H, &err);
     Py_END_ALLOW_THREADS
     if (rc) {
         PyErr_SetString(PyExc_RuntimeError, err.msg);
@@ -96,8 +97,8 @@ static PyObject *py_stepper_get(PyObject *self, PyObject *args) {
     py_stepper *p = get(cap);
     if (!p) return NULL;
     cs_stepper_stats *s = &p->st->stats;
-    return Py_BuildValue("(dN{s:l,s:l,s:l,s:d,s:l})", p->st->t, cs_py_vec(p->model->nx, p->st->x), "steps", s->steps,
-                         "failures", s->failures, "jac_evals", s->jac_evals, "wall_time", s->wall, "rhs_calls",
+    return Py_BuildValue("(dN{s:l,s:l,s:l,s:l,s:l})", p->st->t, cs_py_vec(p->model->nx, p->st->x), "steps", s->steps,
+                         "failures", s->failures, "jac_evals", s->jac_evals, "restarts", s->restarts, "rhs_calls",
                          p->model->nrhs);
 }
 

@@ -1,0 +1,54 @@
+/* Step controller: decides the macro grid (DESIGN.md §2 "Step controller", shaped like SUNDIALS'
+ * SUNAdaptController). Generic object {content, ops}.
+ *
+ *   propose(T, plan)            the next step from T: plan->T1, plan->H = T1 - T and plan->Hnom (> 0 when the step is
+ *                               regular, T1 = T + Hnom on a uniform grid; 0 for start-up, shortened or explicit steps)
+ *   judge(plan, eps, accept)    optional: accept or reject the step just taken, given the error estimate eps
+ *                               (NULL: always accept)
+ *   commit(plan)                the step was accepted: advance the controller's own state
+ * propose must not change the state, so that a rejected step can be proposed again. may_reject tells the algorithm
+ * whether it must save the units and the coupling before each step (rollback). */
+#ifndef COSIM_CONTROLLER_H
+#define COSIM_CONTROLLER_H
+
+#include "common.h"
+
+typedef struct cs_step_plan {
+    double T, T1, H, Hnom;
+} cs_step_plan;
+
+typedef struct cs_controller cs_controller;
+
+typedef struct cs_controller_ops {
+    int (*propose)(cs_controller *c, double T, cs_step_plan *p, cs_err *err);
+    int (*judge)(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err);
+    void (*commit)(cs_controller *c, const cs_step_plan *p);
+    void (*destroy)(cs_controller *c);
+} cs_controller_ops;
+
+struct cs_controller {
+    const cs_controller_ops *ops;
+    void *content;
+    int may_reject;
+    long rejected;             /* steps judged and rejected */
+};
+
+enum { CS_STARTUP_NONE = 0, CS_STARTUP_KRAFT = 1 };
+
+/* Fixed macro step H from t0 to t_end (kraft2021 §5). startup = CS_STARTUP_KRAFT: the start-up grid of Listing 5.1,
+ * steps factor*H*2^n until T = t0 + 2H, then H. grid (ngrid points from t0 to t_end, strictly increasing; copied)
+ * replaces both. The last step ends exactly at t_end (shortened when t_end is not on the grid). */
+int cs_fixed_controller_create(double t0, double t_end, double H, int startup, double factor, const double *grid,
+                               long ngrid, cs_controller **out, cs_err *err);
+
+/* Test controller: the fixed controller whose judge rejects each step listed in reject (indices N of accepted macro
+ * steps) once, on its first attempt; the retry with the same step is accepted. Proves the rollback. */
+int cs_reject_controller_create(double t0, double t_end, double H, const long *reject, int nreject,
+                                cs_controller **out, cs_err *err);
+
+/* Upper bound on the number of accepted steps a fixed controller makes (record capacity). */
+long cs_fixed_controller_max_steps(const cs_controller *c);
+
+void cs_controller_destroy(cs_controller *c);
+
+#endif

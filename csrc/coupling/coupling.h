@@ -1,0 +1,49 @@
+/* Coupling: how the inputs of the units are formed on a macro step from the outputs exchanged at macro points
+ * (DESIGN.md §2 "Coupling"). Generic object {content, ops}.
+ *
+ * Call order within one macro step [T_N, T_{N+1}] (the scheme drives it):
+ *   predict(T_N, H, Hnom)             prepare the step (extrapolate every exchanged signal)
+ *   input(i)                          the input function of unit i, given the units already done in this step
+ *   on_unit_done(i, T_{N+1}, y*_i)    unit i reached T_{N+1} with outputs y*_i (Gauss-Seidel: units stepped later
+ *                                     interpolate through them, busch2016 eq. 13)
+ *   accept(T_{N+1}, y, y')            the step is accepted: commit the consistent outputs to the history
+ * save/restore copy the history for rejected steps and iterations.
+ * Required ops: predict, input, accept, snapshot_create/save/restore/snapshot_destroy. Optional: on_unit_done
+ * (NULL: nothing is interpolated), continuity, destroy. */
+#ifndef COSIM_COUPLING_H
+#define COSIM_COUPLING_H
+
+#include "common.h"
+#include "input/input.h"
+
+typedef struct cs_coupling cs_coupling;
+
+/* Smoothness of a unit's input across T_N: integrators may keep their history where it is continuous. */
+enum { CS_INPUT_JUMPS = 0, CS_INPUT_C0 = 1, CS_INPUT_C1 = 2 };
+
+typedef struct cs_coupling_ops {
+    /* Hnom > 0: the step is regular, T_{N+1} = T_N + Hnom on a uniform grid (H = T_{N+1} - T_N may differ from Hnom
+     * in its last bits); the approximation weights may come from a cache. Hnom = 0: irregular step. */
+    int (*predict)(cs_coupling *c, double T, double H, double Hnom, cs_err *err);
+    const cs_input *(*input)(cs_coupling *c, int i);
+    int (*on_unit_done)(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err);
+    int (*accept)(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err);
+    /* CS_INPUT_* of the input that input(i) returned last (call after input(i)). */
+    int (*continuity)(const cs_coupling *c, int i);
+    void *(*snapshot_create)(cs_coupling *c);
+    void (*save)(cs_coupling *c, void *snap);
+    void (*restore)(cs_coupling *c, const void *snap);
+    void (*snapshot_destroy)(void *snap);
+    void (*destroy)(cs_coupling *c);
+} cs_coupling_ops;
+
+struct cs_coupling {
+    const cs_coupling_ops *ops;
+    void *content;
+    int needs_rates;        /* accept/on_unit_done need output time derivatives y' (Hermite) */
+    int rates_lagged;       /* y' from the step's own inputs at T_{N+1}- rather than the consistent ones */
+};
+
+void cs_coupling_destroy(cs_coupling *c);
+
+#endif

@@ -1,0 +1,291 @@
+/* Signal-based coupling: every exchanged output y_j is replaced on [T_N, T_{N+1}] by a polynomial built from its
+ * history at the macro points (coupling/approx.h: ZOH, Lagrange, EXTRIPOL-C0/C1, Hermite; busch2016 §2, moshagen
+ * eq. 90), and u_i(t) = L_i ỹ(t) + r_i. Under Gauss-Seidel a unit stepped later interpolates the outputs of units
+ * already at T_{N+1} through y*(T_{N+1}), y(T_N), ... (busch2016 eq. 13; the rule of schemes/scheme.h).
+ *
+ * Weights: on a uniform grid the weights in s = (t - T_N)/H do not depend on H, so regular steps take them from a
+ * cache computed once from the nominal grid (s = 0, -1, -2, ...), not from T_{N+1} - T_N, which varies in its last
+ * bits. Start-up steps, a shortened last step and explicit grids compute them from the actual times. */
+#include "coupling/signal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NV CS_APPROX_NV
+#define NC (CS_MAXDEG + 1)
+
+typedef struct signal_coupling {
+    const cs_network *net;
+    cs_approx_spec spec;
+    int depth;                     /* history samples kept */
+    int nhist;                     /* samples in the history */
+    long accepted;                 /* accepted steps (0: the first step is being taken) */
+    double hT[CS_MAXHIST];         /* sample times, newest first */
+    double hH[CS_MAXHIST];         /* hH[q]: nominal step from sample q+1 to q (0: not on a uniform grid) */
+    double *hv;                    /* per output NV entries: values newest first, then derivatives */
+    double *cext, *cint;           /* per output NC coefficients */
+    cs_approx_weights Wext, Wint;
+    cs_approx_weights cache[2][CS_MAXHIST + 1];
+    unsigned char cached[2][CS_MAXHIST + 1];
+    double cache_H;                /* nominal step of the cache (derivative weights scale with it) */
+    double T, H, Hnom;
+    int interp_ready;              /* Wint valid for this step */
+    cs_input *in;                  /* per unit */
+    double *incoef;
+    unsigned char *done;           /* per unit: reached T_{N+1} in this step */
+    unsigned char *cont;           /* per unit: CS_INPUT_* of the last input built */
+} signal_coupling;
+
+typedef struct signal_snapshot {
+    int nhist;
+    long accepted;
+    double hT[CS_MAXHIST], hH[CS_MAXHIST];
+    double *hv;
+    size_t n;
+} signal_snapshot;
+
+/* Polynomial coefficients c[0..deg] of one signal from its data vector v (NV entries). */
+static inline void coefs(const cs_approx_weights *W, const double *v, double *c) {
+    for (int m = 0; m <= W->deg; m++) {
+        const double *w = W->W + (size_t)m * NV;
+        double s = 0.0;
+        for (int q = 0; q < W->npts; q++) s += w[q] * v[q];
+        if (W->uses_deriv)
+            for (int q = 0; q < W->npts; q++) s += w[CS_MAXHIST + q] * v[CS_MAXHIST + q];
+        c[m] = s;
+    }
+}
+
+/* Are the newest `n` samples (and, for interpolation, the step itself) on the uniform grid of step Hnom? */
+static int uniform(const signal_coupling *s, int n, double Hnom) {
+    if (!(Hnom > 0.0)) return 0;
+    for (int q = 0; q + 1 < n; q++)
+        if (s->hH[q] != Hnom) return 0;
+    return 1;
+}
+
+static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom, cs_approx_weights *W,
+                   cs_err *err) {
+    int need = cs_approx_points_needed(&s->spec);
+    int navail = interpolate ? s->nhist + 1 : s->nhist;
+    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+    int n = navail < need ? navail : need;          /* samples the weights read */
+    if (uniform(s, interpolate ? n - 1 : n, Hnom)) {
+        if (Hnom != s->cache_H) {
+            memset(s->cached, 0, sizeof s->cached);
+            s->cache_H = Hnom;
+        }
+        if (!s->cached[interpolate][n]) {
+            CS_TRY(cs_approx_uniform_weights(&s->spec, interpolate, n, Hnom, &s->cache[interpolate][n], err));
+            s->cached[interpolate][n] = 1;
+        }
+        *W = s->cache[interpolate][n];
+        return CS_OK;
+    }
+    double Ti[CS_MAXHIST];
+    const double *Tv = s->hT;
+    if (interpolate) {
+        Ti[0] = T + H;
+        memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
+        Tv = Ti;
+    }
+    return cs_approx_weights_compute(&s->spec, interpolate, navail, Tv, T, H, W, err);
+}
+
+static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
+    signal_coupling *s = c->content;
+    const cs_network *net = s->net;
+    if (s->nhist < 1) return cs_fail(err, CS_ERR_ARG, "coupling: predict before the initial outputs were accepted");
+    s->T = T; s->H = H; s->Hnom = Hnom;
+    CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
+    for (int j = 0; j < net->ny; j++) coefs(&s->Wext, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
+    s->interp_ready = 0;
+    memset(s->done, 0, (size_t)net->nsub);
+    return CS_OK;
+}
+
+static const cs_input *sig_input(cs_coupling *c, int i) {
+    signal_coupling *s = c->content;
+    const cs_network *net = s->net;
+    cs_input *in = &s->in[i];
+    int nu = in->nu, deg = 0, interp = 0;
+    in->T = s->T;
+    in->H = s->H;
+    for (int la = 0; la < nu; la++) {
+        int a = net->uoff[i] + la;
+        for (int m = 0; m < NC; m++) in->c[(size_t)m * nu + la] = 0.0;
+        in->c[la] = net->r[a];
+        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
+            int j = net->col[k];
+            int from_done = s->done[net->out_sub[j]];
+            const cs_approx_weights *W = from_done ? &s->Wint : &s->Wext;
+            const double *cj = (from_done ? s->cint : s->cext) + (size_t)j * NC;
+            interp |= from_done;
+            if (W->deg > deg) deg = W->deg;
+            for (int m = 0; m <= W->deg; m++) in->c[(size_t)m * nu + la] += net->gain[k] * cj[m];
+        }
+    }
+    in->deg = deg;
+    /* EXTRIPOL inputs continue the previous window's polynomial at T_N (approx.c); interpolated Gauss-Seidel inputs
+     * and every other approximation may jump there. */
+    int kind = s->spec.kind, cont = CS_INPUT_JUMPS;
+    if (!interp && s->accepted > 0)
+        cont = kind == CS_APPROX_EXTRIPOL_C1 ? CS_INPUT_C1 : kind == CS_APPROX_EXTRIPOL_C0 ? CS_INPUT_C0 : CS_INPUT_JUMPS;
+    s->cont[i] = (unsigned char)cont;
+    return in;
+}
+
+static int sig_continuity(const cs_coupling *c, int i) { return ((signal_coupling *)c->content)->cont[i]; }
+
+static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
+    signal_coupling *s = c->content;
+    const cs_network *net = s->net;
+    if (!s->interp_ready) {
+        CS_TRY(weights(s, 1, s->T, s->H, s->Hnom, &s->Wint, err));
+        s->interp_ready = 1;
+    }
+    double v[NV];
+    for (int j = net->yoff[i]; j < net->yoff[i + 1]; j++) {
+        const double *h = s->hv + (size_t)j * NV;
+        int lj = j - net->yoff[i];
+        v[0] = y_i[lj];
+        v[CS_MAXHIST] = ydot_i ? ydot_i[lj] : 0.0;
+        for (int q = 1; q < CS_MAXHIST; q++) { v[q] = h[q - 1]; v[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1]; }
+        coefs(&s->Wint, v, s->cint + (size_t)j * NC);
+    }
+    s->done[i] = 1;
+    return CS_OK;
+}
+
+/* Push the consistent outputs at T1 (and y') into the history. */
+static void push(signal_coupling *s, double T1, double Hnom, const double *y, const double *ydot) {
+    const cs_network *net = s->net;
+    int d = s->depth;
+    memmove(s->hT + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
+    memmove(s->hH + 1, s->hH, sizeof(double) * (CS_MAXHIST - 1));
+    s->hT[0] = T1;
+    s->hH[0] = Hnom;
+    for (int j = 0; j < net->ny; j++) {
+        double *h = s->hv + (size_t)j * NV;
+        for (int q = d - 1; q >= 1; q--) h[q] = h[q - 1];
+        h[0] = y[j];
+        if (ydot) {
+            for (int q = d - 1; q >= 1; q--) h[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1];
+            h[CS_MAXHIST] = ydot[j];
+        }
+    }
+    if (s->nhist < d) s->nhist++;
+}
+
+static int sig_accept(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err) {
+    signal_coupling *s = c->content;
+    if (s->nhist == 0) {
+        push(s, T1, 0.0, y, ydot); /* initial outputs y(T_0) */
+        return CS_OK;
+    }
+    push(s, T1, s->Hnom, y, ydot);
+    s->accepted++;
+    return CS_OK;
+}
+
+static void *sig_snapshot_create(cs_coupling *c) {
+    signal_coupling *s = c->content;
+    signal_snapshot *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->n = (size_t)s->net->ny * NV;
+    p->hv = malloc(sizeof(double) * (p->n + 1));
+    if (!p->hv) { free(p); return NULL; }
+    return p;
+}
+
+static void sig_save(cs_coupling *c, void *snap) {
+    signal_coupling *s = c->content;
+    signal_snapshot *p = snap;
+    p->nhist = s->nhist;
+    p->accepted = s->accepted;
+    memcpy(p->hT, s->hT, sizeof p->hT);
+    memcpy(p->hH, s->hH, sizeof p->hH);
+    memcpy(p->hv, s->hv, sizeof(double) * p->n);
+}
+
+static void sig_restore(cs_coupling *c, const void *snap) {
+    signal_coupling *s = c->content;
+    const signal_snapshot *p = snap;
+    s->nhist = p->nhist;
+    s->accepted = p->accepted;
+    memcpy(s->hT, p->hT, sizeof p->hT);
+    memcpy(s->hH, p->hH, sizeof p->hH);
+    memcpy(s->hv, p->hv, sizeof(double) * p->n);
+}
+
+static void sig_snapshot_destroy(void *snap) {
+    signal_snapshot *p = snap;
+    if (!p) return;
+    free(p->hv);
+    free(p);
+}
+
+static void sig_destroy(cs_coupling *c) {
+    signal_coupling *s = c->content;
+    if (!s) return;
+    free(s->hv); free(s->cext); free(s->cint); free(s->in); free(s->incoef); free(s->done); free(s->cont);
+    free(s);
+    c->content = NULL;
+}
+
+static const cs_coupling_ops SIGNAL_OPS = {
+    .predict = sig_predict,
+    .input = sig_input,
+    .on_unit_done = sig_on_unit_done,
+    .accept = sig_accept,
+    .continuity = sig_continuity,
+    .snapshot_create = sig_snapshot_create,
+    .save = sig_save,
+    .restore = sig_restore,
+    .snapshot_destroy = sig_snapshot_destroy,
+    .destroy = sig_destroy,
+};
+
+int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec, int rates_lagged, cs_coupling **out,
+                              cs_err *err) {
+    *out = NULL;
+    CS_TRY(cs_approx_check(spec, err));
+    cs_coupling *c = calloc(1, sizeof *c);
+    signal_coupling *s = calloc(1, sizeof *s);
+    if (!c || !s) { free(c); free(s); return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory"); }
+    c->ops = &SIGNAL_OPS;
+    c->content = s;
+    c->needs_rates = spec->kind == CS_APPROX_HERMITE && spec->k >= 1;
+    c->rates_lagged = rates_lagged;
+    s->net = net;
+    s->spec = *spec;
+    s->depth = cs_approx_points_needed(spec);
+    if (s->depth < 1) s->depth = 1;
+    if (s->depth > CS_MAXHIST) s->depth = CS_MAXHIST;
+    s->hv = calloc((size_t)net->ny * NV + 1, sizeof(double));
+    s->cext = calloc((size_t)net->ny * NC + 1, sizeof(double));
+    s->cint = calloc((size_t)net->ny * NC + 1, sizeof(double));
+    s->in = calloc((size_t)net->nsub, sizeof(cs_input));
+    s->incoef = calloc((size_t)net->nu * NC + NC, sizeof(double));
+    s->done = calloc((size_t)net->nsub, 1);
+    s->cont = calloc((size_t)net->nsub, 1);
+    if (!s->hv || !s->cext || !s->cint || !s->in || !s->incoef || !s->done || !s->cont) {
+        cs_coupling_destroy(c);
+        return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory");
+    }
+    double *coef = s->incoef;
+    for (int i = 0; i < net->nsub; i++) {
+        s->in[i].nu = net->uoff[i + 1] - net->uoff[i];
+        s->in[i].c = coef;
+        coef += (size_t)NC * s->in[i].nu;
+    }
+    *out = c;
+    return CS_OK;
+}
+
+void cs_coupling_destroy(cs_coupling *c) {
+    if (!c) return;
+    if (c->ops && c->ops->destroy) c->ops->destroy(c);
+    free(c);
+}

@@ -1,0 +1,15 @@
+/* Signal-based coupling (coupling/signal.c): ZOH, Lagrange, EXTRIPOL-C0/C1 and Hermite approximations of the
+ * exchanged outputs, combined into the units' inputs through u = L y + r. */
+#ifndef COSIM_SIGNAL_COUPLING_H
+#define COSIM_SIGNAL_COUPLING_H
+
+#include "coupling/approx.h"
+#include "coupling/coupling.h"
+#include "network/network.h"
+
+/* net: not owned, must outlive the coupling. rates_lagged (Hermite): output derivatives from the step's own inputs
+ * at T_{N+1}- (moshagen eq. 90, "lagged") rather than from the consistent ones. */
+int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec, int rates_lagged, cs_coupling **out,
+                              cs_err *err);
+
+#endif

@@ -1,0 +1,246 @@
+#include "master/algorithm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cs_algorithm {
+    cs_algorithm_config cfg;
+    int nx, maxwork;
+    double *x0;
+    double T;
+    long steps;
+    int initialized;
+    double *y, *u, *ynew, *unew;      /* consistent outputs/inputs at T and at T_{N+1} */
+    double *uend, *udot, *ystar, *ydot, *zero, *work;
+    void **usnap, *csnap;             /* rollback snapshots (controllers that may reject) */
+    cs_step_ctx ctx;
+    cs_outputs outs;
+};
+
+/* The network evaluates outputs through the units (cs_outputs). */
+static int outs_eval(void *ctx, int i, double t, const double *u_i, double *y_i, cs_err *err) {
+    cs_unit *u = ((cs_algorithm *)ctx)->cfg.units[i];
+    return u->ops->get_outputs(u, t, u_i, y_i, err);
+}
+
+static int outs_jac(void *ctx, int i, double t, const double *u_i, double *G, cs_err *err) {
+    cs_algorithm *a = ctx;
+    return cs_unit_output_jacobian(a->cfg.units[i], t, u_i, G, a->work, err);
+}
+
+void cs_algorithm_destroy(cs_algorithm *a) {
+    if (!a) return;
+    if (a->usnap)
+        for (int i = 0; i < a->cfg.nsub; i++)
+            if (a->usnap[i]) a->cfg.units[i]->ops->snapshot_destroy(a->usnap[i]);
+    if (a->csnap) a->cfg.coupling->ops->snapshot_destroy(a->csnap);
+    free(a->usnap);
+    free(a->x0); free(a->y); free(a->u); free(a->ynew); free(a->unew);
+    free(a->uend); free(a->udot); free(a->ystar); free(a->ydot); free(a->zero); free(a->work);
+    free(a);
+}
+
+int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_err *err) {
+    *out = NULL;
+    if (cfg->nsub < 1 || !cfg->units || !cfg->net || !cfg->coupling || !cfg->scheme || !cfg->controller)
+        return cs_fail(err, CS_ERR_ARG, "algorithm: units, network, coupling, scheme and controller are required");
+    if (cfg->net->nsub != cfg->nsub) return cs_fail(err, CS_ERR_ARG, "algorithm: network and units differ in number");
+    if (cfg->update != CS_UPDATE_CONSISTENT && cfg->update != CS_UPDATE_SIMPLIFIED)
+        return cs_fail(err, CS_ERR_ARG, "update: unknown update code %d", cfg->update);
+    if (!isfinite(cfg->t0) || !isfinite(cfg->t_end) || !(cfg->t_end >= cfg->t0))
+        return cs_fail(err, CS_ERR_ARG, "t_end: must be finite and >= the start time");
+    cs_algorithm *a = calloc(1, sizeof *a);
+    if (!a) return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory");
+    a->cfg = *cfg;
+    const cs_network *net = cfg->net;
+    int maxw = 1;
+    for (int i = 0; i < cfg->nsub; i++) {
+        cs_unit *u = cfg->units[i];
+        if (u->nu != net->uoff[i + 1] - net->uoff[i] || u->ny != net->yoff[i + 1] - net->yoff[i]) {
+            cs_algorithm_destroy(a);
+            return cs_fail(err, CS_ERR_ARG, "algorithm: unit %s does not match the network's sizes", u->name);
+        }
+        a->nx += u->nx;
+        if (u->nu + 2 * u->ny > maxw) maxw = u->nu + 2 * u->ny;
+    }
+    size_t nu = (size_t)net->nu + 1, ny = (size_t)net->ny + 1;
+    a->x0 = calloc((size_t)a->nx + 1, sizeof(double));
+    a->y = calloc(ny, sizeof(double)); a->ynew = calloc(ny, sizeof(double));
+    a->u = calloc(nu, sizeof(double)); a->unew = calloc(nu, sizeof(double));
+    a->uend = calloc(nu, sizeof(double)); a->udot = calloc(nu, sizeof(double)); a->zero = calloc(nu, sizeof(double));
+    a->ystar = calloc(ny, sizeof(double)); a->ydot = calloc(ny, sizeof(double));
+    a->work = calloc((size_t)maxw + 1, sizeof(double));
+    if (!a->x0 || !a->y || !a->ynew || !a->u || !a->unew || !a->uend || !a->udot || !a->zero || !a->ystar ||
+        !a->ydot || !a->work) {
+        cs_algorithm_destroy(a);
+        return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory");
+    }
+    if (cfg->x0) memcpy(a->x0, cfg->x0, sizeof(double) * a->nx);
+    if (cfg->controller->may_reject) {
+        a->usnap = calloc((size_t)cfg->nsub, sizeof(void *));
+        a->csnap = cfg->coupling->ops->snapshot_create(cfg->coupling);
+        int ok = a->usnap && a->csnap;
+        for (int i = 0; ok && i < cfg->nsub; i++) ok = (a->usnap[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i])) != NULL;
+        if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
+    }
+    a->ctx = (cs_step_ctx){.nsub = cfg->nsub, .units = cfg->units, .coupling = cfg->coupling, .net = cfg->net,
+                           .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
+                           .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot};
+    a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
+    a->T = cfg->t0;
+    *out = a;
+    return CS_OK;
+}
+
+void cs_algorithm_view(const cs_algorithm *a, cs_run_view *v) {
+    *v = (cs_run_view){.t = a->T, .step = a->steps, .final = a->T >= a->cfg.t_end, .nsub = a->cfg.nsub,
+                       .units = a->cfg.units, .y = a->y, .u = a->u, .nx = a->nx, .ny = a->cfg.net->ny,
+                       .nu = a->cfg.net->nu};
+}
+
+double cs_algorithm_time(const cs_algorithm *a) { return a->T; }
+long cs_algorithm_steps(const cs_algorithm *a) { return a->steps; }
+long cs_algorithm_rejected(const cs_algorithm *a) { return a->cfg.controller->rejected; }
+
+/* One comparison per value: NaN, inf and states beyond the bound all fail !(|v| <= b); outputs (forces, ...) have
+ * other scales than states and stop only when they are not finite. */
+static int check_divergence(const cs_algorithm *a, double t, const double *y, cs_err *err) {
+    double b = a->cfg.divergence_bound > 0.0 ? a->cfg.divergence_bound : INFINITY;
+    const cs_network *net = a->cfg.net;
+    for (int i = 0; i < a->cfg.nsub; i++) {
+        const cs_unit *u = a->cfg.units[i];
+        const double *x = u->ops->states ? u->ops->states(u) : NULL;
+        for (int q = 0; x && q < u->nx; q++)
+            if (!(fabs(x[q]) <= b))
+                return cs_fail(err, CS_ERR_DIVERGED, "co-simulation diverged at t = %.10g: state %s.x[%d] = %g %s "
+                               "(numerically unstable coupling?)", t, u->name, q, x[q],
+                               isfinite(x[q]) ? "exceeds the divergence bound" : "is not finite");
+        for (int j = net->yoff[i]; j < net->yoff[i + 1]; j++)
+            if (!(fabs(y[j]) < INFINITY))
+                return cs_fail(err, CS_ERR_DIVERGED, "co-simulation diverged at t = %.10g: output %s.y[%d] = %g is "
+                               "not finite (numerically unstable coupling?)", t, u->name, j - net->yoff[i], y[j]);
+    }
+    return CS_OK;
+}
+
+/* Output rates y' at t for all units (Hermite): with the inputs uu and rates udot. */
+static int rates(cs_algorithm *a, double t, const double *uu, const double *udot, double *ydot, cs_err *err) {
+    const cs_network *net = a->cfg.net;
+    for (int i = 0; i < a->cfg.nsub; i++) {
+        cs_unit *u = a->cfg.units[i];
+        if (!u->ops->output_rates)
+            return cs_fail(err, CS_ERR_ARG, "unit %s: no output derivatives (needed by the Hermite approximation)",
+                           u->name);
+        CS_TRY(u->ops->output_rates(u, t, uu + net->uoff[i], udot + net->uoff[i], ydot + net->yoff[i], err));
+    }
+    return CS_OK;
+}
+
+static int observe(cs_algorithm *a, int start, cs_err *err) {
+    cs_run_view v;
+    cs_algorithm_view(a, &v);
+    int stop = 0;
+    for (int k = 0; k < a->cfg.nobs; k++) {
+        cs_observer *o = a->cfg.observers[k];
+        int rc = start ? (o->ops->on_start ? o->ops->on_start(o, &v, err) : CS_OK) : o->ops->on_step(o, &v, err);
+        if (rc == CS_STOPPED) stop = 1;
+        else if (rc) return rc;
+    }
+    return stop ? CS_STOPPED : CS_OK;
+}
+
+int cs_algorithm_initialize(cs_algorithm *a, cs_err *err) {
+    const cs_algorithm_config *c = &a->cfg;
+    const double *x = a->x0;
+    for (int i = 0; i < c->nsub; i++) {
+        cs_unit *u = c->units[i];
+        CS_TRY(u->ops->set_state(u, c->t0, x, err));
+        x += u->nx;
+    }
+    a->T = c->t0;
+    a->steps = 0;
+    /* consistent initial coupling values u_0 = phi(y_0) (kraft2021 §4.3) */
+    int rc = cs_network_consistent(c->net, &a->outs, c->t0, NULL, a->y, a->u, err);
+    if (rc) { cs_err_prefix(err, "initial coupling values at t = %.10g: ", c->t0); return rc; }
+    if (c->coupling->needs_rates) CS_TRY(rates(a, c->t0, a->u, a->zero, a->ydot, err));
+    CS_TRY(check_divergence(a, c->t0, a->y, err));
+    CS_TRY(c->coupling->ops->accept(c->coupling, c->t0, a->y, c->coupling->needs_rates ? a->ydot : NULL, err));
+    a->initialized = 1;
+    return observe(a, 1, err);
+}
+
+static void save(cs_algorithm *a) {
+    for (int i = 0; i < a->cfg.nsub; i++) a->cfg.units[i]->ops->save_state(a->cfg.units[i], a->usnap[i]);
+    a->cfg.coupling->ops->save(a->cfg.coupling, a->csnap);
+}
+
+static void restore(cs_algorithm *a) {
+    for (int i = 0; i < a->cfg.nsub; i++) a->cfg.units[i]->ops->restore_state(a->cfg.units[i], a->usnap[i]);
+    a->cfg.coupling->ops->restore(a->cfg.coupling, a->csnap);
+}
+
+/* Outputs and inputs at T_{N+1} after the units stepped (into ynew, unew). */
+static int update(cs_algorithm *a, double T1, cs_err *err) {
+    const cs_algorithm_config *c = &a->cfg;
+    const cs_network *net = c->net;
+    int rc;
+    if (c->update == CS_UPDATE_CONSISTENT) {
+        rc = cs_network_consistent(c->net, &a->outs, T1, a->uend, a->ynew, a->unew, err);
+    } else {
+        rc = CS_OK;
+        for (int i = 0; i < c->nsub && !rc; i++)
+            rc = outs_eval(a, i, T1, a->uend + net->uoff[i], a->ynew + net->yoff[i], err);
+        if (!rc) cs_network_inputs(net, a->ynew, a->unew);
+    }
+    if (rc) { cs_err_prefix(err, "update at t = %.10g: ", T1); return rc; }
+    if (c->coupling->needs_rates) {
+        const double *uu = c->coupling->rates_lagged ? a->uend : a->unew;
+        CS_TRY(rates(a, T1, uu, a->udot, a->ydot, err));
+    }
+    return CS_OK;
+}
+
+int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
+    const cs_algorithm_config *c = &a->cfg;
+    cs_controller *ctl = c->controller;
+    cs_coupling *cpl = c->coupling;
+    if (!a->initialized) return cs_fail(err, CS_ERR_ARG, "algorithm: initialize before do_step");
+    if (a->T >= c->t_end) return cs_fail(err, CS_ERR_ARG, "algorithm: the run has reached t_end");
+    cs_step_plan p;
+    CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+    for (;;) {
+        if (ctl->may_reject) save(a);
+        a->ctx.step = a->steps;
+        a->ctx.first = a->steps == 0;
+        CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
+        CS_TRY(c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err));
+        CS_TRY(update(a, p.T1, err));
+        int accept = 1;
+        if (ctl->ops->judge) CS_TRY(ctl->ops->judge(ctl, &p, 0.0, &accept, err));
+        if (accept) break;
+        restore(a);
+        ctl->rejected++;
+        CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+    }
+    CS_TRY(check_divergence(a, p.T1, a->ynew, err));
+    CS_TRY(cpl->ops->accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
+    ctl->ops->commit(ctl, &p);
+    double *t;
+    t = a->y; a->y = a->ynew; a->ynew = t;
+    t = a->u; a->u = a->unew; a->unew = t;
+    a->T = p.T1;
+    a->steps++;
+    return observe(a, 0, err);
+}
+
+int cs_algorithm_run(cs_algorithm *a, cs_err *err) {
+    if (!a->initialized) CS_TRY(cs_algorithm_initialize(a, err));
+    while (a->T < a->cfg.t_end) CS_TRY(cs_algorithm_do_step(a, err));
+    return CS_OK;
+}
+
+void cs_algorithm_set_observers(cs_algorithm *a, cs_observer **obs, int n) {
+    a->cfg.observers = obs;
+    a->cfg.nobs = n;
+}

@@ -1,0 +1,53 @@
+/* Observer: sees the run after the initial point and after every accepted macro step (DESIGN.md §2 "Observer").
+ * Implementations: the recorder (master/recorder.c: macro-point records into caller-owned buffers), the user hook
+ * and the interrupt check (master/hooks.c). on_step may return CS_STOPPED (stop the run, not an error) or an error
+ * code (CS_ERR_INTERRUPTED for Ctrl-C). */
+#ifndef COSIM_OBSERVER_H
+#define COSIM_OBSERVER_H
+
+#include "common.h"
+#include "units/unit.h"
+
+/* What an observer may read: the state of the run at time t (after an accepted step, or the initial point). */
+typedef struct cs_run_view {
+    double t;
+    long step;                  /* accepted macro steps so far */
+    int final;                  /* t is the end of the run */
+    int nsub;
+    cs_unit *const *units;
+    const double *y, *u;        /* consistent outputs and inputs at t (stacked) */
+    int nx, ny, nu;             /* totals */
+} cs_run_view;
+
+typedef struct cs_observer cs_observer;
+
+typedef struct cs_observer_ops {
+    int (*on_start)(cs_observer *o, const cs_run_view *v, cs_err *err);   /* optional */
+    int (*on_step)(cs_observer *o, const cs_run_view *v, cs_err *err);    /* required */
+    void (*destroy)(cs_observer *o);                                      /* optional */
+} cs_observer_ops;
+
+struct cs_observer {
+    const cs_observer_ops *ops;
+    void *content;
+};
+
+void cs_observer_destroy(cs_observer *o);
+
+/* Recorder: row n of t (cap), x (cap x nx), y (cap x ny), u (cap x nu) for each recorded point; buffers owned by
+ * the caller (the bindings hand over NumPy arrays' memory: no copy at the end). `every`: record each every-th
+ * accepted step (>= 1; the final point of the run is always recorded). Running out of capacity is an error. */
+int cs_recorder_create(long cap, double *t, double *x, double *y, double *u, long every, cs_observer **out,
+                       cs_err *err);
+long cs_recorder_count(const cs_observer *o);
+
+/* User hook: fn(ctx, v) after every every-th accepted step; fn returns CS_OK, CS_STOPPED or an error code. */
+typedef int (*cs_hook_fn)(void *ctx, const cs_run_view *v, cs_err *err);
+int cs_hook_observer_create(cs_hook_fn fn, void *ctx, long every, cs_observer **out, cs_err *err);
+
+/* Interrupt check: check(ctx) about every `interval` seconds of wall time (counted in steps, re-estimated at each
+ * check, so no clock is read per step); check returns CS_OK or CS_ERR_INTERRUPTED. */
+typedef int (*cs_interrupt_fn)(void *ctx);
+int cs_interrupt_observer_create(cs_interrupt_fn check, void *ctx, double interval, cs_observer **out, cs_err *err);
+
+#endif

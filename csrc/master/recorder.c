@@ -1,0 +1,65 @@
+/* Recorder observer: the macro-point history of a run, written once into buffers the caller owns. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "master/observer.h"
+
+typedef struct recorder {
+    long cap, n, every;
+    double *t, *x, *y, *u;
+} recorder;
+
+static int record(recorder *r, const cs_run_view *v, cs_err *err) {
+    if (r->n >= r->cap)
+        return cs_fail(err, CS_ERR_NOMEM, "recorder: more records than the %ld reserved at t = %.10g", r->cap, v->t);
+    long n = r->n;
+    r->t[n] = v->t;
+    double *x = r->x + (size_t)n * v->nx;
+    for (int i = 0; i < v->nsub; i++) {
+        const cs_unit *un = v->units[i];
+        if (!un->nx) continue;
+        const double *xs = un->ops->states ? un->ops->states(un) : NULL;
+        if (xs) memcpy(x, xs, sizeof(double) * un->nx);
+        else for (int q = 0; q < un->nx; q++) x[q] = 0.0;
+        x += un->nx;
+    }
+    memcpy(r->y + (size_t)n * v->ny, v->y, sizeof(double) * v->ny);
+    memcpy(r->u + (size_t)n * v->nu, v->u, sizeof(double) * v->nu);
+    r->n = n + 1;
+    return CS_OK;
+}
+
+static int rec_start(cs_observer *o, const cs_run_view *v, cs_err *err) { return record(o->content, v, err); }
+
+static int rec_step(cs_observer *o, const cs_run_view *v, cs_err *err) {
+    recorder *r = o->content;
+    if (r->every > 1 && v->step % r->every && !v->final) return CS_OK;
+    return record(r, v, err);
+}
+
+static void rec_destroy(cs_observer *o) { free(o->content); o->content = NULL; }
+
+static const cs_observer_ops RECORDER_OPS = {.on_start = rec_start, .on_step = rec_step, .destroy = rec_destroy};
+
+int cs_recorder_create(long cap, double *t, double *x, double *y, double *u, long every, cs_observer **out,
+                       cs_err *err) {
+    *out = NULL;
+    if (every < 1) return cs_fail(err, CS_ERR_ARG, "record_every: must be >= 1");
+    cs_observer *o = calloc(1, sizeof *o);
+    recorder *r = calloc(1, sizeof *r);
+    if (!o || !r) { free(o); free(r); return cs_fail(err, CS_ERR_NOMEM, "recorder: out of memory"); }
+    r->cap = cap; r->every = every;
+    r->t = t; r->x = x; r->y = y; r->u = u;
+    o->ops = &RECORDER_OPS;
+    o->content = r;
+    *out = o;
+    return CS_OK;
+}
+
+long cs_recorder_count(const cs_observer *o) { return ((const recorder *)o->content)->n; }
+
+void cs_observer_destroy(cs_observer *o) {
+    if (!o) return;
+    if (o->ops && o->ops->destroy) o->ops->destroy(o);
+    free(o);
+}

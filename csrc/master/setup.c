@@ -1,0 +1,128 @@
+#include "master/setup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coupling/signal.h"
+#include "models/composite.h"
+#include "units/model_unit.h"
+
+void cs_run_destroy(cs_run *r) {
+    if (!r) return;
+    cs_algorithm_destroy(r->alg);
+    for (int k = 0; k < r->nobs; k++) cs_observer_destroy(r->observers[k]);
+    cs_controller_destroy(r->controller);
+    cs_scheme_destroy(r->scheme);
+    cs_coupling_destroy(r->coupling);
+    if (r->units)
+        for (int i = 0; i < r->nunits; i++) cs_unit_destroy(r->units[i]);
+    free(r->units);
+    if (r->have_unit_net) cs_network_free(&r->unit_net);
+    cs_model_free(r->composite);
+    if (r->have_net) cs_network_free(&r->net);
+    if (r->models)
+        for (int i = 0; i < r->nmodels; i++) cs_model_free(r->models[i]);
+    free(r->models);
+    free(r);
+}
+
+/* The network over models (sizes, feed-through, linearity from the models). */
+static int model_network(cs_network *net, int n, cs_model **m, int nconn, const int *ci, const int *co,
+                         const double *g, const double *r, cs_err *err) {
+    int *nu = malloc(sizeof(int) * (size_t)n), *ny = malloc(sizeof(int) * (size_t)n);
+    int *ft = malloc(sizeof(int) * (size_t)n), *lin = malloc(sizeof(int) * (size_t)n);
+    int rc;
+    if (!nu || !ny || !ft || !lin) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    else {
+        for (int i = 0; i < n; i++) { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = m[i]->D != NULL; }
+        rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
+    }
+    free(nu); free(ny); free(ft); free(lin);
+    return rc;
+}
+
+int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
+    *out = NULL;
+    cs_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    }
+    r->nmodels = r->nsub = c->nsub;
+    r->models = malloc(sizeof(cs_model *) * (size_t)(c->nsub > 0 ? c->nsub : 1));
+    if (!r->models) {
+        for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        free(r);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    }
+    memcpy(r->models, c->models, sizeof(cs_model *) * (size_t)c->nsub);
+    int rc;
+#define FAIL(x) do { if ((rc = (x))) goto fail; } while (0)
+    FAIL(model_network(&r->net, c->nsub, r->models, c->nconn, c->conn_in, c->conn_out, c->conn_gain, c->r, err));
+    r->have_net = 1;
+    cs_network *unit_net = &r->net;
+    cs_approx_spec approx = c->approx;
+    int scheme = c->scheme, update = c->update;
+    if (c->monolithic) {
+        /* one unit integrates the strongly coupled composite; it has no inputs, so the master's coupling is void */
+        r->composite = cs_composite_new(c->nsub, r->models, &r->net, "monolithic", err);
+        if (!r->composite) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
+        FAIL(model_network(&r->unit_net, 1, &r->composite, 0, NULL, NULL, NULL, NULL, err));
+        r->have_unit_net = 1;
+        unit_net = &r->unit_net;
+        r->nunits = 1;
+        approx = (cs_approx_spec){CS_APPROX_LAGRANGE, 0};
+        scheme = CS_SCHEME_JACOBI;
+        update = CS_UPDATE_CONSISTENT;
+    } else {
+        r->nunits = c->nsub;
+    }
+    r->units = calloc((size_t)r->nunits, sizeof(cs_unit *));
+    if (!r->units) FAIL(cs_fail(err, CS_ERR_NOMEM, "out of memory"));
+    for (int i = 0; i < r->nunits; i++) {
+        r->units[i] = cs_model_unit_new(c->monolithic ? r->composite : r->models[i], &c->solvers[i], err);
+        if (!r->units[i]) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
+        r->units[i]->timing = c->timing;
+    }
+    FAIL(cs_signal_coupling_create(unit_net, &approx, c->rates_lagged, &r->coupling, err));
+    if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create(&r->scheme, err));
+    else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
+    else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
+    if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));
+    else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
+                                         &r->controller, err));
+    cs_algorithm_config ac = {.nsub = r->nunits, .units = r->units, .net = unit_net, .coupling = r->coupling,
+                              .scheme = r->scheme, .controller = r->controller, .observers = r->observers,
+                              .nobs = 0, .update = update, .divergence_bound = c->divergence_bound,
+                              .continue_always = c->monolithic, .t0 = c->t0, .t_end = c->t_end, .x0 = c->x0};
+    FAIL(cs_algorithm_create(&ac, &r->alg, err));
+    r->nx = 0;
+    for (int i = 0; i < r->nunits; i++) r->nx += r->units[i]->nx;
+    r->ny = unit_net->ny;
+    r->nu = unit_net->nu;
+    *out = r;
+    return CS_OK;
+#undef FAIL
+fail:
+    cs_run_destroy(r);
+    return rc;
+}
+
+long cs_run_capacity(const cs_run *r) {
+    long n = cs_fixed_controller_max_steps(r->controller);
+    return n < 0 ? -1 : n + 1;
+}
+
+int cs_run_add_observer(cs_run *r, cs_observer *o, cs_err *err) {
+    if (r->nobs >= (int)(sizeof r->observers / sizeof r->observers[0])) {
+        cs_observer_destroy(o);
+        return cs_fail(err, CS_ERR_ARG, "run: too many observers");
+    }
+    r->observers[r->nobs++] = o;
+    return CS_OK;
+}
+
+int cs_run_execute(cs_run *r, cs_err *err) {
+    cs_algorithm_set_observers(r->alg, r->observers, r->nobs);
+    return cs_algorithm_run(r->alg, err);
+}

@@ -1,0 +1,60 @@
+/* A run assembled from plain specifications: the objects of DESIGN.md §2 built and wired for one co-simulation (or
+ * the monolithic reference), so that the bindings only convert arguments. */
+#ifndef COSIM_SETUP_H
+#define COSIM_SETUP_H
+
+#include "coupling/approx.h"
+#include "integrators/stepper.h"
+#include "master/algorithm.h"
+
+typedef struct cs_run_config {
+    int nsub;
+    cs_model **models;          /* ownership passes to the run (also on failure) */
+    const cs_solver_opts *solvers; /* nsub entries (monolithic: 1) */
+    int nconn;
+    const int *conn_in, *conn_out; /* global input / output indices */
+    const double *conn_gain, *r;
+    const double *x0;           /* stacked */
+    int scheme;                 /* CS_SCHEME_* */
+    const int *order;           /* Gauss-Seidel order, NULL = as given */
+    cs_approx_spec approx;
+    int rates_lagged;           /* Hermite: lagged output derivatives */
+    int update;                 /* CS_UPDATE_* */
+    double t0, t_end, H;
+    int startup;                /* CS_STARTUP_* */
+    double startup_factor;
+    const double *grid;         /* explicit macro grid (ngrid points) or NULL */
+    long ngrid;
+    const long *reject;         /* test controller: steps rejected once (NULL: fixed controller) */
+    int nreject;
+    double divergence_bound;
+    int monolithic;             /* integrate the strongly coupled system as one unit */
+    int timing;                 /* per-unit wall clock */
+} cs_run_config;
+
+typedef struct cs_run {
+    int nsub, nmodels;
+    cs_model **models;
+    cs_model *composite;
+    cs_network net, unit_net;   /* the coupling network; the one the algorithm sees (monolithic: trivial) */
+    int have_net, have_unit_net;
+    cs_unit **units;
+    int nunits;
+    cs_coupling *coupling;
+    cs_scheme *scheme;
+    cs_controller *controller;
+    cs_observer *observers[8];
+    int nobs;
+    cs_algorithm *alg;
+    int nx, ny, nu;             /* sizes of the records */
+} cs_run;
+
+int cs_run_create(const cs_run_config *cfg, cs_run **out, cs_err *err);
+/* Records the run can make (the initial point plus every step), or -1 when it does not fit a long. */
+long cs_run_capacity(const cs_run *run);
+/* Adds an observer (ownership passes to the run), before cs_run_execute. */
+int cs_run_add_observer(cs_run *run, cs_observer *o, cs_err *err);
+int cs_run_execute(cs_run *run, cs_err *err);
+void cs_run_destroy(cs_run *run);
+
+#endif

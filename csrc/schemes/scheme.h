@@ -1,0 +1,60 @@
+/* Scheme: how the units are advanced over one macro step [T_N, T_N + H] (DESIGN.md §2 "Scheme").
+ *
+ *   Jacobi (schemes/jacobi.c): every unit steps with inputs extrapolated from the macro points up to T_N; the units
+ *     are independent within the step (busch2016 eq. 11/12/14, kraft2021 §5).
+ *   Gauss-Seidel (schemes/gauss_seidel.c): units step one after another in a given order; a unit stepped later
+ *     interpolates the outputs of units already at T_{N+1} (busch2016 eq. 13): cs_scheme_interpolates below is that
+ *     rule, shared with the stability analysis (analysis/companion.c).
+ * A scheme sees units and the coupling only, through cs_step_ctx, which the algorithm (master/) owns. */
+#ifndef COSIM_SCHEME_H
+#define COSIM_SCHEME_H
+
+#include "coupling/coupling.h"
+#include "network/network.h"
+#include "units/unit.h"
+
+enum { CS_SCHEME_JACOBI = 0, CS_SCHEME_GAUSS_SEIDEL = 1 };
+
+/* busch2016 eq. 13: under Gauss-Seidel, the input of unit `dst` interpolates an output of unit `src` iff `src` was
+ * stepped before `dst` in this macro step (pos: position of each unit in the stepping order). */
+static inline int cs_scheme_interpolates(int scheme, const int *pos, int src, int dst) {
+    return scheme == CS_SCHEME_GAUSS_SEIDEL && pos[src] < pos[dst];
+}
+
+/* What a scheme works on during one macro step (owned by the algorithm). */
+typedef struct cs_step_ctx {
+    int nsub;
+    cs_unit **units;
+    cs_coupling *coupling;
+    const cs_network *net;
+    long step;                 /* index N of the macro step */
+    int first;                 /* the first step of a run, or the first after a rollback: integrators restart */
+    int continue_always;       /* the same input function goes on across macro points (monolithic system) */
+    int need_udot;             /* fill udot (Hermite rates) */
+    double *uend, *udot;       /* stacked input values / rates at T_{N+1}- of the inputs the units used */
+    double *ystar, *ydot;      /* Gauss-Seidel: outputs y* and rates of a unit at T_{N+1} with its own input */
+} cs_step_ctx;
+
+typedef struct cs_scheme cs_scheme;
+
+typedef struct cs_scheme_ops {
+    int (*macro_step)(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err); /* required */
+    void (*destroy)(cs_scheme *s);                                                    /* optional */
+} cs_scheme_ops;
+
+struct cs_scheme {
+    const cs_scheme_ops *ops;
+    void *content;
+    int kind;                  /* CS_SCHEME_* */
+};
+
+int cs_jacobi_create(cs_scheme **out, cs_err *err);
+/* order: stepping order, a permutation of 0..nsub-1 (NULL: as given); copied. */
+int cs_gauss_seidel_create(int nsub, const int *order, cs_scheme **out, cs_err *err);
+void cs_scheme_destroy(cs_scheme *s);
+
+/* Step unit i over [T, T+H] with the input the coupling forms for it now; records its input at T+H in uend/udot.
+ * Shared by the schemes. */
+int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err);
+
+#endif

@@ -1,0 +1,76 @@
+/* Unit: one subsystem as the master sees it (FMI co-simulation shape; DESIGN.md §2 "Unit").
+ *
+ * Generic object {content, ops} in the style of SUNDIALS' generic objects. The master and the schemes see only
+ * units: they never touch a model, an integrator or a state vector directly.
+ *
+ * Required ops:
+ *   do_step(T, H, input, restart)   integrate over [T, T+H] with the input function `input` (input/input.h);
+ *                                   restart: CS_RESTART (input may jump at T), CS_CONTINUE (same input continues),
+ *                                   CS_SMOOTH (new input, C1 across T: an integrator may keep its history)
+ *   get_outputs(t, u, y)            outputs y = g(t, x, u) at the current state for input values u
+ *   snapshot_create / save_state / restore_state / snapshot_destroy
+ *                                   opaque copy of everything a rollback needs (a state copy, CVODE's state, an
+ *                                   FMU's FMUstate); restore makes the next do_step reproduce the saved one bit for bit
+ *   set_state(t, x)                 start values (x may be NULL for units whose state is not accessible)
+ * Optional ops (NULL when absent):
+ *   output_jacobian(t, u, G)        dy/du (ny x nu, row-major), exact where the unit knows it (LTI: D)
+ *   output_rates(t, u, udot, ydot)  dy/dt along the trajectory (Hermite approximations, moshagen eq. 90)
+ *   states()                        read-only view of the current states (nx values) for recording
+ *   destroy()                       free `content`
+ * Every op returns CS_OK or an error code with a message in err. */
+#ifndef COSIM_UNIT_H
+#define COSIM_UNIT_H
+
+#include "common.h"
+#include "input/input.h"
+
+typedef struct cs_unit cs_unit;
+
+typedef struct cs_unit_stats {
+    long steps;        /* accepted micro steps */
+    long failures;     /* rejected micro steps / convergence failures reported by the integrator */
+    long jac_evals;
+    long rhs_calls, output_calls;
+    long restarts;     /* integrator re-initialisations at macro points */
+    double wall;       /* seconds spent in do_step (only with timing on) */
+} cs_unit_stats;
+
+typedef struct cs_unit_ops {
+    int (*do_step)(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
+    int (*get_outputs)(cs_unit *u, double t, const double *uin, double *y, cs_err *err);
+    void *(*snapshot_create)(cs_unit *u);
+    void (*save_state)(cs_unit *u, void *snap);
+    void (*restore_state)(cs_unit *u, const void *snap);
+    void (*snapshot_destroy)(void *snap);
+    int (*set_state)(cs_unit *u, double t, const double *x, cs_err *err);
+    int (*output_jacobian)(cs_unit *u, double t, const double *uin, double *G, cs_err *err);
+    int (*output_rates)(cs_unit *u, double t, const double *uin, const double *udot, double *ydot, cs_err *err);
+    const double *(*states)(const cs_unit *u);
+    void (*get_stats)(const cs_unit *u, cs_unit_stats *s);
+    void (*destroy)(cs_unit *u);
+} cs_unit_ops;
+
+struct cs_unit {
+    const cs_unit_ops *ops;
+    void *content;
+    int nx, nu, ny;
+    int feedthrough;   /* y depends on u */
+    int linear;        /* dy/du is constant (output_jacobian may be evaluated once) */
+    int timing;        /* measure wall time per do_step (off by default: two clock reads per step) */
+    double wall;
+    char name[64];
+};
+
+/* Allocate a unit shell with the given ops and sizes (content set by the implementation). */
+cs_unit *cs_unit_alloc(const cs_unit_ops *ops, int nx, int nu, int ny, const char *name, cs_err *err);
+void cs_unit_destroy(cs_unit *u);
+
+/* do_step with the optional timing of the unit (the master calls this, not ops->do_step). */
+int cs_unit_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
+
+/* dy/du: ops->output_jacobian, else forward differences of get_outputs (work: nu + 2 ny doubles). */
+int cs_unit_output_jacobian(cs_unit *u, double t, const double *uin, double *G, double *work, cs_err *err);
+
+void cs_unit_get_stats(const cs_unit *u, cs_unit_stats *s);
+
+#endif
