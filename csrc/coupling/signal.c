@@ -25,7 +25,8 @@ typedef struct signal_coupling {
     double hH[CS_MAXHIST];         /* hH[q]: nominal step from sample q+1 to q (0: not on a uniform grid) */
     double *hv;                    /* per output NV entries: values newest first, then derivatives */
     double *cext, *cint;           /* per output NC coefficients */
-    cs_approx_weights Wext, Wint;
+    const cs_approx_weights *Wext, *Wint;  /* this step's weights: into the cache or the scratch below */
+    cs_approx_weights wext_tmp, wint_tmp;
     cs_approx_weights cache[2][CS_MAXHIST + 1];
     unsigned char cached[2][CS_MAXHIST + 1];
     double cache_H;                /* nominal step of the cache (derivative weights scale with it) */
@@ -65,8 +66,8 @@ static int uniform(const signal_coupling *s, int n, double Hnom) {
     return 1;
 }
 
-static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom, cs_approx_weights *W,
-                   cs_err *err) {
+static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom,
+                   const cs_approx_weights **W, cs_err *err) {
     int need = cs_approx_points_needed(&s->spec);
     int navail = interpolate ? s->nhist + 1 : s->nhist;
     if (navail > CS_MAXHIST) navail = CS_MAXHIST;
@@ -80,9 +81,11 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
             CS_TRY(cs_approx_uniform_weights(&s->spec, interpolate, n, Hnom, &s->cache[interpolate][n], err));
             s->cached[interpolate][n] = 1;
         }
-        *W = s->cache[interpolate][n];
+        *W = &s->cache[interpolate][n];
         return CS_OK;
     }
+    cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
+    *W = tmp;
     double Ti[CS_MAXHIST];
     const double *Tv = s->hT;
     if (interpolate) {
@@ -90,7 +93,7 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
         memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
         Tv = Ti;
     }
-    return cs_approx_weights_compute(&s->spec, interpolate, navail, Tv, T, H, W, err);
+    return cs_approx_weights_compute(&s->spec, interpolate, navail, Tv, T, H, tmp, err);
 }
 
 static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
@@ -99,7 +102,7 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     if (s->nhist < 1) return cs_fail(err, CS_ERR_ARG, "coupling: predict before the initial outputs were accepted");
     s->T = T; s->H = H; s->Hnom = Hnom;
     CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
-    for (int j = 0; j < net->ny; j++) coefs(&s->Wext, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
+    for (int j = 0; j < net->ny; j++) coefs(s->Wext, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
     s->interp_ready = 0;
     memset(s->done, 0, (size_t)net->nsub);
     return CS_OK;
@@ -109,22 +112,31 @@ static const cs_input *sig_input(cs_coupling *c, int i) {
     signal_coupling *s = c->content;
     const cs_network *net = s->net;
     cs_input *in = &s->in[i];
-    int nu = in->nu, deg = 0, interp = 0;
+    const int nu = in->nu, a0 = net->uoff[i];
+    const int *restrict rowptr = net->rowptr, *restrict col = net->col, *restrict out_sub = net->out_sub;
+    const double *restrict gain = net->gain, *restrict r = net->r;
+    const unsigned char *restrict done = s->done;
+    const double *restrict cext = s->cext, *restrict cint = s->cint;
+    double *restrict cin = in->c;
+    const int dext = s->Wext->deg, dint = s->interp_ready ? s->Wint->deg : 0;
+    int interp = 0, deg = 0;
     in->T = s->T;
     in->H = s->H;
     for (int la = 0; la < nu; la++) {
-        int a = net->uoff[i] + la;
-        for (int m = 0; m < NC; m++) in->c[(size_t)m * nu + la] = 0.0;
-        in->c[la] = net->r[a];
-        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
-            int j = net->col[k];
-            int from_done = s->done[net->out_sub[j]];
-            const cs_approx_weights *W = from_done ? &s->Wint : &s->Wext;
-            const double *cj = (from_done ? s->cint : s->cext) + (size_t)j * NC;
+        const int a = a0 + la;
+        double c0 = r[a];
+        for (int m = 1; m <= CS_MAXDEG; m++) cin[m * nu + la] = 0.0;
+        for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
+            const int j = col[k], from_done = done[out_sub[j]];
+            const int d = from_done ? dint : dext;
+            const double *cj = (from_done ? cint : cext) + (size_t)j * NC;
+            const double g = gain[k];
             interp |= from_done;
-            if (W->deg > deg) deg = W->deg;
-            for (int m = 0; m <= W->deg; m++) in->c[(size_t)m * nu + la] += net->gain[k] * cj[m];
+            if (d > deg) deg = d;
+            c0 += g * cj[0];
+            for (int m = 1; m <= d; m++) cin[m * nu + la] += g * cj[m];
         }
+        cin[la] = c0;
     }
     in->deg = deg;
     /* EXTRIPOL inputs continue the previous window's polynomial at T_N (approx.c); interpolated Gauss-Seidel inputs
@@ -152,7 +164,7 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
         v[0] = y_i[lj];
         v[CS_MAXHIST] = ydot_i ? ydot_i[lj] : 0.0;
         for (int q = 1; q < CS_MAXHIST; q++) { v[q] = h[q - 1]; v[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1]; }
-        coefs(&s->Wint, v, s->cint + (size_t)j * NC);
+        coefs(s->Wint, v, s->cint + (size_t)j * NC);
     }
     s->done[i] = 1;
     return CS_OK;

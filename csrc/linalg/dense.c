@@ -61,7 +61,22 @@ void cs_matmul(int m, int n, int k, double alpha, const double *A, const double 
     }
 }
 
+/* Small products (the LTI units of a chain: n of 1..4) in a plain loop: the vectorised loop's set-up costs more than
+ * the product itself there. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
+static void matvec_small(int m, int n, const double *restrict A, const double *restrict x, double *restrict y,
+                         int accumulate) {
+    for (int i = 0; i < m; i++) {
+        double s = accumulate ? y[i] : 0.0;
+        for (int j = 0; j < n; j++) s += A[i * n + j] * x[j];
+        y[i] = s;
+    }
+}
+
 void cs_matvec(int m, int n, const double *A, const double *x, double *y, int accumulate) {
+    if (n <= 4 && m <= 4) { matvec_small(m, n, A, x, y, accumulate); return; }
     for (int i = 0; i < m; i++) {
         double s = accumulate ? y[i] : 0.0;
         const double *ai = A + (size_t)i * n;
