@@ -1,4 +1,5 @@
-"""Engine benchmark (issue 2): master overhead, speed against a plain NumPy loop, cost against the monolithic solve.
+"""Engine benchmark: master overhead against a plain Python loop, cost per unit as the number of units grows, peak
+memory against the result, speed against a plain NumPy loop, cost against the monolithic solve.
 
 Run: .venv/bin/python benchmarks/engine.py   (figures are recorded in benchmarks/README.md)
 """
@@ -24,6 +25,77 @@ def ring(n):
     subs = [cosim.LTI([[-1.0]], [[1.0]], [[1.0]], x0=[1.0 if i == 0 else 0.0], name=f"S{i}") for i in range(n)]
     conns = [cosim.connect(f"S{(i - 1) % n}.y[0]", f"S{i}.u[0]", 0.5) for i in range(n)]
     return cosim.CoupledSystem(subs, conns)
+
+
+def median_of(f, repeat=7):
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def python_loop(n, h):
+    """The same arithmetic as cosim on two 1-state units (Jacobi, ZOH, one Euler step per macro step), scalar
+    Python, no recording: what a user writes by hand."""
+    x1, x2 = 1.0, 0.0
+    u1, u2 = 0.5 * x2, 0.5 * x1
+    for _ in range(n):
+        x1 += h * (-x1 + u1)
+        x2 += h * (-x2 + u2)
+        u1, u2 = 0.5 * x2, 0.5 * x1
+    return x1, x2
+
+
+def two_units():
+    print("## Two 1-state LTI units, Jacobi, ZOH, Euler (1 micro step), 1e5 macro steps (median of 7)")
+    s = ring(2)
+    n, H = 100_000, 1e-4
+    t_c = median_of(lambda: cosim.simulate(s, n * H, H, approximation=cosim.ZOH(), solver=cosim.Euler()))
+    t_py = median_of(lambda: python_loop(n, H))
+    r = cosim.simulate(s, n * H, H, approximation=cosim.ZOH(), solver=cosim.Euler())
+    x1, x2 = python_loop(n, H)
+    same = abs(r.X[-1, 0] - x1) + abs(r.X[-1, 1] - x2)
+    print(f"cosim {1e3 * t_c:.2f} ms = {1e9 * t_c / (2 * n):.1f} ns per macro step per unit (target <= 40), "
+          f"with recording")
+    print(f"plain Python loop {1e3 * t_py:.2f} ms, no recording: cosim is {t_py / t_c:.2f}x faster "
+          f"(same final states to {same:.1e})")
+
+
+def ring_ft(n):
+    """n 2-state LTI units in a ring with feed-through (D = 0.3): the consistent update solves a loop of n units."""
+    subs = [cosim.LTI([[0.0, 1.0], [-4.0, -0.5]], [[0.0], [1.0]], [[1.0, 0.2]], [[0.3]], x0=[1.0, 0.0], name=f"S{i}")
+            for i in range(n)]
+    conns = [cosim.connect(f"S{(i - 1) % n}.y[0]", f"S{i}.u[0]", 0.5) for i in range(n)]
+    return cosim.CoupledSystem(subs, conns)
+
+
+def scale():
+    print("\n## Ring of N 2-state LTI units with feed-through (Exact units, Lagrange k = 1, Jacobi, consistent update)")
+    print(f"{'N':>6} {'macro steps':>12} {'wall [s]':>9} {'ns / (step * unit)':>19}")
+    per = {}
+    for n in (10, 100, 1000):
+        s = ring_ft(n)
+        steps = 200_000 // n
+        H = 1e-3
+        t = median_of(lambda: cosim.simulate(s, steps * H, H, approximation=cosim.Lagrange(1), solver=cosim.Exact()),
+                      repeat=5)
+        per[n] = 1e9 * t / (steps * n)
+        print(f"{n:>6} {steps:>12} {t:9.3f} {per[n]:19.1f}")
+    print(f"cost per unit at N = 1000 / at N = 10: {per[1000] / per[10]:.2f} (target <= 2)")
+
+
+def memory():
+    import tracemalloc
+    print("\n## Peak memory of a 1e6-step run (two 1-state units) against the size of its result arrays")
+    s = ring(2)
+    tracemalloc.start()
+    r = cosim.simulate(s, 1e6 * 1e-4, 1e-4, approximation=cosim.ZOH(), solver=cosim.Euler())
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    size = r.t.nbytes + r.X.nbytes + r.Y.nbytes + r.U.nbytes
+    print(f"result arrays {size / 1e6:.1f} MB, peak traced {peak / 1e6:.1f} MB: {peak / size:.2f}x (target <= 1.2)")
 
 
 def overhead():
@@ -160,6 +232,9 @@ def threads_across_runs():
 
 
 if __name__ == "__main__":
+    two_units()
+    scale()
+    memory()
     overhead()
     against_numpy()
     against_monolithic()

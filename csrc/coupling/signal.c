@@ -118,14 +118,14 @@ static const cs_input *sig_input(cs_coupling *c, int i) {
     const unsigned char *restrict done = s->done;
     const double *restrict cext = s->cext, *restrict cint = s->cint;
     double *restrict cin = in->c;
-    const int dext = s->Wext->deg, dint = s->interp_ready ? s->Wint->deg : 0;
+    const int dext = s->Wext->deg, dint = s->interp_ready ? s->Wint->deg : 0, dmax = dext > dint ? dext : dint;
     int interp = 0, deg = 0;
     in->T = s->T;
     in->H = s->H;
     for (int la = 0; la < nu; la++) {
         const int a = a0 + la;
         double c0 = r[a];
-        for (int m = 1; m <= CS_MAXDEG; m++) cin[m * nu + la] = 0.0;
+        for (int m = 1; m <= dmax; m++) cin[m * nu + la] = 0.0;
         for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
             const int j = col[k], from_done = done[out_sub[j]];
             const int d = from_done ? dint : dext;
