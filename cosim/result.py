@@ -255,7 +255,10 @@ class Result:
                 axes[0].set_ylabel(ylabels.get(sel[0][0], shown[sel[0][0]]))
         axes[-1].set_xlabel(xlabel)
         if title:
-            (fig.suptitle if not single else axes[0].set_title)(title)
+            if single:
+                axes[0].set_title(title, fontsize=10)
+            else:
+                fig.suptitle(title, fontsize=10)
         if ax is None:
             fig.tight_layout()
         return fig
