@@ -1,4 +1,4 @@
-"""Two-mass (dual-mass) oscillator in every decomposition (kraft2021 §2, busch2016 §3, genser2020 §10).
+"""Two-mass (dual-mass) oscillator in every decomposition (kraft2021 §2, busch2016 §3, genser2020 §3.1).
 
 Mass m1 is tied to the left wall by (c1, d1), mass m2 to the right wall by (c2, d2), and the masses are coupled by
 the spring/damper (ck, dk). Monolithic equations (busch2016 eq. 2)::
@@ -8,7 +8,7 @@ the spring/damper (ck, dk). Monolithic equations (busch2016 eq. 2)::
 
 Decompositions (``coupling=``):
 
-* ``"force/displacement"`` (genser2020 §10.1, kraft2021 eq. 2.7): S1 is force driven (input F, outputs x1, ẋ1);
+* ``"force/displacement"`` (genser2020 §3.1, kraft2021 eq. 2.7): S1 is force driven (input F, outputs x1, ẋ1);
   S2 is base-point excited (inputs x1, ẋ1) and outputs the coupling force F = ck(x2 − x1) + dk(ẋ2 − ẋ1): S2 has
   feed-through (D2 = [−ck, −dk]). With ``feedthrough=False`` S2 outputs (x2, ẋ2) instead and the master computes
   F from the exchanged states (kraft2021 eq. 2.6).
@@ -18,8 +18,8 @@ Decompositions (``coupling=``):
   λ = ck(x2 − x1) + dk(ẋ2 − ẋ1) from the outputs (x, ẋ) of both. No feed-through.
 
 Options of genser2020 for force/displacement: ``nonlinear=True`` replaces ck, dk by the progressive
-characteristics of §10.2 (eq. 3.6-3.7, Table 3.1 defaults), ``impulse=True`` adds the external force impulses of
-§10.3 on m1.
+characteristics of genser2020 §3.1.1 (eq. 3.6-3.7, Table 3.1 defaults), ``impulse=True`` adds the external force impulses of
+§3.1.2 (eq. 3.8) on m1.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
     Signal names: states ``S1.x1, S1.v1`` (x1 [m], ẋ1 [m/s]) and ``S2.x2, S2.v2``; the inputs and outputs are named
     after what they carry (force/displacement: ``S1.F`` input, ``S2.F`` output [N]; ``S1``'s outputs ``x1, v1``).
 
-    Defaults are genser2020 §10.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
+    Defaults are genser2020 §3.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
     ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
     """
     if coupling not in COUPLINGS:
@@ -68,7 +68,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
     if x0.size != 4 or not np.all(np.isfinite(x0)):
         raise ValueError(f"x0: expected 4 finite values (x1, v1, x2, v2), got {x0}")
     if (nonlinear or impulse) and coupling != "force/displacement":
-        raise ValueError("nonlinear/impulse: only available for coupling='force/displacement' (genser2020 §10.2-10.3)")
+        raise ValueError("nonlinear/impulse: only available for coupling='force/displacement' (genser2020 §3.1.1-3.1.2)")
     if (nonlinear or impulse) and not feedthrough:
         raise ValueError("nonlinear/impulse: need feedthrough=True (S2 outputs the coupling force)")
     params = dict(m1=m1, m2=m2, c1=c1, c2=c2, d1=d1, d2=d2, ck=ck, dk=dk, x0=x0.copy(), coupling=coupling)
