@@ -6,13 +6,18 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan deps venv build clean valgrind
+.PHONY: demo test bench asan deps venv build clean valgrind notebook
 
 demo: build
 	$(VPY) -m cosim demo
 
 test: build
 	$(VPY) -m pytest tests
+
+# Open the teaching notebooks in JupyterLab (installs the [jupyter] extra into .venv on first use).
+notebook: build
+	@$(VPY) -c "import jupyterlab" 2>/dev/null || $(VPY) -m pip install -q --no-build-isolation -e '.[jupyter]'
+	$(VENV)/bin/jupyter lab notebooks/
 
 bench: build
 	@for b in benchmarks/*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done

@@ -3,16 +3,20 @@
 Commands:
   demo    the main job: two-mass oscillator, coupling approximations under Jacobi and Gauss-Seidel
           (table of errors against the monolithic solution and a PNG of the coupling force); see cosim.demo.
+  run     one co-simulation described by a TOML scenario file (model, options, outputs); see cosim.cli.
+
+Options: ``--version`` prints the version, ``-h``/``--help`` this list.
 """
 from __future__ import annotations
 
 import sys
 
-COMMANDS = {"demo": "two-mass oscillator demo: error/stability table and coupling-force figure (cosim.demo)"}
+COMMANDS = {"demo": "two-mass oscillator demo: error/stability table and coupling-force figure (cosim.demo)",
+            "run": "run a TOML scenario: model, options, outputs (CSV, PNG, error table; cosim.cli)"}
 
 
 def _usage():
-    lines = ["usage: cosim <command> [options]", "", "commands:"]
+    lines = ["usage: cosim <command> [options]   |   cosim --version", "", "commands:"]
     lines += [f"  {name:<8}{text}" for name, text in COMMANDS.items()]
     lines += ["", "Run 'cosim <command> --help' for the options of a command."]
     return "\n".join(lines)
@@ -23,10 +27,17 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else 2
+    if argv[0] in ("-V", "--version"):
+        from . import __version__
+        print(f"cosim {__version__}")
+        return 0
     cmd, rest = argv[0], argv[1:]
     if cmd == "demo":
         from . import demo
         return demo.main(rest)
+    if cmd == "run":
+        from . import cli
+        return cli.main(rest)
     print(f"cosim: unknown command {cmd!r}\n\n{_usage()}", file=sys.stderr)
     return 2
 

@@ -2,7 +2,7 @@
 the two-mass oscillator.
 
 System: the linear two-mass (dual-mass) oscillator in force/displacement decomposition with feed-through
-(genser2020 §10.1, kraft2021 eq. 2.7): S1 (mass m1, force driven) receives the coupling force F = u1 and outputs
+(genser2020 §3.1, kraft2021 eq. 2.7): S1 (mass m1, force driven) receives the coupling force F = u1 and outputs
 y1 = (x1, ẋ1); S2 (mass m2 with the coupling spring/damper, base-point excited) receives u2 = (x1, ẋ1) and outputs
 y2 = F = ck (x2 − x1) + dk (ẋ2 − ẋ1). Parameters are genser's accuracy/stability case study: m1 = m2 = 10 kg,
 c1 = 1e6, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, ck = 2e5 N/m, dk = 200 Ns/m, x1(0) = 0.1 m.
@@ -126,7 +126,7 @@ def run(out_dir="out", quick=False, solver="cvode", stream=sys.stdout):
         print(s, file=stream)
 
     p = system.params
-    emit("cosim demo: two-mass oscillator, force/displacement coupling with feed-through (genser2020 §10.1)")
+    emit("cosim demo: two-mass oscillator, force/displacement coupling with feed-through (genser2020 §3.1)")
     emit(f"  m1 = {p['m1']:g}, m2 = {p['m2']:g} kg, c1 = {p['c1']:g}, c2 = {p['c2']:g} N/m, d1 = {p['d1']:g}, "
          f"d2 = {p['d2']:g} Ns/m, ck = {CK:g} N/m, dk = {DK:g} Ns/m, x1(0) = {p['x0'][0]:g} m")
     eig = np.linalg.eigvals(models.two_mass.monolithic_matrix(ck=CK, dk=DK))

@@ -3,14 +3,30 @@
 * :func:`stability_scatter`: 3-D scatter of stable (ρ < 1) and unstable (ρ >= 1) grid points over log10 of the three
   axes of a :class:`cosim.analysis.StabilityMap` (Figs. 9-14: ck, dk, H; stable left, unstable right).
 * :func:`stability_slice`: ρ over two axes with the others fixed (e.g. ck and H for fixed dk), with the ρ = 1
-  contour.
+  contour; :func:`stability_slices`: a grid of such panels with one shared colour bar.
+* :func:`RhoNorm`: the colour scale of the slices, diverging at ρ = 1 and logarithmic in the distance |ρ − 1|, so
+  that 0.9, 0.99, 0.999 (stable, decaying ever more slowly per macro step H) are as readable as 1.1, 2, 11.
 * :func:`local_error_plot`: max |ε| over H on log-log axes with the fitted orders (Fig. 15).
+
+Axis labels: the names and units of the two-mass oscillator's parameters (ck [N/m], dk [Ns/m], H [s], ...) are the
+defaults (:data:`LABELS`, :data:`UNITS`); ``labels=``/``units=`` dicts override them per axis.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .analysis import LocalError, StabilityMap, fit_order
+
+#: default axis names of the stability-map parameters (two-mass oscillator, busch2016 §3)
+LABELS = {"ck": "coupling stiffness ck", "dk": "coupling damping dk", "H": "macro step H",
+          "m1": "mass m1", "m2": "mass m2", "c1": "stiffness c1", "c2": "stiffness c2",
+          "d1": "damping d1", "d2": "damping d2"}
+#: default units of the stability-map parameters
+UNITS = {"ck": "N/m", "dk": "Ns/m", "H": "s", "m1": "kg", "m2": "kg", "c1": "N/m", "c2": "N/m", "d1": "Ns/m",
+         "d2": "Ns/m"}
+RHO_LABEL = "spectral radius ρ(Ω)"
 
 
 def _plt():
@@ -26,19 +42,170 @@ def _check_map(smap, ndim=None):
     return smap
 
 
+def _check_dict(value, name):
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise TypeError(f"{name}: expected a dict axis name -> string, got {value!r}")
+    return value
+
+
+def _axis_label(dim, labels, units, log10=False, short=False):
+    text = labels.get(dim, dim if short else LABELS.get(dim, dim))
+    unit = units.get(dim, UNITS.get(dim, ""))
+    if log10:
+        text = f"log10 {text}"
+    return f"{text} [{unit}]" if unit else text
+
+
 def _log_axis(values):
     return np.all(np.asarray(values) > 0)
 
 
-def stability_scatter(smap, axes=None, title=None, s=6):
+_NORM_CLASS = []  # the matplotlib Normalize subclass, created on first use (matplotlib is imported lazily)
+
+
+def _rho_norm_class():
+    if _NORM_CLASS:
+        return _NORM_CLASS[0]
+    from matplotlib.colors import Normalize
+
+    class _RhoNorm(Normalize):
+        """See :func:`RhoNorm`."""
+
+        def __init__(self, vmin, vmax, linthresh):
+            super().__init__(vmin=float(vmin), vmax=float(vmax), clip=False)
+            self.linthresh = float(linthresh)
+
+        def _g(self, d):
+            return np.log10(1.0 + np.asarray(d, dtype=float) / self.linthresh)
+
+        def __call__(self, value, clip=None):
+            data = np.ma.asarray(value, dtype=float)
+            d = np.ma.filled(data, 1.0) - 1.0
+            lo, hi = self._g(1.0 - self.vmin), self._g(self.vmax - 1.0)
+            with np.errstate(invalid="ignore"):
+                f = np.where(d < 0, -self._g(np.abs(d)) / lo, self._g(np.maximum(d, 0)) / hi)
+            out = np.ma.array(0.5 + 0.5 * f, mask=np.ma.getmaskarray(data) | ~np.isfinite(d))
+            return out if np.ndim(value) else out[()]
+
+        def inverse(self, value):
+            v = 2.0 * np.asarray(value, dtype=float) - 1.0
+            lo, hi = self._g(1.0 - self.vmin), self._g(self.vmax - 1.0)
+            d = np.where(v < 0, -(10.0 ** (-v * lo) - 1.0), 10.0 ** (v * hi) - 1.0) * self.linthresh
+            return 1.0 + d
+
+        def ticks(self, max_per_side=6):
+            """1, 1 − 10^j below and 1 + 10^j above, for the decades 10^j > linthresh inside [vmin, vmax]
+            (every other decade while there are more than ``max_per_side`` on a side), and the ends vmin, vmax
+            where they are not too close to the others."""
+            j0 = math.floor(math.log10(self.linthresh) + 1e-9) + 1
+            below = [1 - 10.0 ** j for j in range(j0, 0) if 1 - 10.0 ** j >= self.vmin - 1e-12]
+            above = [1 + 10.0 ** j for j in range(j0, 40) if 1 + 10.0 ** j <= self.vmax * (1 + 1e-12)]
+            while len(below) > max_per_side:
+                below = below[1::2]
+            while len(above) > max_per_side:
+                above = above[1::2]
+            ticks = sorted(set(below) | {1.0} | set(above))
+            pos = list(np.ma.filled(self(np.array(ticks)), np.nan))
+            for end in (self.vmin, self.vmax):
+                p = float(self(end))
+                if min(abs(p - q) for q in pos) >= 0.07:
+                    ticks.append(end)
+                    pos.append(p)
+            return sorted(ticks)
+
+        @staticmethod
+        def format_tick(v):
+            d = abs(v - 1.0)
+            if d == 0:
+                return "1"
+            if d < 1:
+                j = math.log10(d)
+                if d < 1e-3 and abs(j - round(j)) < 1e-9:
+                    return f"$1 {'-' if v < 1 else '+'} 10^{{{round(j)}}}$"
+                return f"{v:.{max(1, math.ceil(-j - 1e-9))}f}" if abs(j - round(j)) < 1e-9 else f"{v:.3g}"
+            return f"{v:.3g}"
+
+    _NORM_CLASS.append(_RhoNorm)
+    return _RhoNorm
+
+
+def RhoNorm(vmin=0.0, vmax=2.0, linthresh=1e-3):
+    """Colour normalisation of a spectral radius ρ, diverging at ρ = 1 (the stability boundary, busch2016 eq. 25).
+
+    Each side is logarithmic in the distance from 1: a value ρ maps to
+    0.5 ∓ 0.5 · log10(1 + |ρ − 1|/δ) / log10(1 + |ρ_lim − 1|/δ) with ρ_lim = ``vmin`` below 1 and ``vmax`` above,
+    so the decades of 1 − ρ (0.9, 0.99, 0.999, ...) and of ρ − 1 (1.001, 1.01, 1.1, 2, 11) get equal room down to
+    the resolution δ = ``linthresh``. Returns a :class:`matplotlib.colors.Normalize` (use it as ``norm=``) with
+    ``ticks()`` and ``format_tick(v)`` for the colour bar (:func:`rho_colorbar`)."""
+    for name, v in (("vmin", vmin), ("vmax", vmax), ("linthresh", linthresh)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(v):
+            raise TypeError(f"{name}: expected a finite real number, got {v!r}")
+    if not 0 <= vmin < 1 < vmax:
+        raise ValueError(f"vmin, vmax: need 0 <= vmin < 1 < vmax, got {vmin}, {vmax}")
+    if not 0 < linthresh < 1:
+        raise ValueError(f"linthresh: must be in (0, 1), got {linthresh}")
+    return _rho_norm_class()(vmin, vmax, linthresh)
+
+
+def rho_norm(rho, vmax=None, linthresh=None):
+    """A :func:`RhoNorm` covering the finite values of ``rho`` (an array, a StabilityMap or a list of them).
+
+    ``vmax`` caps the upper end (values above it get the last colour; default: the largest finite ρ);
+    ``linthresh``: resolution δ of the distance |ρ − 1| (default: the decade of the smallest non-zero |ρ − 1| of
+    the data, within [1e-8, 1e-2])."""
+    if isinstance(rho, StabilityMap):
+        rho = [rho]
+    if isinstance(rho, (list, tuple)):
+        values = np.concatenate([np.ravel(np.asarray(r.rho if isinstance(r, StabilityMap) else r, dtype=float))
+                                 for r in rho]) if rho else np.zeros(0)
+    else:
+        values = np.ravel(np.asarray(rho, dtype=float))
+    finite = values[np.isfinite(values)]
+    if linthresh is None:
+        d = np.abs(finite - 1.0)
+        d = d[d > 0]
+        linthresh = 10.0 ** math.floor(math.log10(float(d.min()))) if d.size else 1e-3
+        linthresh = min(max(linthresh, 1e-8), 1e-2)
+    lo = float(finite.min()) if finite.size else 0.0
+    hi = float(finite.max()) if finite.size else 2.0
+    lo = min(max(lo, 0.0), 1.0 - linthresh)
+    hi = max(hi, 1.0 + linthresh)
+    if vmax is not None:
+        if isinstance(vmax, bool) or not isinstance(vmax, (int, float)) or not vmax > 1:
+            raise ValueError(f"vmax: must be a number > 1, got {vmax!r}")
+        hi = float(vmax)
+    return RhoNorm(lo, hi, linthresh)
+
+
+def rho_colorbar(fig, mappable, ax, label=RHO_LABEL, **kwargs):
+    """Colour bar of ρ with the ticks of the mappable's :func:`RhoNorm` on both sides of 1 (one bar for all the
+    axes in ``ax``, which may be a list). Returns the colour bar."""
+    norm = mappable.norm
+    cb = fig.colorbar(mappable, ax=ax, **kwargs)
+    if hasattr(norm, "ticks"):
+        ticks = norm.ticks()
+        cb.set_ticks(ticks)
+        cb.set_ticklabels([norm.format_tick(v) for v in ticks])
+        cb.ax.minorticks_off()
+    cb.set_label(label + ("; stable below 1" if hasattr(norm, "ticks") else ""))
+    return cb
+
+
+def stability_scatter(smap, axes=None, title=None, s=6, labels=None, units=None):
     """Stable (left) and unstable (right) grid points of a 3-axis map in 3-D (busch2016 Figs. 9-14).
 
     ``axes``: a pair of 3-D matplotlib axes (``projection="3d"``) to draw into; default: a new figure. Positive axes
-    are shown as log10. Returns the figure."""
+    are shown as log10. Axis labels are the axis names with :data:`UNITS` (``log10 ck [N/m]``); ``labels``/``units``:
+    dicts axis name -> text overriding them.
+    Returns the figure."""
     _check_map(smap, 3)
+    labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
     plt = _plt()
+    from matplotlib.ticker import MaxNLocator
     if axes is None:
-        fig = plt.figure(figsize=(10, 4.5))
+        fig = plt.figure(figsize=(10, 4.8))
         axes = (fig.add_subplot(1, 2, 1, projection="3d"), fig.add_subplot(1, 2, 2, projection="3d"))
     else:
         if len(axes) != 2:
@@ -48,65 +215,123 @@ def stability_scatter(smap, axes=None, title=None, s=6):
     with np.errstate(invalid="ignore"):
         stable = rho < 1.0
         unstable = rho >= 1.0
-    xyz, labels = [], []
+    xyz, names = [], []
     for d in smap.dims:
         v = coords[d]
-        if _log_axis(smap.coords[d]):
-            xyz.append(np.log10(v))
-            labels.append(f"log10 {d}")
-        else:
-            xyz.append(v)
-            labels.append(d)
+        log = bool(_log_axis(smap.coords[d]))
+        xyz.append(np.log10(v) if log else v)
+        names.append(_axis_label(d, labels, units, log10=log, short=True))
     for ax, sel, name, color in ((axes[0], stable, "stable ρ < 1", "tab:green"),
                                  (axes[1], unstable, "unstable ρ ≥ 1", "tab:red")):
         ax.scatter(xyz[0][sel], xyz[1][sel], xyz[2][sel], s=s, c=color, depthshade=False)
-        ax.set_xlabel(labels[0])
-        ax.set_ylabel(labels[1])
-        ax.set_zlabel(labels[2])
+        ax.set_xlabel(names[0], fontsize=7, labelpad=0)
+        ax.set_ylabel(names[1], fontsize=7, labelpad=0)
+        ax.set_zlabel(names[2], fontsize=7, labelpad=0)
+        ax.tick_params(labelsize=6, pad=0)
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+            axis.set_major_locator(MaxNLocator(4, integer=True))
         for setlim, d in ((ax.set_xlim, 0), (ax.set_ylim, 1), (ax.set_zlim, 2)):
             setlim(np.min(xyz[d]), np.max(xyz[d]))
+        # shrink the box inside its axes so that the z label is not cut by the panel to the right
+        ax.set_box_aspect(None, zoom=0.78)
         ax.set_title(f"{name}: {int(np.count_nonzero(sel))}", fontsize=9)
     if title:
         fig.suptitle(title)
     return fig
 
 
-def stability_slice(smap, ax=None, title=None, **fixed):
+def stability_slice(smap, ax=None, title=None, labels=None, units=None, norm=None, colorbar=True, rho_max=None,
+                    **fixed):
     """ρ over two axes (e.g. ck and H for fixed dk: ``stability_slice(m, dk=1e3)``) with the stability boundary
-    ρ = 1 drawn as a black contour. Returns the figure."""
+    ρ = 1 drawn as a black contour. Colours: :func:`RhoNorm` (diverging at 1, logarithmic in |ρ − 1|; blue
+    stable, red unstable, grey where ρ could not be computed). ``norm``: a shared :func:`RhoNorm` (see
+    :func:`stability_slices`); ``colorbar=False`` leaves the colour bar to the caller; ``rho_max`` caps the colour
+    scale; ``labels``/``units``: dicts axis name -> text. Returns the figure (the mesh is ``ax.collections[0]``)."""
     _check_map(smap)
+    labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
     if fixed:
         smap = smap.sel(**fixed)
     _check_map(smap, 2)
     plt = _plt()
     if ax is None:
-        fig, ax = plt.subplots(figsize=(5.5, 4.2))
+        fig, ax = plt.subplots(figsize=(5.8, 4.4), layout="constrained")
     else:
         fig = ax.figure
     x, y = smap.coords[smap.dims[0]], smap.coords[smap.dims[1]]
-    from matplotlib.colors import TwoSlopeNorm
     rho = np.asarray(smap.rho, dtype=float)
-    lo = min(float(np.nanmin(rho)), 0.999) if np.isfinite(rho).any() else 0.9
-    hi = max(min(float(np.nanmax(rho)), 2.0), 1.001) if np.isfinite(rho).any() else 1.1
-    mesh = ax.pcolormesh(x, y, np.clip(rho, lo, hi).T, shading="nearest", cmap="RdYlGn_r",
-                         norm=TwoSlopeNorm(vmin=lo, vcenter=1.0, vmax=hi))
-    if np.nanmin(rho) < 1.0 < np.nanmax(rho) and min(rho.shape) >= 2:
-        ax.contour(x, y, rho.T, levels=[1.0], colors="k", linewidths=1.2)
+    if norm is None:
+        norm = rho_norm(rho, vmax=rho_max)
+    elif not hasattr(norm, "ticks"):
+        raise TypeError(f"norm: expected a cosim.plot.RhoNorm, got {type(norm).__name__}")
+    cmap = _plt().get_cmap("RdBu_r").with_extremes(bad="0.75")
+    mesh = ax.pcolormesh(x, y, np.ma.masked_invalid(rho).T, shading="nearest", cmap=cmap, norm=norm)
+    with np.errstate(invalid="ignore"):
+        if np.nanmin(rho) < 1.0 < np.nanmax(rho) and min(rho.shape) >= 2:
+            ax.contour(x, y, rho.T, levels=[1.0], colors="k", linewidths=1.2)
     if _log_axis(x):
         ax.set_xscale("log")
     if _log_axis(y):
         ax.set_yscale("log")
-    ax.set_xlabel(smap.dims[0])
-    ax.set_ylabel(smap.dims[1])
-    fig.colorbar(mesh, ax=ax, label="ρ(Ω) (clipped at 2)")
+    ax.set_xlabel(_axis_label(smap.dims[0], labels, units))
+    ax.set_ylabel(_axis_label(smap.dims[1], labels, units))
+    if colorbar:
+        rho_colorbar(fig, mesh, ax, extend="max" if np.nanmax(rho) > norm.vmax else "neither")
     fx = smap.meta.get("fixed", {})
-    ax.set_title(title or ", ".join(f"{k} = {v:.3g}" for k, v in fx.items()), fontsize=9)
+    ax.set_title(title or ", ".join(f"{k} = {v:.3g} {units.get(k, UNITS.get(k, ''))}".rstrip()
+                                    for k, v in fx.items()), fontsize=9)
     return fig
 
 
-def local_error_plot(results, ax=None, which="all", title=None):
+def stability_slices(maps, titles=None, ncols=None, labels=None, units=None, rho_max=None, figsize=None,
+                     suptitle=None, **fixed):
+    """A grid of :func:`stability_slice` panels with one colour scale and one shared colour bar.
+
+    ``maps``: a list of StabilityMap, or a dict title -> StabilityMap (all sliced with the same ``**fixed``);
+    ``titles``: panel titles for a list; ``ncols``: panels per row (default: up to 3). Returns the figure."""
+    if isinstance(maps, dict):
+        if titles is not None:
+            raise TypeError("titles: give the titles as the keys of maps, or pass maps as a list")
+        titles, maps = list(maps), list(maps.values())
+    if isinstance(maps, StabilityMap) or not isinstance(maps, (list, tuple)) or not maps:
+        raise TypeError("maps: expected a non-empty list or dict of cosim.analysis.StabilityMap")
+    maps = [(_check_map(m).sel(**fixed) if fixed else _check_map(m)) for m in maps]
+    for m in maps:
+        _check_map(m, 2)
+    if titles is not None and len(titles) != len(maps):
+        raise ValueError(f"titles: expected {len(maps)} titles, got {len(titles)}")
+    if ncols is None:
+        ncols = min(3, len(maps))
+    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
+        raise ValueError(f"ncols: must be a positive int, got {ncols!r}")
+    nrows = -(-len(maps) // ncols)
+    plt = _plt()
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (3.6 * ncols + 1.2, 3.1 * nrows + 0.6),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    norm = rho_norm(maps, vmax=rho_max)
+    used = []
+    for i, m in enumerate(maps):
+        ax = axes[i // ncols, i % ncols]
+        stability_slice(m, ax=ax, title=titles[i] if titles is not None else None, labels=labels, units=units,
+                        norm=norm, colorbar=False)
+        used.append(ax)
+        if i % ncols:
+            ax.set_ylabel("")
+        if i // ncols != (len(maps) - 1) // ncols and i + ncols < len(maps):
+            ax.set_xlabel("")
+    for j in range(len(maps), nrows * ncols):
+        axes[j // ncols, j % ncols].set_visible(False)
+    top = max(float(np.nanmax(m.rho)) for m in maps)
+    rho_colorbar(fig, used[0].collections[0], used, extend="max" if top > norm.vmax else "neither",
+                 shrink=0.9 if nrows > 1 else 1.0)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro step H [s]", ylabel=None):
     """max |ε| over H on log-log axes (busch2016 Fig. 15) for a dict ``{label: LocalError}``; the legend gives the
-    fitted order of each curve. Returns the figure."""
+    fitted order of each curve. ``xlabel``/``ylabel`` override the axis labels (default y label: which norm of
+    the local error ε of one macro step is shown). Returns the figure."""
     if isinstance(results, LocalError):
         results = {"": results}
     if not isinstance(results, dict) or not all(isinstance(v, LocalError) for v in results.values()):
@@ -115,7 +340,7 @@ def local_error_plot(results, ax=None, which="all", title=None):
         raise ValueError(f"which: must be 'x', 'y' or 'all', got {which!r}")
     plt = _plt()
     if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 4))
+        fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
     else:
         fig = ax.figure
     for label, le in results.items():
@@ -124,8 +349,9 @@ def local_error_plot(results, ax=None, which="all", title=None):
         p = fit_order(le.H, e, scale=scale)
         pos = e > 0
         ax.loglog(le.H[pos], e[pos], "o-", ms=3, label=f"{label} (order {p:.1f})")
-    ax.set_xlabel("H")
-    ax.set_ylabel(f"max |ε| ({which})")
+    ax.set_xlabel(xlabel)
+    what = {"x": "states x", "y": "outputs y", "all": "x and y"}[which]
+    ax.set_ylabel(ylabel or f"local error max |ε| ({what})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     if title:

@@ -1,7 +1,46 @@
-"""Result of a (co-)simulation: arrays at the macro points, by subsystem name (like scipy's OdeResult)."""
+"""Result of a (co-)simulation: arrays at the macro points, by subsystem name (like scipy's OdeResult), and by
+signal name (``res["S2.F"]``), as a pandas DataFrame, a CSV file or a plot, and its error against a reference."""
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
+
+#: ε in the denominator of genser2020 eq. (3.10) (the running range of the reference signal plus ε)
+EPS_MONO_EPSILON = 1e-12
+_KIND_WORD = {"x": "state", "y": "output", "u": "input"}
+_KIND_OF_WORD = {"x": "x", "y": "y", "u": "u", "state": "x", "states": "x", "output": "y", "outputs": "y",
+                 "input": "u", "inputs": "u"}
+
+
+class _BySubsystem(dict):
+    """dict subsystem name -> array; a wrong name raises a KeyError that lists the known names."""
+
+    def __init__(self, items, what):
+        super().__init__(items)
+        self._what = what
+
+    def __missing__(self, key):
+        raise KeyError(f"{key!r}: no subsystem of that name in this result ({self._what}); known: {list(self)}")
+
+
+class _Signal:
+    __slots__ = ("label", "sub", "kind", "index", "name", "col")
+
+    def __init__(self, label, sub, kind, index, name, col):
+        self.label, self.sub, self.kind, self.index, self.name, self.col = label, sub, kind, index, name, col
+
+
+def _kinds(kinds):
+    if isinstance(kinds, str):
+        kinds = [kinds] if kinds in _KIND_OF_WORD else list(kinds)
+    try:
+        out = [_KIND_OF_WORD[k] for k in kinds]
+    except (KeyError, TypeError):
+        raise ValueError(f"kinds: expected a selection of 'x' (states), 'y' (outputs), 'u' (inputs), got {kinds!r}") \
+            from None
+    return [k for k in ("x", "y", "u") if k in out]
 
 
 class Result:
@@ -15,22 +54,29 @@ class Result:
     stats : dict with ``macro_steps``, ``newton_iterations`` (algebraic loop), ``wall_time`` and per subsystem
         ``subsystems[name]`` = {steps, failures, rhs_calls, output_calls, jac_evals, wall_time}.
     status, message : 0 and "" on success; the partial result of a failed run carries the error.
+
+    Signals by name: ``res["S2.F"]`` is the (n,) history of one state, output or input, given as
+    ``"Sub.name"`` (names from ``states=``/``outputs=``/``inputs=`` of the subsystem; a name used for several kinds
+    means the state first, then the output, then the input) or as ``"Sub.x[i]"``, ``"Sub.y[j]"``, ``"Sub.u[a]"``.
+    ``res.signals`` lists one unambiguous label per signal. Tables: :meth:`to_dataframe`, :meth:`to_csv`;
+    figure: :meth:`plot`; errors against a reference: :meth:`error_to`.
     """
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
         self.system = system
         self.t = np.asarray(t)
         self.X, self.Y, self.U = X, Y, U  # stacked arrays
-        self.x = {s.name: X[:, a:b] for s, a, b in zip(system.subsystems, system.state_offset[:-1],
-                                                        system.state_offset[1:])}
-        self.y = {s.name: Y[:, a:b] for s, a, b in zip(system.subsystems, system.out_offset[:-1],
-                                                        system.out_offset[1:])}
-        self.u = {s.name: U[:, a:b] for s, a, b in zip(system.subsystems, system.in_offset[:-1],
-                                                        system.in_offset[1:])}
+        self.x = _BySubsystem(((s.name, X[:, a:b]) for s, a, b in zip(system.subsystems, system.state_offset[:-1],
+                                                                       system.state_offset[1:])), "states x")
+        self.y = _BySubsystem(((s.name, Y[:, a:b]) for s, a, b in zip(system.subsystems, system.out_offset[:-1],
+                                                                       system.out_offset[1:])), "outputs y")
+        self.u = _BySubsystem(((s.name, U[:, a:b]) for s, a, b in zip(system.subsystems, system.in_offset[:-1],
+                                                                       system.in_offset[1:])), "inputs u")
         self.stats = stats
         self.status = status
         self.message = message
         self.options = options or {}
+        self._table = None
 
     @property
     def success(self):
@@ -40,14 +86,195 @@ class Result:
         return (f"Result({len(self.t)} macro points, t_end={self.t[-1] if len(self.t) else None}, "
                 f"status={self.status})")
 
-    def _reference_states(self, ref):
-        """Reference states on this result's time grid (exact match of the grids, else cubic interpolation)."""
+    # ------------------------------------------------------------------ signals by name
+    def _signals(self):
+        """One entry per state, output and input, in the order: subsystems as given; per subsystem states, outputs,
+        inputs. The label is ``Sub.name`` where that name selects this very signal, else ``Sub.k[i]``."""
+        if self._table is None:
+            table = []
+            offsets = {"x": self.system.state_offset, "y": self.system.out_offset, "u": self.system.in_offset}
+            for si, s in enumerate(self.system.subsystems):
+                for kind in ("x", "y", "u"):
+                    for i, name in enumerate(s.signal_names(kind)):
+                        label = f"{s.name}.{name}"
+                        if not name.startswith(f"{kind}[") and s.find_signal(name) != (kind, i):
+                            label = f"{s.name}.{kind}[{i}]"  # the name selects a signal of another kind
+                        table.append(_Signal(label, s.name, kind, i, name, int(offsets[kind][si] + i)))
+            self._table = table
+        return self._table
+
+    @property
+    def signals(self):
+        """Unambiguous labels of every state, output and input (``res[label]`` works for each)."""
+        return [sg.label for sg in self._signals()]
+
+    def _array(self, kind):
+        return {"x": self.X, "y": self.Y, "u": self.U}[kind]
+
+    def _valid_names_message(self, limit=60):
+        labels = self.signals
+        shown = ", ".join(labels[:limit]) + (f", ... ({len(labels)} in all)" if len(labels) > limit else "")
+        return f"valid names: {shown}; or 'Sub.x[i]', 'Sub.y[j]', 'Sub.u[a]', or 't'"
+
+    def _lookup(self, key, what="key"):
+        """(kind, global column) of a signal label; KeyError listing the valid names."""
+        if not isinstance(key, str):
+            raise TypeError(f"{what}: expected a signal name like 'S2.F' or 'S1.x[0]', got {type(key).__name__}")
+        sub, dot, local = key.partition(".")
+        if not dot or sub not in self.system._by_name:
+            raise KeyError(f"{key!r}: unknown signal; {self._valid_names_message()}")
+        si = self.system.index(sub)
+        try:
+            kind, i = self.system.subsystems[si].find_signal(local)
+        except KeyError:
+            raise KeyError(f"{key!r}: unknown signal; {self._valid_names_message()}") from None
+        offsets = {"x": self.system.state_offset, "y": self.system.out_offset, "u": self.system.in_offset}
+        return kind, int(offsets[kind][si] + i)
+
+    def __getitem__(self, key):
+        """History (n,) of one signal: ``res["S2.F"]``, ``res["S1.x[0]"]``, ``res["t"]``."""
+        if isinstance(key, str) and key == "t":
+            return self.t
+        kind, col = self._lookup(key)
+        return self._array(kind)[:, col]
+
+    def __contains__(self, key):
+        try:
+            self[key]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def _selection(self, signals, kinds=("x", "y", "u")):
+        """[(label, kind, column)] for the requested signals (default: every signal of the given kinds)."""
+        if signals is None:
+            ks = _kinds(kinds)
+            return [(sg.label, sg.kind, sg.col) for sg in self._signals() if sg.kind in ks]
+        if isinstance(signals, str):
+            signals = [signals]
+        try:
+            signals = list(signals)
+        except TypeError:
+            raise TypeError(f"signals: expected a list of signal names, got {type(signals).__name__}") from None
+        if not signals:
+            raise ValueError("signals: empty selection")
+        if len(set(signals)) != len(signals):
+            raise ValueError(f"signals: names must be unique, got {signals}")
+        out = []
+        for label in signals:
+            kind, col = self._lookup(label, "signals")
+            out.append((label, kind, col))
+        return out
+
+    # ------------------------------------------------------------------ tables and figures
+    def to_dataframe(self, layout="wide", signals=None, kinds=("x", "y", "u")):
+        """The result as a pandas DataFrame.
+
+        ``layout="wide"``: index ``t`` (the macro points T_N), one column per signal, named by its label
+        (see :attr:`signals`). ``layout="long"`` (tidy): one row per (T_N, signal) with the columns ``t``,
+        ``signal``, ``subsystem``, ``kind`` ("state", "output", "input"), ``name`` and ``value``.
+        ``signals``: a list of names (any form ``res[...]`` accepts; the columns keep the names as given);
+        ``kinds``: which kinds to include when ``signals`` is None (default all: "x", "y", "u")."""
+        import pandas as pd
+        if layout not in ("wide", "long"):
+            raise ValueError(f"layout: must be 'wide' or 'long', got {layout!r}")
+        sel = self._selection(signals, kinds)
+        t = np.asarray(self.t, dtype=float)
+        if layout == "wide":
+            data = {label: self._array(kind)[:, col] for label, kind, col in sel}
+            return pd.DataFrame(data, index=pd.Index(t, name="t"), columns=[s[0] for s in sel])
+        n = len(t)
+        labels = [s[0] for s in sel]
+        subs, kinds_, names = [], [], []
+        for label, kind, col in sel:
+            sub, _, local = label.partition(".")
+            subs.append(sub)
+            kinds_.append(_KIND_WORD[kind])
+            names.append(local)
+        values = np.concatenate([self._array(kind)[:, col] for _, kind, col in sel]) if sel else np.zeros(0)
+        return pd.DataFrame({"t": np.tile(t, len(sel)), "signal": np.repeat(labels, n),
+                             "subsystem": np.repeat(subs, n), "kind": np.repeat(kinds_, n),
+                             "name": np.repeat(names, n), "value": values})
+
+    def to_csv(self, path, layout="wide", signals=None, kinds=("x", "y", "u"), float_format="%.17g"):
+        """Write :meth:`to_dataframe` to ``path`` (CSV; ``t`` is the first column; full double precision by
+        default). Returns the path."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path: expected a file name, got {type(path).__name__}")
+        df = self.to_dataframe(layout=layout, signals=signals, kinds=kinds)
+        df.to_csv(path, index=(layout == "wide"), float_format=float_format)
+        return path
+
+    def plot(self, signals=None, ax=None, ref=None, title=None, ylabels=None, xlabel="t [s]"):
+        """Plot signals over the macro points T_N; returns the matplotlib figure.
+
+        ``signals``: names (default: every output, the exchanged coupling signals). ``ax``: one axes (all curves
+        in it, with a legend), a sequence of one axes per signal, or None (a new figure with one panel per signal,
+        shared t axis). ``ref``: another Result (e.g. :func:`cosim.simulate_monolithic`) drawn as a grey line
+        under each signal. ``ylabels``: dict label -> axis label (e.g. with units, ``{"S2.F": "F [N]"}``)."""
+        sel = self._selection(signals, "y" if signals is None else ("x", "y", "u"))
+        if not sel:
+            raise ValueError("signals: this system has no outputs; name the signals to plot")
+        if ref is not None and not isinstance(ref, Result):
+            raise TypeError(f"ref: expected a cosim Result, got {type(ref).__name__}")
+        if ylabels is not None and not isinstance(ylabels, dict):
+            raise TypeError(f"ylabels: expected a dict signal -> label, got {type(ylabels).__name__}")
+        ylabels = ylabels or {}
+        import matplotlib.pyplot as plt
+        if ax is None:
+            if len(sel) > 24:
+                raise ValueError(f"signals: {len(sel)} signals are too many for one panel each; select some, or "
+                                 "pass ax= to draw them into one axes")
+            fig, axes = plt.subplots(len(sel), 1, sharex=True, figsize=(8, 1.2 + 1.9 * len(sel)), squeeze=False)
+            axes = list(axes[:, 0])
+        elif hasattr(ax, "plot"):
+            axes = [ax] * len(sel)
+            fig = ax.figure
+        else:
+            axes = list(ax)
+            if len(axes) != len(sel) or not all(hasattr(a, "plot") for a in axes):
+                raise ValueError(f"ax: expected one matplotlib axes or {len(sel)} axes (one per signal)")
+            fig = axes[0].figure
+        single = len(set(map(id, axes))) == 1
+        named = {sg.label: sg.name for sg in self._signals()}
+        shown = {label: (f"{label} ({named[label]})" if label in named and label.endswith("]")
+                         and not named[label].endswith("]") else label) for label, _, _ in sel}
+        for (label, kind, col), a in zip(sel, axes):
+            if ref is not None:
+                a.plot(ref.t, ref[label], color="0.55", lw=2.2, alpha=0.6,
+                       label=f"{label} (reference)" if single else "reference")
+            a.plot(self.t, self._array(kind)[:, col], lw=1.2, label=shown[label])
+            if not single:
+                a.set_ylabel(ylabels.get(label, shown[label]))
+                if ref is not None:
+                    a.legend(fontsize=8, loc="best")
+            a.grid(True, alpha=0.3)
+        if single:
+            axes[0].legend(fontsize=8, loc="best")
+            if len(sel) == 1:
+                axes[0].set_ylabel(ylabels.get(sel[0][0], shown[sel[0][0]]))
+        axes[-1].set_xlabel(xlabel)
+        if title:
+            if single:
+                axes[0].set_title(title, fontsize=10)
+            else:
+                fig.suptitle(title, fontsize=10)
+        if ax is None:
+            fig.tight_layout()
+        return fig
+
+    # ------------------------------------------------------------------ errors against a reference
+    def _on_my_grid(self, ref):
+        """Function mapping an (n_ref, m) array of ``ref`` to this result's time grid (exact match of the grid
+        points where they coincide, else cubic spline interpolation of the reference)."""
         if not isinstance(ref, Result):
             raise TypeError(f"ref: expected a cosim Result, got {type(ref).__name__}")
-        if ref.X.shape[1] != self.X.shape[1]:
-            raise ValueError("ref: has a different number of states (not the same system?)")
+        if ref.X.shape[1] != self.X.shape[1] or ref.Y.shape[1] != self.Y.shape[1]:
+            raise ValueError("ref: has a different number of states or outputs (not the same system?)")
+        if len(self.t) == 0:
+            raise ValueError("ref: this result has no time points to compare")
         if len(ref.t) == len(self.t) and np.allclose(ref.t, self.t, rtol=0, atol=1e-12 * max(1.0, abs(self.t[-1]))):
-            return ref.X
+            return lambda A: A
         idx = np.searchsorted(ref.t, self.t)
         idx = np.clip(idx, 0, len(ref.t) - 1)
         tol = 1e-9 * max(1.0, abs(ref.t[-1]))
@@ -55,23 +282,48 @@ class Result:
         idx2 = np.clip(idx - 1, 0, len(ref.t) - 1)
         near2 = np.abs(ref.t[idx2] - self.t) <= tol
         if np.all(near | near2):
-            return ref.X[np.where(near, idx, idx2)]
+            pick = np.where(near, idx, idx2)
+            return lambda A: A[pick]
         if self.t[0] < ref.t[0] - tol or self.t[-1] > ref.t[-1] + tol:
             raise ValueError("ref: does not cover this result's time span")
         from scipy.interpolate import CubicSpline
-        return CubicSpline(ref.t, ref.X, axis=0)(self.t)
+        return lambda A: CubicSpline(ref.t, A, axis=0)(self.t) if A.shape[1] else np.zeros((len(self.t), 0))
 
-    def error_to(self, ref):
-        """Error of this run against a reference (usually :func:`cosim.simulate_monolithic`), over all states.
+    def _reference_states(self, ref):
+        """Reference states on this result's time grid."""
+        return self._on_my_grid(ref)(ref.X)
 
-        Returns a dict:
-        ``max_abs`` (max over time and states of |x − x_ref|), ``max_rel`` (max_abs / max |x_ref|),
-        ``final_abs`` (max-norm at the last macro point; moshagen.md §5), ``nrmse`` (kraft2021 eq. 5.1-5.2:
-        2-norm over the states of sqrt(Σ_i (x_ref − x)² / Σ_i (x_ref − mean x_ref)²)) and ``per_subsystem``
-        max_abs by name. Where the time grids differ, the reference is interpolated (cubic spline), which adds an
-        interpolation error: for exact comparisons compute the reference with
-        ``simulate_monolithic(system, t_end, t_eval=res.t)``."""
-        Xr = self._reference_states(ref)
+    def error_to(self, ref, signals=None, eps_mono_time="mean"):
+        """Error of this run against a reference (usually :func:`cosim.simulate_monolithic`), overall and per signal.
+
+        Returns a dict (:class:`ErrorSummary`; ``.to_dataframe()`` gives the per-signal table) with
+
+        * over all states z (kept from earlier versions): ``max_abs`` = max over T_N and states of |z − z_ref|;
+          ``max_rel`` = max_abs / max |z_ref| (one scale for all states, so the state of the largest magnitude
+          dominates it: for the two-mass oscillator, a velocity; use the per-signal values for one quantity);
+          ``final_abs`` (max-norm at the last macro point; moshagen.md §5); ``nrmse`` (kraft2021 eq. 5.1-5.2:
+          the 2-norm over the states of nrmse(z_j) = sqrt(Σ_N (z_ref − z)² / Σ_N (z_ref − mean z_ref)²), states
+          with a constant reference left out); ``per_subsystem``: max_abs over each subsystem's states;
+        * ``per_signal``: {label: {max_abs, max_rel, final_abs, nrmse, eps_mono}} for every state, output and
+          input (or the given ``signals``): ``max_rel`` = max_N |z − z_ref| / max_N |z_ref| of that signal alone
+          (NaN if the reference signal is identically zero and the error is not), ``nrmse`` = nrmse(z_j) of
+          kraft2021 eq. 5.1 (NaN for a constant reference signal with a non-zero error), ``eps_mono`` = the
+          time aggregate of genser2020 eq. 3.10's term |z^N − z_ref^N| / (max_{j≤N} z_ref^j − min_{j≤N} z_ref^j
+          + ε), ε = 1e-12;
+        * ``eps_mono`` (genser2020 eq. 3.9-3.10, the relative error against the monolithic solution):
+          ε_mono,rel per subsystem = the mean over its outputs y of the term above, aggregated over the macro
+          points by ``eps_mono_time`` ("mean" (default, genser2020.md §11.1), "max" or "final"), and
+          ε_mono,global = sqrt(Σ_subsystems ε_mono,rel²); ``eps_mono_per_subsystem`` holds the per-subsystem
+          values (subsystems without outputs are left out). genser2020 saturates it at 1 for plotting; this does
+          not.
+
+        Where the time grids differ, the reference is interpolated (cubic spline), which adds an interpolation
+        error: for exact comparisons compute the reference with ``simulate_monolithic(system, t_end,
+        t_eval=res.t)``."""
+        if eps_mono_time not in ("mean", "max", "final"):
+            raise ValueError(f"eps_mono_time: must be 'mean', 'max' or 'final', got {eps_mono_time!r}")
+        grid = self._on_my_grid(ref)
+        Xr = grid(ref.X)
         E = self.X - Xr
         max_abs = float(np.max(np.abs(E))) if E.size else 0.0
         scale = float(np.max(np.abs(Xr))) if Xr.size else 0.0
@@ -82,6 +334,55 @@ class Result:
         per_sub = {}
         for s, a, b in zip(self.system.subsystems, self.system.state_offset[:-1], self.system.state_offset[1:]):
             per_sub[s.name] = float(np.max(np.abs(E[:, a:b]))) if b > a and E.size else 0.0
-        return dict(max_abs=max_abs, max_rel=max_abs / scale if scale > 0 else max_abs,
-                    final_abs=float(np.max(np.abs(E[-1]))) if E.size else 0.0,
-                    nrmse=float(np.linalg.norm(per)), per_subsystem=per_sub)
+        out = ErrorSummary(max_abs=max_abs, max_rel=max_abs / scale if scale > 0 else max_abs,
+                           final_abs=float(np.max(np.abs(E[-1]))) if E.size else 0.0,
+                           nrmse=float(np.linalg.norm(per)), per_subsystem=per_sub)
+
+        refs = {"x": Xr, "y": grid(ref.Y), "u": grid(ref.U)}
+        mine = {"x": self.X, "y": self.Y, "u": self.U}
+        metrics = {k: _signal_metrics(mine[k], refs[k], eps_mono_time) for k in ("x", "y", "u")}
+        per_signal = {}
+        for label, kind, col in self._selection(signals):
+            per_signal[label] = {name: float(v[col]) for name, v in metrics[kind].items()}
+        out["per_signal"] = per_signal
+        eps_sub = {}
+        for s, a, b in zip(self.system.subsystems, self.system.out_offset[:-1], self.system.out_offset[1:]):
+            if b > a:
+                eps_sub[s.name] = float(np.mean(metrics["y"]["eps_mono"][a:b]))
+        out["eps_mono_per_subsystem"] = eps_sub
+        out["eps_mono"] = float(math.sqrt(sum(v * v for v in eps_sub.values()))) if eps_sub else 0.0
+        return out
+
+
+def _signal_metrics(Z, Zr, eps_mono_time="mean"):
+    """Per-column error measures of Z against the reference Zr (both (n, m) on the same grid); see error_to."""
+    n, m = Z.shape
+    if m == 0:
+        z = np.zeros(0)
+        return dict(max_abs=z, max_rel=z, final_abs=z, nrmse=z, eps_mono=z)
+    E = np.abs(Z - Zr)
+    max_abs = E.max(axis=0)
+    scale = np.abs(Zr).max(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        max_rel = np.where(scale > 0, max_abs / scale, np.where(max_abs == 0, 0.0, np.nan))
+        num = np.sum(E ** 2, axis=0)
+        den = np.sum((Zr - Zr.mean(axis=0)) ** 2, axis=0)
+        nrmse = np.where(den > 0, np.sqrt(num / den), np.where(num == 0, 0.0, np.nan))
+    # genser2020 eq. 3.10: the running range of the reference over the macro points up to N
+    rng = np.maximum.accumulate(Zr, axis=0) - np.minimum.accumulate(Zr, axis=0)
+    term = E / (rng + EPS_MONO_EPSILON)
+    eps = {"mean": term.mean(axis=0), "max": term.max(axis=0), "final": term[-1]}[eps_mono_time]
+    return dict(max_abs=max_abs, max_rel=max_rel, final_abs=E[-1], nrmse=nrmse, eps_mono=eps)
+
+
+class ErrorSummary(dict):
+    """The dict :meth:`Result.error_to` returns; :meth:`to_dataframe` gives the per-signal table."""
+
+    def to_dataframe(self):
+        """One row per signal (index: its label), columns max_abs, max_rel, final_abs, nrmse, eps_mono."""
+        import pandas as pd
+        cols = ["max_abs", "max_rel", "final_abs", "nrmse", "eps_mono"]
+        per = self.get("per_signal", {})
+        df = pd.DataFrame.from_dict(per, orient="index", columns=cols)
+        df.index.name = "signal"
+        return df

@@ -72,9 +72,14 @@ def _check_labels(labels, n, what):
     return labels
 
 
+_KINDS = {"x": ("states", "state", "nx"), "y": ("outputs", "output", "ny"), "u": ("inputs", "input", "nu")}
+
+
 class Subsystem:
     """Common interface: ``name``, sizes ``nx, nu, ny``, initial state ``x0``, ``feedthrough`` (does y depend on u),
-    optional signal names ``inputs``/``outputs`` usable in :func:`connect` as ``"S1.F"`` besides ``"S1.u[0]"``."""
+    optional signal names ``states``/``inputs``/``outputs``. Input and output names are usable in :func:`connect`
+    as ``"S1.F"`` besides ``"S1.u[0]"``; every name (and ``"x[i]"``, ``"y[j]"``, ``"u[a]"``) selects a signal of
+    a :class:`cosim.Result`, e.g. ``res["S2.F"]``."""
 
     nx: int
     nu: int
@@ -82,11 +87,46 @@ class Subsystem:
     feedthrough: bool
     is_lti = False
 
-    def _init_common(self, name, x0, inputs, outputs):
+    def _init_common(self, name, x0, inputs, outputs, states=None):
         self.name = _check_name(name)
         self.x0 = _vector(x0, "x0", self.nx) if x0 is not None else np.zeros(self.nx)
         self.inputs = _check_labels(inputs, self.nu, "inputs")
         self.outputs = _check_labels(outputs, self.ny, "outputs")
+        self.states = _check_labels(states, self.nx, "states")
+
+    def signal_names(self, kind: str) -> list:
+        """Local names of the states (``kind="x"``), outputs (``"y"``) or inputs (``"u"``): the given names, or
+        ``"x[i]"``/``"y[j]"``/``"u[a]"`` where none were given."""
+        if kind not in _KINDS:
+            raise ValueError(f"kind: must be 'x', 'y' or 'u', got {kind!r}")
+        attr, _, size = _KINDS[kind]
+        labels = getattr(self, attr, None)
+        return list(labels) if labels else [f"{kind}[{i}]" for i in range(getattr(self, size))]
+
+    def find_signal(self, label: str):
+        """(kind, index) of a state, output or input of this subsystem given as ``"x[i]"``, ``"y[j]"``, ``"u[a]"``
+        or by name. A name used for several kinds resolves to the state first, then the output, then the input
+        (in the built-in two-mass models S1's outputs x1, v1 *are* its states); the indexed forms are unambiguous.
+        Raises KeyError listing the valid names."""
+        if not isinstance(label, str):
+            raise TypeError(f"label: expected a signal name string, got {type(label).__name__}")
+        m = re.fullmatch(r"([xyu])\[(\d+)\]", label)
+        if m:
+            kind, i = m.group(1), int(m.group(2))
+            n = getattr(self, _KINDS[kind][2])
+            if i < n:
+                return kind, i
+        else:
+            for kind in ("x", "y", "u"):
+                labels = getattr(self, _KINDS[kind][0], None)
+                if labels and label in labels:
+                    return kind, labels.index(label)
+        raise KeyError(f"{self.name}.{label}: no such signal; {self.name} has {self._describe_signals()}")
+
+    def _describe_signals(self):
+        parts = [f"{_KINDS[k][0]} " + ", ".join(self.signal_names(k)) for k in ("x", "y", "u")
+                 if getattr(self, _KINDS[k][2])]
+        return "; ".join(parts) + " (or by index: x[i], y[j], u[a])" if parts else "no signals"
 
     def signal_index(self, kind: str, label: str) -> int:
         """Index of input (kind 'u') or output (kind 'y') given as 'u[3]'/'y[0]' or by its name."""
@@ -117,11 +157,12 @@ class LTI(Subsystem):
     """Linear time-invariant subsystem ẋ = A x + B u, y = C x + D u.
 
     Integrated exactly by :class:`cosim.Exact` (matrix exponential with polynomial input, busch2016 eq. 20), and the only
-    kind the stability analysis accepts (busch2016 eq. 4)."""
+    kind the stability analysis accepts (busch2016 eq. 4). ``states``, ``inputs``, ``outputs``: optional names of the
+    components of x, u and y (identifiers, e.g. ``states=["x1", "v1"]``)."""
 
     is_lti = True
 
-    def __init__(self, A, B, C, D=None, x0=None, name="S", inputs=None, outputs=None):
+    def __init__(self, A, B, C, D=None, x0=None, name="S", inputs=None, outputs=None, states=None):
         A = _matrix(A, "A")
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"A: must be square, got shape {A.shape}")
@@ -145,7 +186,7 @@ class LTI(Subsystem):
         self.A, self.B, self.C, self.D = A, B, C, D
         self.nx, self.nu, self.ny = nx, nu, ny
         self.feedthrough = bool(np.any(D != 0))
-        self._init_common(name, x0, inputs, outputs)
+        self._init_common(name, x0, inputs, outputs, states)
 
     def __repr__(self):
         return f"LTI(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
@@ -158,11 +199,12 @@ class ODE(Subsystem):
     microseconds per call. For speed, write the model in C and use :class:`CModel`. ``feedthrough`` declares whether
     y depends on u (True by default, the safe choice: the consistent update then solves the algebraic loop).
     ``output_derivative(t, x, u, udot) -> ẏ`` is optional (Hermite approximation); without it, a finite-difference
-    directional derivative is used.
+    directional derivative is used. ``states``, ``inputs``, ``outputs``: optional names of the components of x, u, y.
     """
 
     def __init__(self, rhs: Callable, output: Callable, nx: int, nu: int, ny: int, x0=None, name="S",
-                 feedthrough: bool = True, output_derivative: Callable | None = None, inputs=None, outputs=None):
+                 feedthrough: bool = True, output_derivative: Callable | None = None, inputs=None, outputs=None,
+                 states=None):
         if not callable(rhs):
             raise TypeError("rhs: must be callable rhs(t, x, u) -> xdot")
         if not callable(output):
@@ -172,7 +214,7 @@ class ODE(Subsystem):
         self.nx, self.nu, self.ny = _check_size(nx, "nx"), _check_size(nu, "nu"), _check_size(ny, "ny")
         self.rhs, self.output, self.output_derivative = rhs, output, output_derivative
         self.feedthrough = bool(feedthrough)
-        self._init_common(name, x0, inputs, outputs)
+        self._init_common(name, x0, inputs, outputs, states)
 
     def __repr__(self):
         return f"ODE(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
@@ -188,17 +230,18 @@ class CModel(Subsystem):
 
     A non-zero return value aborts the run with :class:`cosim.SolverError`. Pointers are given as ints or ctypes
     function pointers; the caller keeps the underlying objects (and ``user_data``) alive during the run.
+    ``states``, ``inputs``, ``outputs``: optional names of the components of x, u, y.
     """
 
     def __init__(self, rhs, output, nx: int, nu: int, ny: int, x0=None, name="S", feedthrough: bool = True,
-                 user_data=None, inputs=None, outputs=None):
+                 user_data=None, inputs=None, outputs=None, states=None):
         self.nx, self.nu, self.ny = _check_size(nx, "nx"), _check_size(nu, "nu"), _check_size(ny, "ny")
         self.rhs_ptr = _address(rhs, "rhs")
         self.output_ptr = _address(output, "output")
         self.user_data_ptr = 0 if user_data is None else _address(user_data, "user_data", allow_null=True)
         self._keepalive = (rhs, output, user_data)
         self.feedthrough = bool(feedthrough)
-        self._init_common(name, x0, inputs, outputs)
+        self._init_common(name, x0, inputs, outputs, states)
 
     def __repr__(self):
         return f"CModel(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
@@ -228,12 +271,12 @@ class BuiltinModel(Subsystem):
     parameters in the order the C model documents."""
 
     def __init__(self, kind: str, params, nx, nu, ny, x0=None, name="S", feedthrough=True, inputs=None,
-                 outputs=None, lti=None):
+                 outputs=None, lti=None, states=None):
         self.kind = kind
         self.params = np.asarray(params, dtype=float)
         self.nx, self.nu, self.ny = nx, nu, ny
         self.feedthrough = bool(feedthrough)
-        self._init_common(name, x0, inputs, outputs)
+        self._init_common(name, x0, inputs, outputs, states)
 
     def __repr__(self):
         return f"BuiltinModel({self.kind!r}, name={self.name!r})"

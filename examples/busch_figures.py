@@ -6,7 +6,8 @@
 Two-mass oscillator with Busch's parameters (m1 = m2 = 10, c1 = 1e6, c2 = 1e7, d1 = 1, d2 = 2); ck, dk and H are
 swept on log grids (the paper does not give its grid). Subsystems are integrated exactly; the output update is
 busch2016 eq. 19 (update="simplified"). Each stability figure has rows k = 0..3 and, per method, a pair of 3-D plots
-(stable left, unstable right).
+(stable left, unstable right). ``busch_slice_fd_gs_k1.png`` and ``busch_slices_fd_gs.png`` show ρ itself over
+(ck, H) at dk ≈ 1e3 Ns/m, on a colour scale diverging at ρ = 1 (cosim.plot.RhoNorm).
 """
 import argparse
 import os
@@ -34,7 +35,7 @@ METHODS = {"EXTRIPOL-C1": lambda k: ExtrapolatedInterpolation(k, 1),
 def stability_figure(path, title, panels, grid, threads):
     """panels: list of (column label, coupling, scheme, method); one row per degree k = 0..3."""
     ck, dk, H = grid
-    fig = plt.figure(figsize=(4.2 * len(panels), 12))
+    fig = plt.figure(figsize=(4.6 * len(panels), 12.5))
     counts = {}
     for col, (label, coupling, scheme, method) in enumerate(panels):
         for k in range(4):
@@ -47,7 +48,7 @@ def stability_figure(path, title, panels, grid, threads):
             axs[0].set_title(f"{label}, k={k}: stable {m.count_stable()}", fontsize=8)
             axs[1].set_title(f"unstable {m.count_unstable()}", fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.02, right=0.97, bottom=0.03, top=0.93, wspace=0.12, hspace=0.22)
     fig.savefig(path, dpi=70)
     plt.close(fig)
     return counts
@@ -61,8 +62,9 @@ def local_error_figure(path, Hs):
         for c, method in enumerate(METHODS):
             res = {f"k={k}": an.local_error(s, Hs, scheme, METHODS[method](k), update="simplified", t=0.01)
                    for k in range(4)}
-            cplot.local_error_plot(res, ax=axes[r, c], title=f"{coupling}, {scheme}: {method}")
-    fig.suptitle("busch2016 Fig. 15: local error over H (ck = 1e5, dk = 1e3)")
+            short = "F/D" if coupling == FD else "D/D"
+            cplot.local_error_plot(res, ax=axes[r, c], title=f"{short}, {scheme}: {method}")
+    fig.suptitle("busch2016 Fig. 15: local error over H (ck = 1e5 N/m, dk = 1e3 Ns/m)")
     fig.tight_layout()
     fig.savefig(path, dpi=70)
     plt.close(fig)
@@ -106,8 +108,18 @@ def main(argv=None):
     # 2-D slice: ρ over ck and H at dk = 1e3 (F/D, Gauss-Seidel, Lagrange k = 1)
     m = an.two_mass_stability_map(grid[0], grid[1], grid[2], FD, "gauss-seidel", Lagrange(1), update="simplified",
                                   threads=args.threads)
-    fig = cplot.stability_slice(m, dk=1e3, title="F/D, Gauss-Seidel, Lagrange k=1: ρ over ck and H, dk ≈ 1e3")
+    fig = cplot.stability_slice(m, dk=1e3, title="F/D, Gauss-Seidel, Lagrange k=1: ρ over ck and H, dk ≈ 1e3 Ns/m")
     path = os.path.join(args.out, "busch_slice_fd_gs_k1.png")
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    written.append(path)
+    # the same slice for k = 0..3, Lagrange and EXTRIPOL-C1, with one shared colour scale and colour bar
+    maps = {f"{meth} k={k}": an.two_mass_stability_map(grid[0], grid[1], grid[2], FD, "gauss-seidel",
+                                                       METHODS[meth](k), update="simplified", threads=args.threads)
+            for meth in ("Lagrange", "EXTRIPOL-C1") for k in range(4)}
+    fig = cplot.stability_slices(maps, ncols=4, dk=1e3,
+                                 suptitle="F/D, Gauss-Seidel: ρ over ck and H at dk ≈ 1e3 Ns/m (black: ρ = 1)")
+    path = os.path.join(args.out, "busch_slices_fd_gs.png")
     fig.savefig(path, dpi=80)
     plt.close(fig)
     written.append(path)

@@ -5,7 +5,7 @@ Run: .venv/bin/python examples/quickstart.py
 import cosim
 from cosim import models
 
-system = models.two_mass_oscillator(ck=2e5, dk=200, coupling="force/displacement")  # genser2020 §10.1
+system = models.two_mass_oscillator(ck=2e5, dk=200, coupling="force/displacement")  # genser2020 §3.1 accuracy/stability case study (Figs. 3.62-3.66)
 ref = cosim.simulate_monolithic(system, t_end=0.2)                                    # exact (matrix exponential)
 
 for scheme in ("jacobi", "gauss-seidel"):

@@ -297,7 +297,8 @@ def test_result_layout_and_error_metrics():
     np.testing.assert_array_equal(r.u["S2"], r.y["S1"])  # u2 = y1 after the consistent update
     ref = cosim.simulate_monolithic(s, 0.01, 1e-4)
     e = r.error_to(ref)
-    assert set(e) == {"max_abs", "max_rel", "final_abs", "nrmse", "per_subsystem"}
+    assert set(e) == {"max_abs", "max_rel", "final_abs", "nrmse", "per_subsystem",
+                      "per_signal", "eps_mono", "eps_mono_per_subsystem"}  # per-signal keys: tests/test_results.py
     assert 0 < e["max_rel"] < 1e-3 and e["max_abs"] == max(e["per_subsystem"].values())
     finer = cosim.simulate_monolithic(s, 0.01, 1e-5)  # contains the co-simulation grid: picked, not interpolated
     assert r.error_to(finer)["max_abs"] == pytest.approx(e["max_abs"], rel=1e-9)

@@ -15,7 +15,8 @@ def linear_split(A, x0, groups=None, names=None) -> CoupledSystem:
     """Split ẋ = A x into subsystems owning the index groups ``groups`` (default: one state each).
 
     Subsystem k has the states x_{D_k}, outputs y_k = x_{D_k} and one input per foreign state it depends on
-    (moshagen eq. 14): ẋ_D = A_DD x_D + A_DI u, u = x_I."""
+    (moshagen eq. 14): ẋ_D = A_DD x_D + A_DI u, u = x_I. The states are named after their global index
+    (``x1, x2, ...``, 1-based as in the paper), e.g. ``res["S2.x2"]``."""
     A = np.asarray(A, dtype=float)
     x0 = np.asarray(x0, dtype=float).reshape(-1)
     n = A.shape[0]
@@ -30,7 +31,8 @@ def linear_split(A, x0, groups=None, names=None) -> CoupledSystem:
     for k, g in enumerate(groups):
         foreign = [j for j in range(n) if j not in g and np.any(A[np.ix_(g, [j])] != 0)]
         B = A[np.ix_(g, foreign)] if foreign else np.zeros((len(g), 0))
-        subs.append(LTI(A[np.ix_(g, g)], B, np.eye(len(g)), None, x0=x0[g], name=names[k]))
+        subs.append(LTI(A[np.ix_(g, g)], B, np.eye(len(g)), None, x0=x0[g], name=names[k],
+                        states=[f"x{i + 1}" for i in g]))
         for q, j in enumerate(foreign):
             conns.append(connect(f"{names[owner[j]]}.y[{groups[owner[j]].index(j)}]", f"{names[k]}.u[{q}]"))
     system = CoupledSystem(subs, conns)
@@ -51,8 +53,10 @@ def mutual_2x2(a=1.0, b=-1.0, x0=(1.0, 0.0)) -> CoupledSystem:
 def spring_mass(m=1.0, c=1.0, x0=(1.0, 0.0)) -> CoupledSystem:
     """Spring-mass oscillator of moshagen eq. (92), d = 0, split into ``spring`` (state s, output F = c s, input
     v) and ``mass`` (state v, input F, output v): ṡ = v, v̇ = −F/m. Energy E = ½ m v² + ½ c s²."""
-    spring = LTI([[0.0]], [[1.0]], [[c]], None, x0=[x0[0]], name="spring", inputs=["v"], outputs=["F"])
-    mass = LTI([[0.0]], [[-1.0 / m]], [[1.0]], None, x0=[x0[1]], name="mass", inputs=["F"], outputs=["v"])
+    spring = LTI([[0.0]], [[1.0]], [[c]], None, x0=[x0[0]], name="spring", inputs=["v"], outputs=["F"],
+                 states=["s"])
+    mass = LTI([[0.0]], [[-1.0 / m]], [[1.0]], None, x0=[x0[1]], name="mass", inputs=["F"], outputs=["v"],
+               states=["v"])
     system = CoupledSystem([spring, mass], [connect("mass.v", "spring.v"), connect("spring.F", "mass.F")])
     system.params = dict(m=m, c=c, x0=np.asarray(x0, float))
     return system

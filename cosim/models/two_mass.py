@@ -1,4 +1,4 @@
-"""Two-mass (dual-mass) oscillator in every decomposition (kraft2021 §2, busch2016 §3, genser2020 §10).
+"""Two-mass (dual-mass) oscillator in every decomposition (kraft2021 §2, busch2016 §3, genser2020 §3.1).
 
 Mass m1 is tied to the left wall by (c1, d1), mass m2 to the right wall by (c2, d2), and the masses are coupled by
 the spring/damper (ck, dk). Monolithic equations (busch2016 eq. 2)::
@@ -8,7 +8,7 @@ the spring/damper (ck, dk). Monolithic equations (busch2016 eq. 2)::
 
 Decompositions (``coupling=``):
 
-* ``"force/displacement"`` (genser2020 §10.1, kraft2021 eq. 2.7): S1 is force driven (input F, outputs x1, ẋ1);
+* ``"force/displacement"`` (genser2020 §3.1, kraft2021 eq. 2.7): S1 is force driven (input F, outputs x1, ẋ1);
   S2 is base-point excited (inputs x1, ẋ1) and outputs the coupling force F = ck(x2 − x1) + dk(ẋ2 − ẋ1): S2 has
   feed-through (D2 = [−ck, −dk]). With ``feedthrough=False`` S2 outputs (x2, ẋ2) instead and the master computes
   F from the exchanged states (kraft2021 eq. 2.6).
@@ -18,8 +18,8 @@ Decompositions (``coupling=``):
   λ = ck(x2 − x1) + dk(ẋ2 − ẋ1) from the outputs (x, ẋ) of both. No feed-through.
 
 Options of genser2020 for force/displacement: ``nonlinear=True`` replaces ck, dk by the progressive
-characteristics of §10.2 (eq. 3.6-3.7, Table 3.1 defaults), ``impulse=True`` adds the external force impulses of
-§10.3 on m1.
+characteristics of genser2020 §3.1.1 (eq. 3.6-3.7, Table 3.1 defaults), ``impulse=True`` adds the external force impulses of
+§3.1.2 (eq. 3.8) on m1.
 """
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ import numpy as np
 from ..system import LTI, BuiltinModel, CoupledSystem, connect
 
 COUPLINGS = ("force/displacement", "displacement/displacement", "force/force")
+
+# subsystem names and state names (x [m], v = ẋ [m/s]) in every decomposition
+_S1 = dict(name="S1", states=("x1", "v1"))
+_S2 = dict(name="S2", states=("x2", "v2"))
 
 # genser2020 Table 3.1: progressive coupling characteristics
 NONLINEAR_DEFAULTS = dict(c=5e5, ck_max=2.5e5, ck_min=2.5e4, n_c=1.5, d=1e3, dk_max=3e3, dk_min=5e2, n_d=1.5)
@@ -49,7 +53,10 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
                         impulse_width=1e-5) -> CoupledSystem:
     """Build the two-mass oscillator as a :class:`cosim.CoupledSystem` with subsystems ``S1`` (mass m1) and ``S2``.
 
-    Defaults are genser2020 §10.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
+    Signal names: states ``S1.x1, S1.v1`` (x1 [m], ẋ1 [m/s]) and ``S2.x2, S2.v2``; the inputs and outputs are named
+    after what they carry (force/displacement: ``S1.F`` input, ``S2.F`` output [N]; ``S1``'s outputs ``x1, v1``).
+
+    Defaults are genser2020 §3.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
     ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
     """
     if coupling not in COUPLINGS:
@@ -61,7 +68,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
     if x0.size != 4 or not np.all(np.isfinite(x0)):
         raise ValueError(f"x0: expected 4 finite values (x1, v1, x2, v2), got {x0}")
     if (nonlinear or impulse) and coupling != "force/displacement":
-        raise ValueError("nonlinear/impulse: only available for coupling='force/displacement' (genser2020 §10.2-10.3)")
+        raise ValueError("nonlinear/impulse: only available for coupling='force/displacement' (genser2020 §3.1.1-3.1.2)")
     if (nonlinear or impulse) and not feedthrough:
         raise ValueError("nonlinear/impulse: need feedthrough=True (S2 outputs the coupling force)")
     params = dict(m1=m1, m2=m2, c1=c1, c2=c2, d1=d1, d2=d2, ck=ck, dk=dk, x0=x0.copy(), coupling=coupling)
@@ -73,11 +80,11 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
         if impulse:
             ip = [_positive("impulse_amplitude", impulse_amplitude, True), _positive("impulse_period", impulse_period),
                   _positive("impulse_width", impulse_width)]
-            s1 = BuiltinModel("dmo_force_impulse", [m1, c1, d1] + ip, nx=2, nu=1, ny=2, x0=x0[:2], name="S1",
+            s1 = BuiltinModel("dmo_force_impulse", [m1, c1, d1] + ip, nx=2, nu=1, ny=2, x0=x0[:2], **_S1,
                               feedthrough=False, inputs=["F"], outputs=["x1", "v1"])
             params.update(impulse_amplitude=ip[0], impulse_period=ip[1], impulse_width=ip[2])
         else:
-            s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], name="S1", inputs=["F"],
+            s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], **_S1, inputs=["F"],
                      outputs=["x1", "v1"])
         A2c = np.array([[0.0, 1.0], [-(c2 + ck) / m2, -(d2 + dk) / m2]])
         B2c = np.array([[0.0, 0.0], [ck / m2, dk / m2]])
@@ -88,29 +95,29 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
                 if unknown:
                     raise ValueError(f"nonlinear_params: unknown names {sorted(unknown)}")
                 p = [m2, c2, d2] + [_positive(k, nl[k]) for k in NONLINEAR_DEFAULTS]
-                s2 = BuiltinModel("dmo_base_nonlinear", p, nx=2, nu=2, ny=1, x0=x0[2:], name="S2",
+                s2 = BuiltinModel("dmo_base_nonlinear", p, nx=2, nu=2, ny=1, x0=x0[2:], **_S2,
                                   feedthrough=True, inputs=["x1", "v1"], outputs=["F"])
                 params["nonlinear_params"] = nl
             else:
-                s2 = LTI(A2c, B2c, [[ck, dk]], [[-ck, -dk]], x0=x0[2:], name="S2", inputs=["x1", "v1"],
+                s2 = LTI(A2c, B2c, [[ck, dk]], [[-ck, -dk]], x0=x0[2:], **_S2, inputs=["x1", "v1"],
                          outputs=["F"])
             conns = [connect("S2.F", "S1.F"), connect("S1.x1", "S2.x1"), connect("S1.v1", "S2.v1")]
         else:
-            s2 = LTI(A2c, B2c, I2, np.zeros((2, 2)), x0=x0[2:], name="S2", inputs=["x1", "v1"], outputs=["x2", "v2"])
+            s2 = LTI(A2c, B2c, I2, np.zeros((2, 2)), x0=x0[2:], **_S2, inputs=["x1", "v1"], outputs=["x2", "v2"])
             conns = [connect("S1.x1", "S2.x1"), connect("S1.v1", "S2.v1"),
                      connect("S2.x2", "S1.F", ck), connect("S1.x1", "S1.F", -ck),
                      connect("S2.v2", "S1.F", dk), connect("S1.v1", "S1.F", -dk)]
     elif coupling == "displacement/displacement":
         s1 = LTI([[0.0, 1.0], [-(c1 + ck) / m1, -(d1 + dk) / m1]], [[0.0, 0.0], [ck / m1, dk / m1]], I2,
-                 np.zeros((2, 2)), x0=x0[:2], name="S1", inputs=["x2", "v2"], outputs=["x1", "v1"])
+                 np.zeros((2, 2)), x0=x0[:2], **_S1, inputs=["x2", "v2"], outputs=["x1", "v1"])
         s2 = LTI([[0.0, 1.0], [-(c2 + ck) / m2, -(d2 + dk) / m2]], [[0.0, 0.0], [ck / m2, dk / m2]], I2,
-                 np.zeros((2, 2)), x0=x0[2:], name="S2", inputs=["x1", "v1"], outputs=["x2", "v2"])
+                 np.zeros((2, 2)), x0=x0[2:], **_S2, inputs=["x1", "v1"], outputs=["x2", "v2"])
         conns = [connect("S2.x2", "S1.x2"), connect("S2.v2", "S1.v2"), connect("S1.x1", "S2.x1"),
                  connect("S1.v1", "S2.v1")]
     else:  # force/force: λ = ck (x2 − x1) + dk (v2 − v1) acts as +λ on m1 and −λ on m2
-        s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], name="S1", inputs=["lam"],
+        s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], **_S1, inputs=["lam"],
                  outputs=["x1", "v1"])
-        s2 = LTI(A2, [[0.0], [-1.0 / m2]], I2, np.zeros((2, 1)), x0=x0[2:], name="S2", inputs=["lam"],
+        s2 = LTI(A2, [[0.0], [-1.0 / m2]], I2, np.zeros((2, 1)), x0=x0[2:], **_S2, inputs=["lam"],
                  outputs=["x2", "v2"])
         conns = []
         for dst in ("S1.lam", "S2.lam"):

@@ -1,0 +1,262 @@
+"""``cosim run scenario.toml``: one co-simulation described by a TOML file, with its outputs.
+
+A scenario names a model, the co-simulation options and the outputs::
+
+    title = "two-mass oscillator"            # optional
+
+    [model]
+    library = "two_mass_oscillator"          # a model of cosim.models (see LIBRARY) ...
+    # file = "my_system.py"                  # ... or a Python file (path relative to the scenario) that defines
+    #                                        #     build(**params) -> CoupledSystem, or a CoupledSystem `system`
+    [model.params]                           # keyword arguments of the model function / build()
+    ck = 2e5
+    dk = 200.0
+
+    [simulation]                             # keyword arguments of cosim.simulate
+    t_end = 0.2                              # end time [s]
+    H = 1e-3                                 # macro step size H [s]
+    scheme = "gauss-seidel"                  # "jacobi" | "gauss-seidel"
+    approximation = { type = "lagrange", k = 1 }   # or "zoh"; types: zoh, lagrange, extripol (k, continuity), hermite
+    solver = { type = "cvode", rtol = 1e-10, atol = 1e-12 }   # or "exact", "rk4", "euler"; options as the classes
+    # solvers = { S1 = "exact", S2 = { type = "rk4", substeps = 4 } }   # one solver per subsystem instead
+    # any other key (update, startup, order, ...) is passed to cosim.simulate as it is
+
+    [reference]                              # optional: options of cosim.simulate_monolithic (e.g. solver)
+
+    [output]
+    dir = "out"                              # relative to the current directory; --out overrides it
+    csv = "result.csv"                       # the result at the macro points (Result.to_csv), "" = none
+    png = "result.png"                       # the signals over time (Result.plot) with the reference, "" = none
+    signals = ["S1.x1", "S2.F"]              # signals of the figure (default: the outputs)
+    ylabels = { "S2.F" = "F [N]" }           # axis labels of the figure (e.g. with units)
+    errors = "errors.csv"                    # error table against the monolithic reference, "" = none
+
+Exit status: 0 on success, 1 if the run diverged or a solver failed (the partial result is written), 2 for a bad
+scenario (the message names the key).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import time
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+import cosim
+from cosim import models
+
+#: models of cosim.models usable as ``[model] library = "..."``
+LIBRARY = {"two_mass_oscillator": models.two_mass_oscillator, "unidirectional_2x2": models.unidirectional_2x2,
+           "mutual_2x2": models.mutual_2x2, "spring_mass": models.spring_mass, "linear_split": models.linear_split}
+
+_APPROX = {"zoh": lambda **kw: cosim.ZOH(**kw), "lagrange": lambda **kw: cosim.Lagrange(**kw),
+           "extripol": lambda **kw: cosim.ExtrapolatedInterpolation(**kw),
+           "extrapolated-interpolation": lambda **kw: cosim.ExtrapolatedInterpolation(**kw),
+           "hermite": lambda **kw: cosim.Hermite(**kw)}
+_SOLVERS = {"cvode": cosim.CVODE, "exact": cosim.Exact, "rk4": cosim.RK4, "euler": cosim.Euler}
+_SECTIONS = {"title", "model", "simulation", "reference", "output"}
+_MODEL_KEYS = {"library", "file", "params"}
+_OUTPUT_KEYS = {"dir", "csv", "png", "signals", "ylabels", "errors"}
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be run; the message names the key."""
+
+
+def _unknown(table, known, where):
+    extra = sorted(set(table) - set(known))
+    if extra:
+        raise ScenarioError(f"{where}: unknown key(s) {extra}; known: {sorted(known)}")
+
+
+def _approximation(spec, where="simulation.approximation"):
+    if isinstance(spec, str):
+        spec = {"type": spec}
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ScenarioError(f"{where}: expected a name or a table with 'type' (one of {sorted(_APPROX)}), got {spec!r}")
+    kw = dict(spec)
+    kind = str(kw.pop("type")).lower()
+    if kind not in _APPROX:
+        raise ScenarioError(f"{where}.type: unknown approximation {kind!r}; known: {sorted(_APPROX)}")
+    try:
+        return _APPROX[kind](**kw)
+    except TypeError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _solver(spec, where):
+    if isinstance(spec, str):
+        spec = {"type": spec}
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ScenarioError(f"{where}: expected a name or a table with 'type' (one of {sorted(_SOLVERS)}), got {spec!r}")
+    kw = dict(spec)
+    kind = str(kw.pop("type")).lower()
+    if kind not in _SOLVERS:
+        raise ScenarioError(f"{where}.type: unknown solver {kind!r}; known: {sorted(_SOLVERS)}")
+    try:
+        return _SOLVERS[kind](**kw)
+    except TypeError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+
+def load_scenario(path):
+    """Read and check a scenario file; returns (scenario dict, directory of the file)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a file name, got {type(path).__name__}")
+    try:
+        with open(path, "rb") as fh:
+            sc = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario: file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"scenario: {path} is not valid TOML: {exc}") from None
+    _unknown(sc, _SECTIONS, "scenario")
+    for section in ("model", "simulation"):
+        if not isinstance(sc.get(section), dict):
+            raise ScenarioError(f"{section}: missing section [{section}]")
+    for section in ("reference", "output"):
+        if not isinstance(sc.setdefault(section, {}), dict):
+            raise ScenarioError(f"{section}: expected a table [{section}]")
+    _unknown(sc["model"], _MODEL_KEYS, "model")
+    _unknown(sc["output"], _OUTPUT_KEYS, "output")
+    for key in ("t_end", "H"):
+        if key not in sc["simulation"]:
+            raise ScenarioError(f"simulation.{key}: missing (the end time t_end and the macro step size H)")
+    return sc, os.path.dirname(os.path.abspath(path))
+
+
+def build_system(model, base_dir="."):
+    """The CoupledSystem of a ``[model]`` table."""
+    params = model.get("params", {})
+    if not isinstance(params, dict):
+        raise ScenarioError(f"model.params: expected a table, got {params!r}")
+    if ("library" in model) == ("file" in model):
+        raise ScenarioError("model: give exactly one of 'library' (a model of cosim.models) or 'file' (a Python file)")
+    if "library" in model:
+        name = model["library"]
+        if name not in LIBRARY:
+            raise ScenarioError(f"model.library: unknown model {name!r}; known: {sorted(LIBRARY)}")
+        try:
+            return LIBRARY[name](**params)
+        except TypeError as exc:
+            raise ScenarioError(f"model.params: {exc}") from None
+    path = os.path.join(base_dir, str(model["file"]))
+    if not os.path.isfile(path):
+        raise ScenarioError(f"model.file: no such file {path}")
+    ns = runpy.run_path(path, run_name="cosim_scenario_model")
+    if callable(ns.get("build")):
+        try:
+            system = ns["build"](**params)
+        except TypeError as exc:
+            raise ScenarioError(f"model.params: {exc}") from None
+    elif "system" in ns:
+        if params:
+            raise ScenarioError("model.params: the file defines a fixed `system`; parameters need a build() function")
+        system = ns["system"]
+    else:
+        raise ScenarioError(f"model.file: {path} defines neither build(**params) nor `system`")
+    if not isinstance(system, cosim.CoupledSystem):
+        raise ScenarioError(f"model.file: expected a cosim.CoupledSystem from {path}, got {type(system).__name__}")
+    return system
+
+
+def simulation_options(sim):
+    """Keyword arguments of cosim.simulate from a ``[simulation]`` table."""
+    kw = dict(sim)
+    if "approximation" in kw:
+        kw["approximation"] = _approximation(kw["approximation"])
+    if "solver" in kw and "solvers" in kw:
+        raise ScenarioError("simulation: give 'solver' (all subsystems) or 'solvers' (per subsystem), not both")
+    if "solver" in kw:
+        kw["solver"] = _solver(kw["solver"], "simulation.solver")
+    if "solvers" in kw:
+        table = kw.pop("solvers")
+        if not isinstance(table, dict):
+            raise ScenarioError("simulation.solvers: expected a table subsystem name -> solver")
+        kw["solver"] = {name: _solver(spec, f"simulation.solvers.{name}") for name, spec in table.items()}
+    return kw
+
+
+def run_scenario(path, out_dir=None, stream=None):
+    """Run a scenario file; write its outputs; returns (exit status, Result, dict of written files)."""
+    stream = sys.stdout if stream is None else stream
+    sc, base = load_scenario(path)
+    system = build_system(sc["model"], base)
+    opts = simulation_options(sc["simulation"])
+    ref_opts = dict(sc["reference"])
+    if "solver" in ref_opts:
+        ref_opts["solver"] = _solver(ref_opts["solver"], "reference.solver")
+    out = sc["output"]
+    out_dir = out_dir if out_dir is not None else out.get("dir", ".")
+    os.makedirs(out_dir, exist_ok=True)
+    title = sc.get("title") or os.path.splitext(os.path.basename(path))[0]
+    print(f"cosim {cosim.__version__}: {title}", file=stream)
+    print(f"  model: {sc['model'].get('library') or sc['model'].get('file')} "
+          f"{sc['model'].get('params', {}) or ''}".rstrip(), file=stream)
+    print("  " + ", ".join(f"{k} = {v!r}" for k, v in opts.items()), file=stream)
+    status, message = 0, ""
+    t0 = time.perf_counter()
+    try:
+        res = cosim.simulate(system, **opts)
+    except TypeError as exc:
+        raise ScenarioError(f"simulation: {exc}") from None
+    except (cosim.DivergenceError, cosim.SolverError) as exc:
+        res, status, message = exc.result, 1, f"{type(exc).__name__}: {exc}"
+    wall = time.perf_counter() - t0
+    print(f"  {len(res.t) - 1} macro steps in {wall:.3f} s" + (f"; {message}" if message else ""), file=stream)
+
+    written = {}
+    ref = None
+    if out.get("errors", "errors.csv") or out.get("png", "result.png"):
+        if len(res.t) >= 2:
+            ref = cosim.simulate_monolithic(system, float(res.t[-1]), t_eval=res.t, **ref_opts)
+    csv = out.get("csv", "result.csv")
+    if csv:
+        written["csv"] = res.to_csv(os.path.join(out_dir, csv))
+    errors = out.get("errors", "errors.csv")
+    if errors and ref is not None:
+        err = res.error_to(ref)
+        table = err.to_dataframe()
+        path_err = os.path.join(out_dir, errors)
+        table.to_csv(path_err, float_format="%.6e")
+        written["errors"] = path_err
+        print("", file=stream)
+        print("error against the monolithic reference (max_rel = max|z - z_ref| / max|z_ref| per signal; nrmse: "
+              "kraft2021 eq. 5.1; eps_mono: genser2020 eq. 3.10, time mean):", file=stream)
+        print(table.to_string(float_format=lambda v: f"{v:.3e}"), file=stream)
+        print(f"eps_mono (genser2020 eq. 3.9) = {err['eps_mono']:.4e}; nrmse over the states (kraft2021 eq. 5.2) "
+              f"= {err['nrmse']:.4e}", file=stream)
+    png = out.get("png", "result.png")
+    if png:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig = res.plot(signals=out.get("signals"), ref=ref, title=title, ylabels=out.get("ylabels"))
+        written["png"] = os.path.join(out_dir, png)
+        fig.savefig(written["png"], dpi=100)
+        plt.close(fig)
+    print("", file=stream)
+    print("wrote " + ", ".join(written.values()), file=stream)
+    return status, res, written
+
+
+def main(argv=None):
+    """``cosim run SCENARIO.toml [--out DIR]``."""
+    ap = argparse.ArgumentParser(prog="cosim run", description="Run the co-simulation described by a TOML scenario "
+                                 "file and write its outputs (CSV, PNG, error table).",
+                                 epilog="Scenario format: see the docstring of cosim.cli (python -m pydoc cosim.cli) "
+                                 "and examples/two_mass.toml.")
+    ap.add_argument("scenario", help="scenario file (TOML)")
+    ap.add_argument("--out", default=None, help="output directory (default: [output] dir of the scenario, or .)")
+    args = ap.parse_args(argv)
+    try:
+        status, _, _ = run_scenario(args.scenario, args.out)
+    except (ScenarioError, ValueError, TypeError) as exc:
+        print(f"cosim run: {exc}", file=sys.stderr)
+        return 2
+    return status
