@@ -265,20 +265,3 @@ int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const 
     }
     return cs_fail(err, CS_ERR_SOLVER, "algebraic coupling loop did not converge at t = %.10g", t);
 }
-
-void cs_network_loop_matrix_dense(const cs_network *net, const double *const *G, double *ImGL) {
-    int ny = net->ny;
-    memset(ImGL, 0, sizeof(double) * (size_t)ny * ny);
-    for (int j = 0; j < ny; j++) ImGL[(size_t)j * ny + j] = 1.0;
-    for (int i = 0; i < net->nsub; i++) {
-        int nui = net->uoff[i + 1] - net->uoff[i];
-        for (int li = 0; li < net->yoff[i + 1] - net->yoff[i]; li++)
-            for (int la = 0; la < nui; la++) {
-                int a = net->uoff[i] + la;
-                double gij = G[i][(size_t)li * nui + la];
-                if (gij == 0.0) continue;
-                for (int c = net->rowptr[a]; c < net->rowptr[a + 1]; c++)
-                    ImGL[(size_t)(net->yoff[i] + li) * ny + net->col[c]] -= gij * net->gain[c];
-            }
-    }
-}

@@ -63,8 +63,4 @@ void cs_network_inputs(const cs_network *net, const double *y, double *u);
 int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const double *u_guess, double *y,
                           double *u, cs_err *err);
 
-/* Dense I - G L (ny x ny, row-major) for the given blocks G_i (row-major ny_i x nu_i, stacked in unit order): the
- * same assembly as the sparse Newton matrix, for the stability analysis of small systems. */
-void cs_network_loop_matrix_dense(const cs_network *net, const double *const *G, double *ImGL);
-
 #endif
