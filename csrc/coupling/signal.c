@@ -36,6 +36,7 @@ typedef struct signal_coupling {
     double *incoef;
     unsigned char *done;           /* per unit: reached T_{N+1} in this step */
     unsigned char *cont;           /* per unit: CS_INPUT_* of the last input built */
+    int ndone;                     /* units done in this step (0: every input is the extrapolated one) */
 } signal_coupling;
 
 typedef struct signal_snapshot {
@@ -96,6 +97,8 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
     return cs_approx_weights_compute(&s->spec, interpolate, navail, Tv, T, H, tmp, err);
 }
 
+static void build_input(signal_coupling *s, int i);
+
 static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
     signal_coupling *s = c->content;
     const cs_network *net = s->net;
@@ -104,12 +107,15 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
     for (int j = 0; j < net->ny; j++) coefs(s->Wext, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
     s->interp_ready = 0;
-    memset(s->done, 0, (size_t)net->nsub);
+    if (s->ndone) memset(s->done, 0, (size_t)net->nsub);
+    s->ndone = 0;
+    for (int i = 0; i < net->nsub; i++) build_input(s, i);
     return CS_OK;
 }
 
-static const cs_input *sig_input(cs_coupling *c, int i) {
-    signal_coupling *s = c->content;
+/* Input polynomial of unit i: c[m][la] = r_a delta_m0 + sum_k gain_k coef(source_k)[m], where a source already at
+ * T_{N+1} (Gauss-Seidel) contributes its interpolant and any other its extrapolant. */
+static void build_input(signal_coupling *s, int i) {
     const cs_network *net = s->net;
     cs_input *in = &s->in[i];
     const int nu = in->nu, a0 = net->uoff[i];
@@ -145,7 +151,14 @@ static const cs_input *sig_input(cs_coupling *c, int i) {
     if (!interp && s->accepted > 0)
         cont = kind == CS_APPROX_EXTRIPOL_C1 ? CS_INPUT_C1 : kind == CS_APPROX_EXTRIPOL_C0 ? CS_INPUT_C0 : CS_INPUT_JUMPS;
     s->cont[i] = (unsigned char)cont;
-    return in;
+}
+
+/* Jacobi inputs (and those of a Gauss-Seidel step's first unit) are built in predict, in one pass; only inputs that
+ * read a unit already done in this step are rebuilt here. */
+static const cs_input *sig_input(cs_coupling *c, int i) {
+    signal_coupling *s = c->content;
+    if (s->ndone) build_input(s, i);
+    return &s->in[i];
 }
 
 static int sig_continuity(const cs_coupling *c, int i) { return ((signal_coupling *)c->content)->cont[i]; }
@@ -167,6 +180,7 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
         coefs(s->Wint, v, s->cint + (size_t)j * NC);
     }
     s->done[i] = 1;
+    s->ndone++;
     return CS_OK;
 }
 

@@ -14,17 +14,17 @@ static int record(recorder *r, const cs_run_view *v, cs_err *err) {
         return cs_fail(err, CS_ERR_NOMEM, "recorder: more records than the %ld reserved at t = %.10g", r->cap, v->t);
     long n = r->n;
     r->t[n] = v->t;
-    double *x = r->x + (size_t)n * v->nx;
+    /* plain loops: rows are short, a memcpy call costs more than the copy */
+    double *restrict x = r->x + (size_t)n * v->nx, *restrict y = r->y + (size_t)n * v->ny,
+                     *restrict u = r->u + (size_t)n * v->nu;
     for (int i = 0; i < v->nsub; i++) {
         const cs_unit *un = v->units[i];
-        if (!un->nx) continue;
         const double *xs = un->ops->states ? un->ops->states(un) : NULL;
-        if (xs) memcpy(x, xs, sizeof(double) * un->nx);
-        else for (int q = 0; q < un->nx; q++) x[q] = 0.0;
+        for (int q = 0; q < un->nx; q++) x[q] = xs ? xs[q] : 0.0;
         x += un->nx;
     }
-    memcpy(r->y + (size_t)n * v->ny, v->y, sizeof(double) * v->ny);
-    memcpy(r->u + (size_t)n * v->nu, v->u, sizeof(double) * v->nu);
+    for (int j = 0; j < v->ny; j++) y[j] = v->y[j];
+    for (int a = 0; a < v->nu; a++) u[a] = v->u[a];
     r->n = n + 1;
     return CS_OK;
 }

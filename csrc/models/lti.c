@@ -14,6 +14,7 @@ typedef struct lti_ctx {
  * library call or a vectorised loop costs more than the arithmetic). */
 static inline void affine(int m, int n, int k, const double *restrict P, const double *restrict v,
                           const double *restrict Q, const double *restrict w, double *restrict z) {
+    if (m == 1 && n == 1 && k == 1) { z[0] = P[0] * v[0] + Q[0] * w[0]; return; } /* scalar units */
     for (int i = 0; i < m; i++) {
         double s = 0.0;
         for (int j = 0; j < n; j++) s += P[i * n + j] * v[j];
