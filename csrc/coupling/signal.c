@@ -98,6 +98,7 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
 }
 
 static void build_input(signal_coupling *s, int i);
+static void build_all_extrapolated(signal_coupling *s);
 
 static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
     signal_coupling *s = c->content;
@@ -109,7 +110,7 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     s->interp_ready = 0;
     if (s->ndone) memset(s->done, 0, (size_t)net->nsub);
     s->ndone = 0;
-    for (int i = 0; i < net->nsub; i++) build_input(s, i);
+    build_all_extrapolated(s);
     return CS_OK;
 }
 
@@ -153,6 +154,37 @@ static void build_input(signal_coupling *s, int i) {
     s->cont[i] = (unsigned char)cont;
 }
 
+/* All inputs from the extrapolants (no unit done yet): one pass over u = L ỹ + r. */
+static void build_all_extrapolated(signal_coupling *s) {
+    const cs_network *net = s->net;
+    const int *restrict rowptr = net->rowptr, *restrict col = net->col;
+    const double *restrict gain = net->gain, *restrict r = net->r, *restrict cext = s->cext;
+    const int dext = s->Wext->deg, kind = s->spec.kind;
+    int cont = CS_INPUT_JUMPS;
+    if (s->accepted > 0)
+        cont = kind == CS_APPROX_EXTRIPOL_C1 ? CS_INPUT_C1 : kind == CS_APPROX_EXTRIPOL_C0 ? CS_INPUT_C0 : CS_INPUT_JUMPS;
+    for (int i = 0; i < net->nsub; i++) {
+        cs_input *in = &s->in[i];
+        const int nu = in->nu, a0 = net->uoff[i];
+        double *restrict cin = in->c;
+        in->T = s->T;
+        in->H = s->H;
+        in->deg = dext;
+        for (int la = 0; la < nu; la++) {
+            const int a = a0 + la;
+            double c0 = r[a];
+            for (int m = 1; m <= dext; m++) cin[m * nu + la] = 0.0;
+            for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
+                const double *cj = cext + (size_t)col[k] * NC;
+                c0 += gain[k] * cj[0];
+                for (int m = 1; m <= dext; m++) cin[m * nu + la] += gain[k] * cj[m];
+            }
+            cin[la] = c0;
+        }
+        s->cont[i] = (unsigned char)cont;
+    }
+}
+
 /* Jacobi inputs (and those of a Gauss-Seidel step's first unit) are built in predict, in one pass; only inputs that
  * read a unit already done in this step are rebuilt here. */
 static const cs_input *sig_input(cs_coupling *c, int i) {
@@ -184,21 +216,25 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
     return CS_OK;
 }
 
-/* Push the consistent outputs at T1 (and y') into the history. */
+/* Push the consistent outputs at T1 (and y') into the history (only the `depth` samples the weights read). */
 static void push(signal_coupling *s, double T1, double Hnom, const double *y, const double *ydot) {
     const cs_network *net = s->net;
-    int d = s->depth;
-    memmove(s->hT + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
-    memmove(s->hH + 1, s->hH, sizeof(double) * (CS_MAXHIST - 1));
+    const int d = s->depth, ny = net->ny;
+    for (int q = CS_MAXHIST - 1; q >= 1; q--) { s->hT[q] = s->hT[q - 1]; s->hH[q] = s->hH[q - 1]; }
     s->hT[0] = T1;
     s->hH[0] = Hnom;
-    for (int j = 0; j < net->ny; j++) {
-        double *h = s->hv + (size_t)j * NV;
-        for (int q = d - 1; q >= 1; q--) h[q] = h[q - 1];
-        h[0] = y[j];
-        if (ydot) {
-            for (int q = d - 1; q >= 1; q--) h[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1];
-            h[CS_MAXHIST] = ydot[j];
+    double *restrict hv = s->hv;
+    if (d == 1 && !ydot) {
+        for (int j = 0; j < ny; j++) hv[(size_t)j * NV] = y[j];
+    } else {
+        for (int j = 0; j < ny; j++) {
+            double *h = hv + (size_t)j * NV;
+            for (int q = d - 1; q >= 1; q--) h[q] = h[q - 1];
+            h[0] = y[j];
+            if (ydot) {
+                for (int q = d - 1; q >= 1; q--) h[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1];
+                h[CS_MAXHIST] = ydot[j];
+            }
         }
     }
     if (s->nhist < d) s->nhist++;

@@ -104,10 +104,20 @@ long cs_algorithm_steps(const cs_algorithm *a) { return a->steps; }
 long cs_algorithm_rejected(const cs_algorithm *a) { return a->cfg.controller->rejected; }
 
 /* One comparison per value: NaN, inf and states beyond the bound all fail !(|v| <= b); outputs (forces, ...) have
- * other scales than states and stop only when they are not finite. */
+ * other scales than states and stop only when they are not finite. The scan has no call in it; the message is
+ * formed only when something failed. */
 static int check_divergence(const cs_algorithm *a, double t, const double *y, cs_err *err) {
-    double b = a->cfg.divergence_bound > 0.0 ? a->cfg.divergence_bound : INFINITY;
+    const double b = a->cfg.divergence_bound > 0.0 ? a->cfg.divergence_bound : INFINITY;
     const cs_network *net = a->cfg.net;
+    int bad = 0;
+    for (int i = 0; i < a->cfg.nsub; i++) {
+        const cs_unit *u = a->cfg.units[i];
+        const double *x = u->ops->states ? u->ops->states(u) : NULL;
+        if (x)
+            for (int q = 0; q < u->nx; q++) bad |= !(fabs(x[q]) <= b);
+    }
+    for (int j = 0; j < net->ny; j++) bad |= !(fabs(y[j]) < INFINITY);
+    if (!bad) return CS_OK;
     for (int i = 0; i < a->cfg.nsub; i++) {
         const cs_unit *u = a->cfg.units[i];
         const double *x = u->ops->states ? u->ops->states(u) : NULL;
