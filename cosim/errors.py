@@ -10,9 +10,23 @@ class CosimError(RuntimeError):
 
 
 class DivergenceError(CosimError):
-    """The co-simulation produced non-finite values or grew past the divergence bound (numerically unstable).
+    """The co-simulation diverged (numerically unstable coupling).
 
-    ``result`` carries the macro-step history up to the last finite step."""
+    Raised by :func:`cosim.simulate` when
+
+    * the engine met a non-finite value or a state beyond the absolute ``divergence_bound``: ``result`` carries the
+      macro-step history up to the last recorded step; or
+    * after the run, a state or output grew to more than ``divergence_growth`` times its amplitude in the first
+      20 % of the run (:func:`cosim.metrics.divergence`): ``result`` carries the whole run.
+
+    ``signal`` names the offending signal (``"S2.x[1]"`` or its name), ``growth`` is its growth factor (inf for
+    non-finite values, None if unknown), ``t`` the time it was detected."""
+
+    def __init__(self, message, result=None, signal=None, growth=None, t=None):
+        super().__init__(message, result)
+        self.signal = signal
+        self.growth = growth
+        self.t = t
 
 
 class SolverError(CosimError):
