@@ -60,8 +60,8 @@ def _series(t, values):
 
 
 def amplitudes(t, values, window=None):
-    """(early, late): max |s| per column of ``values`` over t ≤ t_0 + w (t_n − t_0) and t ≥ t_n − w (t_n − t_0),
-    w = ``window`` (default :data:`cosim.defaults.STABILITY_WINDOW` = 0.2). A column with a non-finite value has
+    """(early, late): max |s| per column of ``values`` over t ≤ t_0 + w (t_n − t_0) and over
+    t ≥ t_n − w (t_n − t_0), w = ``window`` (default :data:`cosim.defaults.STABILITY_WINDOW` = 0.2). A column with a non-finite value has
     amplitude inf in the window that contains it."""
     w = _window(window) or defaults.STABILITY_WINDOW
     t, V = _series(t, values)

@@ -132,7 +132,8 @@ def _x0(system, x0, start_values=None):
         known = names if len(names) <= 20 else names[:20] + ["..."]
         raise ValueError(f"start_values: unknown states {unknown} (known: {known})")
     for k, val in start_values.items():
-        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) or not math.isfinite(val):
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(val):
             raise ValueError(f"start_values[{k!r}]: expected a finite number, got {val!r}")
         v[index[k]] = float(val)
     return v
