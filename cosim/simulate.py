@@ -160,7 +160,7 @@ def _grid(grid, t_end, name):
         raise ValueError(f"{name}: must start at 0 and be strictly increasing")
     if t_end is not None:
         if abs(g[-1] - t_end) > 1e-12 * max(1.0, abs(t_end)):
-            raise ValueError(f"{name}: must end at t_end = {t_end!r}, ends at {g[-1]!r}")
+            raise ValueError(f"{name}: must end at t_end = {t_end!r}, ends at {float(g[-1])!r}")
         g[-1] = t_end
         if not g[-1] > g[-2]:
             raise ValueError(f"{name}: must be strictly increasing up to t_end = {t_end!r}")
@@ -197,7 +197,7 @@ def _finish(system, raw, t_wall, options, names_for_stats, growth_limit=None, mo
         msg = _names_in_message(msg, x_names, y_names)
         m = re.search(r"\b(state|output) (\S+?)( =|\s+is)", msg)
         tm = re.search(r"at t = ([-+0-9.eE]+)", msg)
-        msg += ("; the result up to the last finite macro step is attached as .result (pass divergence_bound=math.inf"
+        msg += ("; the result up to the macro point before is attached as .result (pass divergence_bound=math.inf"
                 " to stop only on non-finite values)")
         res.message = msg
         nonfinite = "not finite" in msg or re.search(r"= -?(nan|inf)\b", msg) is not None
