@@ -101,11 +101,21 @@ def _result_signals(result):
     return np.asarray(result.X), system.signal_names("x")
 
 
+_STATUS_DIVERGED = 5  # Result.status of a run stopped or flagged as diverged (CS_ERR_DIVERGED, cosim.simulate)
+
+
+def _diverged(result):
+    return getattr(result, "status", 0) == _STATUS_DIVERGED
+
+
 def growth(result, window=None) -> dict:
     """Per coupled output signal of a run: max |y| over the last ``window`` of the run divided by max |y| over
     its first ``window`` (default 20 %, genser2020 §11.3). Returns {signal name: factor}; inf for a signal with
-    non-finite values or that starts at exactly 0 and later moves, 1.0 for a signal that is 0 in both windows."""
+    non-finite values or that starts at exactly 0 and later moves, 1.0 for a signal that is 0 in both windows.
+    A run with a single macro point has factor 1.0 (inf if it was stopped as diverged)."""
     V, names = _result_signals(result)
+    if len(result.t) < 2:
+        return dict.fromkeys(names, math.inf if _diverged(result) else 1.0)
     early, late = amplitudes(result.t, V, window)
     return dict(zip(names, _ratio(late, early).tolist()))
 
@@ -120,9 +130,9 @@ def is_stable(result, window=None) -> bool:
     """genser2020's 20 % amplitude rule (§11.3): False if, for at least one coupled output, max |y| over the last
     20 % of the run is greater than max |y| over the first 20 %, or if a value is not finite; True otherwise.
 
-    Partial results (a run stopped by :class:`cosim.DivergenceError`) are judged on the time span they cover."""
-    if len(result.t) < 2:
-        raise ValueError("result: the 20 % rule needs a run with at least two macro points")
+    A run stopped or flagged by :class:`cosim.DivergenceError` (status of its ``result``) is not stable."""
+    if _diverged(result):
+        return False
     return bool(max_growth(result, window) <= 1.0)
 
 
@@ -179,14 +189,12 @@ def divergence(t, groups, limit=None, window=None):
         finite0 = a0[np.isfinite(a0)]
         ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
         peak = A[~early].max(axis=0)
-        for j in range(V.shape[1]):
-            if not np.isfinite(peak[j]) or not np.isfinite(ref[j]):
-                factor = math.inf
-            elif ref[j] == 0.0:
-                continue
-            else:
-                factor = peak[j] / ref[j]
-            if factor > limit and (worst is None or factor > worst.factor):
-                over = np.flatnonzero(~early & ~(A[:, j] <= limit * ref[j]))
-                worst = Divergence(names[j], factor, float(t[over[0]]), float(ref[j]), float(peak[j]), w, limit)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(np.isfinite(peak) & np.isfinite(ref), peak / np.where(ref > 0, ref, 1.0), np.inf)
+        factor[(ref == 0.0) & np.isfinite(peak)] = -np.inf       # 0 throughout a quiet early window: not judged
+        j = int(np.argmax(factor))
+        if factor[j] > limit and (worst is None or factor[j] > worst.factor):
+            over = np.flatnonzero(~early & ~(A[:, j] <= limit * ref[j]))
+            worst = Divergence(names[j], float(factor[j]), float(t[over[0]]), float(ref[j]), float(peak[j]), w,
+                               limit)
     return worst

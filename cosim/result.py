@@ -108,7 +108,8 @@ class Result:
     @property
     def stable(self) -> bool:
         """genser2020's 20 % amplitude rule: False if a coupled output's amplitude in the last 20 % of the run
-        exceeds its amplitude in the first 20 %, or a value is not finite (:func:`cosim.metrics.is_stable`)."""
+        exceeds its amplitude in the first 20 %, if a value is not finite, or if the run diverged (the result of a
+        :class:`cosim.DivergenceError`); see :func:`cosim.metrics.is_stable`."""
         from . import metrics
         return metrics.is_stable(self)
 

@@ -261,7 +261,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     divergence_growth : after the run, raise :class:`DivergenceError` (with the whole result attached) if a state
         or output grew, after the first 20 % of the run, to more than this factor times its amplitude in the first
         20 % (default :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3; :func:`cosim.metrics.divergence`);
-        ``math.inf`` turns the check off. Slower growth is reported by ``Result.growth`` / ``Result.stable``.
+        ``math.inf`` turns the check off (e.g. for a system whose exact solution grows). Slower growth is
+        reported by ``Result.growth`` / ``Result.stable``; ``Result.spectral_radius()`` gives ρ(Ω) of the run's
+        settings (LTI). Runs with fewer than 5 macro points in the first 20 % are not checked.
 
     Returns
     -------

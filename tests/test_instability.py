@@ -196,3 +196,13 @@ def test_divergence_criterion_ignores_short_runs_and_quiet_signals():
     d = metrics.divergence(t, [(np.column_stack([np.exp(10 * t), np.cos(t)]), ["grows", "calm"])], 1e3)
     assert d.signal == "grows" and d.factor == pytest.approx(np.exp(8), rel=1e-12)
     assert d.t == pytest.approx(t[np.argmax(np.exp(10 * t) > 1e3 * np.exp(2))])
+
+
+def test_result_stopped_by_the_engine_is_not_stable():
+    s = models.two_mass_oscillator()
+    with pytest.raises(cosim.DivergenceError) as info:
+        cosim.simulate(s, 0.1, 1e-4, solver=cosim.Exact(), divergence_bound=1.0)
+    res = info.value.result
+    assert len(res.t) == 1 and res.stable is False and res.growth == math.inf
+    quiet = cosim.simulate(s, 0.0, 1e-4)                         # t_end = 0: one point, nothing grew
+    assert quiet.success and quiet.growth == 1.0 and quiet.stable
