@@ -73,6 +73,11 @@ def amplitudes(t, values, window=None):
     return A[early].max(axis=0), A[late].max(axis=0)
 
 
+def _absmax(V):
+    """max |v| per column without a copy of V (NaN propagates)."""
+    return np.maximum(V.max(axis=0), -V.min(axis=0))
+
+
 def _ratio(late, early):
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(early > 0, late / np.where(early > 0, early, 1.0), np.where(late > 0, np.inf, 1.0))
@@ -175,26 +180,28 @@ def divergence(t, groups, limit=None, window=None):
     if not math.isfinite(limit) or t.size < 2:
         return None
     span = t[-1] - t[0]
-    early = t <= t[0] + w * span * (1 + 1e-12)
-    if np.count_nonzero(early) < _MIN_EARLY_POINTS or np.all(early):
+    k = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))   # t[:k]: the early window
+    if k < _MIN_EARLY_POINTS or k >= t.size:
         return None
     worst = None
     for values, names in groups:
         V = np.asarray(values, dtype=float)
         if V.ndim != 2 or V.shape[1] == 0:
             continue
-        with np.errstate(invalid="ignore"):
-            A = np.where(np.isfinite(V), np.abs(V), np.inf)
-        a0 = A[early].max(axis=0)
+        a0 = _absmax(V[:k])                                       # NaN/inf propagate: non-finite -> diverged
+        peak = _absmax(V[k:])
         finite0 = a0[np.isfinite(a0)]
         ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
-        peak = A[~early].max(axis=0)
+        ok = np.isfinite(peak) & np.isfinite(ref)
         with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(np.isfinite(peak) & np.isfinite(ref), peak / np.where(ref > 0, ref, 1.0), np.inf)
-        factor[(ref == 0.0) & np.isfinite(peak)] = -np.inf       # 0 throughout a quiet early window: not judged
+            factor = np.where(ok, peak / np.where(ref > 0, ref, 1.0), np.inf)
+        factor[ok & (ref == 0.0)] = -np.inf                       # 0 throughout a quiet early window: not judged
         j = int(np.argmax(factor))
         if factor[j] > limit and (worst is None or factor[j] > worst.factor):
-            over = np.flatnonzero(~early & ~(A[:, j] <= limit * ref[j]))
-            worst = Divergence(names[j], float(factor[j]), float(t[over[0]]), float(ref[j]), float(peak[j]), w,
-                               limit)
+            col = V[:, j]
+            bad = ~np.isfinite(col)
+            if np.isfinite(ref[j]):
+                bad[k:] |= ~(np.abs(col[k:]) <= limit * ref[j])
+            worst = Divergence(names[j], float(factor[j]), float(t[np.argmax(bad)]), float(ref[j]),
+                               float(peak[j]), w, limit)
     return worst

@@ -206,3 +206,14 @@ def test_result_stopped_by_the_engine_is_not_stable():
     assert len(res.t) == 1 and res.stable is False and res.growth == math.inf
     quiet = cosim.simulate(s, 0.0, 1e-4)                         # t_end = 0: one point, nothing grew
     assert quiet.success and quiet.growth == 1.0 and quiet.stable
+
+
+def test_divergence_criterion_on_non_finite_values():
+    t = np.linspace(0, 1, 101)
+    V = np.column_stack([np.cos(t), np.sin(5 * t)])
+    V[60, 1] = np.inf
+    d = metrics.divergence(t, [(V, ["a", "b"])], 1e3)
+    assert d.signal == "b" and d.factor == math.inf and d.t == t[60]
+    V[60, 1], V[3, 0] = 0.0, np.nan                              # non-finite inside the early window
+    d = metrics.divergence(t, [(V, ["a", "b"])], 1e3)
+    assert d.signal == "a" and d.factor == math.inf and d.t == t[3]
