@@ -24,6 +24,7 @@ DIVERGENCE_GROWTH = 1e3
 DIVERGENCE_WINDOW = 0.2
 STABILITY_WINDOW = 0.2
 LAST_STEP = "error"
+LAST_STEPS = ("error", "shorten")
 
 
 def approximation():

@@ -1,4 +1,6 @@
 """Exceptions raised by cosim."""
+import math
+import re
 
 
 class CosimError(RuntimeError):
@@ -20,13 +22,53 @@ class DivergenceError(CosimError):
       20 % of the run (:func:`cosim.metrics.divergence`): ``result`` carries the whole run.
 
     ``signal`` names the offending signal (``"S2.x[1]"`` or its name), ``growth`` is its growth factor (inf for
-    non-finite values, None if unknown), ``t`` the time it was detected."""
+    non-finite values, None if unknown), ``t`` the time it was detected. The engine reports signals by global
+    index ("state 3", "output 2"); with a ``result`` attached, the message names them ("state S2.x[1]")."""
 
     def __init__(self, message, result=None, signal=None, growth=None, t=None):
+        message = str(message)
+        if result is not None and signal is None:
+            message, signal, growth, t = _engine_message(message, result, growth, t)
         super().__init__(message, result)
         self.signal = signal
         self.growth = growth
         self.t = t
+
+
+def _engine_message(msg, result, growth, t):
+    """The C engine's 'state 3 = ...' / 'output 2 is not finite' with signal names, plus what to do."""
+    system = getattr(result, "system", None)
+    if system is None or not hasattr(system, "signal_names"):
+        return msg, None, growth, t
+    x_names = system.signal_names("x")
+    opts = getattr(result, "options", None) or {}
+    # the exact monolithic reference runs one composite LTI unit whose outputs are the stacked states
+    states_out = bool(opts.get("monolithic")) and type(opts.get("solver")).__name__ == "Exact"
+    y_names = x_names if states_out else system.signal_names("y")
+    found = []
+
+    def name(kind, names):
+        def sub(m):
+            i = int(m.group(1))
+            if not 0 <= i < len(names):
+                return m.group(0)
+            found.append(names[i])
+            return f"{kind} {names[i]}"
+        return sub
+
+    new = re.sub(r"\bstate (\d+)\b", name("state", x_names), msg)
+    new = re.sub(r"\boutput (\d+)\b", name("output", y_names), new)
+    if not found:
+        return msg, None, growth, t
+    if growth is None and ("not finite" in new or re.search(r"= -?(nan|inf)\b", new)):
+        growth = math.inf
+    if t is None:
+        m = re.search(r"at t = ([-+0-9.eE]+)", new)
+        t = float(m.group(1)) if m else None
+    if "divergence bound" in new:
+        new += ("; the result up to the macro point before is attached as .result (pass divergence_bound=math.inf "
+                "to stop only on non-finite values)")
+    return new, found[0], growth, t
 
 
 class SolverError(CosimError):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import re
 import time
 
 import numpy as np
@@ -19,7 +18,6 @@ _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel":
             "sequential": "gauss-seidel"}
 UPDATES = {"consistent": 0, "simplified": 1}
 STARTUPS = {None: 0, "none": 0, "kraft": 1}
-LAST_STEPS = ("error", "shorten")
 
 _ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK = 1, 2, 3, 4, 5, 6
 
@@ -74,7 +72,7 @@ def _connections(system):
 
 def _check_steps(t_end, H, last_step):
     """H ≤ t_end, and t_end = n H unless ``last_step="shorten"`` (the engine then shortens the last macro step)."""
-    if last_step not in LAST_STEPS:
+    if last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
     if t_end == 0.0:
         return
@@ -167,42 +165,16 @@ def _grid(grid, t_end, name):
     return g
 
 
-def _names_in_message(msg, x_names, y_names):
-    """The engine's 'state 3' / 'output 2' (global indices) as signal names ('S2.x[1]')."""
-    def sub(kind, names):
-        def f(m):
-            i = int(m.group(1))
-            return f"{kind} {names[i]}" if 0 <= i < len(names) else m.group(0)
-        return f
-    msg = re.sub(r"\bstate (\d+)", sub("state", x_names), msg)
-    return re.sub(r"\boutput (\d+)", sub("output", y_names), msg)
-
-
-def _finish(system, raw, t_wall, options, names_for_stats, growth_limit=None, monolithic_states=False):
+def _finish(system, raw, t_wall, options, names_for_stats):
     stats = dict(macro_steps=raw["macro_steps"], newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, raw["status"], raw["message"], options)
     code = raw["status"]
-    x_names = system.signal_names("x")
-    y_names = x_names if monolithic_states else system.signal_names("y")
     if code == 0:
-        if growth_limit is not None:
-            d = metrics.divergence(res.t, [(res.X, x_names), (res.Y, system.signal_names("y"))], growth_limit)
-            if d is not None:
-                res.status, res.message = _ERR_DIVERGED, d.message()
-                raise DivergenceError(res.message, res, d.signal, d.factor, d.t)
         return res
     msg = raw["message"]
     if code == _ERR_DIVERGED:
-        msg = _names_in_message(msg, x_names, y_names)
-        m = re.search(r"\b(state|output) (\S+?)( =|\s+is)", msg)
-        tm = re.search(r"at t = ([-+0-9.eE]+)", msg)
-        msg += ("; the result up to the macro point before is attached as .result (pass divergence_bound=math.inf"
-                " to stop only on non-finite values)")
-        res.message = msg
-        nonfinite = "not finite" in msg or re.search(r"= -?(nan|inf)\b", msg) is not None
-        raise DivergenceError(msg, res, m.group(2) if m else None, math.inf if nonfinite else None,
-                              float(tm.group(1)) if tm else None)
+        raise DivergenceError(msg, res)
     if code in (_ERR_SOLVER, _ERR_CALLBACK):
         raise SolverError(msg, res)
     if code == _ERR_ARG:
@@ -221,6 +193,19 @@ def _growth_limit(divergence_growth):
     if not g > 1:  # also rejects NaN
         raise ValueError(f"divergence_growth: must be > 1 (a growth factor) or math.inf, got {divergence_growth!r}")
     return g
+
+
+def _check_growth(res, limit):
+    """The relative divergence criterion after a finished run (:func:`cosim.metrics.divergence`): raise
+    :class:`DivergenceError` with the whole result attached if a state or output grew by more than ``limit``."""
+    if res.status != 0:
+        return res
+    system = res.system
+    d = metrics.divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit)
+    if d is None:
+        return res
+    res.status, res.message = _ERR_DIVERGED, d.message()
+    raise DivergenceError(res.message, res, d.signal, d.factor, d.t)
 
 
 def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str | None = None,
@@ -288,7 +273,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     t_end, H = _check_time(t_end, H)
     if grid is None:
         _check_steps(t_end, H, last_step)
-    elif last_step not in LAST_STEPS:
+    elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
     if not isinstance(scheme, str):
         raise TypeError(f"scheme: expected 'jacobi' or 'gauss-seidel', got {scheme!r}")
@@ -321,11 +306,12 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     opts = (SCHEMES[sname], order_idx, kind, k, deriv, UPDATES[update], 0.0, t_end, H, STARTUPS[startup], 1e-5, bound,
             grid)
     options = dict(scheme=sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
-                   startup=startup, order=order, grid=grid, last_step=last_step, divergence_growth=growth_limit)
+                   startup=startup, order=order, grid=grid)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
-    return _finish(system, raw, time.perf_counter() - t0, options, system.names, growth_limit=growth_limit)
+    options.update(last_step=last_step, divergence_growth=growth_limit)
+    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names), growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,
@@ -378,8 +364,7 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
                         system.r, opts, True)
         raw = dict(raw)
         raw["u"] = raw["y"] @ system.L.T + system.r if raw["y"].size else np.zeros((len(raw["t"]), system.L.shape[0]))
-    return _finish(system, raw, time.perf_counter() - t0, options, ["monolithic"],
-                   monolithic_states=isinstance(solver, Exact))
+    return _finish(system, raw, time.perf_counter() - t0, options, ["monolithic"])
 
 
 def _coupled_outputs(system, X):
