@@ -145,6 +145,30 @@ def _default_bound(x0, bound):
     return float(bound) if math.isfinite(bound) else 0.0
 
 
+def _growth_limit(divergence_growth):
+    if divergence_growth is None:
+        return float(defaults.DIVERGENCE_GROWTH)
+    if isinstance(divergence_growth, bool) or not isinstance(divergence_growth, (int, float, np.integer, np.floating)):
+        raise TypeError(f"divergence_growth: expected a number > 1 or math.inf, got {divergence_growth!r}")
+    g = float(divergence_growth)
+    if not g > 1:  # also rejects NaN
+        raise ValueError(f"divergence_growth: must be > 1 (a growth factor) or math.inf, got {divergence_growth!r}")
+    return g
+
+
+def _check_growth(res, limit):
+    """The relative divergence criterion after a finished run (:func:`cosim.metrics.divergence`): raise
+    :class:`DivergenceError` with the whole result attached if a state or output grew by more than ``limit``."""
+    if res.status != 0:
+        return res
+    system = res.system
+    d = metrics.divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit)
+    if d is None:
+        return res
+    res.status, res.message = _ERR_DIVERGED, d.message()
+    raise DivergenceError(res.message, res, d.signal, d.factor, d.t)
+
+
 def _grid(grid, t_end, name):
     """Validated explicit macro grid 0 = T_0 < T_1 < ... < T_n = t_end (a last point within 1e-12 of t_end is set
     to t_end exactly, which the engine requires)."""
@@ -184,30 +208,6 @@ def _finish(system, raw, t_wall, options, names_for_stats):
     raise SolverError(msg, res)
 
 
-def _growth_limit(divergence_growth):
-    if divergence_growth is None:
-        return float(defaults.DIVERGENCE_GROWTH)
-    if isinstance(divergence_growth, bool) or not isinstance(divergence_growth, (int, float, np.integer, np.floating)):
-        raise TypeError(f"divergence_growth: expected a number > 1 or math.inf, got {divergence_growth!r}")
-    g = float(divergence_growth)
-    if not g > 1:  # also rejects NaN
-        raise ValueError(f"divergence_growth: must be > 1 (a growth factor) or math.inf, got {divergence_growth!r}")
-    return g
-
-
-def _check_growth(res, limit):
-    """The relative divergence criterion after a finished run (:func:`cosim.metrics.divergence`): raise
-    :class:`DivergenceError` with the whole result attached if a state or output grew by more than ``limit``."""
-    if res.status != 0:
-        return res
-    system = res.system
-    d = metrics.divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit)
-    if d is None:
-        return res
-    res.status, res.message = _ERR_DIVERGED, d.message()
-    raise DivergenceError(res.message, res, d.signal, d.factor, d.t)
-
-
 def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str | None = None,
              approximation: Approximation | str | None = None, solver: Solver | dict | str = CVODE(),
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
@@ -235,20 +235,20 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         tools; with feed-through the global order drops by one, kraft2021 App. B).
     startup : None (uniform grid, degree reduced while the history is short) or "kraft" (kraft2021 §4.3,
         Listing 5.1: steps 1e-5·H·2^n until T = 2H, then H; recovers the full order for k ≥ 2).
-    x0 : initial states (stacked array or dict by subsystem name); default: the subsystems' own ``x0``. Unknown
-        names raise ValueError.
     start_values : dict of single initial states by name, ``{"S1.x[0]": 0.2}`` (or the subsystem's state names),
-        applied after ``x0``. Unknown names raise ValueError.
+        applied after ``x0``. Unknown names (here and among the subsystem names of an ``x0`` dict) raise
+        ValueError.
     last_step : "error" (default): a t_end that is not a multiple of H raises ValueError; "shorten": the last
         macro step is shortened to end at t_end.
-    divergence_bound : the engine stops with :class:`DivergenceError` when a state exceeds it in magnitude
-        (default 1e10·max(1, |x0|)); ``math.inf`` stops only on non-finite values.
     divergence_growth : after the run, raise :class:`DivergenceError` (with the whole result attached) if a state
         or output grew, after the first 20 % of the run, to more than this factor times its amplitude in the first
         20 % (default :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3; :func:`cosim.metrics.divergence`);
         ``math.inf`` turns the check off (e.g. for a system whose exact solution grows). Slower growth is
         reported by ``Result.growth`` / ``Result.stable``; ``Result.spectral_radius()`` gives ρ(Ω) of the run's
         settings (LTI). Runs with fewer than 5 macro points in the first 20 % are not checked.
+    x0 : initial states (stacked array or dict by name); default: the subsystems' own ``x0``.
+    divergence_bound : stop with :class:`DivergenceError` when a state exceeds it in magnitude (default
+        1e10·max(1, |x0|)); ``math.inf`` stops only on non-finite values.
 
     Returns
     -------
