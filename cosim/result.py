@@ -4,17 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 
-class _BySubsystem(dict):
-    """dict name -> array whose KeyError names the known subsystems."""
-
-    def __init__(self, what, items):
-        super().__init__(items)
-        self._what = what
-
-    def __missing__(self, key):
-        raise KeyError(f"res.{self._what}[{key!r}]: unknown subsystem name; known: {list(self)}")
-
-
 class Result:
     """Macro-point history of a run.
 
@@ -32,13 +21,12 @@ class Result:
         self.system = system
         self.t = np.asarray(t)
         self.X, self.Y, self.U = X, Y, U  # stacked arrays
-        subs = system.subsystems
-        self.x = _BySubsystem("x", {s.name: X[:, a:b] for s, a, b in zip(subs, system.state_offset[:-1],
-                                                                          system.state_offset[1:])})
-        self.y = _BySubsystem("y", {s.name: Y[:, a:b] for s, a, b in zip(subs, system.out_offset[:-1],
-                                                                          system.out_offset[1:])})
-        self.u = _BySubsystem("u", {s.name: U[:, a:b] for s, a, b in zip(subs, system.in_offset[:-1],
-                                                                          system.in_offset[1:])})
+        self.x = {s.name: X[:, a:b] for s, a, b in zip(system.subsystems, system.state_offset[:-1],
+                                                        system.state_offset[1:])}
+        self.y = {s.name: Y[:, a:b] for s, a, b in zip(system.subsystems, system.out_offset[:-1],
+                                                        system.out_offset[1:])}
+        self.u = {s.name: U[:, a:b] for s, a, b in zip(system.subsystems, system.in_offset[:-1],
+                                                        system.in_offset[1:])}
         self.stats = stats
         self.status = status
         self.message = message

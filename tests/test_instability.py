@@ -132,13 +132,19 @@ def test_spectral_radius_of_result_rejects_what_it_cannot_analyse():
 
 def test_engine_bound_error_names_the_state():
     """The C engine reports 'state 1' (a global index): the error names it as S1.x[1]."""
-    s = models.two_mass_oscillator()
+    osc = cosim.LTI([[0.0, 1.0], [-1e4, 0.0]], [[0.0], [1.0]], [[1.0, 0.0]], x0=[0.1, 0.0], name="S1")
+    s = cosim.CoupledSystem([osc, integrator_lti("S2")], [cosim.connect("S1.y[0]", "S2.u[0]"),
+                                                          cosim.connect("S2.y[0]", "S1.u[0]", 1e-3)])
     with pytest.raises(cosim.DivergenceError) as info:
-        cosim.simulate(s, 0.1, 1e-4, solver=cosim.Exact(), divergence_bound=1.0)   # v1 passes 1 m/s at once
+        cosim.simulate(s, 0.1, 1e-4, solver=cosim.Exact(), divergence_bound=1.0)   # |v| reaches 10
     e = info.value
-    assert e.signal == "S1.x[1]" and "state S1.x[1]" in str(e) and "state 1 " not in str(e)
+    assert e.signal == "S1.x[1]" and "state S1.x[1] = " in str(e) and "state 1 " not in str(e)
     assert "divergence_bound" in str(e) and e.t == pytest.approx(e.result.t[-1] + 1e-4)
-    assert len(e.result.t) >= 1 and np.all(np.abs(e.result.X) <= 1.0)      # up to the step before
+    assert len(e.result.t) >= 2 and np.all(np.abs(e.result.X) <= 1.0)     # up to the step before
+
+
+def integrator_lti(name):
+    return cosim.LTI([[0.0]], [[1.0]], [[1.0]], name=name)
 
 
 def test_engine_nonfinite_output_names_the_output():
