@@ -46,18 +46,32 @@ def _engine_message(msg, result, growth, t):
     states_out = bool(opts.get("monolithic")) and type(opts.get("solver")).__name__ == "Exact"
     y_names = x_names if states_out else system.signal_names("y")
     found = []
+    names = {"state": x_names, "output": y_names}
+    offsets = {"state": system.state_offset, "output": system.out_offset}
 
-    def name(kind, names):
-        def sub(m):
-            i = int(m.group(1))
-            if not 0 <= i < len(names):
-                return m.group(0)
-            found.append(names[i])
-            return f"{kind} {names[i]}"
-        return sub
+    def by_global(m):  # "state 3"
+        word, i = m.group(1), int(m.group(2))
+        if not 0 <= i < len(names[word]):
+            return m.group(0)
+        found.append(names[word][i])
+        return f"{word} {found[-1]}"
 
-    new = re.sub(r"\bstate (\d+)\b", name("state", x_names), msg)
-    new = re.sub(r"\boutput (\d+)\b", name("output", y_names), new)
+    def by_local(m):  # "state S2.x[1]" (the engine's own naming): the signal's name where it has one
+        word, sub, i = m.group(1), m.group(2), int(m.group(4))
+        if sub in system.names:
+            g = int(offsets[word][system.names.index(sub)]) + i
+        elif opts.get("monolithic"):
+            g = i  # the composite unit of the monolithic reference stacks all states (outputs)
+        else:
+            return m.group(0)
+        if not 0 <= g < len(names[word]):
+            return m.group(0)
+        found.append(names[word][g])
+        return f"{word} {found[-1]}"
+
+    new = re.sub(r"\b(state|output) (\d+)\b", by_global, msg)
+    if not found:
+        new = re.sub(r"\b(state|output) ([A-Za-z_]\w*)\.([xy])\[(\d+)\]", by_local, msg)
     if not found:
         return msg, None, growth, t
     if growth is None and ("not finite" in new or re.search(r"= -?(nan|inf)\b", new)):

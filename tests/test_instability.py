@@ -153,7 +153,8 @@ def test_engine_nonfinite_output_names_the_output():
     with pytest.raises(cosim.DivergenceError) as info:
         cosim.simulate(cosim.CoupledSystem([nan_out]), 0.1, 0.01)
     e = info.value
-    assert e.signal == "A.level" and "output A.level is not finite" in str(e) and e.growth == math.inf
+    assert e.signal == "A.level" and "output A.level" in str(e) and "not finite" in str(e)
+    assert "output 0" not in str(e) and e.growth == math.inf
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -223,3 +224,22 @@ def test_divergence_criterion_on_non_finite_values():
     V[60, 1], V[3, 0] = 0.0, np.nan                              # non-finite inside the early window
     d = metrics.divergence(t, [(V, ["a", "b"])], 1e3)
     assert d.signal == "a" and d.factor == math.inf and d.t == t[3]
+
+
+def test_divergence_message_in_the_engines_local_naming():
+    """Engine messages that name the unit and a local index ('state S2.x[1]', 'output A.y[0]') get the signal's
+    own name where it has one; the monolithic reference's composite unit maps back to the system's states."""
+    a = cosim.LTI([[-1.0]], [[1.0]], [[1.0]], name="A", outputs=["level"], x0=[1.0])
+    b = cosim.LTI([[-1.0, 0.0], [0.0, -1.0]], [[1.0], [0.0]], [[1.0, 1.0]], name="B")
+    s = cosim.CoupledSystem([a, b], [cosim.connect("B.y[0]", "A.u[0]"), cosim.connect("A.level", "B.u[0]")])
+    res = cosim.simulate(s, 0.1, 0.01)
+    e = cosim.DivergenceError("co-simulation diverged at t = 0.05: state B.x[1] = 3e+10 exceeds the divergence "
+                              "bound (numerically unstable coupling?)", res)
+    assert e.signal == "B.x[1]" and e.t == 0.05 and e.growth is None and "divergence_bound=math.inf" in str(e)
+    e = cosim.DivergenceError("co-simulation diverged at t = 0: output A.y[0] = nan is not finite", res)
+    assert e.signal == "A.level" and "output A.level = nan" in str(e) and e.growth == math.inf
+    ref = cosim.simulate_monolithic(s, 0.1)
+    e = cosim.DivergenceError("co-simulation diverged at t = 0.1: state monolithic.x[2] = inf is not finite", ref)
+    assert e.signal == "B.x[1]" and e.growth == math.inf
+    plain = cosim.DivergenceError("something else", res)
+    assert plain.signal is None and str(plain) == "something else"
