@@ -175,10 +175,16 @@ def divergence(t, groups, limit=None, window=None):
 
     Returns the worst offender as a :class:`Divergence`, or None."""
     limit = defaults.DIVERGENCE_GROWTH if limit is None else limit
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real):
+        raise TypeError(f"limit: expected a growth factor > 1 or math.inf, got {limit!r}")
+    if not limit > 1:
+        raise ValueError(f"limit: must be a growth factor > 1 or math.inf, got {limit!r}")
     w = _window(window) or defaults.DIVERGENCE_WINDOW
     t = np.asarray(t, dtype=float).reshape(-1)
     if not math.isfinite(limit) or t.size < 2:
         return None
+    if not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
+        raise ValueError("t: must be finite and strictly increasing")
     span = t[-1] - t[0]
     k = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))   # t[:k]: the early window
     if k < _MIN_EARLY_POINTS or k >= t.size:
@@ -186,7 +192,10 @@ def divergence(t, groups, limit=None, window=None):
     worst = None
     for values, names in groups:
         V = np.asarray(values, dtype=float)
-        if V.ndim != 2 or V.shape[1] == 0:
+        if V.ndim != 2 or V.shape[0] != t.size or len(names) != V.shape[1]:
+            raise ValueError(f"groups: expected (values of shape ({t.size}, m), m names) pairs, got shape "
+                             f"{V.shape} with {len(names)} names")
+        if V.shape[1] == 0:
             continue
         a0 = _absmax(V[:k])                                       # NaN/inf propagate: non-finite -> diverged
         peak = _absmax(V[k:])

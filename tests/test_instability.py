@@ -243,3 +243,19 @@ def test_divergence_message_in_the_engines_local_naming():
     assert e.signal == "B.x[1]" and e.growth == math.inf
     plain = cosim.DivergenceError("something else", res)
     assert plain.signal is None and str(plain) == "something else"
+
+
+def test_divergence_criterion_validates_arguments():
+    t = np.linspace(0, 1, 101)
+    with pytest.raises(ValueError, match="limit"):
+        metrics.divergence(t, [(np.ones((101, 1)), ["a"])], 0.5)
+    with pytest.raises(TypeError, match="limit"):
+        metrics.divergence(t, [(np.ones((101, 1)), ["a"])], "big")
+    with pytest.raises(ValueError, match="groups"):
+        metrics.divergence(t, [(np.ones((100, 1)), ["a"])], 1e3)
+    with pytest.raises(ValueError, match="groups"):
+        metrics.divergence(t, [(np.ones((101, 2)), ["a"])], 1e3)
+    with pytest.raises(ValueError, match="t: must be finite"):
+        metrics.divergence(t[::-1], [(np.ones((101, 1)), ["a"])], 1e3)
+    with pytest.raises(TypeError, match="result"):
+        metrics.growth("not a result")
