@@ -4,7 +4,8 @@ Subsystems (:class:`LTI`, :class:`ODE`, :class:`CModel`) are coupled by :func:`c
 :class:`CoupledSystem` and co-simulated by :func:`simulate` with a coupling approximation (:class:`ZOH`,
 :class:`Lagrange`, :class:`ExtrapolatedInterpolation`, :class:`Hermite`), a scheme ("jacobi", "gauss-seidel") and
 an integrator (:class:`CVODE`, :class:`RK4`, :class:`Euler`, :class:`Exact`). :func:`simulate_monolithic` gives the
-strongly coupled reference.
+strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.analysis` live in
+:mod:`cosim.defaults`; amplitude measures (growth, genser2020's 20 % rule) in :mod:`cosim.metrics`.
 """
 from . import _core  # noqa: F401
 from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
@@ -13,12 +14,13 @@ from .result import Result
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
 from .stepper import Stepper
-from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, connect
+from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, cfunc_signature, connect
 from . import models  # noqa: E402
-from . import analysis, plot, sysid  # noqa: E402
+from . import analysis, defaults, metrics, plot, sysid  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
-           "CosimError", "DivergenceError", "SolverError", "models", "sysid", "analysis", "plot"]
+           "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
+           "defaults", "metrics"]

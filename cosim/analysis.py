@@ -12,7 +12,11 @@ approximation weights the co-simulation master uses, with the integrals K of eq.
 The local error (eq. 26) feeds the exact history of the strongly coupled system into the recurrence.
 
 Functions: :func:`amplification_matrix`, :func:`recurrence`, :func:`spectral_radius`, :func:`stability_map`,
-:func:`two_mass_stability_map`, :func:`local_error`, :func:`fit_order`. Plots: :mod:`cosim.plot`.
+:func:`two_mass_stability_map`, :func:`local_error`, :func:`fit_order`; :func:`result_spectral_radius` (also
+``Result.spectral_radius()``) with the settings of a run. Plots: :mod:`cosim.plot`.
+
+Defaults (scheme, approximation, update) are those of :func:`cosim.simulate`, from :mod:`cosim.defaults`:
+Jacobi, ZOH, consistent update, so that the same call pattern analyses the same co-simulation.
 """
 from __future__ import annotations
 
@@ -22,12 +26,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
+from . import _core, defaults
 from .approximations import Approximation, ExtrapolatedInterpolation, Hermite, Lagrange, as_approximation
 from .system import CoupledSystem
 
-__all__ = ["amplification_matrix", "recurrence", "spectral_radius", "stability_map", "two_mass_stability_map",
-           "local_error", "fit_order", "Recurrence", "StabilityMap", "LocalError"]
+__all__ = ["amplification_matrix", "recurrence", "spectral_radius", "result_spectral_radius", "stability_map",
+           "two_mass_stability_map", "local_error", "fit_order", "Recurrence", "StabilityMap", "LocalError"]
 
 _SCHEMES = {"jacobi": 0, "gauss-seidel": 1, "gauss_seidel": 1, "gaussseidel": 1, "gs": 1}
 _UPDATES = {"consistent": 0, "simplified": 1}
@@ -131,6 +135,9 @@ class _Structure:
     """Everything the C plan needs except the numbers: sizes, L pattern, scheme, order, approximation, update."""
 
     def __init__(self, system, scheme, approximation, order, update, mask=None):
+        scheme = defaults.SCHEME if scheme is None else scheme
+        approximation = defaults.approximation() if approximation is None else approximation
+        update = defaults.UPDATE if update is None else update
         self.code, sch_order = _scheme_code(scheme)
         if order is None:
             order = sch_order
@@ -213,18 +220,18 @@ class Recurrence:
         return self.Omega @ X + self.g
 
 
-def recurrence(system, H, scheme="gauss-seidel", approximation=None, *, order=None,
-               update="consistent") -> Recurrence:
+def recurrence(system, H, scheme=None, approximation=None, *, order=None,
+               update=None) -> Recurrence:
     """The full recurrence of one macro step (Ω, g and the meaning of X); see :func:`amplification_matrix`."""
     _check_system(system)
     h = float(_check_H(H, allow_array=False))
-    st = _Structure(system, scheme, Lagrange(1) if approximation is None else approximation, order, update)
+    st = _Structure(system, scheme, approximation, order, update)
     Om, g, depth = _core.amp_matrix(*st.args, _pack(system), h)
     return Recurrence(Om, g, _labels(system, depth), depth, int(st.nx.sum()), int(st.ny.sum()))
 
 
-def amplification_matrix(system, H, scheme="gauss-seidel", approximation=None, *, order=None,
-                         update="consistent") -> np.ndarray:
+def amplification_matrix(system, H, scheme=None, approximation=None, *, order=None,
+                         update=None) -> np.ndarray:
     """Companion (amplification) matrix Ω of one macro step (busch2016 eq. 23-24).
 
     Parameters
@@ -233,14 +240,15 @@ def amplification_matrix(system, H, scheme="gauss-seidel", approximation=None, *
         Two or more :class:`cosim.LTI` subsystems (any sizes) coupled by u = L y + r.
     H : float
         Macro step size (constant, > 0).
-    scheme : ``"jacobi"`` or ``"gauss-seidel"``
+    scheme : ``"jacobi"`` (default, as in cosim.simulate; :mod:`cosim.defaults`) or ``"gauss-seidel"``
         Jacobi: all signals extrapolated (busch2016 eq. 11/12/14). Gauss-Seidel: subsystems stepped in ``order``
         (default: as listed); a subsystem interpolates the outputs of those already stepped (eq. 13).
     approximation : cosim.ZOH, cosim.Lagrange(k), cosim.ExtrapolatedInterpolation(k, continuity)
-        Approximation of every coupling signal (default Lagrange(1)); k = 0..5 (EXTRIPOL k <= 5 here too).
+        Approximation of every coupling signal (default ZOH, as in cosim.simulate); k = 0..5 (EXTRIPOL k <= 5
+        here too).
     order : sequence of subsystem names or indices, optional
         Gauss-Seidel stepping order.
-    update : ``"consistent"`` (default) or ``"simplified"``
+    update : ``"consistent"`` (default, as in cosim.simulate) or ``"simplified"``
         Outputs at T_{N+1}: ``"consistent"`` solves the algebraic loop u = L y + r (kraft2021 eq. 2.22; what
         cosim.simulate does); ``"simplified"`` uses y = C x + D ũ(T_{N+1}) with the approximated input
         (busch2016 eq. 19). They differ only for subsystems with feed-through whose inputs are extrapolated.
@@ -252,16 +260,49 @@ def amplification_matrix(system, H, scheme="gauss-seidel", approximation=None, *
     return recurrence(system, H, scheme, approximation, order=order, update=update).Omega
 
 
-def spectral_radius(system, H, scheme="gauss-seidel", approximation=None, *, order=None, update="consistent",
+def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, update=None,
                     threads=None):
-    """ρ(Ω) (busch2016 eq. 25) for one system at one H (float) or over a 1-D array of H (array)."""
+    """ρ(Ω) (busch2016 eq. 25) for one system at one H (float) or over a 1-D array of H (array).
+
+    Arguments as in :func:`amplification_matrix` (defaults: those of :func:`cosim.simulate`); ``threads``: POSIX
+    threads over the H values. For the settings of a finished run use ``res.spectral_radius()``
+    (:func:`result_spectral_radius`)."""
     _check_system(system)
     Harr = _check_H(H)
-    st = _Structure(system, scheme, Lagrange(1) if approximation is None else approximation, order, update)
+    st = _Structure(system, scheme, approximation, order, update)
     rho, nfail, msg = _core.rho_map(*st.args, _pack(system)[None, :], np.atleast_1d(Harr), _threads(threads))
     if nfail:
         raise ArithmeticError(f"spectral_radius: {msg}")
     return float(rho[0, 0]) if Harr.ndim == 0 else rho[0]
+
+
+def result_spectral_radius(result) -> float:
+    """ρ(Ω) (busch2016 eq. 25) for the settings of a finished :func:`cosim.simulate` run: its system, scheme,
+    approximation, update, Gauss-Seidel order and macro step H (``Result.spectral_radius()``).
+
+    Needs an all-LTI system of two or more subsystems and a constant H (a run with an explicit non-uniform grid
+    has no single Ω; the Kraft start-up steps are ignored: ρ describes the steps of size H after them). The
+    analysis assumes exact integration of the subsystems (cosim.Exact); with CVODE/RK4 ρ describes the coupling
+    error only."""
+    from .result import Result
+    if not isinstance(result, Result):
+        raise TypeError(f"result: expected a cosim Result, got {type(result).__name__}")
+    opts = result.options or {}
+    if opts.get("monolithic"):
+        raise ValueError("result: a monolithic reference run has no coupling to analyse")
+    if "scheme" not in opts or "H" not in opts:
+        raise ValueError("result: does not record the settings of a cosim.simulate run")
+    grid = opts.get("grid")
+    H = opts["H"]
+    if grid is not None:
+        d = np.diff(np.asarray(grid, dtype=float))
+        if np.max(d) - np.min(d) > 1e-9 * np.max(d):
+            raise ValueError("result: the run used a non-uniform macro grid; the spectral radius needs one constant "
+                             "H (call cosim.analysis.spectral_radius with the H of interest)")
+    system = result.system
+    _check_system(system, "result.system")
+    return spectral_radius(system, H, opts["scheme"], opts["approximation"], order=opts.get("order"),
+                           update=opts["update"])
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -407,7 +448,7 @@ def _build_packs(build, params, affine):
     return packs, shape, s0
 
 
-def stability_map(build, params, H, scheme="gauss-seidel", approximation=None, *, order=None, update="consistent",
+def stability_map(build, params, H, scheme=None, approximation=None, *, order=None, update=None,
                   threads=None, affine=None) -> StabilityMap:
     """ρ(Ω) over a grid of parameters and macro step sizes, computed in C and threaded over grid points.
 
@@ -446,19 +487,19 @@ def stability_map(build, params, H, scheme="gauss-seidel", approximation=None, *
     nL = s0.L.size
     off = packs.shape[1] - s0.r.size - nL
     L_pattern |= np.any(packs[:, off:off + nL] != 0, axis=0).reshape(s0.L.shape)
-    st = _Structure(s0, scheme, Lagrange(1) if approximation is None else approximation, order, update,
+    st = _Structure(s0, scheme, approximation, order, update,
                     mask=L_pattern.astype(np.uint8))
     rho, nfail, msg = _core.rho_map(*st.args, np.ascontiguousarray(packs), Hg, nthreads)
     dims = tuple(grids) + ("H",)
     coords = dict(grids, H=Hg)
     sch = "jacobi" if st.code == 0 else "gauss-seidel"
     order_names = tuple(s0.names[i] for i in st.order) if st.order is not None else None
-    return StabilityMap(rho.reshape(shape + (Hg.size,)), dims, coords, sch, st.approximation, update, order_names,
+    return StabilityMap(rho.reshape(shape + (Hg.size,)), dims, coords, sch, st.approximation, st.update, order_names,
                         int(nfail), msg, {"threads": nthreads})
 
 
-def two_mass_stability_map(ck, dk, H, coupling="force/displacement", scheme="gauss-seidel", approximation=None, *,
-                           order=None, update="consistent", threads=None, **model) -> StabilityMap:
+def two_mass_stability_map(ck, dk, H, coupling="force/displacement", scheme=None, approximation=None, *,
+                           order=None, update=None, threads=None, **model) -> StabilityMap:
     """ρ over (ck, dk, H) for the two-mass oscillator of busch2016 §3 (Figs. 9-14).
 
     ``model`` goes to :func:`cosim.models.two_mass_oscillator` (defaults are Busch's m1 = m2 = 10, c1 = 1e6,
@@ -515,7 +556,7 @@ def fit_order(H, err, floor=None, scale=None):
     return float(np.polyfit(np.log(H[sel]), np.log(e[sel]), 1)[0])
 
 
-def local_error(system, H, scheme="gauss-seidel", approximation=None, *, order=None, update="consistent", t=0.0,
+def local_error(system, H, scheme=None, approximation=None, *, order=None, update=None, t=0.0,
                 x0=None, floor=None) -> LocalError:
     """Local error ε_{N+1}(H) (busch2016 eq. 26) for a 1-D array of macro step sizes.
 
@@ -531,8 +572,17 @@ def local_error(system, H, scheme="gauss-seidel", approximation=None, *, order=N
         raise TypeError("t: expected a real number") from None
     if not np.isfinite(t):
         raise ValueError("t: must be finite")
-    st = _Structure(system, scheme, Lagrange(1) if approximation is None else approximation, order, update)
-    z0 = np.concatenate([s.x0 for s in system.subsystems]) if x0 is None else np.asarray(x0, dtype=float)
+    st = _Structure(system, scheme, approximation, order, update)
+    n = sum(s.nx for s in system.subsystems)
+    if x0 is None:
+        z0 = np.concatenate([s.x0 for s in system.subsystems])
+    else:
+        try:
+            z0 = np.asarray(x0, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise TypeError(f"x0: expected {n} real numbers (all states stacked)") from None
+        if z0.size != n or not np.all(np.isfinite(z0)):
+            raise ValueError(f"x0: expected {n} finite values (all states stacked), got {z0.size}")
     eps, exact, _ = _core.local_error(*st.args, _pack(system), z0, t, Hg)
     labels = _labels(system, 1)
     orders = {l: fit_order(Hg, eps[:, i], floor, scale=np.max(np.abs(exact[:, i]))) for i, l in enumerate(labels)}

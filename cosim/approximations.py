@@ -2,12 +2,18 @@
 
 All are polynomials on each macro step [T_N, T_{N+1}] built from the exchanged outputs y at past macro points
 (busch2016.md §2, kraft2021.md §4, moshagen.md §2.2). Non-equidistant macro grids are supported; while the history
-is shorter than the degree needs (start-up), the degree is reduced.
+is shorter than the degree needs (start-up), the degree is reduced. ``approximation.evaluate(t_hist, y_hist, t)``
+evaluates the polynomial a subsystem sees, with the engine's own weights.
 """
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 _KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE = 0, 1, 2, 3
 MAXDEG = 5
+MAXHIST = 8  # samples the C weights can read (CS_MAXHIST)
 
 
 def _check_degree(k, kmax, what):
@@ -26,6 +32,92 @@ class Approximation:
 
     def spec(self):
         return (self.kind, self.k)
+
+    def evaluate(self, t_hist, y_hist, t, H=None, *, interpolate=False, ydot_hist=None):
+        """The input polynomial ũ(t) this approximation forms on one macro step, evaluated at ``t``.
+
+        Uses the engine's own weights (C, ``cs_approx_weights_compute``): the values are those a subsystem sees
+        as its input in :func:`cosim.simulate`.
+
+        Parameters
+        ----------
+        t_hist : 1-D array, strictly increasing (oldest first)
+            Macro points of the samples, e.g. ``res.t[:N + 1]``; only the newest 8 are read.
+        y_hist : array (n,) or (n, m)
+            The exchanged values at ``t_hist`` (one column per signal), e.g. ``res.y["S1"][:N + 1]``.
+        t : float or array
+            Evaluation times, normally in the macro step (a polynomial: other times extrapolate it further).
+        H : float, optional
+            Macro step size H of the step. Extrapolation (default): the step is [T_N, T_N + H] with
+            T_N = ``t_hist[-1]``. ``interpolate=True`` (Gauss-Seidel, a subsystem stepped after the signal's
+            source; busch2016 eq. 13): the newest sample is T_{N+1} = ``t_hist[-1]`` and the step is
+            [T_{N+1} − H, T_{N+1}]. Default: the last sample spacing.
+        ydot_hist : array like ``y_hist``
+            Time derivatives of the samples; needed by :class:`Hermite` only.
+
+        With fewer samples than the degree needs, the degree is reduced (start-up), as in the engine.
+
+        Returns
+        -------
+        ndarray: shape of ``t`` (1-D ``y_hist``) or shape of ``t`` + (m,).
+        """
+        from . import _core
+        th = np.asarray(t_hist, dtype=float)
+        if th.ndim != 1 or th.size < 1:
+            raise ValueError(f"t_hist: expected a 1-D array of sample times, got shape {th.shape}")
+        if not np.all(np.isfinite(th)) or not np.all(np.diff(th) > 0):
+            raise ValueError("t_hist: sample times must be finite and strictly increasing (oldest first)")
+        try:
+            Y = np.asarray(y_hist, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("y_hist: expected an array of real numbers") from None
+        vector = Y.ndim == 1
+        Y = Y.reshape(-1, 1) if vector else Y
+        if Y.ndim != 2 or Y.shape[0] != th.size:
+            raise ValueError(f"y_hist: expected {th.size} rows (one per sample time), got shape {np.shape(y_hist)}")
+        if not np.all(np.isfinite(Y)):
+            raise ValueError("y_hist: contains NaN or infinite values")
+        Yd = None
+        if self.kind == _KIND_HERMITE:
+            if ydot_hist is None:
+                raise ValueError("ydot_hist: the Hermite approximation needs the output derivatives of the samples")
+            Yd = np.asarray(ydot_hist, dtype=float).reshape(Y.shape) if np.size(ydot_hist) == Y.size else None
+            if Yd is None or not np.all(np.isfinite(Yd)):
+                raise ValueError(f"ydot_hist: expected {Y.shape} finite values like y_hist")
+        elif ydot_hist is not None:
+            raise ValueError(f"ydot_hist: only used by Hermite, not by {self!r}")
+        if not isinstance(interpolate, bool):
+            raise TypeError(f"interpolate: expected True or False, got {interpolate!r}")
+        if H is None:
+            if th.size < 2:
+                raise ValueError("H: needed when t_hist has a single sample")
+            H = th[-1] - th[-2]
+        if isinstance(H, bool) or not isinstance(H, numbers.Real) or not np.isfinite(H) or not H > 0:
+            raise ValueError(f"H: macro step size must be a positive finite number, got {H!r}")
+        H = float(H)
+        try:
+            tt = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("t: expected a real number or an array of them") from None
+        if not np.all(np.isfinite(tt)):
+            raise ValueError("t: contains NaN or infinite values")
+        if interpolate and th.size >= 2 and th[-2] > th[-1] - H * (1 - 1e-12):
+            raise ValueError(f"H: with interpolate=True the step [T_N+1 - H, T_N+1] must start at or after the "
+                             f"previous sample t_hist[-2] = {th[-2]!r}")
+        n = min(th.size, MAXHIST)
+        T = th[::-1][:n]                       # newest first, as the C weights expect
+        V = Y[::-1][:n]
+        TN = T[0] - H if interpolate else T[0]
+        W, deg, npts = _core.approx_weights(self.kind, self.k, interpolate, np.ascontiguousarray(T), TN, H)
+        c = W[:, 0, :n] @ V                    # (deg+1, m) coefficients of p(s) = sum_m c_m s^m
+        if Yd is not None:
+            c = c + W[:, 1, :n] @ Yd[::-1][:n]
+        s = (tt.reshape(-1) - TN) / H
+        out = np.zeros((s.size, Y.shape[1]))
+        for m in range(deg, -1, -1):           # Horner
+            out = out * s[:, None] + c[m]
+        out = out.reshape(tt.shape + (Y.shape[1],))
+        return out[..., 0] if vector else out
 
     def __eq__(self, other):
         return type(self) is type(other) and self.spec() == other.spec() and vars(self) == vars(other)

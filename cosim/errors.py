@@ -1,4 +1,6 @@
 """Exceptions raised by cosim."""
+import math
+import re
 
 
 class CosimError(RuntimeError):
@@ -10,9 +12,77 @@ class CosimError(RuntimeError):
 
 
 class DivergenceError(CosimError):
-    """The co-simulation produced non-finite values or grew past the divergence bound (numerically unstable).
+    """The co-simulation diverged (numerically unstable coupling).
 
-    ``result`` carries the macro-step history up to the last finite step."""
+    Raised by :func:`cosim.simulate` when
+
+    * the engine met a non-finite value or a state beyond the absolute ``divergence_bound``: ``result`` carries the
+      macro-step history up to the last recorded step; or
+    * after the run, a state or output grew to more than ``divergence_growth`` times its amplitude in the first
+      20 % of the run (:func:`cosim.metrics.divergence`): ``result`` carries the whole run.
+
+    ``signal`` names the offending signal (``"S2.x[1]"`` or its name), ``growth`` is its growth factor (inf for
+    non-finite values, None if unknown), ``t`` the time it was detected. The engine reports signals by global
+    index ("state 3", "output 2"); with a ``result`` attached, the message names them ("state S2.x[1]")."""
+
+    def __init__(self, message, result=None, signal=None, growth=None, t=None):
+        message = str(message)
+        if result is not None and signal is None:
+            message, signal, growth, t = _engine_message(message, result, growth, t)
+        super().__init__(message, result)
+        self.signal = signal
+        self.growth = growth
+        self.t = t
+
+
+def _engine_message(msg, result, growth, t):
+    """The C engine's 'state 3 = ...' / 'output 2 is not finite' with signal names, plus what to do."""
+    system = getattr(result, "system", None)
+    if system is None or not hasattr(system, "signal_names"):
+        return msg, None, growth, t
+    x_names = system.signal_names("x")
+    opts = getattr(result, "options", None) or {}
+    # the exact monolithic reference runs one composite LTI unit whose outputs are the stacked states
+    states_out = bool(opts.get("monolithic")) and type(opts.get("solver")).__name__ == "Exact"
+    y_names = x_names if states_out else system.signal_names("y")
+    found = []
+    names = {"state": x_names, "output": y_names}
+    offsets = {"state": system.state_offset, "output": system.out_offset}
+
+    def by_global(m):  # "state 3"
+        word, i = m.group(1), int(m.group(2))
+        if not 0 <= i < len(names[word]):
+            return m.group(0)
+        found.append(names[word][i])
+        return f"{word} {found[-1]}"
+
+    def by_local(m):  # "state S2.x[1]" (the engine's own naming): the signal's name where it has one
+        word, sub, i = m.group(1), m.group(2), int(m.group(4))
+        if sub in system.names:
+            g = int(offsets[word][system.names.index(sub)]) + i
+        elif opts.get("monolithic"):
+            g = i  # the composite unit of the monolithic reference stacks all states (outputs)
+        else:
+            return m.group(0)
+        if not 0 <= g < len(names[word]):
+            return m.group(0)
+        found.append(names[word][g])
+        return f"{word} {found[-1]}"
+
+    new = re.sub(r"\b(state|output) (\d+)\b", by_global, msg)
+    if not found:
+        new = re.sub(r"\b(state|output) ([A-Za-z_]\w*)\.([xy])\[(\d+)\]", by_local, msg)
+    if not found:
+        return msg, None, growth, t
+    if growth is None and ("not finite" in new or re.search(r"= -?(nan|inf)\b", new)):
+        growth = math.inf
+    if t is None:
+        m = re.search(r"at t = ([-+0-9.eE]+)", new)
+        t = float(m.group(1)) if m else None
+    if "divergence bound" in new:
+        new += ("; the result up to the macro point before is attached as .result (pass divergence_bound=math.inf "
+                "to stop only on non-finite values)")
+    return new, found[0], growth, t
 
 
 class SolverError(CosimError):

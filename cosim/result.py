@@ -82,6 +82,27 @@ class Result:
     def success(self):
         return self.status == 0
 
+    @property
+    def growth(self) -> float:
+        """Largest amplitude growth of a coupled output: max |y| over the last 20 % of the run divided by max |y|
+        over the first 20 % (genser2020 §11.3; per signal: :func:`cosim.metrics.growth`)."""
+        from . import metrics
+        return metrics.max_growth(self)
+
+    @property
+    def stable(self) -> bool:
+        """genser2020's 20 % amplitude rule: False if a coupled output's amplitude in the last 20 % of the run
+        exceeds its amplitude in the first 20 %, if a value is not finite, or if the run diverged (the result of a
+        :class:`cosim.DivergenceError`); see :func:`cosim.metrics.is_stable`."""
+        from . import metrics
+        return metrics.is_stable(self)
+
+    def spectral_radius(self) -> float:
+        """ρ(Ω) of one macro step (busch2016 eq. 25) with this run's scheme, approximation, update, order and H
+        (:func:`cosim.analysis.spectral_radius`; all-LTI systems, exact subsystem integration assumed)."""
+        from . import analysis
+        return analysis.result_spectral_radius(self)
+
     def __repr__(self):
         return (f"Result({len(self.t)} macro points, t_end={self.t[-1] if len(self.t) else None}, "
                 f"status={self.status})")

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from . import _core
-from .approximations import Approximation, Hermite, ZOH, as_approximation
+from . import _core, defaults, metrics
+from .approximations import Approximation, Hermite, as_approximation
 from .errors import DivergenceError, SolverError
 from .result import Result
 from .solvers import CVODE, Exact, Solver, as_solver
@@ -71,21 +71,70 @@ def _connections(system):
     return rows.astype(np.int64), cols.astype(np.int64), system.L[rows, cols].astype(float)
 
 
-def _x0(system, x0):
+def _check_steps(t_end, H, last_step):
+    """H ≤ t_end, and t_end = n H unless ``last_step="shorten"`` (the engine then shortens the last macro step)."""
+    if last_step not in defaults.LAST_STEPS:
+        raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
+    if t_end == 0.0:
+        return
+    if H > t_end * (1 + 1e-12):
+        raise ValueError(f"H: the macro step size H = {H!r} is larger than t_end = {t_end!r}; the run would be one "
+                         "truncated macro step. Use H <= t_end")
+    m = t_end / H
+    frac = m - math.floor(m)
+    tol = max(1e-9, 8 * np.finfo(float).eps * m)
+    if tol < frac < 1 - tol and last_step == "error":
+        raise ValueError(f"t_end: t_end = {t_end!r} is not a multiple of H = {H!r} (t_end/H = {m:.10g}); the last "
+                         f"macro step would be shortened to {frac * H:.6g}. Choose H = t_end/n, or pass "
+                         "last_step='shorten' to accept the shortened last step")
+
+
+def _x0(system, x0, start_values=None):
+    """Stacked initial state from ``x0`` (None, stacked array or dict by subsystem name) and ``start_values``
+    (dict by state name, applied last)."""
     if x0 is None:
-        return np.concatenate([s.x0 for s in system.subsystems]) if system.subsystems else np.zeros(0)
-    if isinstance(x0, dict):
+        v = np.concatenate([s.x0 for s in system.subsystems]) if system.subsystems else np.zeros(0)
+    elif isinstance(x0, dict):
+        unknown = [k for k in x0 if k not in system.names]
+        if unknown:
+            raise ValueError(f"x0: unknown subsystem names {unknown} (known: {system.names}); for single states "
+                             "use start_values={'S1.x[0]': value}")
         parts = []
         for s in system.subsystems:
-            v = np.asarray(x0.get(s.name, s.x0), dtype=float).reshape(-1)
+            try:
+                v = np.asarray(x0.get(s.name, s.x0), dtype=float).reshape(-1)
+            except (TypeError, ValueError):
+                raise TypeError(f"x0[{s.name!r}]: expected {s.nx} real numbers") from None
             if v.size != s.nx or not np.all(np.isfinite(v)):
-                raise ValueError(f"x0[{s.name!r}]: expected {s.nx} finite values")
+                raise ValueError(f"x0[{s.name!r}]: expected {s.nx} finite values, got {v.size}")
             parts.append(v)
-        return np.concatenate(parts)
-    v = np.asarray(x0, dtype=float).reshape(-1)
-    n = int(system.state_offset[-1])
-    if v.size != n or not np.all(np.isfinite(v)):
-        raise ValueError(f"x0: expected {n} finite values (all states stacked), got {v.size}")
+        v = np.concatenate(parts)
+    else:
+        try:
+            v = np.asarray(x0, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise TypeError("x0: expected an array of real numbers or a dict {subsystem name: array}") from None
+        n = int(system.state_offset[-1])
+        if v.size != n or not np.all(np.isfinite(v)):
+            raise ValueError(f"x0: expected {n} finite values (all states stacked), got {v.size}")
+    if start_values is None:
+        return v
+    if not isinstance(start_values, dict):
+        raise TypeError(f"start_values: expected a dict {{'S1.x[0]': value}}, got {type(start_values).__name__}")
+    v = v.copy()
+    names = system.signal_names("x")
+    index = {n: i for i, n in enumerate(names)}
+    for s, a in zip(system.subsystems, system.state_offset[:-1]):
+        index.update({f"{s.name}.x[{i}]": int(a) + i for i in range(s.nx)})
+    unknown = [k for k in start_values if k not in index]
+    if unknown:
+        known = names if len(names) <= 20 else names[:20] + ["..."]
+        raise ValueError(f"start_values: unknown states {unknown} (known: {known})")
+    for k, val in start_values.items():
+        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(val):
+            raise ValueError(f"start_values[{k!r}]: expected a finite number, got {val!r}")
+        v[index[k]] = float(val)
     return v
 
 
@@ -97,15 +146,47 @@ def _default_bound(x0, bound):
     return float(bound) if math.isfinite(bound) else 0.0
 
 
+def _growth_limit(divergence_growth):
+    if divergence_growth is None:
+        return float(defaults.DIVERGENCE_GROWTH)
+    if isinstance(divergence_growth, bool) or not isinstance(divergence_growth, (int, float, np.integer, np.floating)):
+        raise TypeError(f"divergence_growth: expected a number > 1 or math.inf, got {divergence_growth!r}")
+    g = float(divergence_growth)
+    if not g > 1:  # also rejects NaN
+        raise ValueError(f"divergence_growth: must be > 1 (a growth factor) or math.inf, got {divergence_growth!r}")
+    return g
+
+
+def _check_growth(res, limit):
+    """The relative divergence criterion after a finished run (:func:`cosim.metrics.divergence`): raise
+    :class:`DivergenceError` with the whole result attached if a state or output grew by more than ``limit``."""
+    if res.status != 0:
+        return res
+    system = res.system
+    d = metrics.divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit)
+    if d is None:
+        return res
+    res.status, res.message = _ERR_DIVERGED, d.message()
+    raise DivergenceError(res.message, res, d.signal, d.factor, d.t)
+
+
 def _grid(grid, t_end, name):
-    """Validated explicit macro grid 0 = T_0 < T_1 < ... < T_n = t_end."""
-    g = np.asarray(grid, dtype=float).reshape(-1)
+    """Validated explicit macro grid 0 = T_0 < T_1 < ... < T_n = t_end (a last point within 1e-12 of t_end is set
+    to t_end exactly, which the engine requires)."""
+    try:
+        g = np.array(grid, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a 1-D array of time points") from None
     if g.size < 2 or not np.all(np.isfinite(g)):
         raise ValueError(f"{name}: need at least two finite time points")
     if g[0] != 0.0 or not np.all(np.diff(g) > 0):
         raise ValueError(f"{name}: must start at 0 and be strictly increasing")
-    if t_end is not None and abs(g[-1] - t_end) > 1e-12 * max(1.0, abs(t_end)):
-        raise ValueError(f"{name}: must end at t_end = {t_end}, ends at {g[-1]}")
+    if t_end is not None:
+        if abs(g[-1] - t_end) > 1e-12 * max(1.0, abs(t_end)):
+            raise ValueError(f"{name}: must end at t_end = {t_end!r}, ends at {float(g[-1])!r}")
+        g[-1] = t_end
+        if not g[-1] > g[-2]:
+            raise ValueError(f"{name}: must be strictly increasing up to t_end = {t_end!r}")
     return g
 
 
@@ -164,15 +245,21 @@ def _finish(system, raw, t_wall, options, names_for_stats):
     raise exc
 
 
-def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str = "jacobi",
-             approximation: Approximation | str = ZOH(), solver: Solver | dict | str = CVODE(),
-             order=None, update: str = "consistent", startup: str | None = None, x0=None,
-             divergence_bound: float | None = None, step_finished=None, step_finished_every: int = 1,
+def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str | None = None,
+             approximation: Approximation | str | None = None, solver: Solver | dict | str = CVODE(),
+             order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
+             last_step: str | None = None, divergence_bound: float | None = None,
+             divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, _reject_steps=None) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
+    Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
+    consistent update.
+
     Parameters
     ----------
+    H : macro step size; t_end must be a multiple of H (t_end = n H) and H <= t_end. Or give ``grid`` instead.
+    grid : explicit macro time points 0 = T_0 < T_1 < ... < T_n = t_end (instead of H).
     scheme : "jacobi" (all subsystems integrate in parallel with extrapolated inputs) or "gauss-seidel"
         (sequential; a subsystem integrated later *interpolates* the outputs already computed at T_{N+1};
         busch2016 §2 eq. 13-14, kraft2021 §5).
@@ -186,6 +273,17 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         tools; with feed-through the global order drops by one, kraft2021 App. B).
     startup : None (uniform grid, degree reduced while the history is short) or "kraft" (kraft2021 §4.3,
         Listing 5.1: steps 1e-5·H·2^n until T = 2H, then H; recovers the full order for k ≥ 2).
+    start_values : dict of single initial states by name, ``{"S1.x[0]": 0.2}`` (or the subsystem's state names),
+        applied after ``x0``. Unknown names (here and among the subsystem names of an ``x0`` dict) raise
+        ValueError.
+    last_step : "error" (default): a t_end that is not a multiple of H raises ValueError; "shorten": the last
+        macro step is shortened to end at t_end.
+    divergence_growth : after the run, raise :class:`DivergenceError` (with the whole result attached) if a state
+        or output grew, after the first 20 % of the run, to more than this factor times its amplitude in the first
+        20 % (default :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3; :func:`cosim.metrics.divergence`);
+        ``math.inf`` turns the check off (e.g. for a system whose exact solution grows). Slower growth is
+        reported by ``Result.growth`` / ``Result.stable``; ``Result.spectral_radius()`` gives ρ(Ω) of the run's
+        settings (LTI). Runs with fewer than 5 macro points in the first 20 % are not checked.
     x0 : initial states (stacked array or dict by name); default: the subsystems' own ``x0``.
     divergence_bound : stop with :class:`DivergenceError` when a state exceeds it in magnitude (default
         1e10·max(1, |x0|)); ``math.inf`` stops only on non-finite values.
@@ -204,8 +302,14 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
-    if (H is None) == (grid is None):
+    if H is None and grid is None:
+        raise TypeError("H: missing the macro step size H (or give an explicit grid=[0, T_1, ..., t_end])")
+    if H is not None and grid is not None:
         raise TypeError("H: give either the macro step size H or an explicit grid, not both")
+    scheme = defaults.SCHEME if scheme is None else scheme
+    approximation = defaults.approximation() if approximation is None else approximation
+    update = defaults.UPDATE if update is None else update
+    last_step = defaults.LAST_STEP if last_step is None else last_step
     if grid is not None:
         t_end, _ = _check_time(t_end, 1.0)
         grid = _grid(grid, t_end, "grid")
@@ -213,6 +317,10 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         if startup is not None:
             raise ValueError("startup: not used with an explicit grid (put the start-up steps into the grid)")
     t_end, H = _check_time(t_end, H)
+    if grid is None:
+        _check_steps(t_end, H, last_step)
+    elif last_step not in defaults.LAST_STEPS:
+        raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
     if not isinstance(scheme, str):
         raise TypeError(f"scheme: expected 'jacobi' or 'gauss-seidel', got {scheme!r}")
     sname = _ALIASES.get(scheme.lower(), scheme.lower())
@@ -228,12 +336,16 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     if order is not None:
         if sname != "gauss-seidel":
             raise ValueError("order: only meaningful with scheme='gauss-seidel'")
+        if isinstance(order, str):
+            raise TypeError(f"order: expected a list of subsystem names, got the string {order!r}")
         order = list(order)
-        if sorted(order) != sorted(system.names):
-            raise ValueError(f"order: must list every subsystem name exactly once, got {order}")
+        if sorted(map(str, order)) != sorted(system.names) or len(set(order)) != len(order):
+            raise ValueError(f"order: must list every subsystem name exactly once, got {order} "
+                             f"(subsystems: {system.names})")
         order_idx = np.array([system.index(n) for n in order], dtype=np.int64)
-    x0v = _x0(system, x0)
+    x0v = _x0(system, x0, start_values)
     bound = _default_bound(x0v, divergence_bound)
+    growth_limit = _growth_limit(divergence_growth)
     ci, co, cg = _connections(system)
     kind, k = approx.spec()
     deriv = 1 if isinstance(approx, Hermite) and approx.mode == "lagged" else 0
@@ -250,11 +362,13 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
-    return _finish(system, raw, time.perf_counter() - t0, options, system.names)
+    options.update(last_step=last_step, divergence_growth=growth_limit)
+    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names), growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,
-                        solver: Solver | str | None = None, x0=None, divergence_bound: float | None = None) -> Result:
+                        solver: Solver | str | None = None, x0=None, start_values=None,
+                        divergence_bound: float | None = None) -> Result:
     """The strongly coupled reference: all subsystems integrated together as one ODE, the coupling conditions
     u = L y + r solved exactly at every evaluation (no approximation of coupling variables).
 
@@ -262,6 +376,8 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     ``t`` of a co-simulation result, so that :meth:`Result.error_to` compares at identical points). ``solver`` defaults to :class:`Exact` for all-LTI
     systems (one matrix exponential of the monolithic system matrix; exact to rounding) and to
     ``CVODE(rtol=1e-10, atol=1e-12)`` otherwise; CVODE runs continuously without restarts across output points.
+    ``x0``, ``start_values`` and ``divergence_bound`` as in :func:`simulate` (the reference is not checked for
+    relative growth: a physically growing solution is not a numerical instability of the coupling).
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
@@ -279,7 +395,7 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     if solver is None:
         solver = Exact() if system.is_lti else CVODE(rtol=1e-10, atol=1e-12)
     solver = as_solver(solver)
-    x0v = _x0(system, x0)
+    x0v = _x0(system, x0, start_values)
     bound = _default_bound(x0v, divergence_bound)
     opts = _run_options(t_end=t_end, H=H, divergence_bound=bound, grid=grid)
     options = dict(monolithic=True, solver=solver, H=H, t_end=t_end, t_eval=grid)

@@ -236,9 +236,11 @@ class CModel(Subsystem):
     def __init__(self, rhs, output, nx: int, nu: int, ny: int, x0=None, name="S", feedthrough: bool = True,
                  user_data=None, inputs=None, outputs=None, states=None):
         self.nx, self.nu, self.ny = _check_size(nx, "nx"), _check_size(nu, "nu"), _check_size(ny, "ny")
+        _check_cfunc(rhs, "rhs")
+        _check_cfunc(output, "output")
         self.rhs_ptr = _address(rhs, "rhs")
         self.output_ptr = _address(output, "output")
-        self.user_data_ptr = 0 if user_data is None else _address(user_data, "user_data", allow_null=True)
+        self.user_data_ptr = _user_data_address(user_data)
         self._keepalive = (rhs, output, user_data)
         self.feedthrough = bool(feedthrough)
         self._init_common(name, x0, inputs, outputs, states)
@@ -323,9 +325,15 @@ class CoupledSystem:
     Global signal order: the inputs (outputs) of the subsystems, concatenated in the order given. ``L`` has shape
     (total inputs, total outputs). The monolithic form (strong coupling) is available for LTI subsystems as
     :meth:`monolithic_lti`.
+
+    Every input must be defined: by a connection (an output or a constant source), or by ``inputs_default``
+    (a dict ``{"S2.u[0]": value}``, or one number for every input without a connection: constant values added to
+    r). Otherwise the constructor raises ValueError naming the open inputs, unless ``allow_unconnected=True``
+    declares that they are held at 0 (listed in ``unconnected_inputs``).
     """
 
-    def __init__(self, subsystems: Sequence[Subsystem], connections: Sequence[Connection] = ()):
+    def __init__(self, subsystems: Sequence[Subsystem], connections: Sequence[Connection] = (), *,
+                 inputs_default=None, allow_unconnected: bool = False):
         subsystems = list(subsystems)
         if len(subsystems) < 1:
             raise ValueError("subsystems: need at least one subsystem")
@@ -335,6 +343,8 @@ class CoupledSystem:
         names = [s.name for s in subsystems]
         if len(set(names)) != len(names):
             raise ValueError(f"subsystems: names must be unique, got {names}")
+        if not isinstance(allow_unconnected, bool):
+            raise TypeError(f"allow_unconnected: expected True or False, got {allow_unconnected!r}")
         self.subsystems = subsystems
         self._by_name = {s.name: i for i, s in enumerate(subsystems)}
         self.in_offset = np.cumsum([0] + [s.nu for s in subsystems])
@@ -343,15 +353,74 @@ class CoupledSystem:
         nu, ny = int(self.in_offset[-1]), int(self.out_offset[-1])
         self.L = np.zeros((nu, ny))
         self.r = np.zeros(nu)
+        if isinstance(connections, (Connection, str)):
+            raise TypeError("connections: expected a list of cosim.connect(...) objects")
         self.connections = list(connections)
+        connected = np.zeros(nu, dtype=bool)
         for c in self.connections:
             if not isinstance(c, Connection):
                 raise TypeError(f"connections: expected cosim.connect(...) objects, got {type(c).__name__}")
             di = self._global_index(c.dst, "u")
+            connected[di] = True
             if isinstance(c.src, str):
                 self.L[di, self._global_index(c.src, "y")] += c.gain
             else:
                 self.r[di] += c.gain * float(c.src)
+        self.inputs_default = self._apply_defaults(inputs_default, connected)
+        in_names = self.signal_names("u")
+        #: inputs that no connection or default defines: held at 0 (only with allow_unconnected=True)
+        self.unconnected_inputs = [in_names[i] for i in np.flatnonzero(~connected)]
+        self.allow_unconnected = allow_unconnected
+        if self.unconnected_inputs and not allow_unconnected:
+            raise ValueError(f"connections: inputs {self.unconnected_inputs} are not connected; connect them, give "
+                             "their constant values with inputs_default={name: value} (or one number for all), or "
+                             "pass allow_unconnected=True to hold them at 0")
+
+    def _apply_defaults(self, inputs_default, connected):
+        """Constant values r for inputs without a connection (``inputs_default``); marks them connected."""
+        if inputs_default is None:
+            return {}
+        in_names = self.signal_names("u")
+        if isinstance(inputs_default, dict):
+            items = list(inputs_default.items())
+        elif isinstance(inputs_default, (int, float, np.integer, np.floating)) and not isinstance(inputs_default,
+                                                                                                  bool):
+            items = [(in_names[i], inputs_default) for i in np.flatnonzero(~connected)]
+        else:
+            raise TypeError("inputs_default: expected a dict {'S2.u[0]': value} or one number for every unconnected "
+                            f"input, got {type(inputs_default).__name__}")
+        out = {}
+        for ref, value in items:
+            if not isinstance(ref, str):
+                raise TypeError(f"inputs_default: keys must be input names like 'S2.u[0]', got {ref!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(value):
+                raise ValueError(f"inputs_default[{ref!r}]: expected a finite number, got {value!r}")
+            try:
+                di = self._global_index(ref, "u")
+            except ValueError as e:
+                raise ValueError(f"inputs_default: {e}") from None
+            if connected[di]:
+                raise ValueError(f"inputs_default[{ref!r}]: input {in_names[di]} is already connected; a default "
+                                 "is only for inputs without a connection")
+            self.r[di] += float(value)
+            connected[di] = True
+            out[in_names[di]] = float(value)
+        return out
+
+    def signal_names(self, kind: str) -> list:
+        """Global names of the states (``kind="x"``), inputs (``"u"``) or outputs (``"y"``) in the stacked order:
+        ``"S1.x[0]"`` or ``"S1.<name>"`` where the subsystem names its signals (``inputs``/``outputs``/``states``)."""
+        if kind not in ("x", "u", "y"):
+            raise ValueError(f"kind: must be 'x', 'u' or 'y', got {kind!r}")
+        out = []
+        for s in self.subsystems:
+            n = {"x": s.nx, "u": s.nu, "y": s.ny}[kind]
+            labels = getattr(s, {"x": "states", "u": "inputs", "y": "outputs"}[kind], None)
+            if not labels or len(labels) != n:
+                labels = [f"{kind}[{i}]" for i in range(n)]
+            out += [f"{s.name}.{lab}" for lab in labels]
+        return out
 
     def _global_index(self, ref, kind):
         sub, sig = _split(ref, "connection")
@@ -407,3 +476,87 @@ class CoupledSystem:
 
     def __repr__(self):
         return f"CoupledSystem({self.names}, {len(self.connections)} connections)"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# C function pointers of CModel: signature checks and user_data
+_CFUNC_SIGNATURE = "intc(float64, CPointer(float64), CPointer(float64), CPointer(float64), voidptr)"
+_C_SIGNATURE = "int f(double t, const double *x, const double *u, double *out, void *user_data)"
+
+
+def cfunc_signature() -> str:
+    """The numba signature of the ``rhs`` and ``output`` functions of :class:`CModel`::
+
+        @numba.cfunc(cosim.cfunc_signature())
+        def rhs(t, x, u, xdot, user_data): ...; return 0
+
+    i.e. ``int f(double t, const double *x, const double *u, double *out, void *user_data)`` in C (ẋ = f(t, x, u)
+    into ``out``, or y = g(t, x, u)); return 0 on success. :class:`CModel` checks the signature of numba cfuncs and
+    ctypes function pointers whose argument types are known and raises TypeError on a mismatch (plain int
+    addresses cannot be checked)."""
+    return _CFUNC_SIGNATURE
+
+
+def _ctype_name(t):
+    return "void" if t is None else getattr(t, "__name__", repr(t))
+
+
+def _is_double_ptr(t):
+    return t is ctypes.c_void_p or (isinstance(t, type) and issubclass(t, ctypes._Pointer)
+                                    and getattr(t, "_type_", None) is ctypes.c_double)
+
+
+def _is_any_ptr(t):
+    return t in (ctypes.c_void_p, ctypes.c_char_p) or (isinstance(t, type) and issubclass(t, ctypes._Pointer))
+
+
+def _check_cfunc(obj, name):
+    """TypeError if ``obj`` (a numba cfunc, i.e. anything with ``.address`` and ``.ctypes``, or a ctypes function
+    pointer) declares argument or return types other than :func:`cfunc_signature`. Objects whose types are not
+    known (int addresses, ctypes functions from a library without ``argtypes``) pass unchecked."""
+    fn = obj
+    if not isinstance(obj, ctypes._CFuncPtr) and hasattr(obj, "address") and hasattr(obj, "ctypes"):
+        fn = obj.ctypes  # numba cfunc: its ctypes wrapper carries the argument and return types
+    if not isinstance(fn, ctypes._CFuncPtr):
+        return
+    argtypes, restype = fn.argtypes, fn.restype
+    if argtypes is None:
+        return
+    argtypes = list(argtypes)
+    got = f"{_ctype_name(restype)}({', '.join(_ctype_name(t) for t in argtypes)})"
+    hint = (f"{name}: C signature {got} does not match {_C_SIGNATURE}"
+            f"; with numba use @cfunc(cosim.cfunc_signature()) = @cfunc({_CFUNC_SIGNATURE!r})")
+    if restype is not ctypes.c_int:
+        raise TypeError(f"{hint} (return type is {_ctype_name(restype)}, expected int)")
+    if len(argtypes) != 5:
+        raise TypeError(f"{hint} ({len(argtypes)} arguments, expected 5)")
+    checks = [(lambda t: t is ctypes.c_double, "double t"), (_is_double_ptr, "double *x"),
+              (_is_double_ptr, "double *u"), (_is_double_ptr, "double *out"), (_is_any_ptr, "void *user_data")]
+    for i, (t, (ok, what)) in enumerate(zip(argtypes, checks)):
+        if not ok(t):
+            raise TypeError(f"{hint} (argument {i} is {_ctype_name(t)}, expected {what})")
+
+
+def _user_data_address(user_data):
+    """Address passed as ``void *user_data`` to CModel's functions: None (NULL), an int address, a ctypes object
+    (pointer, c_void_p, or any instance: its address) or a NumPy array (its data buffer)."""
+    if user_data is None:
+        return 0
+    if isinstance(user_data, bool):
+        raise TypeError("user_data: expected None, an int address, a ctypes object or a NumPy array, got bool")
+    if isinstance(user_data, (int, np.integer)):
+        if user_data < 0:
+            raise ValueError(f"user_data: an address must be >= 0, got {user_data}")
+        return int(user_data)
+    if isinstance(user_data, np.ndarray):
+        if not user_data.flags.c_contiguous:
+            raise ValueError("user_data: NumPy array must be C-contiguous (use np.ascontiguousarray)")
+        return int(user_data.ctypes.data)
+    if isinstance(user_data, (ctypes.c_void_p, ctypes.c_char_p)):
+        return user_data.value or 0
+    if isinstance(user_data, (ctypes._Pointer, ctypes._CFuncPtr)):
+        return ctypes.cast(user_data, ctypes.c_void_p).value or 0
+    if isinstance(user_data, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)):
+        return ctypes.addressof(user_data)
+    raise TypeError("user_data: expected None, an int address, a ctypes object or a NumPy array (passed as "
+                    f"void *user_data), got {type(user_data).__name__}")

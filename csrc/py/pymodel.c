@@ -42,6 +42,12 @@ static int call(py_ctx *c, PyObject *f, const char *what, double t, const double
     if (!ox || !ou || (extra && !oe)) goto fail;
     r = extra ? PyObject_CallFunction(f, "dOOO", t, ox, ou, oe) : PyObject_CallFunction(f, "dOO", t, ox, ou);
     if (!r) goto fail;
+    if (r == Py_None) { /* converting None would give one NaN: "returned 1 values" misleads */
+        snprintf(c->model->msg, sizeof c->model->msg, "%s returned None (missing return statement?), expected %d "
+                 "values", what, n);
+        rc = -2;
+        goto out;
+    }
     a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
     if (!a) goto fail;
     if (PyArray_SIZE(a) != n) {

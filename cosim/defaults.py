@@ -1,0 +1,33 @@
+"""Defaults shared by :func:`cosim.simulate` and :mod:`cosim.analysis` (one place, so that the same call pattern
+means the same co-simulation in both).
+
+* ``SCHEME = "jacobi"``: all subsystems integrate in parallel with extrapolated inputs (genser2020 §1.1, the
+  FMI-style baseline).
+* ``approximation()`` = :class:`cosim.ZOH`: inputs held constant over each macro step [T_N, T_{N+1}].
+* ``UPDATE = "consistent"``: the coupling conditions u = L y + r are solved at every macro point T_N
+  (kraft2021 eq. 2.22).
+* ``DIVERGENCE_GROWTH = 1e3`` and ``DIVERGENCE_WINDOW = 0.2``: a co-simulation run raises
+  :class:`cosim.DivergenceError` when a state or output grows, after the first 20 % of the run, to more than 1000
+  times its amplitude (max |·|) in that first 20 % (see :func:`cosim.metrics.divergence`). Set the module
+  attributes (``cosim.defaults.DIVERGENCE_GROWTH = 1e6``) to change the default for every later call, or pass
+  ``divergence_growth=`` to :func:`cosim.simulate` for one run (``math.inf`` turns the check off).
+* ``STABILITY_WINDOW = 0.2``: the windows of genser2020's amplitude rule (§11.3): a run is unstable if, for a
+  coupled output, max |y| over the last 20 % of the run exceeds max |y| over the first 20 %.
+* ``LAST_STEP = "error"``: :func:`cosim.simulate` refuses a t_end that is not a multiple of H (pass
+  ``last_step="shorten"`` to accept a shortened last macro step).
+"""
+from __future__ import annotations
+
+SCHEME = "jacobi"
+UPDATE = "consistent"
+DIVERGENCE_GROWTH = 1e3
+DIVERGENCE_WINDOW = 0.2
+STABILITY_WINDOW = 0.2
+LAST_STEP = "error"
+LAST_STEPS = ("error", "shorten")
+
+
+def approximation():
+    """A fresh default approximation object (ZOH, i.e. Lagrange with k = 0)."""
+    from .approximations import ZOH
+    return ZOH()

@@ -1,0 +1,216 @@
+"""Amplitude measures of a run: the growth of signals and genser2020's 20 % stability rule.
+
+* :func:`amplitudes`: max |s| of every signal over the first and the last part (``window``, a fraction of the
+  run's time span) of a run.
+* :func:`growth`: per signal, the amplitude over the last 20 % of the run divided by the amplitude over the first
+  20 % (genser2020 §11.3; "amplitude" = max |·| in the window, the spec's [AMB] default).
+* :func:`is_stable`: the 20 % rule: a run is **unstable** if, for at least one coupled output signal, the amplitude
+  in the last 20 % of the simulation time is greater than the amplitude in the first 20 %; non-finite values count
+  as unstable.
+* :func:`divergence`: the criterion :func:`cosim.simulate` applies after every run: the largest growth of a state
+  or output after the first ``window`` of the run relative to its amplitude within it
+  (:data:`cosim.defaults.DIVERGENCE_GROWTH`).
+
+The coupled outputs of a system are the outputs y that some connection u = L y + r reads (a non-zero column of
+L); a system without such connections is judged on all its outputs (or its states if it has none).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from . import defaults
+
+__all__ = ["amplitudes", "growth", "max_growth", "is_stable", "divergence", "Divergence"]
+
+# Signals whose amplitude in the early window is below this fraction of the largest early amplitude of their kind
+# (states or outputs) are measured against that floor instead (a state that starts at exactly 0 is not "infinitely
+# grown" by any later motion).
+_FLOOR = 1e-3
+# The divergence criterion needs this many macro points in the early window (fewer: the first window does not
+# resolve the early amplitude, e.g. a velocity starting from rest).
+_MIN_EARLY_POINTS = 5
+
+
+def _window(window, name="window"):
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, numbers.Real):
+        raise TypeError(f"{name}: expected a fraction of the run in (0, 0.5], got {window!r}")
+    w = float(window)
+    if not 0.0 < w <= 0.5:
+        raise ValueError(f"{name}: must be a fraction of the run in (0, 0.5], got {window!r}")
+    return w
+
+
+def _series(t, values):
+    t = np.asarray(t, dtype=float).reshape(-1)
+    V = np.asarray(values, dtype=float)
+    if V.ndim == 1:
+        V = V.reshape(-1, 1)
+    if V.ndim != 2 or V.shape[0] != t.size:
+        raise ValueError(f"values: expected shape ({t.size}, n) matching t, got {np.shape(values)}")
+    if t.size < 2:
+        raise ValueError(f"t: need at least two time points, got {t.size}")
+    if not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
+        raise ValueError("t: must be finite and strictly increasing")
+    return t, V
+
+
+def amplitudes(t, values, window=None):
+    """(early, late): max |s| per column of ``values`` over t ≤ t_0 + w (t_n − t_0) and over
+    t ≥ t_n − w (t_n − t_0), w = ``window`` (default :data:`cosim.defaults.STABILITY_WINDOW` = 0.2). A column with a non-finite value has
+    amplitude inf in the window that contains it."""
+    w = _window(window) or defaults.STABILITY_WINDOW
+    t, V = _series(t, values)
+    span = t[-1] - t[0]
+    early = t <= t[0] + w * span * (1 + 1e-12)
+    late = t >= t[-1] - w * span * (1 + 1e-12)
+    with np.errstate(invalid="ignore"):
+        A = np.where(np.isfinite(V), np.abs(V), np.inf)
+    return A[early].max(axis=0), A[late].max(axis=0)
+
+
+def _absmax(V):
+    """max |v| per column without a copy of V (NaN propagates)."""
+    return np.maximum(V.max(axis=0), -V.min(axis=0))
+
+
+def _ratio(late, early):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(early > 0, late / np.where(early > 0, early, 1.0), np.where(late > 0, np.inf, 1.0))
+    r[~np.isfinite(early) | ~np.isfinite(late)] = np.inf
+    return r
+
+
+def _coupled_outputs(system):
+    cols = np.flatnonzero(np.any(system.L != 0, axis=0))
+    return cols
+
+
+def _result_signals(result):
+    """(values, names) the 20 % rule looks at: the coupled outputs, else all outputs, else the states."""
+    from .result import Result
+    if not isinstance(result, Result):
+        raise TypeError(f"result: expected a cosim Result, got {type(result).__name__}")
+    system = result.system
+    Y = np.asarray(result.Y)
+    if Y.ndim == 2 and Y.shape[1] > 0 and Y.shape[1] == int(system.out_offset[-1]):
+        names = system.signal_names("y")
+        cols = _coupled_outputs(system)
+        if cols.size == 0:
+            cols = np.arange(Y.shape[1])
+        return Y[:, cols], [names[i] for i in cols]
+    return np.asarray(result.X), system.signal_names("x")
+
+
+_STATUS_DIVERGED = 5  # Result.status of a run stopped or flagged as diverged (CS_ERR_DIVERGED, cosim.simulate)
+
+
+def _diverged(result):
+    return getattr(result, "status", 0) == _STATUS_DIVERGED
+
+
+def growth(result, window=None) -> dict:
+    """Per coupled output signal of a run: max |y| over the last ``window`` of the run divided by max |y| over
+    its first ``window`` (default 20 %, genser2020 §11.3). Returns {signal name: factor}; inf for a signal with
+    non-finite values or that starts at exactly 0 and later moves, 1.0 for a signal that is 0 in both windows.
+    A run with a single macro point has factor 1.0 (inf if it was stopped as diverged)."""
+    V, names = _result_signals(result)
+    if len(result.t) < 2:
+        return dict.fromkeys(names, math.inf if _diverged(result) else 1.0)
+    early, late = amplitudes(result.t, V, window)
+    return dict(zip(names, _ratio(late, early).tolist()))
+
+
+def max_growth(result, window=None) -> float:
+    """The largest factor of :func:`growth` (what ``Result.growth`` returns)."""
+    g = growth(result, window)
+    return max(g.values()) if g else 1.0
+
+
+def is_stable(result, window=None) -> bool:
+    """genser2020's 20 % amplitude rule (§11.3): False if, for at least one coupled output, max |y| over the last
+    20 % of the run is greater than max |y| over the first 20 %, or if a value is not finite; True otherwise.
+
+    A run stopped or flagged by :class:`cosim.DivergenceError` (status of its ``result``) is not stable."""
+    if _diverged(result):
+        return False
+    return bool(max_growth(result, window) <= 1.0)
+
+
+class Divergence:
+    """What :func:`divergence` found: ``signal`` (name), ``factor`` (growth relative to the early amplitude),
+    ``t`` (first time the signal exceeded the allowed amplitude), ``early`` (reference amplitude A_0, see
+    :func:`divergence`),
+    ``peak`` (max |s| after the early window), ``window`` and ``limit`` (the growth factor allowed)."""
+
+    def __init__(self, signal, factor, t, early, peak, window, limit):
+        self.signal, self.factor, self.t, self.early, self.peak = signal, factor, t, early, peak
+        self.window, self.limit = window, limit
+
+    def message(self):
+        return (f"co-simulation diverged: {self.signal} grew by a factor {self.factor:.3g} (|{self.signal}| = "
+                f"{self.peak:.3g} after the first {self.window:.0%} of the run, where its amplitude was "
+                f"{self.early:.3g}; it passed {self.limit:g} times that at t = {self.t:.10g}). The coupling is "
+                "probably numerically unstable at this H: check res.spectral_radius() (LTI) and reduce H or "
+                "change the approximation/scheme. The result is attached as .result; to change the criterion pass "
+                "divergence_growth=<factor> (math.inf turns it off) or set cosim.defaults.DIVERGENCE_GROWTH")
+
+    def __repr__(self):
+        return f"Divergence({self.signal!r}, factor={self.factor:.3g}, t={self.t:.6g})"
+
+
+def divergence(t, groups, limit=None, window=None):
+    """The relative divergence criterion of :func:`cosim.simulate`.
+
+    ``groups``: a sequence of (values (n, m), names) pairs (e.g. the states and the outputs of a run). For every
+    signal s, A_0 = max |s| over the first ``window`` (default 20 %) of the run, floored at 1e-3 times the largest
+    A_0 of its group; the run has diverged if max |s| after that window exceeds ``limit`` · A_0 (default
+    :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3). Signals that are 0 throughout the early window of a group that
+    is all 0 there are not judged. Non-finite values count as diverged. Needs at least 5 macro points in the early
+    window; shorter runs return None (only the absolute bound of the engine applies to them).
+
+    Returns the worst offender as a :class:`Divergence`, or None."""
+    limit = defaults.DIVERGENCE_GROWTH if limit is None else limit
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real):
+        raise TypeError(f"limit: expected a growth factor > 1 or math.inf, got {limit!r}")
+    if not limit > 1:
+        raise ValueError(f"limit: must be a growth factor > 1 or math.inf, got {limit!r}")
+    w = _window(window) or defaults.DIVERGENCE_WINDOW
+    t = np.asarray(t, dtype=float).reshape(-1)
+    if not math.isfinite(limit) or t.size < 2:
+        return None
+    if not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
+        raise ValueError("t: must be finite and strictly increasing")
+    span = t[-1] - t[0]
+    k = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))   # t[:k]: the early window
+    if k < _MIN_EARLY_POINTS or k >= t.size:
+        return None
+    worst = None
+    for values, names in groups:
+        V = np.asarray(values, dtype=float)
+        if V.ndim != 2 or V.shape[0] != t.size or len(names) != V.shape[1]:
+            raise ValueError(f"groups: expected (values of shape ({t.size}, m), m names) pairs, got shape "
+                             f"{V.shape} with {len(names)} names")
+        if V.shape[1] == 0:
+            continue
+        a0 = _absmax(V[:k])                                       # NaN/inf propagate: non-finite -> diverged
+        peak = _absmax(V[k:])
+        finite0 = a0[np.isfinite(a0)]
+        ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
+        ok = np.isfinite(peak) & np.isfinite(ref)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(ok, peak / np.where(ref > 0, ref, 1.0), np.inf)
+        factor[ok & (ref == 0.0)] = -np.inf                       # 0 throughout a quiet early window: not judged
+        j = int(np.argmax(factor))
+        if factor[j] > limit and (worst is None or factor[j] > worst.factor):
+            col = V[:, j]
+            bad = ~np.isfinite(col)
+            if np.isfinite(ref[j]):
+                bad[k:] |= ~(np.abs(col[k:]) <= limit * ref[j])
+            worst = Divergence(names[j], float(factor[j]), float(t[np.argmax(bad)]), float(ref[j]),
+                               float(peak[j]), w, limit)
+    return worst

@@ -1,0 +1,261 @@
+"""Loud instability: the relative divergence criterion of cosim.simulate, Result.growth / Result.stable (genser2020's
+20 % amplitude rule), Result.spectral_radius() with the run's own settings, and the defaults shared by
+cosim.simulate and cosim.analysis."""
+import math
+
+import numpy as np
+import pytest
+
+import cosim
+from cosim import analysis as an
+from cosim import metrics, models
+
+# genser2020's case study (ck = 2e5, dk = 200): rho(Omega) of Jacobi + ZOH + consistent update crosses 1 near H = 2 ms
+ISSUE = dict(ck=2e5, dk=200.0)
+
+
+def issue_system():
+    return models.two_mass_oscillator(**ISSUE)
+
+
+def test_issue_example_raises_with_full_result():
+    """simulate(two_mass_oscillator(ck=2e5, dk=200), 1.0, 5e-3) used to return success with |x| = 3e7 from
+    x0 = 0.1 (rho = 1.07): it now raises DivergenceError carrying the whole run."""
+    s = issue_system()
+    with pytest.raises(cosim.DivergenceError) as info:
+        cosim.simulate(s, 1.0, 5e-3)
+    e = info.value
+    res = e.result
+    assert isinstance(res, cosim.Result) and not res.success
+    assert res.t[-1] == pytest.approx(1.0) and len(res.t) == 201          # the whole run is attached
+    assert np.max(np.abs(res.X)) > 1e6 * 0.1                            # it really grew by orders of magnitude
+    assert e.growth > cosim.defaults.DIVERGENCE_GROWTH
+    assert e.signal in s.signal_names("x") + s.signal_names("y")
+    assert 0.2 < e.t <= 1.0
+    msg = str(e)
+    assert e.signal in msg and "divergence_growth" in msg and "grew by a factor" in msg
+    # the analysis with the run's own settings agrees: rho > 1
+    rho = res.spectral_radius()
+    assert rho > 1.05 and rho == pytest.approx(an.spectral_radius(s, 5e-3, "jacobi", cosim.ZOH()), rel=1e-13)
+
+
+def test_growth_check_is_configurable(monkeypatch):
+    s = issue_system()
+    res = cosim.simulate(s, 1.0, 5e-3, divergence_growth=math.inf)      # off for one run
+    assert res.success and not res.stable and res.growth > 1e3
+    with pytest.raises(cosim.DivergenceError):                          # a stricter factor catches a slower run
+        cosim.simulate(s, 1.0, 3e-3, solver=cosim.Exact(), divergence_growth=10.0, last_step="shorten")
+    monkeypatch.setattr(cosim.defaults, "DIVERGENCE_GROWTH", math.inf)  # module default for every later call
+    assert cosim.simulate(s, 1.0, 5e-3, solver=cosim.Exact()).success
+    monkeypatch.setattr(cosim.defaults, "DIVERGENCE_GROWTH", 10.0)
+    with pytest.raises(cosim.DivergenceError, match="DIVERGENCE_GROWTH"):
+        cosim.simulate(s, 1.0, 3e-3, solver=cosim.Exact(), last_step="shorten")
+
+
+@pytest.mark.parametrize("bad,exc", [(0.5, ValueError), (1.0, ValueError), (float("nan"), ValueError),
+                                     ("large", TypeError), (True, TypeError)])
+def test_growth_argument_validated(bad, exc):
+    with pytest.raises(exc, match="divergence_growth"):
+        cosim.simulate(issue_system(), 0.01, 1e-3, divergence_growth=bad)
+
+
+def test_sweep_outcome_follows_rho():
+    """Over an H sweep, the loud outcome (DivergenceError), the 20 % rule and rho(Omega) of the same settings agree:
+    rho < 1 -> success and stable; 1 < rho (slow growth) -> success but not stable; rho >= 1.03 over 1 s ->
+    DivergenceError."""
+    s = issue_system()
+    for H in (5e-4, 1e-3, 2e-3, 2.5e-3, 4e-3, 5e-3):
+        rho = an.spectral_radius(s, H, "jacobi", cosim.ZOH(), update="consistent")
+        try:
+            res = cosim.simulate(s, 1.0, H, solver=cosim.Exact())
+            raised = False
+        except cosim.DivergenceError as e:
+            res, raised = e.result, True
+        assert res.spectral_radius() == pytest.approx(rho, rel=1e-12)
+        if rho < 1:
+            assert not raised and res.stable and res.growth < 1
+        elif rho < 1.03:
+            assert not raised and not res.stable and res.growth > 1
+        else:
+            assert raised and not res.stable and res.growth > cosim.defaults.DIVERGENCE_GROWTH
+
+
+def test_stable_nominal_run_is_quiet():
+    res = cosim.simulate(models.two_mass_oscillator(), 0.1, 1e-4, solver=cosim.Exact())
+    assert res.success and res.stable and res.growth < 1
+    assert res.spectral_radius() < 1
+
+
+def test_spectral_radius_uses_the_runs_settings():
+    s = models.two_mass_oscillator(**ISSUE)
+    kw = dict(scheme="gauss-seidel", approximation=cosim.Lagrange(1), update="simplified", order=["S2", "S1"])
+    res = cosim.simulate(s, 0.02, 1e-3, solver=cosim.Exact(), divergence_growth=math.inf, **kw)
+    expected = an.spectral_radius(s, 1e-3, **kw)
+    assert res.spectral_radius() == pytest.approx(expected, rel=1e-13)
+    # and it is not the rho of the defaults (the settings really are taken from the run)
+    assert abs(an.spectral_radius(s, 1e-3) - expected) > 1e-6
+
+
+def test_simulate_and_analysis_share_defaults():
+    """The same call pattern means the same co-simulation: defaults from cosim.defaults (Jacobi, ZOH, consistent)."""
+    s = issue_system()
+    res = cosim.simulate(s, 0.01, 1e-3, solver=cosim.Exact())
+    assert res.options["scheme"] == cosim.defaults.SCHEME == "jacobi"
+    assert res.options["approximation"] == cosim.defaults.approximation() == cosim.ZOH()
+    assert res.options["update"] == cosim.defaults.UPDATE == "consistent"
+    explicit = an.spectral_radius(s, 1e-3, "jacobi", cosim.ZOH(), update="consistent")
+    assert an.spectral_radius(s, 1e-3) == explicit == res.spectral_radius()
+    assert np.array_equal(an.amplification_matrix(s, 1e-3), an.amplification_matrix(s, 1e-3, "jacobi", cosim.ZOH()))
+    m = an.two_mass_stability_map([2e5], [200.0], [1e-3])
+    assert m.scheme == "jacobi" and m.approximation == cosim.ZOH() and m.update == "consistent"
+
+
+def test_spectral_radius_of_result_rejects_what_it_cannot_analyse():
+    s = models.two_mass_oscillator()
+    ref = cosim.simulate_monolithic(s, 0.01)
+    with pytest.raises(ValueError, match="monolithic"):
+        ref.spectral_radius()
+    grid = np.array([0.0, 1e-3, 3e-3, 4e-3])
+    res = cosim.simulate(s, 4e-3, grid=grid, solver=cosim.Exact())
+    with pytest.raises(ValueError, match="non-uniform"):
+        res.spectral_radius()
+    uniform = cosim.simulate(s, 4e-3, grid=np.linspace(0, 4e-3, 5), solver=cosim.Exact())
+    assert uniform.spectral_radius() == pytest.approx(an.spectral_radius(s, 1e-3), rel=1e-12)
+    ode = cosim.ODE(lambda t, x, u: -x + u, lambda t, x, u: x, nx=1, nu=1, ny=1, name="N", feedthrough=False)
+    lti = cosim.LTI([[-1.0]], [[1.0]], [[1.0]], name="L")
+    mixed = cosim.CoupledSystem([ode, lti], [cosim.connect("N.y[0]", "L.u[0]"), cosim.connect("L.y[0]", "N.u[0]")])
+    with pytest.raises(ValueError, match="not a cosim.LTI"):
+        cosim.simulate(mixed, 0.1, 0.01).spectral_radius()
+    with pytest.raises(TypeError, match="result"):
+        an.result_spectral_radius("res")
+
+
+def test_engine_bound_error_names_the_state():
+    """The C engine reports 'state 1' (a global index): the error names it as S1.x[1]."""
+    osc = cosim.LTI([[0.0, 1.0], [-1e4, 0.0]], [[0.0], [1.0]], [[1.0, 0.0]], x0=[0.1, 0.0], name="S1")
+    s = cosim.CoupledSystem([osc, integrator_lti("S2")], [cosim.connect("S1.y[0]", "S2.u[0]"),
+                                                          cosim.connect("S2.y[0]", "S1.u[0]", 1e-3)])
+    with pytest.raises(cosim.DivergenceError) as info:
+        cosim.simulate(s, 0.1, 1e-4, solver=cosim.Exact(), divergence_bound=1.0)   # |v| reaches 10
+    e = info.value
+    assert e.signal == "S1.x[1]" and "state S1.x[1] = " in str(e) and "state 1 " not in str(e)
+    assert "divergence_bound" in str(e) and e.t == pytest.approx(e.result.t[-1] + 1e-4)
+    assert len(e.result.t) >= 2 and np.all(np.abs(e.result.X) <= 1.0)     # up to the step before
+
+
+def integrator_lti(name):
+    return cosim.LTI([[0.0]], [[1.0]], [[1.0]], name=name)
+
+
+def test_engine_nonfinite_output_names_the_output():
+    nan_out = cosim.ODE(lambda t, x, u: -x, lambda t, x, u: np.array([np.nan]), nx=1, nu=0, ny=1, x0=[1.0],
+                        name="A", outputs=["level"])
+    with pytest.raises(cosim.DivergenceError) as info:
+        cosim.simulate(cosim.CoupledSystem([nan_out]), 0.1, 0.01)
+    e = info.value
+    assert e.signal == "A.level" and "output A.level" in str(e) and "not finite" in str(e)
+    assert "output 0" not in str(e) and e.growth == math.inf
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# metrics: the amplitude measures on known signals
+def test_growth_of_known_signals():
+    t = np.linspace(0.0, 10.0, 1001)
+    V = np.column_stack([np.exp(0.3 * t), np.exp(-t), np.zeros_like(t), np.where(t > 5, 1.0, 0.0)])
+    early, late = metrics.amplitudes(t, V)
+    assert early == pytest.approx([np.exp(0.6), 1.0, 0.0, 0.0]) and late == pytest.approx([np.exp(3.0), np.exp(-8),
+                                                                                              0.0, 1.0])
+    r = metrics._ratio(late, early)
+    assert r[0] == pytest.approx(np.exp(2.4)) and r[1] == pytest.approx(np.exp(-8)) and r[2] == 1.0
+    assert r[3] == math.inf                                     # 0 in the first 20 %, moving later
+    V[500, 1] = np.nan
+    early, late = metrics.amplitudes(t, V)
+    assert early[1] == 1.0 and late[1] == pytest.approx(np.exp(-8))  # t = 5 is in neither 20 % window
+    early, late = metrics.amplitudes(t, V, window=0.5)
+    assert math.isinf(early[1]) and math.isinf(late[1])        # t = 5 lies in both halves
+    with pytest.raises(ValueError, match="window"):
+        metrics.amplitudes(t, V, window=0.7)
+    with pytest.raises(ValueError, match="values"):
+        metrics.amplitudes(t, V[:-1])
+
+
+def test_twenty_percent_rule_on_a_result():
+    """genser2020 §11.3: unstable iff a coupled output is larger in the last 20 % than in the first 20 %; the
+    per-signal growth names the coupled outputs only (S1.x1, S1.v1, S2.F of the force/displacement oscillator)."""
+    s = issue_system()
+    res = cosim.simulate(s, 1.0, 2.5e-3, solver=cosim.Exact())
+    g = metrics.growth(res)
+    assert set(g) == {"S1.x1", "S1.v1", "S2.F"}
+    n = len(res.t)
+    for name, col in (("S1.x1", res.y["S1"][:, 0]), ("S2.F", res.y["S2"][:, 0])):
+        first = np.max(np.abs(col[res.t <= 0.2 + 1e-12]))
+        last = np.max(np.abs(col[res.t >= 0.8 - 1e-12]))
+        assert g[name] == pytest.approx(last / first, rel=1e-12)
+    assert res.growth == max(g.values()) and res.stable == (res.growth <= 1) and n == 401
+
+
+def test_divergence_criterion_ignores_short_runs_and_quiet_signals():
+    t = np.linspace(0, 1, 11)                                    # 3 points in the first 20 %: not judged
+    assert metrics.divergence(t, [(np.exp(20 * t)[:, None], ["s"])], 1e3) is None
+    t = np.linspace(0, 1, 101)
+    zero = np.zeros((101, 1))
+    assert metrics.divergence(t, [(zero, ["z"])], 1e3) is None
+    d = metrics.divergence(t, [(np.column_stack([np.exp(10 * t), np.cos(t)]), ["grows", "calm"])], 1e3)
+    assert d.signal == "grows" and d.factor == pytest.approx(np.exp(8), rel=1e-12)
+    assert d.t == pytest.approx(t[np.argmax(np.exp(10 * t) > 1e3 * np.exp(2))])
+
+
+def test_result_stopped_by_the_engine_is_not_stable():
+    s = models.two_mass_oscillator()
+    with pytest.raises(cosim.DivergenceError) as info:
+        cosim.simulate(s, 0.1, 1e-4, solver=cosim.Exact(), divergence_bound=1.0)
+    res = info.value.result
+    assert len(res.t) == 1 and res.stable is False and res.growth == math.inf
+    quiet = cosim.simulate(s, 0.0, 1e-4)                         # t_end = 0: one point, nothing grew
+    assert quiet.success and quiet.growth == 1.0 and quiet.stable
+
+
+def test_divergence_criterion_on_non_finite_values():
+    t = np.linspace(0, 1, 101)
+    V = np.column_stack([np.cos(t), np.sin(5 * t)])
+    V[60, 1] = np.inf
+    d = metrics.divergence(t, [(V, ["a", "b"])], 1e3)
+    assert d.signal == "b" and d.factor == math.inf and d.t == t[60]
+    V[60, 1], V[3, 0] = 0.0, np.nan                              # non-finite inside the early window
+    d = metrics.divergence(t, [(V, ["a", "b"])], 1e3)
+    assert d.signal == "a" and d.factor == math.inf and d.t == t[3]
+
+
+def test_divergence_message_in_the_engines_local_naming():
+    """Engine messages that name the unit and a local index ('state S2.x[1]', 'output A.y[0]') get the signal's
+    own name where it has one; the monolithic reference's composite unit maps back to the system's states."""
+    a = cosim.LTI([[-1.0]], [[1.0]], [[1.0]], name="A", outputs=["level"], x0=[1.0])
+    b = cosim.LTI([[-1.0, 0.0], [0.0, -1.0]], [[1.0], [0.0]], [[1.0, 1.0]], name="B")
+    s = cosim.CoupledSystem([a, b], [cosim.connect("B.y[0]", "A.u[0]"), cosim.connect("A.level", "B.u[0]")])
+    res = cosim.simulate(s, 0.1, 0.01)
+    e = cosim.DivergenceError("co-simulation diverged at t = 0.05: state B.x[1] = 3e+10 exceeds the divergence "
+                              "bound (numerically unstable coupling?)", res)
+    assert e.signal == "B.x[1]" and e.t == 0.05 and e.growth is None and "divergence_bound=math.inf" in str(e)
+    e = cosim.DivergenceError("co-simulation diverged at t = 0: output A.y[0] = nan is not finite", res)
+    assert e.signal == "A.level" and "output A.level = nan" in str(e) and e.growth == math.inf
+    ref = cosim.simulate_monolithic(s, 0.1)
+    e = cosim.DivergenceError("co-simulation diverged at t = 0.1: state monolithic.x[2] = inf is not finite", ref)
+    assert e.signal == "B.x[1]" and e.growth == math.inf
+    plain = cosim.DivergenceError("something else", res)
+    assert plain.signal is None and str(plain) == "something else"
+
+
+def test_divergence_criterion_validates_arguments():
+    t = np.linspace(0, 1, 101)
+    with pytest.raises(ValueError, match="limit"):
+        metrics.divergence(t, [(np.ones((101, 1)), ["a"])], 0.5)
+    with pytest.raises(TypeError, match="limit"):
+        metrics.divergence(t, [(np.ones((101, 1)), ["a"])], "big")
+    with pytest.raises(ValueError, match="groups"):
+        metrics.divergence(t, [(np.ones((100, 1)), ["a"])], 1e3)
+    with pytest.raises(ValueError, match="groups"):
+        metrics.divergence(t, [(np.ones((101, 2)), ["a"])], 1e3)
+    with pytest.raises(ValueError, match="t: must be finite"):
+        metrics.divergence(t[::-1], [(np.ones((101, 1)), ["a"])], 1e3)
+    with pytest.raises(TypeError, match="result"):
+        metrics.growth("not a result")
