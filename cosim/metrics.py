@@ -86,7 +86,7 @@ def _ratio(late, early):
 
 
 def _coupled_outputs(system):
-    cols = np.flatnonzero(np.any(system.L != 0, axis=0))
+    cols = np.unique(system.coupling[1])
     return cols
 
 

@@ -67,8 +67,8 @@ def _solvers(system, solver):
 
 
 def _connections(system):
-    rows, cols = np.nonzero(system.L)
-    return rows.astype(np.int64), cols.astype(np.int64), system.L[rows, cols].astype(float)
+    a, j, g = system.coupling
+    return a.astype(np.int64), j.astype(np.int64), g.astype(float)
 
 
 def _check_steps(t_end, H, last_step):

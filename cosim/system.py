@@ -351,8 +351,8 @@ class CoupledSystem:
         self.out_offset = np.cumsum([0] + [s.ny for s in subsystems])
         self.state_offset = np.cumsum([0] + [s.nx for s in subsystems])
         nu, ny = int(self.in_offset[-1]), int(self.out_offset[-1])
-        self.L = np.zeros((nu, ny))
         self.r = np.zeros(nu)
+        rows, cols, gains = [], [], []
         if isinstance(connections, (Connection, str)):
             raise TypeError("connections: expected a list of cosim.connect(...) objects")
         self.connections = list(connections)
@@ -363,9 +363,13 @@ class CoupledSystem:
             di = self._global_index(c.dst, "u")
             connected[di] = True
             if isinstance(c.src, str):
-                self.L[di, self._global_index(c.src, "y")] += c.gain
+                rows.append(di)
+                cols.append(self._global_index(c.src, "y"))
+                gains.append(c.gain)
             else:
                 self.r[di] += c.gain * float(c.src)
+        self._coupling = self._merge(nu, ny, rows, cols, gains)
+        self._L_dense = None
         self.inputs_default = self._apply_defaults(inputs_default, connected)
         in_names = self.signal_names("u")
         #: inputs that no connection or default defines: held at 0 (only with allow_unconnected=True)
@@ -375,6 +379,37 @@ class CoupledSystem:
             raise ValueError(f"connections: inputs {self.unconnected_inputs} are not connected; connect them, give "
                              "their constant values with inputs_default={name: value} (or one number for all), or "
                              "pass allow_unconnected=True to hold them at 0")
+
+    @staticmethod
+    def _merge(nu, ny, rows, cols, gains):
+        """u = L y + r as sorted (input, output, gain) triples; repeated pairs add up, zero sums are dropped."""
+        if not rows:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e.copy(), np.zeros(0)
+        key = np.asarray(rows, dtype=np.int64) * ny + np.asarray(cols, dtype=np.int64)
+        uniq, inv = np.unique(key, return_inverse=True)
+        g = np.zeros(uniq.size)
+        np.add.at(g, inv, np.asarray(gains, dtype=float))
+        keep = g != 0.0
+        return uniq[keep] // ny, uniq[keep] % ny, g[keep]
+
+    @property
+    def coupling(self):
+        """The connections u = L y + r as arrays (input index a, output index j, gain L[a, j]), sorted by input:
+        the sparse form the engine uses (no dense n_u x n_y matrix for large systems)."""
+        return self._coupling
+
+    @property
+    def L(self) -> np.ndarray:
+        """L as a dense (n_u, n_y) matrix, formed on first use (for the analysis and small systems; the engine uses
+        :attr:`coupling`)."""
+        if self._L_dense is None:
+            a, j, g = self._coupling
+            L = np.zeros((int(self.in_offset[-1]), int(self.out_offset[-1])))
+            L[a, j] = g
+            L.setflags(write=False)
+            self._L_dense = L
+        return self._L_dense
 
     def _apply_defaults(self, inputs_default, connected):
         """Constant values r for inputs without a connection (``inputs_default``); marks them connected."""

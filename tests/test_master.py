@@ -272,3 +272,15 @@ def test_timing_is_opt_in():
     assert "wall_time" not in off.stats["subsystems"]["S1"]
     assert on.stats["subsystems"]["S1"]["wall_time"] > 0
     assert np.array_equal(off.X, on.X)
+
+
+def test_large_system_never_forms_dense_L():
+    """u = L y + r stays sparse from connect() to the engine: a ring of 2000 units simulates without the dense
+    2000 x 2000 matrix ever being formed."""
+    s = ring(2000, nx=1)
+    a, j, g = s.coupling
+    assert len(a) == 2000 and np.all(g == 0.5)
+    res = cosim.simulate(s, 0.01, 1e-3, solver=cosim.Exact())
+    assert res.X.shape == (11, 2000)
+    assert s._L_dense is None
+    assert s.L.shape == (2000, 2000) and s.L[1, 0] == 0.5      # formed on request only
