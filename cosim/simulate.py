@@ -190,6 +190,40 @@ def _grid(grid, t_end, name):
     return g
 
 
+def _output_grid(output_interval, t_eval, t_end):
+    """The dense-output grid 0 = t_0 < t_1 < ... <= t_end, or None for records at the macro points."""
+    if output_interval is not None and t_eval is not None:
+        raise TypeError("output_interval: give either output_interval or t_eval, not both")
+    if output_interval is not None:
+        if isinstance(output_interval, bool) or not isinstance(output_interval, (int, float, np.floating, np.integer)):
+            raise TypeError(f"output_interval: expected a real number, got {output_interval!r}")
+        dt = float(output_interval)
+        if not (math.isfinite(dt) and dt > 0):
+            raise ValueError(f"output_interval: must be positive and finite, got {output_interval!r}")
+        n = int(math.floor(t_end / dt * (1 + 1e-12)))
+        if n > 1e8:
+            raise ValueError(f"output_interval: {n} output points are more than 1e8")
+        g = np.arange(n + 1) * dt
+        if t_end - g[-1] > 1e-9 * dt:
+            g = np.append(g, t_end)
+        g[-1] = min(g[-1], t_end) if t_end - g[-1] <= 1e-9 * dt else g[-1]
+        return g
+    if t_eval is None:
+        return None
+    try:
+        g = np.array(t_eval, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError("t_eval: expected a 1-D array of output times") from None
+    if g.size < 1 or not np.all(np.isfinite(g)):
+        raise ValueError("t_eval: need finite output times")
+    if g[0] != 0.0 or not np.all(np.diff(g) > 0):
+        raise ValueError("t_eval: must start at 0 and be strictly increasing")
+    if g[-1] > t_end * (1 + 1e-12):
+        raise ValueError(f"t_eval: ends at {float(g[-1])!r}, after t_end = {t_end!r}")
+    g[-1] = min(g[-1], t_end)
+    return g
+
+
 def _record_limit():
     """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping)."""
     try:
@@ -200,7 +234,7 @@ def _record_limit():
 
 def _run_options(**kw):
     opts = dict(scheme=0, order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
-                startup_factor=1e-5, grid=None, reject=None, timing=0, step_finished=None, step_finished_every=1,
+                startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
                 record_every=1, interrupt_interval=0.05, max_record_bytes=_record_limit())
     opts.update(kw)
     return opts
@@ -250,7 +284,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
-             timing: bool = False, _reject_steps=None) -> Result:
+             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
@@ -293,6 +327,12 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         of a :class:`SolverError`).
     timing : measure the wall time of every unit step (``res.stats["subsystems"][name]["wall_time"]``); off by
         default because two clock reads per unit step cost a quarter of a cheap step.
+
+    output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
+        ``output_interval`` from 0 to t_end, or the given increasing times from 0 to at most t_end. Between macro
+        points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}] (exact for
+        :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
+        counts the macro steps.
 
     Ctrl-C stops a run within a fraction of a second with ``KeyboardInterrupt``.
 
@@ -354,7 +394,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     if isinstance(step_finished_every, bool) or not isinstance(step_finished_every, (int, np.integer)) \
             or step_finished_every < 1:
         raise ValueError(f"step_finished_every: must be an int >= 1, got {step_finished_every!r}")
-    opts = _run_options(scheme=SCHEMES[sname], order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
+    t_out = _output_grid(output_interval, t_eval, t_end)
+    options.update(t_eval=t_out)
+    opts = _run_options(t_out=t_out, scheme=SCHEMES[sname], order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
                         update=UPDATES[update], t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),

@@ -14,6 +14,10 @@ struct cs_algorithm {
     double *y, *u, *ynew, *unew;      /* consistent outputs/inputs at T and at T_{N+1} */
     double *uend, *udot, *ystar, *ydot, *zero, *work;
     void **usnap, *csnap;             /* rollback snapshots (controllers that may reject) */
+    void **dpre, **dpost;             /* dense output: units at T_N and at T_{N+1} */
+    const cs_input **used;
+    double *yd, *ud;                  /* dense output: outputs and inputs at an output point */
+    long kout;                        /* next output point */
     cs_step_ctx ctx;
     cs_outputs outs;
 };
@@ -35,6 +39,11 @@ void cs_algorithm_destroy(cs_algorithm *a) {
         for (int i = 0; i < a->cfg.nsub; i++)
             if (a->usnap[i]) a->cfg.units[i]->ops->snapshot_destroy(a->usnap[i]);
     if (a->csnap) a->cfg.coupling->ops->snapshot_destroy(a->csnap);
+    for (int i = 0; i < a->cfg.nsub; i++) {
+        if (a->dpre && a->dpre[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpre[i]);
+        if (a->dpost && a->dpost[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpost[i]);
+    }
+    free(a->dpre); free(a->dpost); free(a->used); free(a->yd); free(a->ud);
     free(a->usnap);
     free(a->x0); free(a->y); free(a->u); free(a->ynew); free(a->unew);
     free(a->uend); free(a->udot); free(a->ystar); free(a->ydot); free(a->zero); free(a->work);
@@ -84,9 +93,33 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
         for (int i = 0; ok && i < cfg->nsub; i++) ok = (a->usnap[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i])) != NULL;
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
     }
+    a->used = calloc((size_t)cfg->nsub, sizeof(cs_input *));
+    if (!a->used) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
+    if (cfg->nout > 0) {
+        if (!cfg->t_out || cfg->t_out[0] != cfg->t0) {
+            cs_algorithm_destroy(a);
+            return cs_fail(err, CS_ERR_ARG, "t_eval: the output grid must start at the start time");
+        }
+        for (long k = 1; k < cfg->nout; k++)
+            if (!(cfg->t_out[k] > cfg->t_out[k - 1]) || !(cfg->t_out[k] <= cfg->t_end)) {
+                cs_algorithm_destroy(a);
+                return cs_fail(err, CS_ERR_ARG, "t_eval: output times must increase strictly within [t0, t_end]");
+            }
+        a->dpre = calloc((size_t)cfg->nsub, sizeof(void *));
+        a->dpost = calloc((size_t)cfg->nsub, sizeof(void *));
+        a->yd = calloc(ny, sizeof(double));
+        a->ud = calloc(nu, sizeof(double));
+        int ok = a->dpre && a->dpost && a->yd && a->ud;
+        for (int i = 0; ok && i < cfg->nsub; i++)
+            ok = (a->dpre[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i])) &&
+                 (a->dpost[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i]));
+        if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (dense output)"); }
+    }
+    a->kout = 1;
     a->ctx = (cs_step_ctx){.nsub = cfg->nsub, .units = cfg->units, .coupling = cfg->coupling, .net = cfg->net,
                            .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
-                           .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot};
+                           .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
+                           .used = a->used};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
     a->T = cfg->t0;
     *out = a;
@@ -147,17 +180,69 @@ static int rates(cs_algorithm *a, double t, const double *uu, const double *udot
     return CS_OK;
 }
 
-static int observe(cs_algorithm *a, int start, cs_err *err) {
-    cs_run_view v;
-    cs_algorithm_view(a, &v);
+enum { OBSERVE_START, OBSERVE_STEP, OBSERVE_OUTPUT };
+
+static int observe_view(cs_algorithm *a, int what, const cs_run_view *vp, cs_err *err) {
     int stop = 0;
     for (int k = 0; k < a->cfg.nobs; k++) {
         cs_observer *o = a->cfg.observers[k];
-        int rc = start ? (o->ops->on_start ? o->ops->on_start(o, &v, err) : CS_OK) : o->ops->on_step(o, &v, err);
+        int rc = what == OBSERVE_START  ? (o->ops->on_start ? o->ops->on_start(o, vp, err) : CS_OK)
+                 : what == OBSERVE_STEP ? o->ops->on_step(o, vp, err)
+                 : (o->ops->on_output ? o->ops->on_output(o, vp, err) : CS_OK);
         if (rc == CS_STOPPED) stop = 1;
         else if (rc) return rc;
     }
     return stop ? CS_STOPPED : CS_OK;
+}
+
+static int observe(cs_algorithm *a, int start, cs_err *err) {
+    cs_run_view v;
+    cs_algorithm_view(a, &v);
+    return observe_view(a, start ? OBSERVE_START : OBSERVE_STEP, &v, err);
+}
+
+/* Dense output for the output points in (T, T1]: between macro points every unit re-integrates from its state at T
+ * with the input function it used on this step (outputs with the input values at t); at T1 the accepted values. */
+static int dense_output(cs_algorithm *a, double T, double T1, cs_err *err) {
+    const cs_algorithm_config *c = &a->cfg;
+    const cs_network *net = c->net;
+    const double tol = 1e-9 * (T1 - T);
+    int moved = 0, rc = CS_OK;
+    while (a->kout < c->nout && c->t_out[a->kout] < T1 - tol) {
+        double t = c->t_out[a->kout];
+        for (int i = 0; i < c->nsub && !rc; i++) {
+            cs_unit *u = c->units[i];
+            if (!moved) u->ops->save_state(u, a->dpost[i]);
+            u->ops->restore_state(u, a->dpre[i]);
+            rc = cs_unit_do_step(u, T, t - T, a->used[i], CS_RESTART, err);
+            if (!rc) {
+                cs_input_eval(a->used[i], t, a->ud + net->uoff[i]);
+                rc = u->ops->get_outputs(u, t, a->ud + net->uoff[i], a->yd + net->yoff[i], err);
+            }
+        }
+        moved = 1;
+        if (rc) { cs_err_prefix(err, "dense output at t = %.10g: ", t); break; }
+        cs_run_view v;
+        cs_algorithm_view(a, &v);
+        v.t = t;
+        v.final = 0;
+        v.y = a->yd;
+        v.u = a->ud;
+        rc = observe_view(a, OBSERVE_OUTPUT, &v, err);
+        a->kout++;
+        if (rc) break;
+    }
+    if (moved)
+        for (int i = 0; i < c->nsub; i++) c->units[i]->ops->restore_state(c->units[i], a->dpost[i]);
+    if (rc) return rc;
+    if (a->kout < c->nout && c->t_out[a->kout] <= T1 + tol) {
+        cs_run_view v;
+        cs_algorithm_view(a, &v);
+        v.t = c->t_out[a->kout];
+        a->kout++;
+        return observe_view(a, OBSERVE_OUTPUT, &v, err);
+    }
+    return CS_OK;
 }
 
 int cs_algorithm_initialize(cs_algorithm *a, cs_err *err) {
@@ -219,6 +304,10 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     if (a->T >= c->t_end) return cs_fail(err, CS_ERR_ARG, "algorithm: the run has reached t_end");
     cs_step_plan p;
     CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+    const double T = a->T;
+    const int dense = c->nout > 0 && a->kout < c->nout && c->t_out[a->kout] <= p.T1 + 1e-9 * p.H;
+    if (dense)
+        for (int i = 0; i < c->nsub; i++) c->units[i]->ops->save_state(c->units[i], a->dpre[i]);
     for (;;) {
         if (ctl->may_reject) save(a);
         a->ctx.step = a->steps;
@@ -241,6 +330,10 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     t = a->u; a->u = a->unew; a->unew = t;
     a->T = p.T1;
     a->steps++;
+    if (dense) {
+        int rc = dense_output(a, T, p.T1, err);
+        if (rc) return rc;
+    }
     return observe(a, 0, err);
 }
 

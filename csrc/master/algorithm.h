@@ -40,6 +40,10 @@ typedef struct cs_algorithm_config {
     int continue_always;        /* the units' input continues across macro points (monolithic system) */
     double t0, t_end;
     const double *x0;           /* stacked start values (units' nx), copied at initialize */
+    const double *t_out;        /* optional output grid (dense output): t_out[0] = t0 < ... ; observers' on_output
+                                 * sees every point; between macro points the units re-integrate from T_N with the
+                                 * step's own input functions (exact for exact LTI units) */
+    long nout;
 } cs_algorithm_config;
 
 typedef struct cs_algorithm cs_algorithm;

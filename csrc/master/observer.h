@@ -24,6 +24,8 @@ typedef struct cs_observer cs_observer;
 typedef struct cs_observer_ops {
     int (*on_start)(cs_observer *o, const cs_run_view *v, cs_err *err);   /* optional */
     int (*on_step)(cs_observer *o, const cs_run_view *v, cs_err *err);    /* required */
+    /* optional: a point of the user's output grid (dense output, between or at macro points) */
+    int (*on_output)(cs_observer *o, const cs_run_view *v, cs_err *err);
     void (*destroy)(cs_observer *o);                                      /* optional */
 } cs_observer_ops;
 
@@ -39,6 +41,9 @@ void cs_observer_destroy(cs_observer *o);
  * accepted step (>= 1; the final point of the run is always recorded). Running out of capacity is an error. */
 int cs_recorder_create(long cap, double *t, double *x, double *y, double *u, long every, cs_observer **out,
                        cs_err *err);
+/* The same buffers filled at the points of an output grid (dense output, cs_algorithm_config.t_out) instead of the
+ * macro points: the start point and every on_output call. */
+int cs_dense_recorder_create(long cap, double *t, double *x, double *y, double *u, cs_observer **out, cs_err *err);
 long cs_recorder_count(const cs_observer *o);
 
 /* User hook: fn(ctx, v) after every every-th accepted step; fn returns CS_OK, CS_STOPPED or an error code. */

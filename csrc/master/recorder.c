@@ -39,7 +39,11 @@ static int rec_step(cs_observer *o, const cs_run_view *v, cs_err *err) {
 
 static void rec_destroy(cs_observer *o) { free(o->content); o->content = NULL; }
 
+static int rec_none(cs_observer *o, const cs_run_view *v, cs_err *err) { return CS_OK; }
+
 static const cs_observer_ops RECORDER_OPS = {.on_start = rec_start, .on_step = rec_step, .destroy = rec_destroy};
+static const cs_observer_ops DENSE_OPS = {.on_start = rec_start, .on_step = rec_none, .on_output = rec_start,
+                                          .destroy = rec_destroy};
 
 int cs_recorder_create(long cap, double *t, double *x, double *y, double *u, long every, cs_observer **out,
                        cs_err *err) {
@@ -53,6 +57,12 @@ int cs_recorder_create(long cap, double *t, double *x, double *y, double *u, lon
     o->ops = &RECORDER_OPS;
     o->content = r;
     *out = o;
+    return CS_OK;
+}
+
+int cs_dense_recorder_create(long cap, double *t, double *x, double *y, double *u, cs_observer **out, cs_err *err) {
+    CS_TRY(cs_recorder_create(cap, t, x, y, u, 1, out, err));
+    (*out)->ops = &DENSE_OPS;
     return CS_OK;
 }
 

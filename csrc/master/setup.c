@@ -94,7 +94,8 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     cs_algorithm_config ac = {.nsub = r->nunits, .units = r->units, .net = unit_net, .coupling = r->coupling,
                               .scheme = r->scheme, .controller = r->controller, .observers = r->observers,
                               .nobs = 0, .update = update, .divergence_bound = c->divergence_bound,
-                              .continue_always = c->monolithic, .t0 = c->t0, .t_end = c->t_end, .x0 = c->x0};
+                              .continue_always = c->monolithic, .t0 = c->t0, .t_end = c->t_end, .x0 = c->x0,
+                              .t_out = c->t_out, .nout = c->nout};
     FAIL(cs_algorithm_create(&ac, &r->alg, err));
     r->nx = 0;
     for (int i = 0; i < r->nunits; i++) r->nx += r->units[i]->nx;

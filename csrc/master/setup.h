@@ -30,6 +30,8 @@ typedef struct cs_run_config {
     double divergence_bound;
     int monolithic;             /* integrate the strongly coupled system as one unit */
     int timing;                 /* per-unit wall clock */
+    const double *t_out;        /* dense output grid (NULL: records at the macro points) */
+    long nout;
 } cs_run_config;
 
 typedef struct cs_run {

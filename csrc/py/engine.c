@@ -154,10 +154,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cs_run *run = NULL;
     cs_model **models = calloc((size_t)n, sizeof(cs_model *));
     cs_solver_opts *solvers = calloc((size_t)nsolvers, sizeof(cs_solver_opts));
-    PyArrayObject *x0 = NULL, *cg = NULL, *r = NULL, *grid = NULL;
+    PyArrayObject *x0 = NULL, *cg = NULL, *r = NULL, *grid = NULL, *tout = NULL;
     int *cin = NULL, *cout = NULL, *order = NULL;
     long *reject = NULL;
-    PyObject *out = NULL, *oorder, *ogrid, *oreject, *cause = NULL;
+    PyObject *out = NULL, *oorder, *ogrid, *oreject, *otout, *cause = NULL;
     cs_err err = {0};
     int models_given = 0;
     if (!models || !solvers) { PyErr_NoMemory(); goto done; }
@@ -193,8 +193,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         opt_double(opts, "interrupt_interval", &interrupt_interval) || opt_double(opts, "max_record_bytes", &max_bytes))
         goto done;
     if (!(oorder = opt(opts, "order")) || !(ogrid = opt(opts, "grid")) || !(oreject = opt(opts, "reject")) ||
-        !(k.hook = opt(opts, "step_finished")))
+        !(k.hook = opt(opts, "step_finished")) || !(otout = opt(opts, "t_out")))
         goto done;
+    if (otout != Py_None) {
+        if (!(tout = cs_py_darray(otout, "t_eval", 1, d1, 1))) goto done;
+        cfg.t_out = PyArray_DATA(tout);
+        cfg.nout = PyArray_DIM(tout, 0);
+    }
     if (k.hook == Py_None) k.hook = NULL;
     else if (!PyCallable_Check(k.hook)) { PyErr_SetString(PyExc_TypeError, "step_finished: must be callable"); goto done; }
     if (oorder != Py_None) {
@@ -231,8 +236,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     models_given = 1; /* cs_run_create owns the models from here on */
     if (cs_run_create(&cfg, &run, &err)) { cs_py_raise(&err); goto done; }
 
-    long cap = cs_run_capacity(run);
-    if (record_every > 1 && cap > 0) cap = (cap - 1) / record_every + 2;
+    long cap = cfg.nout > 0 ? cfg.nout : cs_run_capacity(run);
+    if (!cfg.nout && record_every > 1 && cap > 0) cap = (cap - 1) / record_every + 2;
     double bytes = (double)cap * (1.0 + run->nx + run->ny + run->nu) * sizeof(double);
     if (cap < 0 || bytes > max_bytes) {
         PyErr_Format(PyExc_MemoryError,
@@ -245,9 +250,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         !(k.arrays[2] = PyArray_SimpleNew(2, dy, NPY_DOUBLE)) || !(k.arrays[3] = PyArray_SimpleNew(2, du, NPY_DOUBLE)))
         goto done;
     cs_observer *o;
-    if (cs_recorder_create(cap, PyArray_DATA((PyArrayObject *)k.arrays[0]), PyArray_DATA((PyArrayObject *)k.arrays[1]),
-                           PyArray_DATA((PyArrayObject *)k.arrays[2]), PyArray_DATA((PyArrayObject *)k.arrays[3]),
-                           record_every, &o, &err) ||
+    double *bt = PyArray_DATA((PyArrayObject *)k.arrays[0]), *bx = PyArray_DATA((PyArrayObject *)k.arrays[1]),
+           *by = PyArray_DATA((PyArrayObject *)k.arrays[2]), *bu = PyArray_DATA((PyArrayObject *)k.arrays[3]);
+    if ((cfg.nout > 0 ? cs_dense_recorder_create(cap, bt, bx, by, bu, &o, &err)
+                      : cs_recorder_create(cap, bt, bx, by, bu, record_every, &o, &err)) ||
         cs_run_add_observer(run, o, &err)) {
         cs_py_raise(&err);
         goto done;
@@ -299,7 +305,7 @@ done:
         for (int i = 0; i < n; i++) cs_model_free(models[i]);
     }
     free(models); free(solvers); free(cin); free(cout); free(order); free(reject);
-    Py_XDECREF(x0); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(grid);
+    Py_XDECREF(x0); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(grid); Py_XDECREF(tout);
     return out;
 }
 

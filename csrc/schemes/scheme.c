@@ -12,6 +12,7 @@ int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err) 
     cs_coupling *cpl = x->coupling;
     cs_unit *u = x->units[i];
     const cs_input *in = cpl->ops->input(cpl, i);
+    x->used[i] = in;
     int restart = CS_CONTINUE;
     if (!x->continue_always) {
         int cont = cpl->ops->continuity ? cpl->ops->continuity(cpl, i) : CS_INPUT_JUMPS;

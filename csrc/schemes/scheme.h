@@ -33,6 +33,7 @@ typedef struct cs_step_ctx {
     int need_udot;             /* fill udot (Hermite rates) */
     double *uend, *udot;       /* stacked input values / rates at T_{N+1}- of the inputs the units used */
     double *ystar, *ydot;      /* Gauss-Seidel: outputs y* and rates of a unit at T_{N+1} with its own input */
+    const cs_input **used;     /* the input function each unit used in this step (dense output re-integrates) */
 } cs_step_ctx;
 
 typedef struct cs_scheme cs_scheme;
