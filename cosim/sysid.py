@@ -284,6 +284,12 @@ class MOESPWindow:
 
 # ----------------------------------------------------------------------------------------------- RLS
 
+#: Size caps of :class:`RLS` (as in the C core, csrc/sysid/rls.h): n_params = n_a + n_u n_b and the number of
+#: covariance entries n_y n_params^2 (256 MiB of float64).
+RLS_MAX_PARAMS = 4096
+RLS_MAX_COV = 2 ** 25
+
+
 class RLS:
     """MIMO recursive least squares with forgetting factor (Genser eq. 2.86-2.87, spec 6.2, erratum E7).
 
@@ -312,6 +318,12 @@ class RLS:
         self.n_b = _int(n_b, "n_b", 0)
         if self.n_a + self.n_b < 1:
             raise ValueError("n_a, n_b: at least one of them must be >= 1")
+        npar = self.n_a + self.n_u * self.n_b
+        if npar > RLS_MAX_PARAMS:
+            raise ValueError(f"n_a, n_u, n_b: n_params = n_a + n_u n_b = {npar} exceeds the cap of {RLS_MAX_PARAMS}")
+        if self.n_y * npar * npar > RLS_MAX_COV:
+            raise ValueError(f"n_y: n_y n_params^2 = {self.n_y * npar * npar} covariance entries exceed the cap of "
+                             f"{RLS_MAX_COV} (n_params = {npar})")
         self.lam = _float(lam, "lam")
         if not 0 < self.lam <= 1:
             raise ValueError(f"lam: must be in (0, 1], got {self.lam}")
