@@ -68,8 +68,18 @@ def _array(value, name, ndim, *, allow_1d_as_column=False):
     if value is None:
         raise TypeError(f"{name}: expected an array of numbers, got None")
     try:
-        a = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{name}: expected an array of real numbers") from None
+    if raw.dtype.kind == "c":   # a cast would silently drop the imaginary part
+        raise TypeError(f"{name}: expected real numbers, got complex values")
+    if raw.dtype.kind not in "biufO":
+        raise TypeError(f"{name}: expected an array of real numbers, got dtype {raw.dtype}")
+    try:
+        a = np.asarray(raw, dtype=float)
         a = np.ascontiguousarray(a) if a.ndim else a
+    except OverflowError:
+        raise ValueError(f"{name}: contains values too large for float64") from None
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected an array of real numbers") from None
     if allow_1d_as_column and a.ndim == 1:
