@@ -1,6 +1,8 @@
 #include "py/pyutil.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 /* cosim.errors.<name> (new reference), imported lazily: the extension is imported by cosim/__init__.py before
  * cosim.errors may be, and a failed import falls back to RuntimeError (the base class of cosim.CosimError). */
@@ -37,6 +39,16 @@ PyObject *cs_py_raise(const cs_err *err) {
     }
     PyErr_SetString(type, msg);
     Py_DECREF(type);
+    return NULL;
+}
+
+PyObject *cs_py_errorf(PyObject *type, const char *fmt, ...) {
+    char buf[CS_ERRMSG_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    PyErr_SetString(type, buf);
     return NULL;
 }
 

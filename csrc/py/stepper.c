@@ -51,7 +51,7 @@ static PyObject *py_stepper_new(PyObject *self, PyObject *args) {
     PyObject *mspec, *sspec, *ox0;
     double t0;
     if (!PyArg_ParseTuple(args, "OOOd:stepper_new", &mspec, &sspec, &ox0, &t0)) return NULL;
-    if (!isfinite(t0)) return PyErr_Format(PyExc_ValueError, "t0: must be finite, got %g", t0);
+    if (!isfinite(t0)) return cs_py_errorf(PyExc_ValueError, "t0: must be finite, got %g", t0);
     py_stepper *p = calloc(1, sizeof *p);
     if (!p) return PyErr_NoMemory();
     cs_solver_opts so;
@@ -84,9 +84,9 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OddO:stepper_step", &cap, &T, &H, &oc)) return NULL;
     py_stepper *p = get(cap);
     if (!p) return NULL;
-    if (!isfinite(T)) return PyErr_Format(PyExc_ValueError, "T: must be finite, got %g", T);
-    if (!(H > 0.0) || !isfinite(H)) return PyErr_Format(PyExc_ValueError, "H: must be positive and finite, got %g", H);
-    if (!isfinite(T + H)) return PyErr_Format(PyExc_ValueError, "H: T + H = %g + %g is not finite", T, H);
+    if (!isfinite(T)) return cs_py_errorf(PyExc_ValueError, "T: must be finite, got %g", T);
+    if (!(H > 0.0) || !isfinite(H)) return cs_py_errorf(PyExc_ValueError, "H: must be positive and finite, got %g", H);
+    if (!isfinite(T + H)) return cs_py_errorf(PyExc_ValueError, "H: T + H = %g + %g is not finite", T, H);
     npy_intp d[2] = {-1, p->model->nu};
     PyArrayObject *c = cs_py_darray(oc, "u", 2, d, 1);
     if (!c) return NULL;
