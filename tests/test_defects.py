@@ -345,3 +345,60 @@ def test_rls_state_counters_are_bounded():
     st["state"][-1] = 1e300   # a counter far outside the range of a long
     with pytest.raises(ValueError, match="state: sample counters"):
         r.load(st)
+
+
+def test_sysid_rejects_complex_input():
+    """Found by the fuzz: the sysid converters cast complex data to float (ComplexWarning, imaginary part lost)."""
+    rng = np.random.default_rng(0)
+    u, y = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match="^u: .*complex"):
+            cosim.sysid.moesp(u + 1j, y, order=1, block_rows=3)
+        with pytest.raises(TypeError, match="^D_prev: .*complex"):
+            cosim.sysid.ij_discrete(np.eye(2), np.ones((2, 1)), np.ones((1, 2)), np.zeros((1, 1)), form="thesis",
+                                    D_prev=np.zeros((1, 1), complex))
+        r = cosim.sysid.RLS(1, 1)
+        with pytest.raises(TypeError, match="^u: .*complex"):
+            r.update([1j], [1.0])          # reaches the C converter (cs_py_darray)
+        with pytest.raises(TypeError, match="^y: .*complex"):
+            r.update_many(u, y * 1j)
+        with pytest.raises(TypeError, match="^t: .*complex"):
+            cosim.sysid.switch_factor(np.array([0.5j]), 0.0, 1.0)
+
+
+def test_moesp_size_caps():
+    """Found by the fuzz: MOESPWindow(1, 1, 2**31) overflowed the C int argument (OverflowError); sizes whose
+    Hankel matrix overflows int arithmetic in C or cannot be allocated are now rejected up front."""
+    with pytest.raises(ValueError, match="^window: .*cap"):
+        cosim.sysid.MOESPWindow(1, 1, 2**31)
+    with pytest.raises(ValueError, match="^block_rows: .*cap of 4096"):
+        cosim.sysid.MOESPWindow(1000, 1000, 10**4, block_rows=3)
+    w = cosim.sysid.MOESPWindow(1, 1, 50, block_rows=3)   # ordinary sizes still work
+    assert w.window == 50
+    # the C bindings check in 64-bit arithmetic too (2 r (nu + ny) would wrap in int)
+    with pytest.raises(ValueError, match="^block_rows: .*4294967296 rows"):
+        _core.sysid_moesp_window_new(1, 1, 2**30, 2**31 - 1, 1)
+    with pytest.raises(ValueError, match="^window: .*cap"):
+        _core.sysid_moesp_window_new(1, 1, 3, 2**31 - 1)
+    with pytest.raises(ValueError, match="^block_rows: "):
+        _core.sysid_moesp(np.ones((10, 1)), np.ones((10, 1)), 2**30, 1, 0.0)
+
+
+def test_resample_ratio_cap():
+    """Found by the fuzz under UBSan: resample(ratio=1e300) converted floor(ratio) to int (float-cast-overflow)."""
+    with pytest.raises(ValueError, match=r"^ratio: must be <= 1e\+06"):
+        cosim.sysid.resample(0.5, [1.0], 1e300)
+    with pytest.raises(ValueError, match=r"^ratio: must be in \(0, 1e\+06\], got 1e\+300"):
+        _core.sysid_resample(np.ones(1), np.ones((1, 1)), 1e300)
+    a, b = cosim.sysid.resample(0.5, [1.0], 2.5)   # (1 - f) a^q + f a^(q+1) with q = 2, f = 0.5
+    assert a == pytest.approx(0.5 * 0.25 + 0.5 * 0.125)
+
+
+def test_c_messages_format_numbers():
+    """PyErr_Format has no %g: the bindings' messages with numbers are formatted with C printf."""
+    st = cosim.Stepper(_lti(1), cosim.RK4())
+    with pytest.raises(ValueError, match=r"^T: must be finite, got nan$"):
+        _core.stepper_step(st._cap, np.nan, 0.1, np.zeros((1, 1)))
+    with pytest.raises(ValueError, match=r"^H: must be positive and finite, got -0\.5$"):
+        _core.stepper_step(st._cap, 0.0, -0.5, np.zeros((1, 1)))
