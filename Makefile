@@ -6,7 +6,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan deps venv build clean valgrind notebook
+.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook
 
 demo: build
 	$(VPY) -m cosim demo
@@ -39,12 +39,34 @@ venv: deps $(STAMP)
 build: venv
 	$(VPY) setup.py -q build_ext --inplace
 
-# AddressSanitizer + UBSan build of the C core, then the test suite under it.
+# AddressSanitizer + UBSan build of the C core (without -fwrapv, see setup.py), then the test suite under it.
+SAN_PRELOAD = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)"
+SAN_OPTIONS = ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:max_allocation_size_mb=4096 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 asan: venv
 	COSIM_SANITIZE=1 $(VPY) setup.py -q build_ext --inplace --force
-	ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
-	  $(VPY) -m pytest tests -x -q -p no:cacheprovider -k "not notebook"
+	$(SAN_OPTIONS) $(SAN_PRELOAD) $(VPY) -m pytest tests -x -q -p no:cacheprovider -k "not notebook"
 	$(VPY) setup.py -q build_ext --inplace --force
+
+# Property-based fuzz of the public API (tests/test_fuzz.py): FUZZ_EXAMPLES batches of up to FUZZ_BATCH calls,
+# each batch in a subprocess; random seed unless FUZZ_SEED is given. `make fuzz SANITIZE=1` = `make fuzz-asan`.
+FUZZ_EXAMPLES ?= 500
+FUZZ_BATCH    ?= 25
+FUZZ_SEED     ?=
+FUZZ_ENV = COSIM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) COSIM_FUZZ_BATCH=$(FUZZ_BATCH) COSIM_FUZZ_SEED=$(FUZZ_SEED)
+ifeq ($(SANITIZE),1)
+fuzz: fuzz-asan
+else
+fuzz: build
+	$(FUZZ_ENV) $(VPY) -m pytest tests/test_fuzz.py tests/test_defects.py -x -p no:cacheprovider \
+	  --hypothesis-show-statistics
+endif
+
+fuzz-asan: venv
+	COSIM_SANITIZE=1 $(VPY) setup.py -q build_ext --inplace --force
+	$(FUZZ_ENV) COSIM_FUZZ_TIMEOUT=300 $(SAN_OPTIONS) $(SAN_PRELOAD) $(VPY) -m pytest tests/test_fuzz.py \
+	  tests/test_defects.py -x -p no:cacheprovider --hypothesis-show-statistics; \
+	  rc=$$?; $(VPY) setup.py -q build_ext --inplace --force; exit $$rc
 
 valgrind: build
 	.ci/valgrind.sh .venv/bin/python

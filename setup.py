@@ -2,7 +2,7 @@
 
 Links LAPACK/BLAS (dense linear algebra), SUNDIALS CVODE (stiff/non-stiff ODE integration) and SuiteSparse KLU
 (sparse LU of the coupling loop I - D L, so the update of N coupled units costs O(N)).
-``COSIM_SANITIZE=1`` builds with AddressSanitizer/UBSan (``make asan``).
+``COSIM_SANITIZE=1`` builds with AddressSanitizer/UBSan, without -fwrapv (``make asan``, ``make fuzz-asan``).
 """
 import glob
 import os
@@ -15,8 +15,13 @@ headers = sorted(glob.glob("csrc/**/*.h", recursive=True))
 extra_compile = ["-std=c11", "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-format-truncation"]
 extra_link = []
 if os.environ.get("COSIM_SANITIZE"):
-    extra_compile += ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
-    extra_link += ["-fsanitize=address,undefined"]
+    # Python's own CFLAGS carry -fwrapv, which defines signed overflow and so hides it from UBSan: -fno-wrapv (later
+    # on the command line, so it wins) restores the C semantics the sanitizer checks. float-cast-overflow catches
+    # out-of-range double -> integer conversions (e.g. a micro-step count), which -fsanitize=undefined omits.
+    sanitizers = "address,undefined,float-cast-overflow"
+    extra_compile += ["-O1", "-g", "-fno-omit-frame-pointer", "-fno-wrapv", f"-fsanitize={sanitizers}",
+                      "-fno-sanitize-recover=undefined,float-cast-overflow"]
+    extra_link += [f"-fsanitize={sanitizers}"]
 
 core = Extension(
     "cosim._core",

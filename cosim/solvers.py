@@ -3,18 +3,27 @@ may jump (kraft2021 §12, moshagen.md §6.8)."""
 from __future__ import annotations
 
 import math
+import numbers
 
 _EULER, _RK4, _EXACT, _CVODE = 0, 1, 2, 3
+
+#: Cap on the micro steps of Euler/RK4 per macro step (``substeps``, or ceil(H/h) for a fixed micro step h); the
+#: C core enforces the same cap (CS_MAX_MICRO_STEPS in csrc/integrators/stepper.h) before converting H/h.
+MAX_MICRO_STEPS = 10_000_000
 
 
 def _pos(name, v, allow_none=False):
     if v is None and allow_none:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{name}: expected a positive number, got {v!r}")
-    if not (math.isfinite(v) and v > 0):
+    try:
+        f = float(v)
+    except OverflowError:
+        raise ValueError(f"{name}: must be positive and finite, got {v!r}") from None
+    if not (math.isfinite(f) and f > 0):
         raise ValueError(f"{name}: must be positive and finite, got {v!r}")
-    return float(v)
+    return f
 
 
 class Solver:
@@ -27,12 +36,29 @@ class Solver:
 
 class _FixedStep(Solver):
     def __init__(self, substeps: int = 1, h: float | None = None):
-        if isinstance(substeps, bool) or not isinstance(substeps, int):
+        if isinstance(substeps, bool) or not isinstance(substeps, numbers.Integral):
             raise TypeError(f"substeps: expected an int, got {substeps!r}")
+        substeps = int(substeps)
         if substeps < 1:
             raise ValueError(f"substeps: must be >= 1, got {substeps}")
+        if substeps > MAX_MICRO_STEPS:
+            raise ValueError(f"substeps: {substeps} exceeds the cap of {MAX_MICRO_STEPS} micro steps per macro step "
+                             f"(cosim.solvers.MAX_MICRO_STEPS)")
         self.substeps = substeps
         self.h = _pos("h", h, allow_none=True)
+
+    def micro_steps(self, H: float) -> int:
+        """Number n of micro steps for the macro step H: ``substeps``, or ceil(H/h) with a fixed micro step h.
+        Raises ValueError (naming ``h``) if n would exceed :data:`MAX_MICRO_STEPS`."""
+        H = _pos("H", H)
+        if not self.h:
+            return self.substeps
+        r = H / self.h
+        r -= 1e-9 * r
+        if not r <= MAX_MICRO_STEPS:
+            raise ValueError(f"h: H/h = {H!r}/{self.h!r} needs {r:.6g} micro steps per macro step, more than "
+                             f"the cap of {MAX_MICRO_STEPS} (cosim.solvers.MAX_MICRO_STEPS); use a larger h")
+        return max(1, math.ceil(r))
 
     def spec(self):
         return (self.kind, self.substeps, self.h or 0.0, 0.0, 0.0, 0, 0, 0.0)
@@ -91,8 +117,11 @@ class CVODE(Solver):
         if method not in ("bdf", "adams"):
             raise ValueError(f"method: must be 'bdf' or 'adams', got {method!r}")
         self.method = method
-        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-            raise ValueError(f"max_steps: must be a positive int, got {max_steps!r}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral):
+            raise TypeError(f"max_steps: expected a positive int, got {max_steps!r}")
+        max_steps = int(max_steps)
+        if not 1 <= max_steps <= 2**31 - 1:
+            raise ValueError(f"max_steps: must be a positive int <= 2**31 - 1, got {max_steps!r}")
         self.max_steps = max_steps
         self.max_step = _pos("max_step", max_step, allow_none=True)
 

@@ -8,11 +8,46 @@ from __future__ import annotations
 
 import numpy as np
 
+import math
+import numbers
+
 from . import _core
 from .approximations import MAXDEG
 from .simulate import _model_spec
-from .solvers import CVODE, Exact, Solver, as_solver
-from .system import Subsystem
+from .solvers import CVODE, Exact, Solver, _FixedStep, as_solver
+from .system import Subsystem, _vector
+
+
+def _real(value, name):
+    """A real scalar (int/float, not bool) as float; TypeError/ValueError naming the argument otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    try:
+        v = float(value)
+    except OverflowError:
+        raise ValueError(f"{name}: must be finite, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name}: must be finite, got {v!r}")
+    return v
+
+
+def _real_array(value, name):
+    """A float64 array from real input: complex, string or object input that is not numeric is rejected."""
+    if value is None:
+        raise TypeError(f"{name}: expected an array of real numbers, got None")
+    try:
+        a = np.asarray(value)
+        if a.dtype.kind == "c":
+            raise TypeError(f"{name}: expected real numbers, got complex values")
+        if a.dtype.kind not in "biufO":
+            raise TypeError(f"{name}: expected an array of real numbers, got dtype {a.dtype}")
+        return np.asarray(a, dtype=float)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{name}: expected an array of real numbers") from None
+    except TypeError as e:
+        if str(e).startswith(name + ":"):
+            raise
+        raise TypeError(f"{name}: expected an array of real numbers") from None
 
 
 class Stepper:
@@ -27,22 +62,30 @@ class Stepper:
         solver = as_solver(solver)
         if isinstance(solver, Exact) and not subsystem.is_lti:
             raise ValueError(f"solver: Exact() integrates LTI subsystems only; {subsystem.name!r} is not LTI")
-        x0 = subsystem.x0 if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-        if x0.size != subsystem.nx or not np.all(np.isfinite(x0)):
-            raise ValueError(f"x0: expected {subsystem.nx} finite values")
-        if not np.isfinite(t0):
-            raise ValueError("t0: must be finite")
+        x0 = subsystem.x0 if x0 is None else _vector(x0, "x0", subsystem.nx)
+        t0 = _real(t0, "t0")
         self.subsystem, self.solver = subsystem, solver
-        self._cap = _core.stepper_new(_model_spec(subsystem), solver.spec(), x0, float(t0))
+        self._cap = _core.stepper_new(_model_spec(subsystem), solver.spec(), x0, t0)
 
     def do_step(self, T: float, H: float, u):
+        """Integrate over [T, T+H] (T, H finite, H > 0). Raises :class:`cosim.SolverError` if the integrator or a
+        callback fails and :class:`cosim.DivergenceError` if the state becomes non-finite."""
+        T, H = _real(T, "T"), _real(H, "H")
+        if not H > 0:
+            raise ValueError(f"H: must be positive, got {H!r}")
+        if not math.isfinite(T + H):
+            raise ValueError(f"H: T + H = {T!r} + {H!r} is not finite")
+        if isinstance(self.solver, _FixedStep):
+            self.solver.micro_steps(H)  # ValueError naming h beyond MAX_MICRO_STEPS micro steps
         nu = self.subsystem.nu
-        c = np.asarray(u, dtype=float)
+        c = _real_array(u, "u")
         if c.ndim == 1:
             c = c.reshape(1, -1)
         if c.ndim != 2 or c.shape[1] != nu or not 1 <= c.shape[0] <= MAXDEG + 1:
             raise ValueError(f"u: expected shape (deg+1, {nu}) with deg <= {MAXDEG}, got {np.shape(u)}")
-        _core.stepper_step(self._cap, float(T), float(H), c)
+        if not np.all(np.isfinite(c)):
+            raise ValueError("u: contains NaN or infinite values")
+        _core.stepper_step(self._cap, T, H, c)
 
     @property
     def t(self) -> float:
@@ -58,12 +101,15 @@ class Stepper:
 
     def output(self, u) -> np.ndarray:
         """y = g(t, x, u) at the current state."""
-        return _core.stepper_output(self._cap, np.asarray(u, dtype=float).reshape(-1))
+        return _core.stepper_output(self._cap, _real_array(u, "u").reshape(-1))
 
     def save(self):
         """Opaque snapshot of the full stepper state."""
         return _core.stepper_save(self._cap)
 
     def restore(self, state):
-        """Return to a snapshot taken by :meth:`save` on this stepper."""
+        """Return to a snapshot taken by :meth:`save` on this stepper (or one of the same sizes nx, nu).
+
+        Raises TypeError if ``state`` is not a snapshot and ValueError if it was taken from a stepper of other
+        sizes."""
         _core.stepper_restore(self._cap, state)

@@ -63,18 +63,29 @@ def _float(value, name, *, positive=False, finite=True):
     return v
 
 
-def _array(value, name, ndim, *, allow_1d_as_column=False):
-    """Float64 C-contiguous array of `ndim` dimensions, finite entries; 1-D data becomes one column if allowed."""
+def _array(value, name, ndim=None, *, allow_1d_as_column=False):
+    """Float64 C-contiguous array of `ndim` dimensions (any if None), finite entries; 1-D data becomes one column if
+    allowed. Complex, string and non-numeric input raise TypeError naming the argument."""
     if value is None:
         raise TypeError(f"{name}: expected an array of numbers, got None")
     try:
-        a = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{name}: expected an array of real numbers") from None
+    if raw.dtype.kind == "c":   # a cast would silently drop the imaginary part
+        raise TypeError(f"{name}: expected real numbers, got complex values")
+    if raw.dtype.kind not in "biufO":
+        raise TypeError(f"{name}: expected an array of real numbers, got dtype {raw.dtype}")
+    try:
+        a = np.asarray(raw, dtype=float)
         a = np.ascontiguousarray(a) if a.ndim else a
+    except OverflowError:
+        raise ValueError(f"{name}: contains values too large for float64") from None
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected an array of real numbers") from None
     if allow_1d_as_column and a.ndim == 1:
         a = a.reshape(-1, 1)
-    if a.ndim != ndim:
+    if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{name}: expected {ndim} dimension(s), got {a.ndim}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name}: contains NaN or infinite values")
@@ -158,6 +169,21 @@ def _method_arg(method):
     return key
 
 
+#: Size caps of MOESP (the C core allocates the Hankel matrix and its LQ factor): Hankel rows r (n_u + n_y) (twice
+#: that for PO-MOESP) and Hankel entries rows x columns (1 GiB of float64).
+MOESP_MAX_ROWS = 4096
+MOESP_MAX_HANKEL = 2 ** 27
+
+
+def _moesp_caps(rows, columns, what):
+    if rows > MOESP_MAX_ROWS:
+        raise ValueError(f"block_rows: the Hankel matrix would have {rows} rows ({what}), more than the cap of "
+                         f"{MOESP_MAX_ROWS}")
+    if rows * columns > MOESP_MAX_HANKEL:
+        raise ValueError(f"{'window' if what == 'window' else 'u'}: the Hankel matrix would have {rows} x {columns} "
+                         f"entries, more than the cap of {MOESP_MAX_HANKEL}")
+
+
 def _moesp_need(r, nu, ny, method):
     """(Hankel rows, fewest samples): r (n_u + n_y) rows over r samples (MOESP), twice that over 2 r (PO-MOESP)."""
     k = 2 if method == "po-moesp" else 1
@@ -215,6 +241,8 @@ def moesp(u, y, order=None, block_rows=None, threshold=1e-8, method=DEFAULT_METH
     if U.shape[0] < need:
         raise ValueError(f"u: too few samples: {'PO-MOESP' if meth == 'po-moesp' else 'MOESP'} with block_rows = "
                          f"{r}, n_u = {U.shape[1]}, n_y = {Y.shape[1]} needs at least {need}, got {U.shape[0]}")
+    rows, _ = _moesp_need(r, U.shape[1], Y.shape[1], meth)
+    _moesp_caps(rows, max(U.shape[0], rows), "samples")
     res = _moesp_result(_core.sysid_moesp(U, Y, r, o, thr, _MOESP_METHODS[meth]), r)
     if not res.reliable:
         warnings.warn(res.message, RuntimeWarning, stacklevel=2)
@@ -242,13 +270,17 @@ class MOESPWindow:
         if self.window < rows:
             raise ValueError(f"window: must be >= {'2 * ' if self.method == 'po-moesp' else ''}block_rows * "
                              f"(n_u + n_y) = {rows}, got {self.window}")
+        _moesp_caps(rows, self.window, "window")
         self._cap = _core.sysid_moesp_window_new(self.n_u, self.n_y, self.block_rows, self.window,
                                                  _MOESP_METHODS[self.method])
 
     def push(self, u, y) -> int:
         """Append one sample (u: (n_u,), y: (n_y,)) or several rows; returns the number of samples held."""
-        U = _array(u, "u", 2 if np.ndim(u) == 2 else 1)
-        Y = _array(y, "y", 2 if np.ndim(y) == 2 else 1)
+        U, Y = _array(u, "u"), _array(y, "y")
+        if U.ndim not in (1, 2):
+            raise ValueError(f"u: expected 1 or 2 dimension(s), got {U.ndim}")
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"y: expected 1 or 2 dimension(s), got {Y.ndim}")
         U = U.reshape(1, -1) if U.ndim == 1 else U
         Y = Y.reshape(1, -1) if Y.ndim == 1 else Y
         if U.ndim != 2 or U.shape[1] != self.n_u:
@@ -284,6 +316,12 @@ class MOESPWindow:
 
 # ----------------------------------------------------------------------------------------------- RLS
 
+#: Size caps of :class:`RLS` (as in the C core, csrc/sysid/rls.h): n_params = n_a + n_u n_b and the number of
+#: covariance entries n_y n_params^2 (256 MiB of float64).
+RLS_MAX_PARAMS = 4096
+RLS_MAX_COV = 2 ** 25
+
+
 class RLS:
     """MIMO recursive least squares with forgetting factor (Genser eq. 2.86-2.87, spec 6.2, erratum E7).
 
@@ -312,6 +350,12 @@ class RLS:
         self.n_b = _int(n_b, "n_b", 0)
         if self.n_a + self.n_b < 1:
             raise ValueError("n_a, n_b: at least one of them must be >= 1")
+        npar = self.n_a + self.n_u * self.n_b
+        if npar > RLS_MAX_PARAMS:
+            raise ValueError(f"n_a, n_u, n_b: n_params = n_a + n_u n_b = {npar} exceeds the cap of {RLS_MAX_PARAMS}")
+        if self.n_y * npar * npar > RLS_MAX_COV:
+            raise ValueError(f"n_y: n_y n_params^2 = {self.n_y * npar * npar} covariance entries exceed the cap of "
+                             f"{RLS_MAX_COV} (n_params = {npar})")
         self.lam = _float(lam, "lam")
         if not 0 < self.lam <= 1:
             raise ValueError(f"lam: must be in (0, 1], got {self.lam}")
@@ -332,7 +376,7 @@ class RLS:
 
     def _cov_array(self, P, name):
         npar = self.n_params
-        P = _array(P, name, np.ndim(P))
+        P = _array(P, name)
         if P.shape == (npar, npar):
             P = np.broadcast_to(P, (self.n_y, npar, npar)).copy()
         if P.shape != (self.n_y, npar, npar):
@@ -346,10 +390,10 @@ class RLS:
     def update(self, u, y) -> np.ndarray:
         """One sample: u (n_u,) applied during the step that ended with output y (n_y,). Returns the a-priori
         prediction errors y - phi^T p (zeros while the n_a / n_b history fills)."""
-        if not isinstance(u, np.ndarray):
-            u = np.atleast_1d(np.asarray(u, dtype=float))
+        if not isinstance(u, np.ndarray):   # arrays go straight to the C converter, which checks them alike
+            u = np.atleast_1d(_array(u, "u"))
         if not isinstance(y, np.ndarray):
-            y = np.atleast_1d(np.asarray(y, dtype=float))
+            y = np.atleast_1d(_array(y, "y"))
         return _core.sysid_rls_update(self._cap, u, y)
 
     def update_many(self, u, y) -> np.ndarray:
@@ -363,7 +407,7 @@ class RLS:
 
     def predict(self, u_next) -> np.ndarray:
         """One-step prediction of the next output for the input u_next applied during the next step."""
-        return _core.sysid_rls_predict(self._cap, np.atleast_1d(_array(u_next, "u_next", np.ndim(u_next))))
+        return _core.sysid_rls_predict(self._cap, np.atleast_1d(_array(u_next, "u_next")))
 
     @property
     def parameters(self) -> tuple[np.ndarray, np.ndarray]:
@@ -527,6 +571,10 @@ def discretize(A, B, dt):
     return _core.sysid_discretize(A, B, _float(dt, "dt", positive=True))
 
 
+#: Largest step ratio of :func:`resample` (the C core forms a^q by q = floor(ratio) multiplications).
+RESAMPLE_MAX_RATIO = 1e6
+
+
 def resample(a, b, ratio):
     """Resample n_a = n_b = 1 RLS parameters identified at step H to the step H~ = ratio H (Genser eq. 4.13, 4.14,
     spec 6.5, erratum E29), assuming steady parameters and held input:
@@ -537,16 +585,21 @@ def resample(a, b, ratio):
     a : (n_y,) or scalar; b : (n_y, n_u) or (n_u,) for one output. Returns (a~, b~) with the same shapes.
     ratio > 0 (meant for ratio >= 1; linear interpolation avoids complex powers of negative a).
     """
-    scalar = np.ndim(a) == 0
-    A = np.atleast_1d(_array(a, "a", np.ndim(a)))
-    B = _array(b, "b", np.ndim(b))
+    A0 = _array(a, "a")
+    scalar = A0.ndim == 0
+    A = np.atleast_1d(A0)
+    B = _array(b, "b")
     if B.ndim == 1 and A.shape[0] == 1:
         B = B.reshape(1, -1)
     elif B.ndim == 0:
         B = B.reshape(1, 1)
     if B.ndim != 2 or B.shape[0] != A.shape[0]:
         raise ValueError(f"b: expected shape ({A.shape[0]}, n_u), got {np.shape(b)}")
-    at, bt = _core.sysid_resample(A, B, _float(ratio, "ratio", positive=True))
+    ratio = _float(ratio, "ratio", positive=True)
+    if ratio > RESAMPLE_MAX_RATIO:
+        raise ValueError(f"ratio: must be <= {RESAMPLE_MAX_RATIO:g} (a^q is formed with q = floor(ratio) products), "
+                         f"got {ratio:g}")
+    at, bt = _core.sysid_resample(A, B, ratio)
     if scalar:
         return float(at[0]), bt.reshape(np.shape(b)) if np.ndim(b) else float(bt[0, 0])
     return at, bt
@@ -577,8 +630,9 @@ def eps_si_global(eps_values) -> float:
 def switch_factor(t, t_start, t_switch):
     """fac_MBC(t) = (tanh(-5 + 10 (t - T_StartSwitching) / timeSwitching) + 1) / 2 (spec 8.4); fac_SBC = 1 - fac_MBC.
     t : scalar or 1-D array; t_start : T_StartSwitching (end of the learning phase); t_switch : timeSwitching > 0."""
-    scalar = np.ndim(t) == 0
-    T = np.atleast_1d(_array(t, "t", np.ndim(t)))
+    T0 = _array(t, "t")
+    scalar = T0.ndim == 0
+    T = np.atleast_1d(T0)
     if T.ndim != 1:
         raise ValueError("t: expected a scalar or a 1-D array")
     out = _core.sysid_switch_factor(T, _float(t_start, "t_start"), _float(t_switch, "t_switch", positive=True))

@@ -17,11 +17,29 @@ from typing import Callable, Sequence
 import numpy as np
 
 
-def _matrix(value, name, shape=None):
+def _real_array(value, name, what):
+    """float64 array of real input. Complex input is rejected (a cast would silently drop the imaginary part), as
+    are strings and anything float() cannot convert; the error names the argument."""
+    if value is None:
+        raise TypeError(f"{name}: expected a real {what}, got None")
     try:
-        a = np.array(value, dtype=float)
+        a = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{name}: expected a real {what}") from None
+    if a.dtype.kind == "c":
+        raise TypeError(f"{name}: expected a real {what}, got complex values")
+    if a.dtype.kind not in "biufO":
+        raise TypeError(f"{name}: expected a real {what}, got dtype {a.dtype}")
+    try:
+        return np.array(a, dtype=float)
+    except OverflowError:
+        raise ValueError(f"{name}: contains values too large for float64") from None
     except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real matrix") from None
+        raise TypeError(f"{name}: expected a real {what}") from None
+
+
+def _matrix(value, name, shape=None):
+    a = _real_array(value, name, "matrix")
     if a.ndim == 0:
         a = a.reshape(1, 1)
     if a.ndim == 1 and shape is not None:
@@ -36,10 +54,7 @@ def _matrix(value, name, shape=None):
 
 
 def _vector(value, name, n):
-    try:
-        a = np.array(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real vector") from None
+    a = _real_array(value, name, "vector").reshape(-1)
     if a.size != n:
         raise ValueError(f"{name}: expected {n} entries, got {a.size}")
     if not np.all(np.isfinite(a)):
@@ -167,14 +182,14 @@ class LTI(Subsystem):
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"A: must be square, got shape {A.shape}")
         nx = A.shape[0]
-        B = np.asarray(B, dtype=float)
+        B = _real_array(B, "B", "matrix")
         if B.ndim == 1:
             B = B.reshape(nx, -1) if nx else B.reshape(0, B.size)
         B = _matrix(B, "B")
         if B.shape[0] != nx:
             raise ValueError(f"B: expected {nx} rows (A is {nx}x{nx}), got shape {B.shape}")
         nu = B.shape[1]
-        C = np.asarray(C, dtype=float)
+        C = _real_array(C, "C", "matrix")
         if C.ndim == 1:
             C = C.reshape(-1, nx)
         C = _matrix(C, "C")
@@ -249,7 +264,11 @@ class CModel(Subsystem):
         return f"CModel(name={self.name!r}, nx={self.nx}, nu={self.nu}, ny={self.ny})"
 
 
+_ADDRESS_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_void_p)) - 1
+
+
 def _address(obj, name, allow_null=False):
+    """The address of a C function pointer (or of user data) as a non-negative int that fits in a pointer."""
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
         addr = int(obj)
     elif isinstance(obj, ctypes._CFuncPtr):
@@ -257,12 +276,20 @@ def _address(obj, name, allow_null=False):
     elif isinstance(obj, ctypes.c_void_p):
         addr = obj.value or 0
     elif hasattr(obj, "address"):  # numba cfunc
-        addr = int(obj.address)
+        addr = obj.address
     elif hasattr(obj, "_as_parameter_"):
-        addr = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        try:
+            addr = ctypes.cast(obj, ctypes.c_void_p).value or 0
+        except (TypeError, ctypes.ArgumentError):
+            raise TypeError(f"{name}: {type(obj).__name__}._as_parameter_ is not a pointer") from None
     else:
         raise TypeError(f"{name}: expected a C function pointer (int address, ctypes or numba cfunc), "
                         f"got {type(obj).__name__}")
+    if isinstance(addr, bool) or not isinstance(addr, (int, np.integer)):
+        raise TypeError(f"{name}: the address must be an int, got {type(addr).__name__}")
+    addr = int(addr)
+    if addr < 0 or addr > _ADDRESS_MAX:
+        raise ValueError(f"{name}: address {addr} is out of range for a pointer (0 .. {_ADDRESS_MAX})")
     if addr == 0 and not allow_null:
         raise ValueError(f"{name}: NULL function pointer")
     return addr
@@ -580,9 +607,7 @@ def _user_data_address(user_data):
     if isinstance(user_data, bool):
         raise TypeError("user_data: expected None, an int address, a ctypes object or a NumPy array, got bool")
     if isinstance(user_data, (int, np.integer)):
-        if user_data < 0:
-            raise ValueError(f"user_data: an address must be >= 0, got {user_data}")
-        return int(user_data)
+        return _address(user_data, "user_data", allow_null=True)  # one range check for every address
     if isinstance(user_data, np.ndarray):
         if not user_data.flags.c_contiguous:
             raise ValueError("user_data: NumPy array must be C-contiguous (use np.ascontiguousarray)")

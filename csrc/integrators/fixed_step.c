@@ -20,7 +20,11 @@ static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, in
     long n = c->substeps;
     if (c->h > 0.0) {
         double r = H / c->h;
-        n = (long)ceil(r - 1e-9 * r);
+        r -= 1e-9 * r;
+        if (!(r <= (double)CS_MAX_MICRO_STEPS)) /* also NaN; never convert an out-of-range double */
+            return cs_fail(err, CS_ERR_ARG, "h: H/h = %g/%g needs %g micro steps per macro step, more than the cap "
+                           "of %ld (CS_MAX_MICRO_STEPS); use a larger h", H, c->h, ceil(r), CS_MAX_MICRO_STEPS);
+        n = (long)ceil(r);
         if (n < 1) n = 1;
     }
     double h = H / (double)n;
@@ -61,6 +65,11 @@ static const cs_stepper_ops FIXED_OPS = {fixed_step, fixed_destroy};
 cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
     if (opts->h <= 0.0 && opts->substeps < 1) {
         cs_fail(err, CS_ERR_ARG, "solver: substeps must be >= 1 (or give a positive micro step h)");
+        return NULL;
+    }
+    if (opts->h <= 0.0 && opts->substeps > CS_MAX_MICRO_STEPS) {
+        cs_fail(err, CS_ERR_ARG, "substeps: %d exceeds the cap of %ld micro steps per macro step (CS_MAX_MICRO_STEPS)",
+                opts->substeps, CS_MAX_MICRO_STEPS);
         return NULL;
     }
     cs_stepper *st = cs_stepper_alloc(model, &FIXED_OPS, err);

@@ -58,6 +58,11 @@ void cs_stepper_state_free(cs_stepper_state *s);
 void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s);
 
+/* Cap on the micro steps of a fixed-step integrator (Euler/RK4) per macro step: n = substeps, or n = ceil(H/h)
+ * for a fixed micro step h. Larger counts are rejected (CS_ERR_ARG) before any conversion of H/h to an integer, so
+ * a tiny h can neither overflow the count nor hang a run. Mirrored by cosim.solvers.MAX_MICRO_STEPS. */
+#define CS_MAX_MICRO_STEPS 10000000L
+
 /* Integrators (integrators/<name>.c). */
 enum { CS_SOLVER_EULER = 0, CS_SOLVER_RK4 = 1, CS_SOLVER_EXACT = 2, CS_SOLVER_CVODE = 3 };
 

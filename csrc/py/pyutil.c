@@ -1,16 +1,54 @@
 #include "py/pyutil.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 
-PyObject *cs_py_raise(const cs_err *err) {
-    PyObject *type = PyExc_RuntimeError;
-    switch (err->code) {
-    case CS_ERR_ARG: type = PyExc_ValueError; break;
-    case CS_ERR_NOMEM: return PyErr_NoMemory();
-    case CS_ERR_LINALG: type = PyExc_ArithmeticError; break;
-    default: break;
+/* cosim.errors.<name> (new reference), imported lazily: the extension is imported by cosim/__init__.py before
+ * cosim.errors may be, and a failed import falls back to RuntimeError (the base class of cosim.CosimError). */
+static PyObject *cosim_error_type(const char *name) {
+    PyObject *mod = PyImport_ImportModule("cosim.errors");
+    PyObject *type = mod ? PyObject_GetAttrString(mod, name) : NULL;
+    Py_XDECREF(mod);
+    if (!type || !PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, (PyTypeObject *)PyExc_Exception)) {
+        Py_XDECREF(type);
+        PyErr_Clear();
+        Py_INCREF(PyExc_RuntimeError);
+        return PyExc_RuntimeError;
     }
-    PyErr_SetString(type, err->msg[0] ? err->msg : "cosim: unknown error");
+    return type;
+}
+
+/* The single C -> Python error mapping:
+ *   CS_ERR_ARG -> ValueError, CS_ERR_NOMEM -> MemoryError, CS_ERR_LINALG -> ArithmeticError,
+ *   CS_ERR_SOLVER / CS_ERR_CALLBACK -> cosim.SolverError, CS_ERR_DIVERGED -> cosim.DivergenceError,
+ *   anything else -> RuntimeError. */
+PyObject *cs_py_raise(const cs_err *err) {
+    const char *msg = err->msg[0] ? err->msg : "cosim: unknown error";
+    PyObject *type = NULL;
+    switch (err->code) {
+    case CS_ERR_ARG: Py_INCREF(PyExc_ValueError); type = PyExc_ValueError; break;
+    case CS_ERR_NOMEM:
+        if (!err->msg[0]) return PyErr_NoMemory();
+        Py_INCREF(PyExc_MemoryError); type = PyExc_MemoryError; break;
+    case CS_ERR_LINALG: Py_INCREF(PyExc_ArithmeticError); type = PyExc_ArithmeticError; break;
+    case CS_ERR_SOLVER:
+    case CS_ERR_CALLBACK: type = cosim_error_type("SolverError"); break;
+    case CS_ERR_DIVERGED: type = cosim_error_type("DivergenceError"); break;
+    default: Py_INCREF(PyExc_RuntimeError); type = PyExc_RuntimeError; break;
+    }
+    PyErr_SetString(type, msg);
+    Py_DECREF(type);
+    return NULL;
+}
+
+PyObject *cs_py_errorf(PyObject *type, const char *fmt, ...) {
+    char buf[CS_ERRMSG_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    PyErr_SetString(type, buf);
     return NULL;
 }
 
@@ -19,8 +57,32 @@ PyArrayObject *cs_py_darray(PyObject *obj, const char *name, int ndim, const npy
         PyErr_Format(PyExc_TypeError, "%s: expected an array of numbers, got None", name);
         return NULL;
     }
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_DOUBLE, 0, 0, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+    /* Infer the element type first: a forced cast to float64 would silently drop imaginary parts (only a
+     * ComplexWarning) and parse strings, so only booleans, integers, reals and generic objects (each converted by
+     * float(), which rejects complex numbers) are accepted. */
+    PyArrayObject *raw = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+    if (!raw) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) return NULL;
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: expected an array of real numbers", name);
+        return NULL;
+    }
+    const int tn = PyArray_TYPE(raw);
+    if (PyTypeNum_ISCOMPLEX(tn)) {
+        Py_DECREF(raw);
+        PyErr_Format(PyExc_TypeError, "%s: expected real numbers, got complex values", name);
+        return NULL;
+    }
+    if (!(PyTypeNum_ISBOOL(tn) || PyTypeNum_ISINTEGER(tn) || PyTypeNum_ISFLOAT(tn) || tn == NPY_OBJECT)) {
+        Py_DECREF(raw);
+        PyErr_Format(PyExc_TypeError, "%s: expected an array of real numbers", name);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY((PyObject *)raw, NPY_DOUBLE, 0, 0,
+                                                        NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(raw);
     if (!a) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) return NULL;
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s: expected an array of real numbers", name);
         return NULL;

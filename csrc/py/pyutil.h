@@ -13,6 +13,14 @@
 /* Raise the Python exception that matches err->code (ValueError, MemoryError, RuntimeError, ...). */
 PyObject *cs_py_raise(const cs_err *err);
 
+/* Set an exception of `type` with a printf-formatted message (C printf: %g and the like work, unlike in
+ * PyErr_Format); returns NULL. */
+PyObject *cs_py_errorf(PyObject *type, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Convert obj to a C-contiguous float64 array with `ndim` dimensions (new reference, NULL + TypeError/ValueError
  * naming `name` on failure). dims[i] >= 0 requires that size, -1 accepts any. Non-finite entries are rejected when
  * `finite` is set. */

@@ -6,6 +6,33 @@
 
 #include "py/pymodel.h"
 
+/* A pointer given as a Python int: negative values, values that do not fit in a pointer and (unless allowed) 0
+ * are rejected with a ValueError naming the argument ("K" would wrap them silently). */
+static int address(PyObject *o, const char *name, int allow_null, uintptr_t *out) {
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int address, got %s", name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);   /* OverflowError for negative or too large values */
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: address out of range for a pointer (negative or >= 2**%d)", name,
+                     (int)(8 * sizeof(void *)));
+        return -1;
+    }
+    if (v > (unsigned long long)UINTPTR_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: address out of range for a pointer", name);
+        return -1;
+    }
+    if (v == 0 && !allow_null) {
+        PyErr_Format(PyExc_ValueError, "%s: NULL function pointer", name);
+        return -1;
+    }
+    *out = (uintptr_t)v;
+    return 0;
+}
+
 cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) {
         PyErr_Format(PyExc_TypeError, "models[%d]: expected a model spec tuple", index);
@@ -42,8 +69,11 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
     }
     if (strcmp(kind, "cfunc") == 0) {
         int nx, nu, ny, ft;
-        unsigned long long prhs, pout, puser;
-        if (!PyArg_ParseTuple(spec, "ssiiipKKK", &kind, &name, &nx, &nu, &ny, &ft, &prhs, &pout, &puser)) return NULL;
+        PyObject *orhs, *oout, *ouser;
+        uintptr_t prhs, pout, puser;
+        if (!PyArg_ParseTuple(spec, "ssiiipOOO", &kind, &name, &nx, &nu, &ny, &ft, &orhs, &oout, &ouser)) return NULL;
+        if (address(orhs, "rhs", 0, &prhs) || address(oout, "output", 0, &pout) || address(ouser, "user_data", 1, &puser))
+            return NULL;
         m = cs_cfunc_new(nx, nu, ny, ft, (cs_c_rhs_fn)(uintptr_t)prhs, (cs_c_output_fn)(uintptr_t)pout,
                          (void *)(uintptr_t)puser, name, &err);
         if (!m) cs_py_raise(&err);

@@ -1,6 +1,7 @@
 /* Bindings for a single stepper (model + integrator) with exact save/restore: cosim.Stepper. */
 #include "py/pyutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,19 +22,36 @@ static void stepper_capsule_free(PyObject *cap) {
     free(p);
 }
 
+/* A snapshot remembers the sizes of the stepper it was taken from: restoring it into a stepper of another size
+ * would read past (or leave unset) part of the state vector. */
+typedef struct py_state {
+    int nx, nu;
+    cs_stepper_state s;
+} py_state;
+
+#define CAP_STEPPER "cosim.stepper"
+#define CAP_STATE "cosim.stepper_state"
+
 static void state_capsule_free(PyObject *cap) {
-    cs_stepper_state *s = PyCapsule_GetPointer(cap, "cosim.stepper_state");
+    py_state *s = PyCapsule_GetPointer(cap, CAP_STATE);
     if (!s) return;
-    cs_stepper_state_free(s);
+    cs_stepper_state_free(&s->s);
     free(s);
 }
 
-static py_stepper *get(PyObject *cap) { return PyCapsule_GetPointer(cap, "cosim.stepper"); }
+static py_stepper *get(PyObject *cap) {
+    if (!PyCapsule_IsValid(cap, CAP_STEPPER)) {
+        PyErr_Format(PyExc_TypeError, "stepper: expected a cosim stepper handle, got %s", Py_TYPE(cap)->tp_name);
+        return NULL;
+    }
+    return PyCapsule_GetPointer(cap, CAP_STEPPER);
+}
 
 static PyObject *py_stepper_new(PyObject *self, PyObject *args) {
     PyObject *mspec, *sspec, *ox0;
     double t0;
     if (!PyArg_ParseTuple(args, "OOOd:stepper_new", &mspec, &sspec, &ox0, &t0)) return NULL;
+    if (!isfinite(t0)) return cs_py_errorf(PyExc_ValueError, "t0: must be finite, got %g", t0);
     py_stepper *p = calloc(1, sizeof *p);
     if (!p) return PyErr_NoMemory();
     cs_solver_opts so;
@@ -47,7 +65,7 @@ static PyObject *py_stepper_new(PyObject *self, PyObject *args) {
     if (!(p->coef = calloc((size_t)(CS_MAXDEG + 1) * p->model->nu + 1, sizeof(double)))) { PyErr_NoMemory(); goto fail; }
     cs_stepper_set_state(p->st, t0, PyArray_DATA(x0));
     Py_DECREF(x0);
-    PyObject *cap = PyCapsule_New(p, "cosim.stepper", stepper_capsule_free);
+    PyObject *cap = PyCapsule_New(p, CAP_STEPPER, stepper_capsule_free);
     if (!cap) { cs_stepper_free(p->st); cs_model_free(p->model); free(p->coef); free(p); }
     return cap;
 fail:
@@ -66,7 +84,9 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OddO:stepper_step", &cap, &T, &H, &oc)) return NULL;
     py_stepper *p = get(cap);
     if (!p) return NULL;
-    if (!(H > 0.0)) return PyErr_Format(PyExc_ValueError, "H: must be positive, got %g", H);
+    if (!isfinite(T)) return cs_py_errorf(PyExc_ValueError, "T: must be finite, got %g", T);
+    if (!(H > 0.0) || !isfinite(H)) return cs_py_errorf(PyExc_ValueError, "H: must be positive and finite, got %g", H);
+    if (!isfinite(T + H)) return cs_py_errorf(PyExc_ValueError, "H: T + H = %g + %g is not finite", T, H);
     npy_intp d[2] = {-1, p->model->nu};
     PyArrayObject *c = cs_py_darray(oc, "u", 2, d, 1);
     if (!c) return NULL;
@@ -84,10 +104,7 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
     if (!rc) rc = cs_stepper_check_finite(p->st, T, H, &err);
     Py_END_ALLOW_THREADS
-    if (rc) {
-        PyErr_SetString(PyExc_RuntimeError, err.msg);
-        return NULL;
-    }
+    if (rc) return cs_py_raise(&err);
     Py_RETURN_NONE;
 }
 
@@ -114,7 +131,7 @@ static PyObject *py_stepper_output(PyObject *self, PyObject *args) {
     cs_err err = {0};
     PyObject *out = NULL;
     if (!y) PyErr_NoMemory();
-    else if (cs_model_output(p->model, p->st->t, p->st->x, PyArray_DATA(u), y, &err)) PyErr_SetString(PyExc_RuntimeError, err.msg);
+    else if (cs_model_output(p->model, p->st->t, p->st->x, PyArray_DATA(u), y, &err)) cs_py_raise(&err);
     else out = cs_py_vec(p->model->ny, y);
     free(y);
     Py_DECREF(u);
@@ -126,11 +143,13 @@ static PyObject *py_stepper_save(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O:stepper_save", &cap)) return NULL;
     py_stepper *p = get(cap);
     if (!p) return NULL;
-    cs_stepper_state *s = calloc(1, sizeof *s);
-    if (!s || cs_stepper_state_alloc(p->st, s)) { free(s); return PyErr_NoMemory(); }
-    cs_stepper_save(p->st, s);
-    PyObject *c = PyCapsule_New(s, "cosim.stepper_state", state_capsule_free);
-    if (!c) { cs_stepper_state_free(s); free(s); }
+    py_state *s = calloc(1, sizeof *s);
+    if (!s || cs_stepper_state_alloc(p->st, &s->s)) { free(s); return PyErr_NoMemory(); }
+    s->nx = p->model->nx;
+    s->nu = p->model->nu;
+    cs_stepper_save(p->st, &s->s);
+    PyObject *c = PyCapsule_New(s, CAP_STATE, state_capsule_free);
+    if (!c) { cs_stepper_state_free(&s->s); free(s); }
     return c;
 }
 
@@ -139,9 +158,16 @@ static PyObject *py_stepper_restore(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO:stepper_restore", &cap, &scap)) return NULL;
     py_stepper *p = get(cap);
     if (!p) return NULL;
-    cs_stepper_state *s = PyCapsule_GetPointer(scap, "cosim.stepper_state");
+    if (!PyCapsule_IsValid(scap, CAP_STATE))
+        return PyErr_Format(PyExc_TypeError, "state: expected a snapshot returned by Stepper.save(), got %s",
+                            Py_TYPE(scap)->tp_name);
+    py_state *s = PyCapsule_GetPointer(scap, CAP_STATE);
     if (!s) return NULL;
-    cs_stepper_restore(p->st, s);
+    if (s->nx != p->model->nx || s->nu != p->model->nu)
+        return PyErr_Format(PyExc_ValueError,
+                            "state: snapshot of a stepper with nx = %d, nu = %d; this stepper has nx = %d, nu = %d",
+                            s->nx, s->nu, p->model->nx, p->model->nu);
+    cs_stepper_restore(p->st, &s->s);
     Py_RETURN_NONE;
 }
 

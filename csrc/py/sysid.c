@@ -15,9 +15,31 @@
 #include "sysid/rls.h"
 
 #define CAP_MOESP "cosim.sysid.moesp"
+/* Size caps of the bindings (mirrored in cosim/sysid.py): Hankel rows and entries of MOESP, the resampling ratio
+ * (cs_ij_resample converts floor(ratio) to int and loops that often). */
+#define MOESP_MAX_ROWS 4096
+#define MOESP_MAX_HANKEL (1LL << 27)
+#define RESAMPLE_MAX_RATIO 1e6
 #define CAP_RLS "cosim.sysid.rls"
 
 /* ---------------------------------------------------------------- MOESP */
+
+/* The Hankel sizes in 64-bit arithmetic, before cs_moesp_create forms them in int: rows = r (nu + ny) (twice for
+ * PO-MOESP) <= MOESP_MAX_ROWS and rows x W <= MOESP_MAX_HANKEL (W Hankel columns). */
+static int moesp_caps(int nu, int ny, int r, long long W, int method) {
+    const long long rows = (method == CS_MOESP_PO ? 2LL : 1LL) * r * ((long long)nu + ny);
+    if (rows > MOESP_MAX_ROWS) {
+        PyErr_Format(PyExc_ValueError, "block_rows: the Hankel matrix would have %lld rows (block_rows = %d, nu = %d, "
+                     "ny = %d), more than the cap of %d", rows, r, nu, ny, MOESP_MAX_ROWS);
+        return -1;
+    }
+    if (rows > 0 && W > 0 && rows * W > MOESP_MAX_HANKEL) {
+        PyErr_Format(PyExc_ValueError, "window: the Hankel matrix would have %lld x %lld entries, more than the cap "
+                     "of %lld", rows, W, (long long)MOESP_MAX_HANKEL);
+        return -1;
+    }
+    return 0;
+}
 
 static PyObject *moesp_result_dict(const cs_moesp_result *r) {
     return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:i,s:i,s:O,s:i}",
@@ -39,6 +61,10 @@ static PyObject *py_moesp(PyObject *self, PyObject *args) {
     PyArrayObject *Y = cs_py_darray(oy, "y", 2, dy, 1);
     if (!Y) { Py_DECREF(U); return NULL; }
     int N = (int)PyArray_DIM(U, 0), nu = (int)PyArray_DIM(U, 1), ny = (int)PyArray_DIM(Y, 1);
+    if (r < 2) PyErr_Format(PyExc_ValueError, "block_rows: must be >= 2, got %d", r);
+    else if (PyArray_DIM(U, 0) > 2147483647) PyErr_SetString(PyExc_ValueError, "u: more than 2**31 - 1 samples");
+    else moesp_caps(nu, ny, r, PyArray_DIM(U, 0), method);
+    if (PyErr_Occurred()) { Py_DECREF(U); Py_DECREF(Y); return NULL; }
     cs_err err = {0};
     cs_moesp *m = NULL;
     PyObject *out = NULL;
@@ -65,6 +91,8 @@ static cs_moesp *get_moesp(PyObject *cap) { return PyCapsule_GetPointer(cap, CAP
 static PyObject *py_moesp_window_new(PyObject *self, PyObject *args) {
     int nu, ny, r, W, method = CS_MOESP_PLAIN;
     if (!PyArg_ParseTuple(args, "iiii|i:sysid_moesp_window_new", &nu, &ny, &r, &W, &method)) return NULL;
+    /* sizes in 64-bit arithmetic before cs_moesp_create forms them in int (caps as in cosim/sysid.py) */
+    if (moesp_caps(nu, ny, r, W, method)) return NULL;
     cs_err err = {0};
     cs_moesp *m = NULL;
     if (cs_moesp_create(nu, ny, r, W, method, &m, &err)) return cs_py_raise(&err);
@@ -283,7 +311,7 @@ static PyObject *py_rls_set(PyObject *self, PyObject *args) {
     if (!strcmp(what, "reset")) {
         double P0 = PyFloat_AsDouble(o1);
         if (PyErr_Occurred()) return NULL;
-        if (!(P0 > 0.0 && isfinite(P0))) return PyErr_Format(PyExc_ValueError, "P0: must be finite and > 0, got %g", P0);
+        if (!(P0 > 0.0 && isfinite(P0))) return cs_py_errorf(PyExc_ValueError, "P0: must be finite and > 0, got %g", P0);
         cs_rls_reset(r, P0);
         Py_RETURN_NONE;
     }
@@ -461,6 +489,8 @@ static PyObject *py_resample(PyObject *self, PyObject *args) {
     PyObject *oa, *ob;
     double ratio;
     if (!PyArg_ParseTuple(args, "OOd:sysid_resample", &oa, &ob, &ratio)) return NULL;
+    if (!(ratio > 0.0 && ratio <= RESAMPLE_MAX_RATIO))
+        return cs_py_errorf(PyExc_ValueError, "ratio: must be in (0, %g], got %g", RESAMPLE_MAX_RATIO, ratio);
     npy_intp da[1] = {-1};
     PyArrayObject *a = cs_py_darray(oa, "a", 1, da, 1);
     if (!a) return NULL;

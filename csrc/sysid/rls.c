@@ -40,8 +40,16 @@ int cs_rls_create(int ny, int nu, int na, int nb, double lambda, double P0, doub
                   cs_err *err) {
     *out = NULL;
     if (ny < 1 || nu < 1) return cs_fail(err, CS_ERR_ARG, "RLS needs ny >= 1 and nu >= 1 (got %d, %d)", ny, nu);
-    if (na < 0 || nb < 0 || na + nb < 1)
+    if (na < 0 || nb < 0 || (na == 0 && nb == 0))
         return cs_fail(err, CS_ERR_ARG, "RLS orders: need na >= 0, nb >= 0, na + nb >= 1 (got %d, %d)", na, nb);
+    /* sizes in 64-bit arithmetic: nu nb < 2^62, ny np^2 < 2^31 2^24 once np is capped; no int overflow */
+    const long long npl = (long long)na + (long long)nu * (long long)nb;
+    if (npl > CS_RLS_MAX_PARAMS)
+        return cs_fail(err, CS_ERR_ARG, "RLS orders: n_params = n_a + n_u n_b = %lld exceeds the cap of %d "
+                       "(n_a = %d, n_u = %d, n_b = %d)", npl, CS_RLS_MAX_PARAMS, na, nu, nb);
+    if ((long long)ny * npl * npl > (long long)CS_RLS_MAX_COV)
+        return cs_fail(err, CS_ERR_ARG, "RLS sizes: n_y n_params^2 = %lld covariance entries exceed the cap of %ld "
+                       "(n_y = %d, n_params = %lld)", (long long)ny * npl * npl, (long)CS_RLS_MAX_COV, ny, npl);
     if (!(lambda > 0.0 && lambda <= 1.0)) return cs_fail(err, CS_ERR_ARG, "lam: must be in (0, 1], got %g", lambda);
     if (!(P0 > 0.0 && isfinite(P0))) return cs_fail(err, CS_ERR_ARG, "P0: must be finite and > 0, got %g", P0);
     cs_rls *r = calloc(1, sizeof *r);
@@ -196,6 +204,8 @@ int cs_rls_set_state(cs_rls *r, const double *s, cs_err *err) {
         if (!isfinite(s[k])) return cs_fail(err, CS_ERR_ARG, "state: contains NaN or infinite values");
     if (s[ns - 2] < 0 || s[ns - 1] < 0 || s[ns - 2] != floor(s[ns - 2]) || s[ns - 1] != floor(s[ns - 1]))
         return cs_fail(err, CS_ERR_ARG, "state: sample counters must be non-negative integers");
+    if (s[ns - 2] > 9007199254740992.0 || s[ns - 1] > 9007199254740992.0)   /* 2^53: exact in a double, fits a 64-bit long */
+        return cs_fail(err, CS_ERR_ARG, "state: sample counters must be <= 2^53");
     size_t o = 0, n;
     n = (size_t)r->ny * r->np; memcpy(r->p, s + o, sizeof(double) * n); o += n;
     n = (size_t)r->ny * r->np * r->np; memcpy(r->P, s + o, sizeof(double) * n); o += n;

@@ -19,6 +19,12 @@
 
 typedef struct cs_rls cs_rls;
 
+/* Size caps (checked with overflow-safe arithmetic in cs_rls_create, mirrored in cosim/sysid.py):
+ * np = na + nu nb <= CS_RLS_MAX_PARAMS and ny np^2 <= CS_RLS_MAX_COV covariance entries (256 MiB). Every size
+ * derived from them, including cs_rls_state_size, then fits in an int. */
+#define CS_RLS_MAX_PARAMS 4096
+#define CS_RLS_MAX_COV (1L << 25)
+
 /* ny, nu >= 1; na, nb >= 0 with na + nb >= 1; lambda in (0, 1]; P0 > 0 (P(0) = P0 I);
  * trace_max > 0 bounds trace(P) per output, <= 0 or inf disables the bound. */
 int cs_rls_create(int ny, int nu, int na, int nb, double lambda, double P0, double trace_max, cs_rls **out,
