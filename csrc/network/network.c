@@ -211,7 +211,8 @@ static int factor(cs_network *net, double t, cs_err *err) {
     if (!k->num || k->common.status != KLU_OK) {
         if (k->num) klu_free_numeric(&k->num, &k->common);
         if (k->common.status == KLU_OUT_OF_MEMORY) return cs_fail(err, CS_ERR_NOMEM, "network: out of memory");
-        return cs_fail(err, CS_ERR_LINALG, "algebraic coupling loop at t = %.10g: I - D L is singular (ill-posed "
+        /* a failure of the run's algebraic solver (SolverError with the partial result), not of a linalg call */
+        return cs_fail(err, CS_ERR_SOLVER, "algebraic coupling loop at t = %.10g: I - D L is singular (ill-posed "
                                            "coupling)", t);
     }
     return CS_OK;
@@ -257,7 +258,7 @@ int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const 
             k->factored_const = lin;
         }
         if (!klu_solve(k->sym, k->num, ny, 1, net->F, &k->common))
-            return cs_fail(err, CS_ERR_LINALG, "algebraic coupling loop at t = %.10g: sparse solve failed", t);
+            return cs_fail(err, CS_ERR_SOLVER, "algebraic coupling loop at t = %.10g: sparse solve failed", t);
         for (int j = 0; j < ny; j++) y[j] -= net->F[j];
         memset(net->F, 0, sizeof(double) * ny);
         cs_network_inputs(net, y, u);

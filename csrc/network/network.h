@@ -58,7 +58,7 @@ void cs_network_free(cs_network *net);
 void cs_network_inputs(const cs_network *net, const double *y, double *u);
 
 /* Consistent outputs at time t: solves y = g(t, L y + r). u_guess (may be NULL = 0, may alias u) is the start value
- * and the input of units without feed-through. Writes y and u = L y + r. Fails with CS_ERR_LINALG when I - G L is
+ * and the input of units without feed-through. Writes y and u = L y + r. Fails with CS_ERR_SOLVER when I - G L is
  * singular (ill-posed coupling), CS_ERR_DIVERGED on non-finite outputs, CS_ERR_SOLVER without convergence. */
 int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const double *u_guess, double *y,
                           double *u, cs_err *err);

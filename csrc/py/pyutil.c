@@ -22,25 +22,43 @@ static PyObject *cosim_error_type(const char *name) {
 /* The single C -> Python error mapping:
  *   CS_ERR_ARG -> ValueError, CS_ERR_NOMEM -> MemoryError, CS_ERR_LINALG -> ArithmeticError,
  *   CS_ERR_SOLVER / CS_ERR_CALLBACK -> cosim.SolverError, CS_ERR_DIVERGED -> cosim.DivergenceError,
- *   anything else -> RuntimeError. */
+ *   CS_ERR_INTERRUPTED -> KeyboardInterrupt, anything else -> RuntimeError. New reference. */
+PyObject *cs_py_error_type(int code) {
+    PyObject *type;
+    switch (code) {
+    case CS_ERR_ARG: type = PyExc_ValueError; break;
+    case CS_ERR_NOMEM: type = PyExc_MemoryError; break;
+    case CS_ERR_LINALG: type = PyExc_ArithmeticError; break;
+    case CS_ERR_SOLVER:
+    case CS_ERR_CALLBACK: return cosim_error_type("SolverError");
+    case CS_ERR_DIVERGED: return cosim_error_type("DivergenceError");
+    case CS_ERR_INTERRUPTED: type = PyExc_KeyboardInterrupt; break;
+    default: type = PyExc_RuntimeError; break;
+    }
+    Py_INCREF(type);
+    return type;
+}
+
 PyObject *cs_py_raise(const cs_err *err) {
     const char *msg = err->msg[0] ? err->msg : "cosim: unknown error";
-    PyObject *type = NULL;
-    switch (err->code) {
-    case CS_ERR_ARG: Py_INCREF(PyExc_ValueError); type = PyExc_ValueError; break;
-    case CS_ERR_NOMEM:
-        if (!err->msg[0]) return PyErr_NoMemory();
-        Py_INCREF(PyExc_MemoryError); type = PyExc_MemoryError; break;
-    case CS_ERR_LINALG: Py_INCREF(PyExc_ArithmeticError); type = PyExc_ArithmeticError; break;
-    case CS_ERR_SOLVER:
-    case CS_ERR_CALLBACK: type = cosim_error_type("SolverError"); break;
-    case CS_ERR_DIVERGED: type = cosim_error_type("DivergenceError"); break;
-    default: Py_INCREF(PyExc_RuntimeError); type = PyExc_RuntimeError; break;
-    }
+    if (err->code == CS_ERR_NOMEM && !err->msg[0]) return PyErr_NoMemory();
+    PyObject *type = cs_py_error_type(err->code);
     PyErr_SetString(type, msg);
     Py_DECREF(type);
     return NULL;
 }
+
+static PyObject *py_error_type(PyObject *self, PyObject *args) {
+    int code;
+    if (!PyArg_ParseTuple(args, "i:error_type", &code)) return NULL;
+    return cs_py_error_type(code);
+}
+
+PyMethodDef cs_py_error_methods[] = {
+    {"error_type", py_error_type, METH_VARARGS,
+     "error_type(code) -> the exception class of a C status code (the one mapping the bindings use)."},
+    {NULL, NULL, 0, NULL},
+};
 
 PyObject *cs_py_errorf(PyObject *type, const char *fmt, ...) {
     char buf[CS_ERRMSG_LEN];

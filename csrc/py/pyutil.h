@@ -12,6 +12,8 @@
 
 /* Raise the Python exception that matches err->code (ValueError, MemoryError, RuntimeError, ...). */
 PyObject *cs_py_raise(const cs_err *err);
+/* The exception class cs_py_raise uses for a status code (new reference). */
+PyObject *cs_py_error_type(int code);
 
 /* Set an exception of `type` with a printf-formatted message (C printf: %g and the like work, unlike in
  * PyErr_Format); returns NULL. */
@@ -39,5 +41,6 @@ extern PyMethodDef cs_py_coupling_methods[];
 extern PyMethodDef cs_py_stepper_methods[];
 extern PyMethodDef cs_py_analysis_methods[];
 extern PyMethodDef cs_py_sysid_methods[];
+extern PyMethodDef cs_py_error_methods[];
 
 #endif
