@@ -148,6 +148,8 @@ def subsystem(draw, name="S", lti_only=False, valid_sizes=False):
             kw["D"] = draw(array((ny, nu), special=False)) if valid_sizes else draw(arg((ny, nu)))
         return ("sub", "lti", kw, (nx, nu, ny))
     if kind == "ode":
+        if draw(st.integers(0, 15)) == 0:   # sizes beyond what the C core takes (x0 stays small: nx is not)
+            nu, ny = draw(st.sampled_from([(2 ** 24 + 1, 1), (1, 2 ** 31), (2 ** 31 - 1, 0), (0, 2 ** 63)]))
         kw = dict(rhs=("cb", draw(st.sampled_from(CB_KINDS)), nx), output=("cb", draw(st.sampled_from(CB_KINDS)), ny),
                   nx=nx, nu=nu, ny=ny, feedthrough=draw(st.booleans()), **common)
         if draw(st.booleans()):
