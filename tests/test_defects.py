@@ -402,3 +402,16 @@ def test_c_messages_format_numbers():
         _core.stepper_step(st._cap, np.nan, 0.1, np.zeros((1, 1)))
     with pytest.raises(ValueError, match=r"^H: must be positive and finite, got -0\.5$"):
         _core.stepper_step(st._cap, 0.0, -0.5, np.zeros((1, 1)))
+
+
+@pytest.mark.parametrize("kw,name", [(dict(nx=1, nu=2**31, ny=1), "nu"), (dict(nx=1, nu=1, ny=2**31), "ny"),
+                                     (dict(nx=1, nu=1, ny=2**24 + 1), "ny")])
+def test_model_sizes_beyond_int_are_value_errors(kw, name):
+    """Found by the fuzz: ODE sizes >= 2**31 made the C spec parser raise OverflowError (and sizes just below would
+    have the C core allocate and fill n doubles); sizes are now checked against a cap of 2**24 with a ValueError."""
+    f = lambda t, x, u: -x  # noqa: E731
+    with pytest.raises(ValueError, match=f"^{name}: must be in 0..16777216"):
+        cosim.Stepper(cosim.ODE(f, f, **kw), cosim.RK4())
+    with pytest.raises(ValueError, match=f"^{name}: "):
+        _core.stepper_new(("cfunc", "S", kw["nx"], kw["nu"], kw["ny"], 1, 1234, 1234, 0), cosim.RK4().spec(),
+                          np.zeros(1), 0.0)

@@ -123,7 +123,8 @@ static inline __attribute__((always_inline)) void phi_functions(int n, int p, co
     cs_balance(n, Z, d, dinv);
     double nrm = cs_norm1(n, Z);
     if (!(nrm <= DBL_MAX)) nrm = DBL_MAX; /* the column sums of finite entries can overflow: keep s defined */
-    int s = nrm > 0.5 ? (int)ceil(log2(nrm / 0.5)) : 0;
+    /* log2(nrm / 0.5) = log2(nrm) + 1 where nrm / 0.5 would overflow to inf (ceil(inf) -> int is undefined) */
+    int s = nrm > 0.5 ? (int)ceil(nrm <= DBL_MAX / 2 ? log2(nrm / 0.5) : log2(nrm) + 1.0) : 0;
     if (s > 0) {
         const double scale = ldexp(1.0, -s);
         for (size_t i = 0; i < nn; i++) Z[i] *= scale;

@@ -33,6 +33,23 @@ static int address(PyObject *o, const char *name, int allow_null, uintptr_t *out
     return 0;
 }
 
+/* Sizes of one subsystem given as numbers (cfunc and python models): 0 <= n <= MAX_DIM, so that every size the C
+ * core derives from them fits in an int and a scratch vector of n doubles stays allocatable (128 MiB). */
+#define MAX_DIM (1 << 24)
+
+static int dims(Py_ssize_t nx, Py_ssize_t nu, Py_ssize_t ny, int *out) {
+    const Py_ssize_t v[3] = {nx, nu, ny};
+    static const char *const names[3] = {"nx", "nu", "ny"};
+    for (int i = 0; i < 3; i++) {
+        if (v[i] < 0 || v[i] > MAX_DIM) {
+            PyErr_Format(PyExc_ValueError, "%s: must be in 0..%d, got %zd", names[i], MAX_DIM, v[i]);
+            return -1;
+        }
+        out[i] = (int)v[i];
+    }
+    return 0;
+}
+
 cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
     if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2) {
         PyErr_Format(PyExc_TypeError, "models[%d]: expected a model spec tuple", index);
@@ -68,10 +85,14 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
         return m;
     }
     if (strcmp(kind, "cfunc") == 0) {
-        int nx, nu, ny, ft;
+        Py_ssize_t snx, snu, sny;
+        int ft, d[3];
         PyObject *orhs, *oout, *ouser;
         uintptr_t prhs, pout, puser;
-        if (!PyArg_ParseTuple(spec, "ssiiipOOO", &kind, &name, &nx, &nu, &ny, &ft, &orhs, &oout, &ouser)) return NULL;
+        if (!PyArg_ParseTuple(spec, "ssnnnpOOO", &kind, &name, &snx, &snu, &sny, &ft, &orhs, &oout, &ouser) ||
+            dims(snx, snu, sny, d))
+            return NULL;
+        const int nx = d[0], nu = d[1], ny = d[2];
         if (address(orhs, "rhs", 0, &prhs) || address(oout, "output", 0, &pout) || address(ouser, "user_data", 1, &puser))
             return NULL;
         m = cs_cfunc_new(nx, nu, ny, ft, (cs_c_rhs_fn)(uintptr_t)prhs, (cs_c_output_fn)(uintptr_t)pout,
@@ -92,9 +113,13 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
         return m;
     }
     if (strcmp(kind, "python") == 0) {
-        int nx, nu, ny, ft;
+        Py_ssize_t snx, snu, sny;
+        int ft, d[3];
         PyObject *rhs, *out, *outdt;
-        if (!PyArg_ParseTuple(spec, "ssiiipOOO", &kind, &name, &nx, &nu, &ny, &ft, &rhs, &out, &outdt)) return NULL;
+        if (!PyArg_ParseTuple(spec, "ssnnnpOOO", &kind, &name, &snx, &snu, &sny, &ft, &rhs, &out, &outdt) ||
+            dims(snx, snu, sny, d))
+            return NULL;
+        const int nx = d[0], nu = d[1], ny = d[2];
         if (!PyCallable_Check(rhs) || !PyCallable_Check(out)) {
             PyErr_SetString(PyExc_TypeError, "rhs/output: must be callable");
             return NULL;
