@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _core, defaults
 from .approximations import Approximation, ExtrapolatedInterpolation, Hermite, Lagrange, as_approximation
-from .system import CoupledSystem
+from .system import _real_array, CoupledSystem
 
 __all__ = ["amplification_matrix", "recurrence", "spectral_radius", "result_spectral_radius", "stability_map",
            "two_mass_stability_map", "local_error", "fit_order", "Recurrence", "StabilityMap", "LocalError"]
@@ -101,10 +101,9 @@ def _approx(approximation):
 
 
 def _check_H(H, name="H", allow_array=True):
-    try:
-        arr = np.asarray(H, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a positive number or a 1-D array of them") from None
+    if isinstance(H, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected a positive number or a 1-D array of them, got {H!r}")
+    arr = _real_array(H, name, "positive number or 1-D array of them")
     if arr.ndim > 1 or (arr.ndim == 1 and not allow_array):
         raise ValueError(f"{name}: expected a {'scalar or 1-D array' if allow_array else 'scalar'}")
     if arr.size == 0:

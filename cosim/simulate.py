@@ -9,10 +9,10 @@ import numpy as np
 
 from . import _core, defaults, metrics
 from .approximations import Approximation, Hermite, as_approximation
-from .errors import DivergenceError, SolverError
+from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
 from .solvers import CVODE, Exact, Solver, as_solver
-from .system import BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
+from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
 
 SCHEMES = {"jacobi": 0, "gauss-seidel": 1}
 _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel": "gauss-seidel", "parallel": "jacobi",
@@ -39,7 +39,10 @@ def _check_time(t_end, H):
     for name, v in (("t_end", t_end), ("H", H)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
             raise TypeError(f"{name}: expected a real number, got {v!r}")
-    t_end, H = float(t_end), float(H)
+    try:
+        t_end, H = float(t_end), float(H)
+    except OverflowError:
+        raise ValueError(f"t_end/H: {t_end!r}, {H!r} are beyond the range of floating-point numbers") from None
     if not math.isfinite(t_end) or t_end < 0:
         raise ValueError(f"t_end: must be finite and >= 0, got {t_end}")
     if not math.isfinite(H) or H <= 0:
@@ -102,7 +105,7 @@ def _x0(system, x0, start_values=None):
         parts = []
         for s in system.subsystems:
             try:
-                v = np.asarray(x0.get(s.name, s.x0), dtype=float).reshape(-1)
+                v = _real_array(x0.get(s.name, s.x0), f"x0[{s.name!r}]", "vector").reshape(-1)
             except (TypeError, ValueError):
                 raise TypeError(f"x0[{s.name!r}]: expected {s.nx} real numbers") from None
             if v.size != s.nx or not np.all(np.isfinite(v)):
@@ -111,7 +114,7 @@ def _x0(system, x0, start_values=None):
         v = np.concatenate(parts)
     else:
         try:
-            v = np.asarray(x0, dtype=float).reshape(-1)
+            v = _real_array(x0, "x0", "vector").reshape(-1)
         except (TypeError, ValueError):
             raise TypeError("x0: expected an array of real numbers or a dict {subsystem name: array}") from None
         n = int(system.state_offset[-1])
@@ -174,7 +177,7 @@ def _grid(grid, t_end, name):
     """Validated explicit macro grid 0 = T_0 < T_1 < ... < T_n = t_end (a last point within 1e-12 of t_end is set
     to t_end exactly, which the engine requires)."""
     try:
-        g = np.array(grid, dtype=float).reshape(-1)
+        g = _real_array(grid, name, "array of time points").reshape(-1)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected a 1-D array of time points") from None
     if g.size < 2 or not np.all(np.isfinite(g)):
@@ -211,7 +214,7 @@ def _output_grid(output_interval, t_eval, t_end):
     if t_eval is None:
         return None
     try:
-        g = np.array(t_eval, dtype=float).reshape(-1)
+        g = _real_array(t_eval, "t_eval", "array of output times").reshape(-1)
     except (TypeError, ValueError):
         raise TypeError("t_eval: expected a 1-D array of output times") from None
     if g.size < 1 or not np.all(np.isfinite(g)):
@@ -264,16 +267,8 @@ def _finish(system, raw, t_wall, options, names_for_stats):
     if code in (0, _STOPPED):
         return res
     msg, cause = raw["message"], raw.get("cause")
-    if code == _ERR_DIVERGED:
-        exc = DivergenceError(msg, res)
-    elif code in (_ERR_SOLVER, _ERR_CALLBACK):
-        exc = SolverError(msg, res)
-    elif code == _ERR_ARG:
-        exc = ValueError(msg)
-    elif code == _ERR_NOMEM:
-        exc = MemoryError(msg)
-    else:
-        exc = SolverError(msg, res)
+    kind = _core.error_type(code)              # the one C -> Python mapping (csrc/py/pyutil.c)
+    exc = kind(msg, res) if issubclass(kind, CosimError) else kind(msg)
     if cause is not None:
         raise exc from cause
     raise exc

@@ -496,15 +496,7 @@ def run_batch(calls, timeout=TIMEOUT):
 # exactly like this (function, exception type, message) is counted and reported as a FuzzKnownDefect warning
 # instead of failing the property; anything else still fails. Remove an entry when its defect is fixed.
 KNOWN = [
-    # cosim/simulate.py _check_time: float() of an int beyond the float range
-    ("cosim.simulate", "OverflowError", r"int too large to convert to float"),
-    ("cosim.simulate_monolithic", "OverflowError", r"int too large to convert to float"),
-    # cosim/simulate.py _grid/_x0: np.asarray(..., dtype=float) drops imaginary parts of grid, t_eval, x0
-    ("cosim.simulate", "ComplexWarning", r"discards the imaginary part"),
-    ("cosim.simulate_monolithic", "ComplexWarning", r"discards the imaginary part"),
-    # cosim/analysis.py _check_H: np.asarray(H, dtype=float) overflows on huge ints and drops imaginary parts
-    ("cosim.analysis.spectral_radius", "OverflowError", r"int too large to convert to float"),
-    ("cosim.analysis.spectral_radius", "ComplexWarning", r"discards the imaginary part"),
+    # (function, exception type, message pattern) of defects found but not yet fixed; empty: all fixed
 ]
 
 
