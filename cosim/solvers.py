@@ -99,17 +99,18 @@ class Exact(Solver):
 class CVODE(Solver):
     """SUNDIALS CVODE: variable-order, variable-step BDF (``method="bdf"``, stiff) or Adams-Moulton
     (``method="adams"``) with dense Newton iterations, tolerances ``rtol``/``atol``, stopping exactly at each macro
-    point and re-initialised there. ``max_steps`` per macro step, ``max_step`` limits the micro step.
+    point. ``max_steps`` per macro step, ``max_step`` limits the micro step.
 
-    ``restart="auto"`` keeps the multistep history across macro points where the input is continuously
-    differentiable (:class:`ExtrapolatedInterpolation` with ``continuity=1`` under Jacobi, after the start-up),
-    which is the point of EXTRIPOL-C1 for implicit solvers (busch2016 §1); ``"always"`` (default) re-initialises at
-    every macro point, which keeps rollback exact."""
+    ``restart="auto"`` (default) keeps the multistep history across macro points where the input function is
+    continuous (:class:`ExtrapolatedInterpolation`, C0 or C1, for every input not interpolated under Gauss-Seidel;
+    busch2016 §1: the point of EXTRIPOL for implicit solvers) and re-initialises where it may jump (ZOH, Lagrange,
+    Hermite, interpolated Gauss-Seidel inputs). ``"always"`` re-initialises at every macro point. Runs whose steps
+    may be rolled back re-initialise at every macro point either way, so that a repeated step is exact."""
 
     kind = _CVODE
 
     def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
-                 max_step: float | None = None, restart: str = "always"):
+                 max_step: float | None = None, restart: str = "auto"):
         self.rtol, self.atol = _pos("rtol", rtol), _pos("atol", atol)
         if restart not in ("always", "auto"):
             raise ValueError(f"restart: must be 'always' or 'auto', got {restart!r}")

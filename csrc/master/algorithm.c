@@ -119,7 +119,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     a->ctx = (cs_step_ctx){.nsub = cfg->nsub, .units = cfg->units, .coupling = cfg->coupling, .net = cfg->net,
                            .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
                            .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
-                           .used = a->used};
+                           .used = a->used, .exact_rollback = cfg->controller->may_reject};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
     a->T = cfg->t0;
     *out = a;

@@ -141,7 +141,7 @@ static PyObject *py_rho_map(PyObject *self, PyObject *args) {
     if (nsys < 1 || nH < 1) { PyErr_SetString(PyExc_ValueError, "grid: empty parameter grid"); goto done; }
     const double *Hv = PyArray_DATA(H);
     for (long i = 0; i < nH; i++)
-        if (!(Hv[i] > 0.0)) { PyErr_Format(PyExc_ValueError, "H: must be positive, got %g", Hv[i]); goto done; }
+        if (!(Hv[i] > 0.0)) { cs_py_errorf(PyExc_ValueError, "H: must be positive, got %g", Hv[i]); goto done; }
     npy_intp d2[2] = {nsys, nH};
     rho = PyArray_ZEROS(2, d2, NPY_DOUBLE, 0);
     if (!rho) goto done;
@@ -174,7 +174,7 @@ static PyObject *py_local_error(PyObject *self, PyObject *args) {
     if (nH < 1) { PyErr_SetString(PyExc_ValueError, "H: empty"); goto done; }
     const double *Hv = PyArray_DATA(H);
     for (long i = 0; i < nH; i++)
-        if (!(Hv[i] > 0.0)) { PyErr_Format(PyExc_ValueError, "H: must be positive, got %g", Hv[i]); goto done; }
+        if (!(Hv[i] > 0.0)) { cs_py_errorf(PyExc_ValueError, "H: must be positive, got %g", Hv[i]); goto done; }
     npy_intp d2[2] = {nH, plan->nxt + plan->nyt};
     eps = PyArray_ZEROS(2, d2, NPY_DOUBLE, 0);
     ex = PyArray_ZEROS(2, d2, NPY_DOUBLE, 0);

@@ -16,7 +16,7 @@ int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err) 
     int restart = CS_CONTINUE;
     if (!x->continue_always) {
         int cont = cpl->ops->continuity ? cpl->ops->continuity(cpl, i) : CS_INPUT_JUMPS;
-        restart = (x->first || cont == CS_INPUT_JUMPS) ? CS_RESTART : CS_SMOOTH;
+        restart = (x->first || cont == CS_INPUT_JUMPS || x->exact_rollback) ? CS_RESTART : CS_SMOOTH;
     } else if (x->first) {
         restart = CS_RESTART;
     }

@@ -30,6 +30,8 @@ typedef struct cs_step_ctx {
     long step;                 /* index N of the macro step */
     int first;                 /* the first step of a run, or the first after a rollback: integrators restart */
     int continue_always;       /* the same input function goes on across macro points (monolithic system) */
+    int exact_rollback;        /* steps may be rolled back: integrators restart at every macro point, because a
+                                * restored unit restarts too (CVODE's history cannot be saved) */
     int need_udot;             /* fill udot (Hermite rates) */
     double *uend, *udot;       /* stacked input values / rates at T_{N+1}- of the inputs the units used */
     double *ystar, *ydot;      /* Gauss-Seidel: outputs y* and rates of a unit at T_{N+1} with its own input */
