@@ -74,7 +74,14 @@ def amplitudes(t, values, window=None):
 
 
 def _absmax(V):
-    """max |v| per column without a copy of V (NaN propagates)."""
+    """max |v| per column without a copy of V (NaN propagates). Long narrow records (many macro points, few
+    signals) are reduced column by column: NumPy's axis-0 reduction of an (n, 2) array is about 30x slower."""
+    if V.shape[0] >= 8 * V.shape[1]:
+        out = np.empty(V.shape[1])
+        for j in range(V.shape[1]):
+            c = V[:, j]
+            out[j] = max(c.max(), -c.min()) if c.size else -np.inf
+        return out
     return np.maximum(V.max(axis=0), -V.min(axis=0))
 
 
