@@ -74,34 +74,28 @@ def _unknown(table, known, where):
         raise ScenarioError(f"{where}: unknown key(s) {extra}; known: {sorted(known)}")
 
 
-def _approximation(spec, where="simulation.approximation"):
+def _from_table(spec, table, what, where):
+    """An object from a name or a table {type = name, option = value, ...}: table[name](**options)."""
     if isinstance(spec, str):
         spec = {"type": spec}
     if not isinstance(spec, dict) or "type" not in spec:
-        raise ScenarioError(f"{where}: expected a name or a table with 'type' (one of {sorted(_APPROX)}), got {spec!r}")
+        raise ScenarioError(f"{where}: expected a name or a table with 'type' (one of {sorted(table)}), got {spec!r}")
     kw = dict(spec)
     kind = str(kw.pop("type")).lower()
-    if kind not in _APPROX:
-        raise ScenarioError(f"{where}.type: unknown approximation {kind!r}; known: {sorted(_APPROX)}")
+    if kind not in table:
+        raise ScenarioError(f"{where}.type: unknown {what} {kind!r}; known: {sorted(table)}")
     try:
-        return _APPROX[kind](**kw)
+        return table[kind](**kw)
     except TypeError as exc:
         raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _approximation(spec, where="simulation.approximation"):
+    return _from_table(spec, _APPROX, "approximation", where)
 
 
 def _solver(spec, where):
-    if isinstance(spec, str):
-        spec = {"type": spec}
-    if not isinstance(spec, dict) or "type" not in spec:
-        raise ScenarioError(f"{where}: expected a name or a table with 'type' (one of {sorted(_SOLVERS)}), got {spec!r}")
-    kw = dict(spec)
-    kind = str(kw.pop("type")).lower()
-    if kind not in _SOLVERS:
-        raise ScenarioError(f"{where}.type: unknown solver {kind!r}; known: {sorted(_SOLVERS)}")
-    try:
-        return _SOLVERS[kind](**kw)
-    except TypeError as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
+    return _from_table(spec, _SOLVERS, "solver", where)
 
 
 def load_scenario(path):

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core
+from .system import _real_array
 
 __all__ = ["StateSpace", "MOESPResult", "moesp", "MOESPWindow", "RLS", "Realization", "gilbert", "ContinuousIJ",
            "DiscreteIJ", "ij_continuous", "ij_discrete", "discretize", "resample", "eps_si", "eps_si_global",
@@ -65,24 +66,9 @@ def _float(value, name, *, positive=False, finite=True):
 
 def _array(value, name, ndim=None, *, allow_1d_as_column=False):
     """Float64 C-contiguous array of `ndim` dimensions (any if None), finite entries; 1-D data becomes one column if
-    allowed. Complex, string and non-numeric input raise TypeError naming the argument."""
-    if value is None:
-        raise TypeError(f"{name}: expected an array of numbers, got None")
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError, OverflowError):
-        raise TypeError(f"{name}: expected an array of real numbers") from None
-    if raw.dtype.kind == "c":   # a cast would silently drop the imaginary part
-        raise TypeError(f"{name}: expected real numbers, got complex values")
-    if raw.dtype.kind not in "biufO":
-        raise TypeError(f"{name}: expected an array of real numbers, got dtype {raw.dtype}")
-    try:
-        a = np.asarray(raw, dtype=float)
-        a = np.ascontiguousarray(a) if a.ndim else a
-    except OverflowError:
-        raise ValueError(f"{name}: contains values too large for float64") from None
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected an array of real numbers") from None
+    allowed. Complex, string and non-numeric input raise TypeError naming the argument (cosim.system._real_array)."""
+    a = _real_array(value, name, "array of numbers")
+    a = np.ascontiguousarray(a) if a.ndim else a
     if allow_1d_as_column and a.ndim == 1:
         a = a.reshape(-1, 1)
     if ndim is not None and a.ndim != ndim:
