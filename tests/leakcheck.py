@@ -54,4 +54,21 @@ for k in range(400):
 sysid.moesp(u, y, order=2, block_rows=4)
 rls = sysid.RLS(n_y=1, n_u=1, n_a=2, n_b=2, lam=0.99)
 rls.update_many(u, y)
+# the master's transaction paths: rollback, dense output, hooks that stop or raise, KLU (also singular)
+cosim.simulate(s, 0.01, 1e-3, solver=cosim.CVODE(), approximation=cosim.ExtrapolatedInterpolation(2, 1),
+               _reject_steps=[1, 4])
+cosim.simulate(s, 0.01, 1e-3, solver=cosim.Exact(), scheme="gauss-seidel", output_interval=2.5e-4)
+cosim.simulate(s, 0.01, 1e-3, step_finished=lambda t, r: t < 0.005)
+try:
+    cosim.simulate(s, 0.01, 1e-3, step_finished=lambda t, r: 1 / 0)
+except cosim.SolverError:
+    pass
+ring = cosim.CoupledSystem([cosim.LTI([[-1.0]], [[1.0]], [[1.0]], [[0.3]], x0=[1.0], name=f"R{i}") for i in range(50)],
+                           [cosim.connect(f"R{(i - 1) % 50}.y[0]", f"R{i}.u[0]", 0.5) for i in range(50)])
+cosim.simulate(ring, 0.01, 1e-3, solver=cosim.RK4(), approximation=cosim.Lagrange(1))
+cosim.simulate_monolithic(ring, 0.01, 1e-3, solver=cosim.CVODE())
+try:
+    cosim.simulate(loop, 0.1, 0.01, solver=cosim.Exact())
+except cosim.SolverError:
+    pass
 print("leakcheck done")
