@@ -241,8 +241,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     double bytes = (double)cap * (1.0 + run->nx + run->ny + run->nu) * sizeof(double);
     if (cap < 0 || bytes > max_bytes) {
         PyErr_Format(PyExc_MemoryError,
-                     "t_end/H: recording all %.3g macro points of this run needs %.3g GB (limit %.3g GB); record "
-                     "fewer points (record_every=...) or use a coarser H", (double)cap, bytes / 1e9, max_bytes / 1e9);
+                     "t_end/H: recording all %.3g points of this run needs %.3g GB (limit %.3g GB): record on a "
+                     "coarser grid (output_interval=...) or use a coarser H", (double)cap, bytes / 1e9, max_bytes / 1e9);
         goto done;
     }
     npy_intp dt[1] = {cap}, dx[2] = {cap, run->nx}, dy[2] = {cap, run->ny}, du[2] = {cap, run->nu};
