@@ -10,28 +10,15 @@ typedef struct lti_ctx {
     double *A, *B, *C, *D; /* one allocation */
 } lti_ctx;
 
-/* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no call (a chain's units are tiny, where a
- * library call or a vectorised loop costs more than the arithmetic). */
-static inline void affine(int m, int n, int k, const double *restrict P, const double *restrict v,
-                          const double *restrict Q, const double *restrict w, double *restrict z) {
-    if (m == 1 && n == 1 && k == 1) { z[0] = P[0] * v[0] + Q[0] * w[0]; return; } /* scalar units */
-    for (int i = 0; i < m; i++) {
-        double s = 0.0;
-        for (int j = 0; j < n; j++) s += P[i * n + j] * v[j];
-        for (int j = 0; j < k; j++) s += Q[i * k + j] * w[j];
-        z[i] = s;
-    }
-}
-
 static int lti_rhs(void *c, double t, const double *x, const double *u, double *xdot) {
     lti_ctx *m = c;
-    affine(m->nx, m->nx, m->nu, m->A, x, m->B, u, xdot);
+    cs_affine(m->nx, m->nx, m->nu, m->A, x, m->B, u, xdot);
     return 0;
 }
 
 static int lti_output(void *c, double t, const double *x, const double *u, double *y) {
     lti_ctx *m = c;
-    affine(m->ny, m->nx, m->nu, m->C, x, m->D, u, y);
+    cs_affine(m->ny, m->nx, m->nu, m->C, x, m->D, u, y);
     return 0;
 }
 

@@ -19,28 +19,16 @@ void cs_model_free(cs_model *m) {
     free(m);
 }
 
-static int callback_failed(cs_model *m, const char *what, double t, int rc, cs_err *err) {
+int cs_model_callback_failed(cs_model *m, const char *what, double t, int rc, cs_err *err) {
     return cs_fail(err, CS_ERR_CALLBACK, "subsystem %s: %s failed at t = %.17g (code %d)%s%s", m->name, what, t, rc,
                    m->msg[0] ? ": " : "", m->msg);
-}
-
-int cs_model_rhs(cs_model *m, double t, const double *x, const double *u, double *xdot, cs_err *err) {
-    m->nrhs++;
-    int rc = m->rhs(m->ctx, t, x, u, xdot);
-    return rc ? callback_failed(m, "right-hand side", t, rc, err) : CS_OK;
-}
-
-int cs_model_output(cs_model *m, double t, const double *x, const double *u, double *y, cs_err *err) {
-    m->nout++;
-    int rc = m->output(m->ctx, t, x, u, y);
-    return rc ? callback_failed(m, "output", t, rc, err) : CS_OK;
 }
 
 int cs_model_output_dt(cs_model *m, double t, const double *x, const double *u, const double *udot, double *ydot,
                        double *work, cs_err *err) {
     if (m->output_dt) {
         int rc = m->output_dt(m->ctx, t, x, u, udot, ydot);
-        return rc ? callback_failed(m, "output derivative", t, rc, err) : CS_OK;
+        return rc ? cs_model_callback_failed(m, "output derivative", t, rc, err) : CS_OK;
     }
     /* Difference quotient along (1, f, u'); the step is scaled to the state's rate of change. */
     double *f = work, *y1 = work + m->nx, *up = y1 + m->ny;

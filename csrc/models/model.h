@@ -40,9 +40,36 @@ struct cs_model {
 cs_model *cs_model_new(int nx, int nu, int ny, const char *name);
 void cs_model_free(cs_model *m);
 
-/* Counted calls; on failure they fill err with the model's name and the callback's message. */
-int cs_model_rhs(cs_model *m, double t, const double *x, const double *u, double *xdot, cs_err *err);
-int cs_model_output(cs_model *m, double t, const double *x, const double *u, double *y, cs_err *err);
+/* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no call (a chain's units are tiny, where a
+ * library call or a vectorised loop costs more than the arithmetic). The LTI model's products. */
+static inline void cs_affine(int m, int n, int k, const double *restrict P, const double *restrict v,
+                             const double *restrict Q, const double *restrict w, double *restrict z) {
+    if (m == 1 && n == 1 && k == 1) { z[0] = P[0] * v[0] + Q[0] * w[0]; return; } /* scalar units */
+    for (int i = 0; i < m; i++) {
+        double s = 0.0;
+        for (int j = 0; j < n; j++) s += P[i * n + j] * v[j];
+        for (int j = 0; j < k; j++) s += Q[i * k + j] * w[j];
+        z[i] = s;
+    }
+}
+
+int cs_model_callback_failed(cs_model *m, const char *what, double t, int rc, cs_err *err);
+
+/* Counted calls; on failure they fill err with the model's name and the callback's message. LTI models are
+ * evaluated inline (the integrators call these at every micro step). */
+static inline int cs_model_rhs(cs_model *m, double t, const double *x, const double *u, double *xdot, cs_err *err) {
+    m->nrhs++;
+    if (m->A) { cs_affine(m->nx, m->nx, m->nu, m->A, x, m->B, u, xdot); return CS_OK; }
+    int rc = m->rhs(m->ctx, t, x, u, xdot);
+    return rc ? cs_model_callback_failed(m, "right-hand side", t, rc, err) : CS_OK;
+}
+
+static inline int cs_model_output(cs_model *m, double t, const double *x, const double *u, double *y, cs_err *err) {
+    m->nout++;
+    if (m->C) { cs_affine(m->ny, m->nx, m->nu, m->C, x, m->D, u, y); return CS_OK; }
+    int rc = m->output(m->ctx, t, x, u, y);
+    return rc ? cs_model_callback_failed(m, "output", t, rc, err) : CS_OK;
+}
 /* y' at (t, x, u, u'). Without output_dt: (g(t+d, x + d f, u + d u') - g(t, x, u)) / d, a one-sided difference
  * quotient along the trajectory. work: nx + ny + nu doubles. */
 int cs_model_output_dt(cs_model *m, double t, const double *x, const double *u, const double *udot, double *ydot,
