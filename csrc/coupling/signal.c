@@ -19,6 +19,7 @@ typedef struct signal_coupling {
     const cs_network *net;
     cs_approx_spec spec;
     int depth;                     /* history samples kept */
+    int need;                      /* samples the full-degree weights read (cs_approx_points_needed) */
     int nhist;                     /* samples in the history */
     long accepted;                 /* accepted steps (0: the first step is being taken) */
     double hT[CS_MAXHIST];         /* sample times, newest first */
@@ -69,7 +70,7 @@ static int uniform(const signal_coupling *s, int n, double Hnom) {
 
 static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom,
                    const cs_approx_weights **W, cs_err *err) {
-    int need = cs_approx_points_needed(&s->spec);
+    int need = s->need;
     int navail = interpolate ? s->nhist + 1 : s->nhist;
     if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     int n = navail < need ? navail : need;          /* samples the weights read */
@@ -322,7 +323,7 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
     c->rates_lagged = rates_lagged;
     s->net = net;
     s->spec = *spec;
-    s->depth = cs_approx_points_needed(spec);
+    s->need = s->depth = cs_approx_points_needed(spec);
     if (s->depth < 1) s->depth = 1;
     if (s->depth > CS_MAXHIST) s->depth = CS_MAXHIST;
     s->hv = calloc((size_t)net->ny * NV + 1, sizeof(double));
