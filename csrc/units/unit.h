@@ -16,6 +16,10 @@
  *   output_jacobian(t, u, G)        dy/du (ny x nu, row-major), exact where the unit knows it (LTI: D)
  *   output_rates(t, u, udot, ydot)  dy/dt along the trajectory (Hermite approximations, moshagen eq. 90)
  *   states()                        read-only view of the current states (nx values) for recording
+ *   set_trace(on) / trace(tr)       micro-step trace: with tracing on, the unit keeps the points of its last do_step
+ *                                   (its own micro-step times t_0 = T < ... < t_n = T+H, outputs there, output rates
+ *                                   where it knows them); waveform relaxation with sub-step waveforms and NEPCE's
+ *                                   integral of the extrapolation error read it. Off by default (no cost).
  *   destroy()                       free `content`
  * Every op returns CS_OK or an error code with a message in err. */
 #ifndef COSIM_UNIT_H
@@ -35,6 +39,14 @@ typedef struct cs_unit_stats {
     double wall;       /* seconds spent in do_step (only with timing on) */
 } cs_unit_stats;
 
+/* The points of the last do_step (valid until the next do_step / restore_state). */
+typedef struct cs_trace {
+    long n;                  /* points, including T and T+H */
+    const double *t;         /* n times */
+    const double *y;         /* n x ny outputs, row-major */
+    const double *ydot;      /* n x ny output rates, or NULL */
+} cs_trace;
+
 typedef struct cs_unit_ops {
     int (*do_step)(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
     int (*get_outputs)(cs_unit *u, double t, const double *uin, double *y, cs_err *err);
@@ -46,6 +58,8 @@ typedef struct cs_unit_ops {
     int (*output_jacobian)(cs_unit *u, double t, const double *uin, double *G, cs_err *err);
     int (*output_rates)(cs_unit *u, double t, const double *uin, const double *udot, double *ydot, cs_err *err);
     const double *(*states)(const cs_unit *u);
+    int (*set_trace)(cs_unit *u, int on, cs_err *err);
+    int (*trace)(const cs_unit *u, cs_trace *tr);
     void (*get_stats)(const cs_unit *u, cs_unit_stats *s);
     void (*destroy)(cs_unit *u);
 } cs_unit_ops;
