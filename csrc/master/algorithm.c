@@ -20,6 +20,7 @@ struct cs_algorithm {
     long kout;                        /* next output point */
     cs_step_ctx ctx;
     cs_outputs outs;
+    cs_estimate_view ev;              /* what the estimator sees of the candidate step */
 };
 
 /* The network evaluates outputs through the units (cs_outputs). */
@@ -86,7 +87,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
         return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory");
     }
     if (cfg->x0) memcpy(a->x0, cfg->x0, sizeof(double) * a->nx);
-    if (cfg->controller->may_reject) {
+    if (cfg->controller->may_reject || (cfg->estimator && cfg->estimator->needs_snapshot)) {
         a->usnap = calloc((size_t)cfg->nsub, sizeof(void *));
         a->csnap = cfg->coupling->ops->snapshot_create(cfg->coupling);
         int ok = a->usnap && a->csnap;
@@ -120,6 +121,8 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
                            .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
                            .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
                            .used = a->used, .exact_rollback = cfg->controller->may_reject};
+    a->ev = (cs_estimate_view){.nsub = cfg->nsub, .units = cfg->units, .net = cfg->net, .coupling = cfg->coupling,
+                               .upre = a->uend, .used = a->used};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
     a->T = cfg->t0;
     *out = a;
@@ -296,6 +299,19 @@ static int update(cs_algorithm *a, double T1, cs_err *err) {
     return CS_OK;
 }
 
+/* The estimator's eps of the candidate step (units at T_{N+1}, consistent values at T_N in y/u, candidates in
+ * ynew/unew). */
+static int estimate(cs_algorithm *a, const cs_step_plan *p, double *eps, cs_err *err) {
+    cs_estimate_view *v = &a->ev;
+    v->plan = p;
+    v->y0 = a->y; v->u0 = a->u; v->y1 = a->ynew; v->u1 = a->unew;
+    v->usnap = a->usnap;
+    int rc = a->cfg.estimator->ops->estimate(a->cfg.estimator, v, eps, err);
+    if (rc) { cs_err_prefix(err, "error estimate at t = %.10g: ", p->T1); return rc; }
+    if (!(*eps >= 0.0)) return cs_fail(err, CS_ERR_SOLVER, "error estimate at t = %.10g is not a number >= 0", p->T1);
+    return CS_OK;
+}
+
 int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     const cs_algorithm_config *c = &a->cfg;
     cs_controller *ctl = c->controller;
@@ -309,21 +325,25 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     if (dense)
         for (int i = 0; i < c->nsub; i++) c->units[i]->ops->save_state(c->units[i], a->dpre[i]);
     for (;;) {
-        if (ctl->may_reject) save(a);
+        if (a->usnap) save(a);
         a->ctx.step = a->steps;
         a->ctx.first = a->steps == 0;
         CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
         CS_TRY(c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err));
         CS_TRY(update(a, p.T1, err));
+        double eps = 0.0;
+        if (c->estimator) CS_TRY(estimate(a, &p, &eps, err));
         int accept = 1;
-        if (ctl->ops->judge) CS_TRY(ctl->ops->judge(ctl, &p, 0.0, &accept, err));
+        if (ctl->ops->judge) CS_TRY(ctl->ops->judge(ctl, &p, eps, &accept, err));
         if (accept) break;
+        if (!a->usnap) return cs_fail(err, CS_ERR_ARG, "step controller: rejected a step without may_reject");
         restore(a);
         ctl->rejected++;
         CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
     }
     CS_TRY(check_divergence(a, p.T1, a->ynew, err));
     CS_TRY(cpl->ops->accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
+    if (c->estimator && c->estimator->ops->commit) c->estimator->ops->commit(c->estimator, &a->ev);
     ctl->ops->commit(ctl, &p);
     double *t;
     t = a->y; a->y = a->ynew; a->ynew = t;

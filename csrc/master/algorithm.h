@@ -11,7 +11,7 @@
  *   update    outputs and inputs at T_{N+1}: consistent, u = L g(x, u) + r solved by the network (kraft2021 eq.
  *             2.22), or simplified, y = g(x, ũ(T_{N+1})) with the predicted inputs (black-box tools; costs an order
  *             with feed-through, kraft2021 App. B); Hermite: output rates y' (consistent or lagged, moshagen eq. 90)
- *   estimate  error estimate eps (0 without an estimator)
+ *   estimate  error estimate eps of the candidate step (control/estimator.h; 0 without an estimator)
  *   judge     accept: divergence check, commit the history, advance the controller, observers;
  *             reject: restore units and coupling exactly and ask the controller again.
  * The master never touches a model or a state vector: it reads states only through the units' states() view for
@@ -20,6 +20,7 @@
 #define COSIM_ALGORITHM_H
 
 #include "control/controller.h"
+#include "control/estimator.h"
 #include "coupling/coupling.h"
 #include "master/observer.h"
 #include "network/network.h"
@@ -33,6 +34,7 @@ typedef struct cs_algorithm_config {
     cs_coupling *coupling;      /* not owned */
     cs_scheme *scheme;          /* not owned */
     cs_controller *controller;  /* not owned */
+    cs_estimator *estimator;    /* not owned; NULL: eps = 0 */
     cs_observer **observers;    /* not owned */
     int nobs;
     int update;                 /* CS_UPDATE_* */

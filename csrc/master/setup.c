@@ -12,6 +12,7 @@ void cs_run_destroy(cs_run *r) {
     cs_algorithm_destroy(r->alg);
     for (int k = 0; k < r->nobs; k++) cs_observer_destroy(r->observers[k]);
     cs_controller_destroy(r->controller);
+    cs_estimator_destroy(r->estimator);
     cs_scheme_destroy(r->scheme);
     cs_coupling_destroy(r->coupling);
     if (r->units)
@@ -92,7 +93,8 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
                                          &r->controller, err));
     cs_algorithm_config ac = {.nsub = r->nunits, .units = r->units, .net = unit_net, .coupling = r->coupling,
-                              .scheme = r->scheme, .controller = r->controller, .observers = r->observers,
+                              .scheme = r->scheme, .controller = r->controller, .estimator = r->estimator,
+                              .observers = r->observers,
                               .nobs = 0, .update = update, .divergence_bound = c->divergence_bound,
                               .continue_always = c->monolithic, .t0 = c->t0, .t_end = c->t_end, .x0 = c->x0,
                               .t_out = c->t_out, .nout = c->nout};

@@ -45,6 +45,7 @@ typedef struct cs_run {
     cs_coupling *coupling;
     cs_scheme *scheme;
     cs_controller *controller;
+    cs_estimator *estimator;    /* NULL: no error estimate */
     cs_observer *observers[8];
     int nobs;
     cs_algorithm *alg;

@@ -1,0 +1,56 @@
+/* Error estimator (DESIGN.md §2 "Estimator"): after the scheme step and the update of a macro step, before the step
+ * controller judges it, the estimator computes the error measure eps of the candidate step T_N -> T_{N+1}
+ * (kraft2021 §8: exLE, exMD, exCV; the implicit ones; ECCO's energy residual). Generic object {content, ops}.
+ *
+ *   estimate(view, eps)   eps >= 0 for the step in view (a normalised error: the controller accepts eps <= 1);
+ *                         it may re-integrate units from their saved state at T_N (view->usnap, present when
+ *                         needs_snapshot is set or the controller may reject) but must leave every unit as it found
+ *                         it (at T_{N+1}, with the actual step's state)
+ *   commit(view)          optional: the step was accepted (history of the estimator)
+ *   destroy()             free content (cs_estimator_destroy then frees the object) */
+#ifndef COSIM_ESTIMATOR_H
+#define COSIM_ESTIMATOR_H
+
+#include <stdlib.h>
+
+#include "common.h"
+#include "control/controller.h"
+#include "coupling/coupling.h"
+#include "input/input.h"
+#include "network/network.h"
+#include "units/unit.h"
+
+typedef struct cs_estimate_view {
+    const cs_step_plan *plan;       /* T_N, T_{N+1}, H */
+    int nsub;
+    cs_unit **units;
+    const cs_network *net;
+    cs_coupling *coupling;
+    const double *y0, *u0;          /* consistent outputs / inputs at T_N */
+    const double *y1, *u1;          /* candidate outputs / inputs at T_{N+1} (after the update) */
+    const double *upre;             /* predicted inputs at T_{N+1} (the input functions' end values) */
+    void *const *usnap;             /* units saved at T_N, or NULL */
+    const cs_input *const *used;    /* the input function each unit used on this step */
+} cs_estimate_view;
+
+typedef struct cs_estimator cs_estimator;
+
+typedef struct cs_estimator_ops {
+    int (*estimate)(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err);
+    void (*commit)(cs_estimator *e, const cs_estimate_view *v);
+    void (*destroy)(cs_estimator *e);
+} cs_estimator_ops;
+
+struct cs_estimator {
+    const cs_estimator_ops *ops;
+    void *content;
+    int needs_snapshot;             /* the master saves the units at T_N before every step */
+};
+
+static inline void cs_estimator_destroy(cs_estimator *e) {
+    if (!e) return;
+    if (e->ops && e->ops->destroy) e->ops->destroy(e);
+    free(e);
+}
+
+#endif
