@@ -586,3 +586,6 @@ def local_error(system, H, scheme=None, approximation=None, *, order=None, updat
     labels = _labels(system, 1)
     orders = {l: fit_order(Hg, eps[:, i], floor, scale=np.max(np.abs(exact[:, i]))) for i, l in enumerate(labels)}
     return LocalError(Hg, eps, exact, labels, orders)
+from .stability_theory import (extrapolation_matrix, coupele, coupele_matrix, prestep_closed_loop,  # noqa: E402,F401
+                               bohl_exponent, boundedness, CoupEle, CombinedSystem, Boundedness)
+__all__ += ["extrapolation_matrix", "coupele", "coupele_matrix", "prestep_closed_loop", "bohl_exponent", "boundedness"]

@@ -357,3 +357,4 @@ def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro st
     if title:
         ax.set_title(title, fontsize=9)
     return fig
+from .stability_theory import bohl_plot, norm_plot  # noqa: E402,F401  (genser2020 §13.3 plots)
