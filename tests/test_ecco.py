@@ -144,3 +144,14 @@ def test_bad_input():
         cosim.simulate(truck, 0.1, 1e-3, step_control="ecco")
     with pytest.raises(ValueError, match="step_control"):
         cosim.simulate(truck, 0.1, grid=[0, 0.05, 0.1], step_control=cosim.ECCO(BOND))
+
+
+def test_energy_figures_example_runs(tmp_path):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "energy_figures.py"
+    spec = importlib.util.spec_from_file_location("energy_figures", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    files = mod.main(tmp_path, quick=True)
+    assert all(f.stat().st_size > 1000 for f in files)
