@@ -13,6 +13,8 @@ from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
+from .solvers import AB2
+from .energy import BalanceCorrection, ECCO
 from .stepper import Stepper
 from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, cfunc_signature, connect
 from . import models  # noqa: E402
@@ -23,4 +25,4 @@ __version__ = "0.1.0"
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
-           "defaults", "metrics"]
+           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO"]

@@ -60,7 +60,13 @@ class Result:
     means the state first, then the output, then the input) or as ``"Sub.x[i]"``, ``"Sub.y[j]"``, ``"Sub.u[a]"``.
     ``res.signals`` lists one unambiguous label per signal. Tables: :meth:`to_dataframe`, :meth:`to_csv`;
     figure: :meth:`plot`; errors against a reference: :meth:`error_to`.
+
+    With ``coupling=BalanceCorrection(...)``: ``balance_t`` (macro points) and ``balance_error`` (dict input name ->
+    cumulative imbalance ∫ (y_j − u_i) dt). With ``step_control=ECCO(...)``: ``energy_t`` (ends of the macro steps),
+    ``energy_residual`` ((steps, bonds) array of |P_a − P_b|·H) and ``step_sizes``.
     """
+
+    balance_t = balance_error = energy_t = energy_residual = step_sizes = None
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
         self.system = system

@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from . import _core, defaults, metrics
+from . import energy as _energy
 from .approximations import Approximation, Hermite, as_approximation
 from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
@@ -256,7 +257,7 @@ def _hook(system, user_hook, options):
     return call
 
 
-def _finish(system, raw, t_wall, options, names_for_stats):
+def _finish(system, raw, t_wall, options, names_for_stats, after=None):
     stats = dict(macro_steps=raw["macro_steps"], rejected_steps=raw["rejected_steps"],
                  newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
@@ -264,6 +265,8 @@ def _finish(system, raw, t_wall, options, names_for_stats):
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
                  raw["message"], options)
     res.state = raw["state"] or "finished"
+    if after is not None:
+        after(res)
     if code in (0, _STOPPED):
         return res
     msg, cause = raw["message"], raw.get("cause")
@@ -279,7 +282,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
-             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None) -> Result:
+             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None,
+             coupling=None, step_control=None) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
@@ -329,6 +333,12 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
         counts the macro steps.
 
+    coupling : None or :class:`cosim.BalanceCorrection` (moshagen eqs. 77-79): wraps the approximation; the result
+        gets ``balance_t`` and ``balance_error`` (cumulative imbalance per connected input).
+    step_control : None (fixed H) or :class:`cosim.ECCO` (energy residual of power bonds and a PI controller;
+        ``H`` is the first step, t_end need not be a multiple of it); the result gets ``energy_t``,
+        ``energy_residual`` (per step and bond, |P_a − P_b|·H) and ``step_sizes``.
+
     Ctrl-C stops a run within a fraction of a second with ``KeyboardInterrupt``.
 
     Returns
@@ -352,7 +362,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         if startup is not None:
             raise ValueError("startup: not used with an explicit grid (put the start-up steps into the grid)")
     t_end, H = _check_time(t_end, H)
-    if grid is None:
+    if step_control is not None and (grid is not None or _reject_steps is not None):
+        raise ValueError("step_control: ECCO chooses the macro grid itself; do not give grid=")
+    if grid is None and step_control is None:
         _check_steps(t_end, H, last_step)
     elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
@@ -396,11 +408,14 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
                         reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
+    opts.update(_energy.run_options(system, coupling, step_control, H))
+    options.update(coupling=coupling, step_control=step_control)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
     options.update(last_step=last_step, divergence_growth=growth_limit)
-    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names), growth_limit)
+    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names,
+                                 after=lambda res: _energy.attach(res, raw, coupling, step_control)), growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,

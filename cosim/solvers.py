@@ -134,6 +134,31 @@ class CVODE(Solver):
         return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r})"
 
 
+class AB2(Solver):
+    """Adams-Bashforth 2 with ``substeps`` = n equal micro steps per macro step (h = H/n), restarted at every macro
+    point with a one-step ``starter``: ``"euler"`` (explicit Euler) or ``"heun"`` (moshagen §4.2.3, the multistep
+    pitfall: the starter's error recurs at every exchange, so an Euler starter drops the co-simulation to order 1
+    even with H = n h, a Heun starter keeps order 2)."""
+
+    kind = 4
+    STARTERS = {"euler": 0, "heun": 1}
+
+    def __init__(self, starter: str = "heun", substeps: int = 4):
+        if not isinstance(starter, str) or starter not in self.STARTERS:
+            raise ValueError(f"starter: must be 'euler' or 'heun', got {starter!r}")
+        if isinstance(substeps, bool) or not isinstance(substeps, numbers.Integral):
+            raise TypeError(f"substeps: expected an int, got {substeps!r}")
+        if not 1 <= int(substeps) <= MAX_MICRO_STEPS:
+            raise ValueError(f"substeps: must be in 1..{MAX_MICRO_STEPS}, got {substeps!r}")
+        self.starter, self.substeps = starter, int(substeps)
+
+    def spec(self):
+        return (self.kind, self.substeps, 0.0, 0.0, 0.0, 0, 0, 0.0, False, self.STARTERS[self.starter])
+
+    def __repr__(self):
+        return f"AB2(starter={self.starter!r}, substeps={self.substeps})"
+
+
 def as_solver(obj, name="solver") -> Solver:
     if isinstance(obj, Solver):
         return obj

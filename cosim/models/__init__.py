@@ -3,3 +3,4 @@ from .two_mass import two_mass_oscillator, monolithic_matrix  # noqa: F401
 from .moshagen import unidirectional_2x2, mutual_2x2, spring_mass, linear_split  # noqa: F401
 from .helicopter import (helicopter, helicopter_plant, helicopter_controller, helicopter_closed_loop,  # noqa: F401
                          pilot_v1)
+from .quarter_truck import quarter_truck, quarter_car  # noqa: F401

@@ -79,6 +79,7 @@ cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *
     case CS_SOLVER_RK4: return cs_fixed_step_new(model, opts, err);
     case CS_SOLVER_EXACT: return cs_exact_new(model, err);
     case CS_SOLVER_CVODE: return cs_cvode_new(model, opts, err);
+    case CS_SOLVER_AB2: return cs_ab2_new(model, opts, err);
     default: cs_fail(err, CS_ERR_ARG, "solver: unknown kind %d", opts->kind); return NULL;
     }
 }

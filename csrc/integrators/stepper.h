@@ -75,7 +75,14 @@ typedef struct cs_solver_opts {
     long max_steps;    /* CVODE: per macro step */
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
     int continue_smooth; /* CVODE: keep the history across macro points where the input is C1 */
+    int starter;       /* AB2: CS_AB2_EULER or CS_AB2_HEUN */
 } cs_solver_opts;
+
+/* Adams-Bashforth 2 (integrators/ab2.c): kind CS_SOLVER_AB2, `substeps` micro steps, restarted at every macro
+ * point with the starter (moshagen §4.2.3). */
+enum { CS_SOLVER_AB2 = 4 };
+enum { CS_AB2_EULER = 0, CS_AB2_HEUN = 1 };
+cs_stepper *cs_ab2_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
 
 cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
 cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);

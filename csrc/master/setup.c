@@ -81,14 +81,30 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     r->units = calloc((size_t)r->nunits, sizeof(cs_unit *));
     if (!r->units) FAIL(cs_fail(err, CS_ERR_NOMEM, "out of memory"));
     for (int i = 0; i < r->nunits; i++) {
+        if (c->balance && !c->monolithic)
+            r->units[i] = cs_model_unit_new_quadrature(r->models[i], &c->solvers[i], err);
+        else
         r->units[i] = cs_model_unit_new(c->monolithic ? r->composite : r->models[i], &c->solvers[i], err);
         if (!r->units[i]) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
         r->units[i]->timing = c->timing;
     }
     FAIL(cs_signal_coupling_create(unit_net, &approx, c->rates_lagged, &r->coupling, err));
+    if (c->balance && !c->monolithic) {
+        cs_coupling *inner = r->coupling;
+        r->coupling = NULL;
+        FAIL(cs_balance_coupling_create(inner, unit_net, r->units, c->balance_corrected, &c->balance_spec,
+                                        &r->coupling, err));
+        r->balance_cum = cs_balance_cumulative(r->coupling);
+    }
     if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create(&r->scheme, err));
     else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
+    if (c->ecco && !c->monolithic) {
+        FAIL(cs_ecco_estimator_create(c->ecco, unit_net->ny, unit_net->nu, &r->estimator, err));
+        FAIL(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
+        r->ecco_cap = cs_ecco_max_steps(c->ecco, c->t0, c->t_end);
+        if (r->ecco_cap < 0) FAIL(cs_fail(err, CS_ERR_ARG, "H_min: (t_end - t0)/H_min steps do not fit a long"));
+    } else
     if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));
     else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
                                          &r->controller, err));
@@ -112,6 +128,7 @@ fail:
 }
 
 long cs_run_capacity(const cs_run *r) {
+    if (r->ecco_cap > 0) return r->ecco_cap + 1;
     long n = cs_fixed_controller_max_steps(r->controller);
     return n < 0 ? -1 : n + 1;
 }

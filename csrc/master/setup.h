@@ -3,7 +3,9 @@
 #ifndef COSIM_SETUP_H
 #define COSIM_SETUP_H
 
+#include "control/ecco.h"
 #include "coupling/approx.h"
+#include "coupling/balance.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
 
@@ -32,6 +34,13 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
+    /* balance correction (coupling/balance.h, moshagen §2.6): wraps the signal coupling; the source units get
+     * quadrature states (cs_model_unit_new_quadrature) */
+    int balance;
+    cs_balance_spec balance_spec;
+    const unsigned char *balance_corrected; /* nu flags (NULL: every connected input) */
+    /* ECCO (control/ecco.h): energy-residual estimator and PI controller instead of the fixed H (NULL: off) */
+    const cs_ecco_spec *ecco;
 } cs_run_config;
 
 typedef struct cs_run {
@@ -50,6 +59,8 @@ typedef struct cs_run {
     int nobs;
     cs_algorithm *alg;
     int nx, ny, nu;             /* sizes of the records */
+    const double *balance_cum;  /* balance correction: cumulative imbalance per input (nu), or NULL */
+    long ecco_cap;              /* ECCO: bound on the records (0: the fixed controller's count) */
 } cs_run;
 
 int cs_run_create(const cs_run_config *cfg, cs_run **out, cs_err *err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "master/setup.h"
+#include "py/energy.h"
 #include "py/pymodel.h"
 #include "py/specs.h"
 
@@ -160,6 +161,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     PyObject *out = NULL, *oorder, *ogrid, *oreject, *otout, *cause = NULL;
     cs_err err = {0};
     int models_given = 0;
+    cs_py_energy energy;
+    memset(&energy, 0, sizeof energy);
     if (!models || !solvers) { PyErr_NoMemory(); goto done; }
     for (int i = 0; i < n; i++)
         if (!(models[i] = cs_py_model_from_spec(PyList_GET_ITEM(omodels, i), i))) goto done;
@@ -233,6 +236,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.x0 = PyArray_DATA(x0);
     cfg.order = order;
     cfg.monolithic = monolithic;
+    if (!monolithic && cs_py_energy_options(opts, nu, &cfg, &energy)) goto done;
     models_given = 1; /* cs_run_create owns the models from here on */
     if (cs_run_create(&cfg, &run, &err)) { cs_py_raise(&err); goto done; }
 
@@ -259,6 +263,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         goto done;
     }
     k.recorder = o;
+    if (cs_py_energy_observers(run, cs_run_capacity(run), &energy)) goto done;
     if (k.hook && (cs_hook_observer_create(hook_cb, &k, hook_every, &o, &err) || cs_run_add_observer(run, o, &err))) {
         cs_py_raise(&err);
         goto done;
@@ -296,7 +301,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                         cs_algorithm_steps(run->alg), "rejected_steps", cs_algorithm_rejected(run->alg),
                         "newton_iterations", run->net.newton_iterations,
                         "stats", stats ? stats : (Py_INCREF(Py_None), Py_None), "cause", cause ? cause : Py_None);
+    if (out && cs_py_energy_results(out, &energy)) Py_CLEAR(out);
 done:
+    cs_py_energy_free(&energy);
     Py_XDECREF(cause);
     Py_XDECREF(k.exc);
     for (int q = 0; q < 4; q++) Py_XDECREF(k.arrays[q]);

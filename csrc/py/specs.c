@@ -132,8 +132,8 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
 
 int cs_py_solver_from_spec(PyObject *spec, cs_solver_opts *o) {
     memset(o, 0, sizeof *o);
-    if (!PyArg_ParseTuple(spec, "iidddild|p:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
-                          &o->max_steps, &o->max_h, &o->continue_smooth))
+    if (!PyArg_ParseTuple(spec, "iidddild|pi:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
+                          &o->max_steps, &o->max_h, &o->continue_smooth, &o->starter))
         return -1;
     return 0;
 }

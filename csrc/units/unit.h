@@ -21,6 +21,10 @@
  *                                   where it knows them); waveform relaxation with sub-step waveforms and NEPCE's
  *                                   integral of the extrapolation error read it. Off by default (no cost).
  *   destroy()                       free `content`
+ *   step_integral(Q)                ∫_T^{T+H} y dt over the last do_step (ny values), from a quadrature state
+ *                                   integrated by the unit's own integrator (moshagen §2.6: the sender's exact
+ *                                   integral for the balance correction); units created with
+ *                                   cs_model_unit_new_quadrature have it
  * Every op returns CS_OK or an error code with a message in err. */
 #ifndef COSIM_UNIT_H
 #define COSIM_UNIT_H
@@ -62,6 +66,7 @@ typedef struct cs_unit_ops {
     int (*trace)(const cs_unit *u, cs_trace *tr);
     void (*get_stats)(const cs_unit *u, cs_unit_stats *s);
     void (*destroy)(cs_unit *u);
+    int (*step_integral)(const cs_unit *u, double *Q);
 } cs_unit_ops;
 
 struct cs_unit {

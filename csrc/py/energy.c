@@ -1,0 +1,136 @@
+/* Bindings: balance correction and ECCO options of a run, their records, and the balance kernels (A7). */
+#include "py/energy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "master/series.h"
+
+static int *int_list(PyObject *o, const char *name, Py_ssize_t *n) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_INT64, 1, 1, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+    if (!a) return NULL;
+    *n = PyArray_DIM(a, 0);
+    int *out = malloc(sizeof(int) * (size_t)(*n + 1));
+    if (!out) { Py_DECREF(a); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t k = 0; k < *n; k++) {
+        long long v = ((long long *)PyArray_DATA(a))[k];
+        if (v < -2147483647LL || v > 2147483647LL) {
+            free(out); Py_DECREF(a);
+            PyErr_Format(PyExc_ValueError, "%s: value out of range", name);
+            return NULL;
+        }
+        out[k] = (int)v;
+    }
+    Py_DECREF(a);
+    return out;
+}
+
+int cs_py_energy_options(PyObject *opts, int nu, cs_run_config *cfg, cs_py_energy *e) {
+    memset(e, 0, sizeof *e);
+    PyObject *b = PyDict_GetItemString(opts, "balance");
+    if (b && b != Py_None) {
+        PyObject *ocorr;
+        if (!PyArg_ParseTuple(b, "iiiO:balance", &cfg->balance_spec.kernel, &cfg->balance_spec.spread,
+                              &cfg->balance_spec.variant, &ocorr))
+            return -1;
+        cfg->balance = 1;
+        if (ocorr != Py_None) {
+            Py_ssize_t n = 0;
+            int *flags = int_list(ocorr, "connections", &n);
+            if (!flags) return -1;
+            if (n != nu) { free(flags); PyErr_SetString(PyExc_ValueError, "connections: one flag per input"); return -1; }
+            e->corrected = calloc((size_t)nu + 1, 1);
+            if (!e->corrected) { free(flags); PyErr_NoMemory(); return -1; }
+            for (int a = 0; a < nu; a++) e->corrected[a] = flags[a] != 0;
+            free(flags);
+            cfg->balance_corrected = e->corrected;
+        }
+    }
+    PyObject *c = PyDict_GetItemString(opts, "ecco");
+    if (c && c != Py_None) {
+        PyObject *ooff, *osig;
+        cs_ecco_spec *s = &e->ecco;
+        if (!PyArg_ParseTuple(c, "OOdddddddddi:ecco", &ooff, &osig, &s->rtol, &s->atol, &s->safety, &s->kP, &s->kI,
+                              &s->H_min, &s->H_max, &s->r_min, &s->r_max, &s->reject))
+            return -1;
+        Py_ssize_t noff = 0, nsig = 0;
+        if (!(e->bond_off = int_list(ooff, "power_bonds", &noff)) || !(e->sig = int_list(osig, "power_bonds", &nsig)))
+            return -1;
+        if (noff < 2 || nsig != 4 * (Py_ssize_t)e->bond_off[noff - 1]) {
+            PyErr_SetString(PyExc_ValueError, "power_bonds: malformed bond table");
+            return -1;
+        }
+        s->nbonds = (int)noff - 1;
+        s->bond_off = e->bond_off;
+        s->sig = e->sig;
+        cfg->ecco = s;
+    }
+    return 0;
+}
+
+static int series(long cap, int n, const double *src, PyObject **t, PyObject **v, cs_observer **o, cs_run *run) {
+    npy_intp dt[1] = {cap}, dv[2] = {cap, n};
+    if (!(*t = PyArray_SimpleNew(1, dt, NPY_DOUBLE)) || !(*v = PyArray_SimpleNew(2, dv, NPY_DOUBLE))) return -1;
+    cs_err err = {0};
+    cs_observer *obs;
+    if (cs_series_recorder_create(cap, src, n, PyArray_DATA((PyArrayObject *)*t), PyArray_DATA((PyArrayObject *)*v),
+                                  &obs, &err) ||
+        cs_run_add_observer(run, obs, &err)) {
+        cs_py_raise(&err);
+        return -1;
+    }
+    *o = obs;
+    return 0;
+}
+
+int cs_py_energy_observers(cs_run *run, long cap, cs_py_energy *e) {
+    if (run->balance_cum && series(cap, run->nu, run->balance_cum, &e->bal_t, &e->bal_v, &e->bal_rec, run)) return -1;
+    if (run->ecco_cap > 0 && run->estimator &&
+        series(cap, e->ecco.nbonds, cs_ecco_residuals(run->estimator), &e->ecco_t, &e->ecco_v, &e->ecco_rec, run))
+        return -1;
+    return 0;
+}
+
+static int put(PyObject *out, const char *key, PyObject *arr, long n) {
+    PyObject *v;
+    if (!arr) { v = Py_None; Py_INCREF(v); }
+    else v = PySequence_GetSlice(arr, 0, n);
+    if (!v) return -1;
+    int rc = PyDict_SetItemString(out, key, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+int cs_py_energy_results(PyObject *out, cs_py_energy *e) {
+    long nb = e->bal_rec ? cs_series_count(e->bal_rec) : 0, ne = e->ecco_rec ? cs_series_count(e->ecco_rec) : 0;
+    if (put(out, "balance_t", e->bal_t, nb) || put(out, "balance", e->bal_v, nb) || put(out, "ecco_t", e->ecco_t, ne) ||
+        put(out, "ecco", e->ecco_v, ne))
+        return -1;
+    return 0;
+}
+
+void cs_py_energy_free(cs_py_energy *e) {
+    free(e->corrected); free(e->bond_off); free(e->sig);
+    Py_XDECREF(e->bal_t); Py_XDECREF(e->bal_v); Py_XDECREF(e->ecco_t); Py_XDECREF(e->ecco_v);
+    memset(e, 0, sizeof *e);
+}
+
+/* balance_kernel(kernel, M, l) -> coefficients c[0..4] of the kernel shape on the l-th interval (balance.h) */
+static PyObject *py_balance_kernel(PyObject *self, PyObject *args) {
+    int kernel, M, l;
+    if (!PyArg_ParseTuple(args, "iii:balance_kernel", &kernel, &M, &l)) return NULL;
+    if (kernel != CS_BALANCE_CONSTANT && kernel != CS_BALANCE_SMOOTH)
+        return PyErr_Format(PyExc_ValueError, "kernel: unknown kernel code %d", kernel);
+    if (M < 1 || M > CS_BALANCE_MAX_SPREAD) return PyErr_Format(PyExc_ValueError, "spread: must be in 1..4");
+    if (l < 0 || l >= M) return PyErr_Format(PyExc_ValueError, "l: must be in 0..M-1");
+    double c[5];
+    cs_balance_kernel(kernel, M, l, c);
+    return cs_py_vec(5, c);
+}
+
+PyMethodDef cs_py_energy_methods[] = {
+    {"balance_kernel", py_balance_kernel, METH_VARARGS,
+     "balance_kernel(kernel, M, l) -> polynomial coefficients (in the interval's scaled time) of the balance "
+     "correction kernel on the l-th of M intervals (moshagen.md §2.6)."},
+    {NULL, NULL, 0, NULL},
+};
