@@ -62,6 +62,9 @@ class Result:
     figure: :meth:`plot`; errors against a reference: :meth:`error_to`.
     """
 
+    #: per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None
+    coupling_log = None
+
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
         self.system = system
         self.t = np.asarray(t)

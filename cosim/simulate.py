@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from . import _core, defaults, metrics
+from . import coupling as _coupling
 from .approximations import Approximation, Hermite, as_approximation
 from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
@@ -279,7 +280,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
-             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None) -> Result:
+             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None,
+             coupling=None) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
@@ -329,6 +331,11 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
         counts the macro steps.
 
+    coupling : a coupling method of :mod:`cosim.coupling` instead of the plain signal-based one:
+        :class:`cosim.PreStep` (Genser's model-based pre-step; Jacobi, constant H; ``res.coupling_log``),
+        :class:`cosim.NEPCE` (deferred energy correction of its ``base`` approximation), :class:`cosim.FOH`,
+        :class:`cosim.Quadratic` (Lagrange k = 1, 2). ``approximation`` must then be left at None.
+
     Ctrl-C stops a run within a fraction of a second with ``KeyboardInterrupt``.
 
     Returns
@@ -341,6 +348,21 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         raise TypeError("H: missing the macro step size H (or give an explicit grid=[0, T_1, ..., t_end])")
     if H is not None and grid is not None:
         raise TypeError("H: give either the macro step size H or an explicit grid, not both")
+    cpl = None
+    if coupling is not None:
+        cpl = _coupling.as_coupling(coupling)
+        if approximation is not None:
+            raise ValueError(f"approximation: not used with coupling={cpl!r} (it forms the inputs itself)")
+        approximation = cpl.approximation()
+        if isinstance(cpl, _coupling.PreStep):
+            if grid is not None or startup is not None:
+                raise ValueError("coupling: the pre-step method needs a constant macro step H (no grid, no startup)")
+            if scheme is not None and str(scheme).lower() not in ("jacobi", "parallel"):
+                raise ValueError("scheme: the pre-step method is derived for Jacobi (parallel) scheduling")
+            if _reject_steps is not None:
+                raise ValueError("coupling: the pre-step method runs with a fixed macro step")
+            if update is None:
+                update = "simplified"   # genser's units report y^{k+1} with their own end-of-step input (§B.1)
     scheme = defaults.SCHEME if scheme is None else scheme
     approximation = defaults.approximation() if approximation is None else approximation
     update = defaults.UPDATE if update is None else update
@@ -396,11 +418,24 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
                         reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
+    if cpl is not None:
+        opts["coupling"] = cpl._options(system, H, t_end)
+        options["coupling"] = cpl
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
     options.update(last_step=last_step, divergence_growth=growth_limit)
-    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names), growth_limit)
+    if cpl is None:
+        return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names), growth_limit)
+    clog = cpl._log(system, raw.get("coupling_log"), H)
+    try:
+        res = _finish(system, raw, time.perf_counter() - t0, options, system.names)
+    except CosimError as e:
+        if getattr(e, "result", None) is not None:
+            e.result.coupling_log = clog
+        raise
+    res.coupling_log = clog
+    return _check_growth(res, growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,

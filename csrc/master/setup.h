@@ -4,6 +4,8 @@
 #define COSIM_SETUP_H
 
 #include "coupling/approx.h"
+#include "coupling/nepce.h"
+#include "coupling/prestep.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
 
@@ -32,7 +34,12 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
+    int coupling_kind;          /* CS_COUPLING_* (0: the signal-based coupling of `approx`) */
+    const cs_prestep_spec *prestep;   /* CS_COUPLING_PRESTEP */
+    const cs_nepce_spec *nepce;       /* CS_COUPLING_NEPCE (base approximation: `approx`) */
 } cs_run_config;
+
+enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };
 
 typedef struct cs_run {
     int nsub, nmodels;

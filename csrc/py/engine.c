@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "master/setup.h"
+#include "py/coupling_opts.h"
 #include "py/pymodel.h"
 #include "py/specs.h"
 
@@ -151,6 +152,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     memset(&cfg, 0, sizeof cfg);
     run_ctx k;
     memset(&k, 0, sizeof k);
+    cs_py_coupling_opts copts;
+    memset(&copts, 0, sizeof copts);
     cs_run *run = NULL;
     cs_model **models = calloc((size_t)n, sizeof(cs_model *));
     cs_solver_opts *solvers = calloc((size_t)nsolvers, sizeof(cs_solver_opts));
@@ -233,6 +236,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.x0 = PyArray_DATA(x0);
     cfg.order = order;
     cfg.monolithic = monolithic;
+    if (cs_py_coupling_opts_read(opts, &cfg, &copts)) goto done;
     models_given = 1; /* cs_run_create owns the models from here on */
     if (cs_run_create(&cfg, &run, &err)) { cs_py_raise(&err); goto done; }
 
@@ -296,7 +300,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                         cs_algorithm_steps(run->alg), "rejected_steps", cs_algorithm_rejected(run->alg),
                         "newton_iterations", run->net.newton_iterations,
                         "stats", stats ? stats : (Py_INCREF(Py_None), Py_None), "cause", cause ? cause : Py_None);
+    if (out && cfg.coupling_kind && !monolithic) {
+        PyObject *clog = cs_py_coupling_log(run, cfg.coupling_kind);
+        if (!clog || PyDict_SetItemString(out, "coupling_log", clog)) Py_CLEAR(out);
+        Py_XDECREF(clog);
+    }
 done:
+    cs_py_coupling_opts_free(&copts);
     Py_XDECREF(cause);
     Py_XDECREF(k.exc);
     for (int q = 0; q < 4; q++) Py_XDECREF(k.arrays[q]);
