@@ -586,3 +586,7 @@ def local_error(system, H, scheme=None, approximation=None, *, order=None, updat
     labels = _labels(system, 1)
     orders = {l: fit_order(Hg, eps[:, i], floor, scale=np.max(np.abs(exact[:, i]))) for i, l in enumerate(labels)}
     return LocalError(Hg, eps, exact, labels, orders)
+
+
+# genser2020 §11.4: stability region of a coupling method and its area (cosim/stability_region.py)
+from .stability_region import StabilityRegion, stability_region_area  # noqa: E402,F401
