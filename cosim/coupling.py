@@ -362,3 +362,49 @@ def as_coupling(obj) -> Coupling:
         raise TypeError(f"coupling: expected cosim.PreStep(...), cosim.NEPCE(...), cosim.FOH() or cosim.Quadratic(), "
                         f"got {obj!r}")
     return obj
+
+
+def _matrix(M, name, shape=None):
+    try:
+        A = np.asarray(M, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real matrix") from None
+    if A.ndim == 1 and shape is not None:
+        A = A.reshape(shape[0], -1) if shape[0] > 0 else A
+    if A.ndim != 2 or (shape is not None and any(s >= 0 and a != s for a, s in zip(A.shape, shape))):
+        raise ValueError(f"{name}: expected a matrix of shape {shape}, got {np.shape(M)}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name}: must be finite")
+    return A
+
+
+def prestep_phi(dSdy, dSdu, dSdud, H, stepsDiscreteSystemMatrices=None):
+    """φ_A = e^{Sy ΔT}, φ_B = ∫_0^ΔT e^{Sy(ΔT−τ)} dτ Su, φ_C + φ_D = ∫_0^ΔT e^{Sy(ΔT−τ)} τ dτ Su +
+    ∫_0^ΔT e^{Sy(ΔT−τ)} dτ Sd of one subsystem's continuous IJs (genser eq. 2.44-2.47, with the relative time of
+    erratum E3), exact (``stepsDiscreteSystemMatrices=None``) or by the trapezoidal rule with that many intervals —
+    the matrices the pre-step's Step 3 uses (the same C function)."""
+    Sy = _matrix(dSdy, "dSdy")
+    if Sy.shape[0] != Sy.shape[1] or Sy.shape[0] == 0:
+        raise ValueError(f"dSdy: must be square and non-empty, got {Sy.shape}")
+    Su = _matrix(dSdu, "dSdu", (Sy.shape[0], -1))
+    Sd = _matrix(dSdud, "dSdud", Su.shape)
+    H = _real(H, "H", positive=True)
+    q = 0 if stepsDiscreteSystemMatrices is None else _int(stepsDiscreteSystemMatrices, "stepsDiscreteSystemMatrices", 1)
+    from . import _core
+    return _core.prestep_phi(Sy, Su, Sd, H, q)
+
+
+def input_optimization(A, rhs, target, rtol=1e-12):
+    """Step 3 of one subsystem (genser §5.3): x = target + A^+ (rhs − A target). More outputs than inputs: the
+    least-squares solution of A x = rhs; more inputs than outputs: the solution of A x = rhs closest to ``target``
+    (Lagrange minimum extrapolation error, eq. 2.66-2.71 with erratum E5); rank-deficient A: the pseudo-inverse.
+    Returns (x, rank)."""
+    A = _matrix(A, "A")
+    rhs = np.asarray(rhs, dtype=float).reshape(-1)
+    target = np.asarray(target, dtype=float).reshape(-1)
+    if rhs.size != A.shape[0]:
+        raise ValueError(f"rhs: expected {A.shape[0]} values, got {rhs.size}")
+    if target.size != A.shape[1]:
+        raise ValueError(f"target: expected {A.shape[1]} values, got {target.size}")
+    from . import _core
+    return _core.prestep_step3(A, rhs, target, _real(rtol, "rtol", positive=True))

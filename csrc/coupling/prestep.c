@@ -137,22 +137,25 @@ static void global_mats(prestep *p, double *Mc, double *A) {
 
 /* ---------------------------------------------------------------------------------------------- continuous */
 
-/* phi matrices of unit i over H: exact (phi functions) or trapezoidal rule with q intervals (stepsDiscreteSystemMatrices).
- * Writes phA (ni x ni), phB (ni x mi), phCD = phiC + phiD (ni x mi). */
-static int unit_phi(prestep *p, int i, double H, cs_err *err) {
-    const int n = p->n, m = p->m, y0 = p->yo[i], ni = p->yo[i + 1] - y0, u0 = p->uo[i], mi = p->uo[i + 1] - u0;
-    double *phA = p->phA + p->pa[i], *phB = p->phB + p->pb[i], *phCD = p->phCD + p->pb[i];
-    double *Syi = p->tmp, *B = Syi + (size_t)ni * ni, *Gam = B + (size_t)ni * 2 * mi; /* Gam: 2 blocks ni x 2mi */
-    for (int a = 0; a < ni; a++) {
-        for (int b = 0; b < ni; b++) Syi[(size_t)a * ni + b] = p->Sy[(size_t)(y0 + a) * n + y0 + b];
+size_t cs_prestep_phi_work_size(int ni, int mi) {
+    size_t a = (size_t)ni * 2 * mi, g = 2 * (size_t)ni * 2 * mi, e = 4 * (size_t)ni * ni;
+    size_t w1 = cs_poly_propagator_work_size(ni, 2 * mi, 1), w2 = cs_expm_work_size(ni);
+    return a + (g > e ? g : e) + (w1 > w2 ? w1 : w2) + 1;
+}
+
+/* phi matrices (2.44-2.47) over H: exact (phi functions) or trapezoidal rule with `steps` intervals. */
+int cs_prestep_phi(int ni, int mi, const double *Sy, const double *Su, const double *Sd, double H, int steps,
+                   double *phA, double *phB, double *phCD, double *work, int *ipiv, cs_err *err) {
+    double *B = work, *Gam = B + (size_t)ni * 2 * mi;
+    size_t g = 2 * (size_t)ni * 2 * mi, e = 4 * (size_t)ni * ni;
+    double *w = Gam + (g > e ? g : e);
+    for (int a = 0; a < ni; a++)
         for (int b = 0; b < mi; b++) {
-            B[(size_t)a * 2 * mi + b] = p->Su[(size_t)(y0 + a) * m + u0 + b];
-            B[(size_t)a * 2 * mi + mi + b] = p->Sd[(size_t)(y0 + a) * m + u0 + b];
+            B[(size_t)a * 2 * mi + b] = Su[(size_t)a * mi + b];
+            B[(size_t)a * 2 * mi + mi + b] = Sd[(size_t)a * mi + b];
         }
-    }
-    const int q = p->spec.dsm_steps;
-    if (q <= 0) {
-        CS_TRY(cs_poly_propagator(ni, 2 * mi, 1, Syi, B, H, phA, Gam, p->work, p->ipiv, err));
+    if (steps <= 0) {
+        CS_TRY(cs_poly_propagator(ni, 2 * mi, 1, Sy, B, H, phA, Gam, w, ipiv, err));
         const double *G0 = Gam, *G1 = Gam + (size_t)ni * 2 * mi;
         for (int a = 0; a < ni; a++)
             for (int b = 0; b < mi; b++) {
@@ -163,15 +166,15 @@ static int unit_phi(prestep *p, int i, double H, cs_err *err) {
         return CS_OK;
     }
     /* trapezoidal rule on tau_j = j h, h = H/q: e^{Sy (H - tau_j)} = E^{q - j}, E = e^{Sy h}; phiA = E^q */
+    const int q = steps;
     double h = H / q, *E = Gam, *P = E + (size_t)ni * ni, *T2 = P + (size_t)ni * ni, *X = T2 + (size_t)ni * ni;
-    for (int a = 0; a < ni * ni; a++) X[a] = Syi[a] * h;
-    CS_TRY(cs_expm(ni, X, E, p->work, p->ipiv, err));
-    cs_eye(ni, P);                                  /* P = E^{q-j}, j = q first */
+    for (int a = 0; a < ni * ni; a++) X[a] = Sy[a] * h;
+    CS_TRY(cs_expm(ni, X, E, w, ipiv, err));
+    cs_eye(ni, P);
     memset(phB, 0, sizeof(double) * (size_t)ni * mi);
     memset(phCD, 0, sizeof(double) * (size_t)ni * mi);
     for (int j = q; j >= 0; j--) {
-        double w = (j == 0 || j == q) ? 0.5 * h : h, tau = j * h;
-        /* phB += w P Su;  phCD += w (tau P Su + P Sd) */
+        double wt = (j == 0 || j == q) ? 0.5 * h : h, tau = j * h;
         for (int a = 0; a < ni; a++)
             for (int b = 0; b < mi; b++) {
                 double su = 0.0, sd = 0.0;
@@ -179,8 +182,8 @@ static int unit_phi(prestep *p, int i, double H, cs_err *err) {
                     su += P[(size_t)a * ni + c] * B[(size_t)c * 2 * mi + b];
                     sd += P[(size_t)a * ni + c] * B[(size_t)c * 2 * mi + mi + b];
                 }
-                phB[(size_t)a * mi + b] += w * su;
-                phCD[(size_t)a * mi + b] += w * (tau * su + sd);
+                phB[(size_t)a * mi + b] += wt * su;
+                phCD[(size_t)a * mi + b] += wt * (tau * su + sd);
             }
         if (j > 0) {
             cs_matmul(ni, ni, ni, 1.0, P, E, 0.0, T2);
@@ -189,6 +192,21 @@ static int unit_phi(prestep *p, int i, double H, cs_err *err) {
     }
     memcpy(phA, P, sizeof(double) * (size_t)ni * ni);
     return CS_OK;
+}
+
+/* phi matrices of unit i over H into phA, phB, phCD. */
+static int unit_phi(prestep *p, int i, double H, cs_err *err) {
+    const int n = p->n, m = p->m, y0 = p->yo[i], ni = p->yo[i + 1] - y0, u0 = p->uo[i], mi = p->uo[i + 1] - u0;
+    double *Syi = p->tmp, *Sui = Syi + (size_t)ni * ni, *Sdi = Sui + (size_t)ni * mi;
+    for (int a = 0; a < ni; a++) {
+        for (int b = 0; b < ni; b++) Syi[(size_t)a * ni + b] = p->Sy[(size_t)(y0 + a) * n + y0 + b];
+        for (int b = 0; b < mi; b++) {
+            Sui[(size_t)a * mi + b] = p->Su[(size_t)(y0 + a) * m + u0 + b];
+            Sdi[(size_t)a * mi + b] = p->Sd[(size_t)(y0 + a) * m + u0 + b];
+        }
+    }
+    return cs_prestep_phi(ni, mi, Syi, Sui, Sdi, H, p->spec.dsm_steps, p->phA + p->pa[i], p->phB + p->pb[i],
+                          p->phCD + p->pb[i], p->work, p->ipiv, err);
 }
 
 /* Pseudo-inverse of unit i's Step-3 matrix A_i (phCD for the continuous version, Su^+_i for the discrete one). */
@@ -302,6 +320,25 @@ static void solve_step3(const prestep *p, int i, const double *A, const double *
         for (int a = 0; a < ni; a++) v += Ap[(size_t)b * ni + a] * scratch[a];
         x[b] = v;
     }
+}
+
+size_t cs_prestep_step3_work_size(int ni, int mi) { return cs_pinv_work_size(ni, mi) + (size_t)ni * mi + ni + 1; }
+
+int cs_prestep_step3(int ni, int mi, const double *A, const double *rhs, const double *target, double rtol, double *x,
+                     int *rank, double *work, cs_err *err) {
+    double *Ap = work, *scr = Ap + (size_t)ni * mi, *w = scr + ni;
+    CS_TRY(cs_pinv(ni, mi, A, Ap, rtol, rank, w, err));
+    for (int a = 0; a < ni; a++) {
+        double v = rhs[a];
+        for (int b = 0; b < mi; b++) v -= A[(size_t)a * mi + b] * target[b];
+        scr[a] = v;
+    }
+    for (int b = 0; b < mi; b++) {
+        double v = target[b];
+        for (int a = 0; a < ni; a++) v += Ap[(size_t)b * ni + a] * scr[a];
+        x[b] = v;
+    }
+    return CS_OK;
 }
 
 /* The pre-step input of the continuous version: coefficients c0, c1 (global, m) in s = (t - T)/H. */
@@ -729,8 +766,7 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
     p->phA = calloc(sa + 1, sizeof(double)); p->phB = calloc(sb + 1, sizeof(double));
     p->phCD = calloc(sb + 1, sizeof(double)); p->Ap = calloc(sb + 1, sizeof(double));
     size_t nw = cs_poly_propagator_work_size(n, 2 * m, 1);
-    nw = zmax(nw, cs_poly_propagator_work_size(maxn, 2 * maxm, 1));
-    nw = zmax(nw, cs_expm_work_size(maxn));
+    nw = zmax(nw, cs_prestep_phi_work_size(maxn, maxm));
     nw = zmax(nw, cs_pinv_work_size(maxn, maxm));
     nw = zmax(nw, nn + (size_t)n * (n + 1 + 2 * m));
     p->nwork = nw;

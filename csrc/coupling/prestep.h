@@ -52,6 +52,19 @@ typedef struct cs_prestep_log {
     const int *rank;
 } cs_prestep_log;
 
+/* phi_A, phi_B and phi_C + phi_D of one subsystem's continuous IJs over H (2.44-2.47): exact (steps = 0, phi
+ * functions, the augmented exponential of spec 3.3) or the trapezoidal rule with `steps` intervals
+ * (stepsDiscreteSystemMatrices). Sy: ni x ni, Su, Sd: ni x mi. work: cs_prestep_phi_work_size doubles; ipiv: ni. */
+size_t cs_prestep_phi_work_size(int ni, int mi);
+int cs_prestep_phi(int ni, int mi, const double *Sy, const double *Su, const double *Sd, double H, int steps,
+                   double *phA, double *phB, double *phCD, double *work, int *ipiv, cs_err *err);
+/* Step 3 of one subsystem (section 5.3): x = target + A^+ (rhs - A target), A: ni x mi. More outputs than inputs:
+ * the least-squares solution; more inputs than outputs: A x = rhs with minimal |x - target| (Lagrange, 2.66-2.71);
+ * rank-deficient A: the pseudo-inverse (rank returned). work: cs_prestep_step3_work_size doubles. */
+size_t cs_prestep_step3_work_size(int ni, int mi);
+int cs_prestep_step3(int ni, int mi, const double *A, const double *rhs, const double *target, double rtol, double *x,
+                     int *rank, double *work, cs_err *err);
+
 int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spec, double H, cs_coupling **out,
                                cs_err *err);
 /* The log of a coupling made by cs_prestep_coupling_create (CS_ERR_ARG for any other coupling). */
