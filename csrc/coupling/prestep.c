@@ -575,7 +575,10 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     else if (identified && eps >= p->spec.th_sbc) phase = CS_PHASE_SBC;
     else if (p->spec.modified || (identified && eps >= p->spec.th_mod)) phase = CS_PHASE_MOD;
     if (p->spec.variant == CS_PRESTEP_CONTINUOUS) {
-        if (H != p->Hc) CS_TRY(prepare_continuous(p, H, err));
+        /* matrices for the nominal step (H itself varies in its last bits on a uniform grid); a shortened or
+         * irregular step recomputes them */
+        const double Hm = Hnom > 0.0 ? Hnom : H;
+        if (fabs(Hm - p->Hc) > 1e-12 * Hm) CS_TRY(prepare_continuous(p, Hm, err));
         if (p->spec.use_ede && k >= 1) ede_continuous(p, Hp);
         else if (!p->spec.use_ede) memset(s->delta, 0, sizeof(double) * n);
         for (int a = 0; a < n; a++) p->yt[a] = s->y[a] + s->delta[a];
