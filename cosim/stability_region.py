@@ -55,6 +55,9 @@ class StabilityRegion:
         isl = self.stable & ~self.region
         if isl.any():
             ax.scatter(X[isl], Yh[isl], s=14, facecolors="none", edgecolors=color)
+        lx = np.log10(self.ratios)
+        ax.set_xlim(lx[0] - 0.25, lx[-1] + 0.25)
+        ax.set_ylim(0.0, self.H[-1] * 1e3 * 1.05)
         ax.set_xlabel("log10(ck/dk) [log10 1/s]")
         ax.set_ylabel("ΔT [ms]")
         ax.legend(loc="upper right", fontsize=8)
