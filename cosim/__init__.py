@@ -9,6 +9,7 @@ strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.
 """
 from . import _core  # noqa: F401
 from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
+from .coupling import FOH, NEPCE, PreStep, Quadratic
 from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
 from .simulate import simulate, simulate_monolithic
@@ -25,4 +26,4 @@ __version__ = "0.1.0"
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
-           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO"]
+           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic"]

@@ -589,3 +589,7 @@ def local_error(system, H, scheme=None, approximation=None, *, order=None, updat
 from .stability_theory import (extrapolation_matrix, coupele, coupele_matrix, prestep_closed_loop,  # noqa: E402,F401
                                bohl_exponent, boundedness, CoupEle, CombinedSystem, Boundedness)
 __all__ += ["extrapolation_matrix", "coupele", "coupele_matrix", "prestep_closed_loop", "bohl_exponent", "boundedness"]
+
+
+# genser2020 §11.4: stability region of a coupling method and its area (cosim/stability_region.py)
+from .stability_region import StabilityRegion, stability_region_area  # noqa: E402,F401

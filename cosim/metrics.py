@@ -221,3 +221,152 @@ def divergence(t, groups, limit=None, window=None):
             worst = Divergence(names[j], float(factor[j]), float(t[np.argmax(bad)]), float(ref[j]),
                                float(peak[j]), w, limit)
     return worst
+
+
+# ------------------------------------------------------------------------------------- genser2020 §11 measures
+# ε_mono (3.9/3.10), σ_mono (4.11) with Garcia's evar, the amplitude rule (§11.3) and the NRMSE.
+
+__all__ += ["eps_mono", "eps_mono_rel", "evar", "sigma_mono", "amplitude_stable", "nrmse"]
+
+_AGGREGATIONS = ("mean", "final", "max")
+
+
+def _pair(result, reference):
+    """Outputs of ``result`` and of ``reference`` at the result's macro points (the reference is interpolated
+    linearly where its times differ), as two (n, ny) arrays."""
+    from .result import Result
+    for name, r in (("result", result), ("reference", reference)):
+        if not isinstance(r, Result):
+            raise TypeError(f"{name}: expected a cosim Result, got {type(r).__name__}")
+    if result.system is not reference.system and [s.ny for s in result.system.subsystems] != \
+            [s.ny for s in reference.system.subsystems]:
+        raise ValueError("reference: its subsystems' outputs differ from those of result")
+    t, Y = np.asarray(result.t, dtype=float), np.asarray(result.Y, dtype=float)
+    tr, R = np.asarray(reference.t, dtype=float), np.asarray(reference.Y, dtype=float)
+    if R.shape[1] != Y.shape[1]:
+        raise ValueError(f"reference: {R.shape[1]} outputs, result has {Y.shape[1]}")
+    if tr.size == t.size and np.array_equal(tr, t):
+        return t, Y, R
+    if t.size and (t[0] < tr[0] - 1e-12 or t[-1] > tr[-1] * (1 + 1e-12) + 1e-12):
+        raise ValueError("reference: must cover the time span of result")
+    return t, Y, np.column_stack([np.interp(t, tr, R[:, j]) for j in range(R.shape[1])])
+
+
+def _aggregation(aggregation):
+    if aggregation not in _AGGREGATIONS:
+        raise ValueError(f"aggregation: must be one of {_AGGREGATIONS}, got {aggregation!r}")
+    return aggregation
+
+
+def eps_mono_rel(result, reference, aggregation="mean", saturate=True, eps=1e-12) -> dict:
+    """ε_mono,rel per subsystem (genser eq. 3.10): at every macro point k
+
+        ε^k = (1/n) Σ_i |y^k[i] − y_mono^k[i]| / (max_{j≤k} y_mono^j[i] − min_{j≤k} y_mono^j[i] + ϵ),
+
+    over the n outputs of the subsystem, reduced over k by ``aggregation`` ("mean" (default, spec §11.1 [AMB]),
+    "final" or "max") and saturated at 1 (``saturate``). A run that diverged or holds non-finite values scores 1
+    (inf without saturation). Returns {subsystem name: value}."""
+    _aggregation(aggregation)
+    t, Y, R = _pair(result, reference)
+    system = result.system
+    off = system.out_offset
+    out = {}
+    bad = _diverged(result) or not np.all(np.isfinite(Y))
+    for i, s in enumerate(system.subsystems):
+        if s.ny == 0:
+            continue
+        if bad or Y.shape[0] == 0:
+            out[s.name] = 1.0 if saturate else math.inf
+            continue
+        y, r = Y[:, off[i]:off[i + 1]], R[:, off[i]:off[i + 1]]
+        rng = np.maximum.accumulate(r, axis=0) - np.minimum.accumulate(r, axis=0) + eps
+        e = np.mean(np.abs(y - r) / rng, axis=1)
+        v = float(np.mean(e) if aggregation == "mean" else e[-1] if aggregation == "final" else np.max(e))
+        out[s.name] = min(v, 1.0) if saturate else v
+    return out
+
+
+def eps_mono(result, reference, aggregation="mean", saturate=True, eps=1e-12) -> float:
+    """ε_mono,global = sqrt(Σ_s (ε_mono,rel^(s))²) over the subsystems (genser eq. 3.9), from
+    :func:`eps_mono_rel` with the same options; saturated at 1 (``saturate``). ``reference`` is the monolithic
+    result (e.g. ``cosim.simulate_monolithic(system, t_end, t_eval=result.t)``)."""
+    rel = eps_mono_rel(result, reference, aggregation, saturate, eps)
+    v = math.sqrt(sum(x * x for x in rel.values()))
+    return min(v, 1.0) if saturate else v
+
+
+def evar(signal) -> float:
+    """Noise variance of a 1-D signal about a time-varying mean: D. Garcia's GCV/DCT estimator (``evar``, CSDA 2010;
+    genser2020 §11.2). With the orthonormal DCT-II Ŷ of the signal, S_i = Λ_i², Λ_i = 2(1 − cos(π(i−1)/n)) and
+    M_i(s) = 1 − 1/(1 + s S_i): noisevar(s) = mean(Ŷ² M²), GCV(s) = noisevar / mean(M)², minimised over
+    log10 s in [log10 s_min, log10 s_max] (h_max = 0.99, h_min = 1e-6; bounded minimiser, tolerance 0.1);
+    returns noisevar at the minimum. A constant offset has no noise (0); white noise of variance v gives ≈ v."""
+    from scipy.fft import dct
+    from scipy.optimize import minimize_scalar
+    y = np.asarray(signal, dtype=float)
+    if y.ndim != 1:
+        raise ValueError(f"signal: expected a 1-D array, got shape {y.shape}")
+    if y.size < 3:
+        raise ValueError(f"signal: need at least 3 samples, got {y.size}")
+    if not np.all(np.isfinite(y)):
+        return math.inf
+    n = y.size
+    lam = 2.0 * (1.0 - np.cos(np.pi * np.arange(n) / n))
+    S = lam * lam
+    Y2 = dct(y, type=2, norm="ortho") ** 2
+
+    def s_bound(h):
+        return (((1 + math.sqrt(1 + 8 * h * h)) / (4 * h * h)) ** 2 - 1) / 16
+
+    lo, hi = math.log10(s_bound(0.99)), math.log10(s_bound(1e-6))
+
+    def parts(L):
+        M = 1.0 - 1.0 / (1.0 + 10.0 ** L * S)
+        return float(np.mean(Y2 * M * M)), float(np.mean(M))
+
+    def gcv(L):
+        nv, mm = parts(L)
+        return nv / (mm * mm)
+
+    r = minimize_scalar(gcv, bounds=(lo, hi), method="bounded", options={"xatol": 0.1})
+    return parts(float(r.x))[0]
+
+
+def sigma_mono(result, reference, saturate=True) -> float:
+    """σ_mono,global (genser eq. 4.11): Σ over subsystems of the mean over their outputs of sqrt(evar(y_i −
+    y_mono,i)) at the macro points, saturated at 1 (``saturate``). Oscillations about the monolithic solution count;
+    stationary offsets do not (those are ε_mono's). A diverged run scores 1."""
+    t, Y, R = _pair(result, reference)
+    system = result.system
+    if _diverged(result) or not np.all(np.isfinite(Y)):
+        return 1.0 if saturate else math.inf
+    off, total = system.out_offset, 0.0
+    for i, s in enumerate(system.subsystems):
+        if s.ny == 0:
+            continue
+        d = Y[:, off[i]:off[i + 1]] - R[:, off[i]:off[i + 1]]
+        total += float(np.mean([math.sqrt(max(evar(d[:, j]), 0.0)) for j in range(s.ny)]))
+    return min(total, 1.0) if saturate else total
+
+
+def amplitude_stable(result, window=None) -> bool:
+    """genser2020's 20 % amplitude rule (§11.3), the same as :func:`is_stable`: unstable if a coupled output's
+    max |y| over the last 20 % of the run exceeds that over the first 20 %, or a value is not finite."""
+    return is_stable(result, window)
+
+
+def nrmse(y, y_ref) -> float:
+    """Normalised root-mean-square error sqrt(mean((y − y_ref)²)) / (max y_ref − min y_ref) over all entries
+    (arrays of equal shape, or two Results compared on their outputs at the result's macro points)."""
+    from .result import Result
+    if isinstance(y, Result) or isinstance(y_ref, Result):
+        _, Y, R = _pair(y, y_ref)
+    else:
+        Y, R = np.asarray(y, dtype=float), np.asarray(y_ref, dtype=float)
+        if Y.shape != R.shape:
+            raise ValueError(f"y_ref: expected shape {Y.shape}, got {R.shape}")
+    if Y.size == 0:
+        raise ValueError("y: empty")
+    rng = float(np.max(R) - np.min(R))
+    e = float(np.sqrt(np.mean((Y - R) ** 2)))
+    return e / rng if rng > 0 else (0.0 if e == 0 else math.inf)

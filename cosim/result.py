@@ -67,6 +67,8 @@ class Result:
     """
 
     balance_t = balance_error = energy_t = energy_residual = step_sizes = None
+    #: per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None
+    coupling_log = None
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
         self.system = system

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _core, defaults, metrics
 from . import energy as _energy
+from . import coupling as _coupling
 from .approximations import Approximation, Hermite, as_approximation
 from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
@@ -333,8 +334,12 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
         counts the macro steps.
 
-    coupling : None or :class:`cosim.BalanceCorrection` (moshagen eqs. 77-79): wraps the approximation; the result
-        gets ``balance_t`` and ``balance_error`` (cumulative imbalance per connected input).
+    coupling : a coupling method instead of the plain signal-based one:
+        :class:`cosim.BalanceCorrection` (moshagen eqs. 77-79): wraps the approximation; the result gets
+        ``balance_t`` and ``balance_error`` (cumulative imbalance per connected input);
+        :class:`cosim.PreStep` (Genser's model-based pre-step; Jacobi, constant H; ``res.coupling_log``),
+        :class:`cosim.NEPCE` (deferred energy correction of its ``base`` approximation), :class:`cosim.FOH`,
+        :class:`cosim.Quadratic` (Lagrange k = 1, 2); with these ``approximation`` must be left at None.
     step_control : None (fixed H) or :class:`cosim.ECCO` (energy residual of power bonds and a PI controller;
         ``H`` is the first step, t_end need not be a multiple of it); the result gets ``energy_t``,
         ``energy_residual`` (per step and bond, |P_a − P_b|·H) and ``step_sizes``.
@@ -351,6 +356,21 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         raise TypeError("H: missing the macro step size H (or give an explicit grid=[0, T_1, ..., t_end])")
     if H is not None and grid is not None:
         raise TypeError("H: give either the macro step size H or an explicit grid, not both")
+    cpl = None
+    if coupling is not None and not isinstance(coupling, _energy.BalanceCorrection):
+        cpl = _coupling.as_coupling(coupling)
+        if approximation is not None:
+            raise ValueError(f"approximation: not used with coupling={cpl!r} (it forms the inputs itself)")
+        approximation = cpl.approximation()
+        if isinstance(cpl, _coupling.PreStep):
+            if grid is not None or startup is not None:
+                raise ValueError("coupling: the pre-step method needs a constant macro step H (no grid, no startup)")
+            if scheme is not None and str(scheme).lower() not in ("jacobi", "parallel"):
+                raise ValueError("scheme: the pre-step method is derived for Jacobi (parallel) scheduling")
+            if _reject_steps is not None:
+                raise ValueError("coupling: the pre-step method runs with a fixed macro step")
+            if update is None:
+                update = "simplified"   # genser's units report y^{k+1} with their own end-of-step input (§B.1)
     scheme = defaults.SCHEME if scheme is None else scheme
     approximation = defaults.approximation() if approximation is None else approximation
     update = defaults.UPDATE if update is None else update
@@ -408,14 +428,22 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
                         reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
-    opts.update(_energy.run_options(system, coupling, step_control, H))
+    balance = None if cpl is not None else coupling
+    opts.update(_energy.run_options(system, balance, step_control, H))
     options.update(coupling=coupling, step_control=step_control)
+    if cpl is not None:
+        opts["coupling"] = cpl._options(system, H, t_end)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
     options.update(last_step=last_step, divergence_growth=growth_limit)
-    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names,
-                                 after=lambda res: _energy.attach(res, raw, coupling, step_control)), growth_limit)
+    clog = None if cpl is None else cpl._log(system, raw.get("coupling_log"), H)
+
+    def after(res):
+        res.coupling_log = clog
+        return _energy.attach(res, raw, balance, step_control)
+    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names, after=after),
+                         growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,

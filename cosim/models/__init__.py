@@ -1,5 +1,5 @@
 """Built-in test models of the papers."""
-from .two_mass import two_mass_oscillator, monolithic_matrix  # noqa: F401
+from .two_mass import two_mass_oscillator, monolithic_matrix, interface_jacobians  # noqa: F401
 from .moshagen import unidirectional_2x2, mutual_2x2, spring_mass, linear_split  # noqa: F401
 from .helicopter import (helicopter, helicopter_plant, helicopter_controller, helicopter_closed_loop,  # noqa: F401
                          pilot_v1)

@@ -50,7 +50,7 @@ def _positive(name, v, allow_zero=False):
 def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.0, m2=10.0, c1=1e6, c2=1e7,
                         d1=1.0, d2=2.0, x0=(0.1, 0.0, 0.0, 0.0), feedthrough=True, nonlinear=False,
                         nonlinear_params=None, impulse=False, impulse_amplitude=5e5, impulse_period=0.05,
-                        impulse_width=1e-5) -> CoupledSystem:
+                        impulse_width=1e-5, external_force=None) -> CoupledSystem:
     """Build the two-mass oscillator as a :class:`cosim.CoupledSystem` with subsystems ``S1`` (mass m1) and ``S2``.
 
     Signal names: states ``S1.x1, S1.v1`` (x1 [m], ẋ1 [m/s]) and ``S2.x2, S2.v2``; the inputs and outputs are named
@@ -58,7 +58,16 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
 
     Defaults are genser2020 §3.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
     ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
+
+    ``external_force=True`` is the thesis name of ``impulse=True`` (genser2020 §10.3, eq. 3.8: F_ex = 5e5 sin(10 t)
+    during one Euler step of 1e-5 s every 50 ms). Subsystems with known exact continuous interface Jacobians
+    (genser eq. 2.12-2.14) carry them: :func:`interface_jacobians` returns them per subsystem (the LTI halves and the
+    impulse-driven S1, which is linear in its state and input; the nonlinear S2 has none).
     """
+    if external_force is not None:
+        if not isinstance(external_force, (bool, np.bool_)):
+            raise TypeError(f"external_force: expected True or False, got {external_force!r}")
+        impulse = bool(impulse) or bool(external_force)
     if coupling not in COUPLINGS:
         raise ValueError(f"coupling: must be one of {COUPLINGS}, got {coupling!r}")
     m1, m2 = _positive("m1", m1), _positive("m2", m2)
@@ -82,6 +91,8 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
                   _positive("impulse_width", impulse_width)]
             s1 = BuiltinModel("dmo_force_impulse", [m1, c1, d1] + ip, nx=2, nu=1, ny=2, x0=x0[:2], **_S1,
                               feedthrough=False, inputs=["F"], outputs=["x1", "v1"])
+            # linear in (x, F): its exact IJs are those of (A1, B1, I, 0); F_ex is an exogenous excitation
+            s1.linearization = (A1, np.array([[0.0], [1.0 / m1]]), I2, np.zeros((2, 1)))
             params.update(impulse_amplitude=ip[0], impulse_period=ip[1], impulse_width=ip[2])
         else:
             s1 = LTI(A1, [[0.0], [1.0 / m1]], I2, np.zeros((2, 1)), x0=x0[:2], **_S1, inputs=["F"],
@@ -126,6 +137,22 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
     system = CoupledSystem([s1, s2], conns)
     system.params = params
     return system
+
+
+def interface_jacobians(system) -> dict:
+    """Exact continuous IJs (genser eq. 2.12-2.14: dS/dy = C A C^+, dS/du = C B − C A C^+ D, dS/du' = D) of every
+    subsystem of ``system`` that knows them: {name: cosim.sysid.ContinuousIJ}. Subsystems without known IJs (the
+    nonlinear S2) are left out."""
+    from .. import sysid
+    from ..system import CoupledSystem
+    if not isinstance(system, CoupledSystem):
+        raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
+    out = {}
+    for s in system.subsystems:
+        lin = (s.A, s.B, s.C, s.D) if isinstance(s, LTI) else getattr(s, "linearization", None)
+        if lin is not None:
+            out[s.name] = sysid.ij_continuous(*lin)
+    return out
 
 
 def monolithic_matrix(m1=10.0, m2=10.0, c1=1e6, c2=1e7, d1=1.0, d2=2.0, ck=1e5, dk=1e3):

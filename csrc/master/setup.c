@@ -88,6 +88,11 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         if (!r->units[i]) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
         r->units[i]->timing = c->timing;
     }
+    if (c->coupling_kind == CS_COUPLING_PRESTEP && !c->monolithic)
+        FAIL(cs_prestep_coupling_create(unit_net, c->prestep, c->H, &r->coupling, err));
+    else if (c->coupling_kind == CS_COUPLING_NEPCE && !c->monolithic)
+        FAIL(cs_nepce_coupling_create(unit_net, r->units, &approx, c->nepce, &r->coupling, err));
+    else
     FAIL(cs_signal_coupling_create(unit_net, &approx, c->rates_lagged, &r->coupling, err));
     if (c->balance && !c->monolithic) {
         cs_coupling *inner = r->coupling;

@@ -6,6 +6,8 @@
 #include "control/ecco.h"
 #include "coupling/approx.h"
 #include "coupling/balance.h"
+#include "coupling/nepce.h"
+#include "coupling/prestep.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
 
@@ -41,7 +43,12 @@ typedef struct cs_run_config {
     const unsigned char *balance_corrected; /* nu flags (NULL: every connected input) */
     /* ECCO (control/ecco.h): energy-residual estimator and PI controller instead of the fixed H (NULL: off) */
     const cs_ecco_spec *ecco;
+    int coupling_kind;          /* CS_COUPLING_* (0: the signal-based coupling of `approx`) */
+    const cs_prestep_spec *prestep;   /* CS_COUPLING_PRESTEP */
+    const cs_nepce_spec *nepce;       /* CS_COUPLING_NEPCE (base approximation: `approx`) */
 } cs_run_config;
+
+enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };
 
 typedef struct cs_run {
     int nsub, nmodels;

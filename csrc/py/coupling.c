@@ -2,6 +2,9 @@
 #include "py/pyutil.h"
 
 #include "coupling/approx.h"
+#include "coupling/prestep.h"
+
+#include <stdlib.h>
 
 static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
     int kind, k, interpolate;
@@ -30,7 +33,75 @@ static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nii)", W, w.deg, w.npts);
 }
 
+/* prestep_phi(Sy, Su, Sd, H, steps) -> (phiA, phiB, phiC + phiD) */
+static PyObject *py_prestep_phi(PyObject *self, PyObject *args) {
+    PyObject *oy, *ou, *od;
+    double H;
+    int steps;
+    if (!PyArg_ParseTuple(args, "OOOdi:prestep_phi", &oy, &ou, &od, &H, &steps)) return NULL;
+    PyArrayObject *Sy = cs_py_square(oy, "dSdy");
+    if (!Sy) return NULL;
+    npy_intp n = PyArray_DIM(Sy, 0), d2[2] = {n, -1};
+    PyArrayObject *Su = cs_py_darray(ou, "dSdu", 2, d2, 1);
+    if (!Su) { Py_DECREF(Sy); return NULL; }
+    npy_intp d3[2] = {n, PyArray_DIM(Su, 1)};
+    PyArrayObject *Sd = cs_py_darray(od, "dSdud", 2, d3, 1);
+    if (!Sd) { Py_DECREF(Sy); Py_DECREF(Su); return NULL; }
+    int ni = (int)n, mi = (int)d3[1];
+    PyObject *out = NULL;
+    double *w = malloc(sizeof(double) * (cs_prestep_phi_work_size(ni, mi) + 2 * (size_t)ni * ni + 2 * (size_t)ni * mi));
+    int *ipiv = malloc(sizeof(int) * ((size_t)ni + 1));
+    if (!w || !ipiv || !(H > 0) || steps < 0 || ni < 1 || mi < 1) {
+        if (!w || !ipiv) PyErr_NoMemory();
+        else PyErr_SetString(PyExc_ValueError, "prestep_phi: need H > 0, steps >= 0 and non-empty matrices");
+    } else {
+        double *phA = w + cs_prestep_phi_work_size(ni, mi), *phB = phA + (size_t)ni * ni, *phCD = phB + (size_t)ni * mi;
+        cs_err err = {0};
+        if (cs_prestep_phi(ni, mi, PyArray_DATA(Sy), PyArray_DATA(Su), PyArray_DATA(Sd), H, steps, phA, phB, phCD, w,
+                           ipiv, &err))
+            cs_py_raise(&err);
+        else
+            out = Py_BuildValue("(NNN)", cs_py_mat(ni, ni, phA), cs_py_mat(ni, mi, phB), cs_py_mat(ni, mi, phCD));
+    }
+    free(w); free(ipiv);
+    Py_DECREF(Sy); Py_DECREF(Su); Py_DECREF(Sd);
+    return out;
+}
+
+/* prestep_step3(A, rhs, target, rtol) -> (x, rank) */
+static PyObject *py_prestep_step3(PyObject *self, PyObject *args) {
+    PyObject *oa, *orhs, *ot;
+    double rtol;
+    if (!PyArg_ParseTuple(args, "OOOd:prestep_step3", &oa, &orhs, &ot, &rtol)) return NULL;
+    npy_intp d2[2] = {-1, -1};
+    PyArrayObject *A = cs_py_darray(oa, "A", 2, d2, 1);
+    if (!A) return NULL;
+    npy_intp dn[1] = {PyArray_DIM(A, 0)}, dm[1] = {PyArray_DIM(A, 1)};
+    PyArrayObject *rhs = cs_py_darray(orhs, "rhs", 1, dn, 1);
+    PyArrayObject *tg = rhs ? cs_py_darray(ot, "target", 1, dm, 1) : NULL;
+    PyObject *out = NULL;
+    if (tg) {
+        int ni = (int)dn[0], mi = (int)dm[0], rank = 0;
+        double *w = malloc(sizeof(double) * (cs_prestep_step3_work_size(ni, mi) + (size_t)mi + 1));
+        if (!w) PyErr_NoMemory();
+        else {
+            double *x = w + cs_prestep_step3_work_size(ni, mi);
+            cs_err err = {0};
+            if (cs_prestep_step3(ni, mi, PyArray_DATA(A), PyArray_DATA(rhs), PyArray_DATA(tg), rtol, x, &rank, w, &err))
+                cs_py_raise(&err);
+            else out = Py_BuildValue("(Ni)", cs_py_vec(mi, x), rank);
+            free(w);
+        }
+    }
+    Py_DECREF(A); Py_XDECREF(rhs); Py_XDECREF(tg);
+    return out;
+}
+
 PyMethodDef cs_py_coupling_methods[] = {
+    {"prestep_phi", py_prestep_phi, METH_VARARGS,
+     "prestep_phi(dSdy, dSdu, dSdud, H, steps) -> (phiA, phiB, phiC + phiD) of genser eq. 2.44-2.47 (steps = 0: exact)."},
+    {"prestep_step3", py_prestep_step3, METH_VARARGS,
+     "prestep_step3(A, rhs, target, rtol) -> (x, rank): x = target + pinv(A) (rhs - A target) (genser section 5.3)."},
     {"approx_weights", py_approx_weights, METH_VARARGS,
      "approx_weights(kind, k, interpolate, T, TN, H) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
      "Polynomial p(s) = sum_m c_m s^m, s = (t-TN)/H, with c_m = W[m,0,:] @ values + W[m,1,:] @ derivatives of the\n"

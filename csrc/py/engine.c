@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "master/setup.h"
+#include "py/coupling_opts.h"
 #include "py/energy.h"
 #include "py/pymodel.h"
 #include "py/specs.h"
@@ -152,6 +153,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     memset(&cfg, 0, sizeof cfg);
     run_ctx k;
     memset(&k, 0, sizeof k);
+    cs_py_coupling_opts copts;
+    memset(&copts, 0, sizeof copts);
     cs_run *run = NULL;
     cs_model **models = calloc((size_t)n, sizeof(cs_model *));
     cs_solver_opts *solvers = calloc((size_t)nsolvers, sizeof(cs_solver_opts));
@@ -237,6 +240,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.order = order;
     cfg.monolithic = monolithic;
     if (!monolithic && cs_py_energy_options(opts, nu, &cfg, &energy)) goto done;
+    if (cs_py_coupling_opts_read(opts, &cfg, &copts)) goto done;
     models_given = 1; /* cs_run_create owns the models from here on */
     if (cs_run_create(&cfg, &run, &err)) { cs_py_raise(&err); goto done; }
 
@@ -302,8 +306,14 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                         "newton_iterations", run->net.newton_iterations,
                         "stats", stats ? stats : (Py_INCREF(Py_None), Py_None), "cause", cause ? cause : Py_None);
     if (out && cs_py_energy_results(out, &energy)) Py_CLEAR(out);
+    if (out && cfg.coupling_kind && !monolithic) {
+        PyObject *clog = cs_py_coupling_log(run, cfg.coupling_kind);
+        if (!clog || PyDict_SetItemString(out, "coupling_log", clog)) Py_CLEAR(out);
+        Py_XDECREF(clog);
+    }
 done:
     cs_py_energy_free(&energy);
+    cs_py_coupling_opts_free(&copts);
     Py_XDECREF(cause);
     Py_XDECREF(k.exc);
     for (int q = 0; q < 4; q++) Py_XDECREF(k.arrays[q]);

@@ -1,0 +1,172 @@
+"""Benchmark of genser2020's pre-step coupling (issue 12).
+
+1. Cost of one pre-step communication step in the C core (continuous with exact IJs; discrete with RLS), measured as
+   the run time per macro step minus that of the same run with ZOH coupling (linear DMO: exact LTI units;
+   nonlinear DMO: 10 explicit Euler steps per macro step), against a NumPy implementation of the same step written from the thesis
+   as a user would (matrices that depend only on ΔT precomputed once; per step: Step 2, Step 3 with pinv/lstsq;
+   discrete: RLS update, assembly, EDE and extrapolation solves, pinv). Target: >= 30x faster than NumPy.
+2. Stability-region areas (§11.4) of ZOH, NEPCE and pre-step on the ck dk = 1e8 family, grid ΔT = 0.5, 1..10 ms,
+   log10(ck/dk) = -3..5 in quarter decades, T_end = 0.2 s, Euler δt = 1e-5 s: A_pre/A_ZOH (thesis 8.2, target >= 3),
+   A_pre/A_NEPCE (thesis 5.9, target >= 2), and the wall time of the three area computations.
+
+MOESP-window identification inside the pre-step is not implemented (not measured).
+Run: .venv/bin/python benchmarks/prestep.py
+"""
+import math
+import time
+
+import numpy as np
+from scipy.linalg import block_diag, expm
+
+import cosim
+from cosim.analysis import stability_region_area
+from cosim.models import interface_jacobians, two_mass_oscillator
+
+H = 1e-3
+STEPS = 20000
+
+
+def best(f, repeat=5):
+    t = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        t.append(time.perf_counter() - t0)
+    return min(t)
+
+
+def c_step_cost(system, coupling, solver):
+    kw = dict(t_end=STEPS * H, H=H, solver=solver, update="simplified", divergence_growth=math.inf,
+              divergence_bound=math.inf)
+    t_c = best(lambda: cosim.simulate(system, coupling=coupling, **kw))
+    t_z = best(lambda: cosim.simulate(system, **kw))
+    return (t_c - t_z) / STEPS, t_z / STEPS
+
+
+def numpy_continuous(system):
+    """One continuous pre-step step (δ ≡ 0, exact extrapolation, exact φ) in NumPy, per step cost."""
+    ij = interface_jacobians(system)
+    subs = system.subsystems
+    Sy = block_diag(*[ij[s.name].dSdy for s in subs])
+    Su = block_diag(*[ij[s.name].dSdu for s in subs])
+    Sd = block_diag(*[ij[s.name].dSdud for s in subs])
+    L = system.L
+    n = L.shape[1]
+    M = np.linalg.solve(np.eye(n) - Sd @ L, Sy + Su @ L)
+    E2 = expm(M * H)
+    per = []
+    for i, s in enumerate(subs):
+        d = ij[s.name]
+        ni, mi = s.ny, s.nu
+        Z = np.zeros((ni + 3 * mi, ni + 3 * mi))
+        Z[:ni, :ni], Z[:ni, ni:ni + mi], Z[:ni, ni + mi:ni + 2 * mi] = d.dSdy, d.dSdu, d.dSdud
+        Z[:ni, ni + 2 * mi:] = d.dSdu
+        Z[ni + 2 * mi:, ni + mi:ni + 2 * mi] = np.eye(mi)
+        Ex = expm(Z * H)
+        phA, phB, A = Ex[:ni, :ni], Ex[:ni, ni:ni + mi], Ex[:ni, ni + mi:ni + 2 * mi]
+        yo, uo = system.out_offset[i], system.in_offset[i]
+        per.append((slice(yo, yo + ni), slice(uo, uo + mi), phA, phB, A, np.linalg.pinv(A)))
+    y = np.array([0.1, 0.0, -1e4])
+    r = system.r
+
+    def step(y):
+        yhat = E2 @ y
+        u0 = L @ y + r
+        uh = L @ yhat + r
+        out = np.empty_like(u0)
+        for ys, us, phA, phB, A, Ap in per:
+            rhs = yhat[ys] - phA @ y[ys] - phB @ u0[us]
+            tgt = (uh[us] - u0[us]) / H
+            out[us] = tgt + Ap @ (rhs - A @ tgt)
+        return out
+
+    n_rep = 20000
+    t = best(lambda: [step(y) for _ in range(n_rep)], 3)
+    return t / n_rep
+
+
+def numpy_discrete(system):
+    """One discrete pre-step step with RLS (n_a = n_b = 1) in NumPy, per step cost, fed with the outputs and inputs
+    of a ZOH run of the same system (so that the numbers stay those of a real run)."""
+    subs = system.subsystems
+    L, r = system.L, system.r
+    n, m = L.shape[1], L.shape[0]
+    ref = cosim.simulate(system, t_end=1.0, H=H, solver=cosim.Euler(h=1e-5), update="simplified")
+    Yr, Ur = ref.Y, ref.U
+    lam = 0.996
+    state = []
+    for s in subs:
+        npar = 1 + s.nu
+        state.append(dict(p=np.zeros((s.ny, npar)), P=np.stack([1e4 * np.eye(npar)] * s.ny), ny=s.ny, nu=s.nu))
+    mem = dict(delta=np.zeros(n), e_prev=np.zeros(m))
+
+    def step(k):
+        y_prev, y, u = Yr[k - 1], Yr[k], Ur[k]
+        Sy = np.zeros((n, n)); Sum = np.zeros((n, m)); Sup = np.zeros((n, m))
+        yo = uo = 0
+        for st in state:
+            ni, mi = st["ny"], st["nu"]
+            for a in range(ni):
+                phi = np.concatenate([[y_prev[yo + a]], u[uo:uo + mi]])
+                P = st["P"][a]
+                g = P @ phi / (lam + phi @ P @ phi)
+                st["p"][a] += g * (y[yo + a] - phi @ st["p"][a])
+                st["P"][a] = (P - np.outer(g, phi @ P)) / lam
+            Sy[yo:yo + ni, yo:yo + ni] = np.diag(st["p"][:, 0])
+            Sup[yo:yo + ni, uo:uo + mi] = st["p"][:, 1:]
+            yo += ni; uo += mi
+        Mc = np.eye(n) - Sup @ L
+        A = Sy + Sum @ L
+        ek = L @ y + r - u
+        mem["delta"] = np.linalg.solve(Mc, A @ mem["delta"] + Sum @ mem["e_prev"] + Sup @ ek)
+        mem["e_prev"] = ek
+        yhat = np.linalg.solve(Mc, A @ (y + mem["delta"]) + (Sum + Sup) @ r)
+        uh = L @ yhat + r
+        out = np.empty(m)
+        yo = uo = 0
+        for st in state:
+            ni, mi = st["ny"], st["nu"]
+            Ai = Sup[yo:yo + ni, uo:uo + mi]
+            rhs = yhat[yo:yo + ni] - Sy[yo:yo + ni, yo:yo + ni] @ y[yo:yo + ni] - Sum[yo:yo + ni, uo:uo + mi] @ u[uo:uo + mi]
+            out[uo:uo + mi] = uh[uo:uo + mi] + np.linalg.pinv(Ai) @ (rhs - Ai @ uh[uo:uo + mi])
+            yo += ni; uo += mi
+        return out
+
+    K = Yr.shape[0]
+    t0 = time.perf_counter()
+    for k in range(1, K):
+        step(k)
+    return (time.perf_counter() - t0) / (K - 1)
+
+
+def main():
+    system = two_mass_oscillator(ck=2e5, dk=200)
+    nl = two_mass_oscillator(nonlinear=True, external_force=True)
+    print("== one pre-step communication step (dual-mass oscillator, 2 units, 3 outputs, 3 inputs)")
+    c_cont, zoh_step = c_step_cost(system, cosim.PreStep(), cosim.Exact())
+    np_cont = numpy_continuous(system)
+    print(f"ZOH run, per macro step (units + master):          {zoh_step * 1e6:8.3f} us")
+    print(f"continuous exact, C (extra over ZOH):              {c_cont * 1e6:8.3f} us")
+    print(f"continuous exact, NumPy:                           {np_cont * 1e6:8.3f} us   ratio {np_cont / c_cont:7.1f}x")
+    rls = cosim.PreStep(variant="discrete", jacobians=cosim.sysid.RLS(1, 1, lam=0.996, P0=1e4), timeLearning=0.0,
+                        timeSwitchphase=0.0, thresholdMbc2sbcCoupling=math.inf, thresholdMbcNoInputOpt=math.inf)
+    c_disc, zoh_nl = c_step_cost(nl, rls, cosim.Euler(h=H / 10))
+    np_disc = numpy_discrete(nl)
+    print(f"ZOH run (nonlinear, 10 Euler steps), per step:     {zoh_nl * 1e6:8.3f} us")
+    print(f"discrete RLS, C (extra over ZOH):                  {c_disc * 1e6:8.3f} us")
+    print(f"discrete RLS, NumPy:                               {np_disc * 1e6:8.3f} us   ratio {np_disc / c_disc:7.1f}x")
+    print("discrete MOESP window: not implemented")
+    print("== stability-region areas (ck dk = 1e8, ΔT 0.5..10 ms, log10(ck/dk) -3..5 step 0.25, T_end 0.2 s)")
+    t0 = time.perf_counter()
+    reg = {name: stability_region_area(coupling=c, label=name)
+           for name, c in (("ZOH", None), ("NEPCE", cosim.NEPCE()), ("pre-step", cosim.PreStep()))}
+    wall = time.perf_counter() - t0
+    for name, r in reg.items():
+        print(f"A_{name:9s} = {r.area:7.3f} ms*l_x   ({r.wall_time:.2f} s, {r.stable.size} runs)")
+    print(f"A_pre/A_ZOH   = {reg['pre-step'].area / reg['ZOH'].area:6.2f}   (thesis 8.2, target >= 3)")
+    print(f"A_pre/A_NEPCE = {reg['pre-step'].area / reg['NEPCE'].area:6.2f}   (thesis 5.9, target >= 2)")
+    print(f"wall time of the three area computations: {wall:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

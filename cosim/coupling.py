@@ -1,0 +1,411 @@
+"""Coupling methods passed as ``cosim.simulate(..., coupling=...)`` (DESIGN.md §2 "Coupling").
+
+* :class:`FOH` and :class:`Quadratic`: signal-based extrapolation of order 1 and 2 (genser2020 §9). They are the
+  Lagrange extrapolations of degree k = 1 and 2 on the macro grid (u^{k+1} = L(2y^k − y^{k−1}) and
+  L(3y^k − 3y^{k−1} + y^{k−2}) at the end of the step) and run on the same C code as ``Lagrange(k)``.
+* :class:`NEPCE`: nearly energy-preserving coupling element, a deferred correction of a signal-based coupling by the
+  integral of the last step's extrapolation error (genser2020 §9 [EXT]).
+* :class:`PreStep`: Genser's model-based pre-step stabilization (genser2020 §1-§5, §8): error differential equation
+  (Step 1), model-based extrapolation of the global interface-Jacobian (IJ) surrogate (Step 2) and per-subsystem
+  input optimization (Step 3), with exact continuous IJs or IJs identified online by RLS, learning, switch and
+  error-based phase check. Every parameter has its thesis name.
+
+After a run with :class:`PreStep`, ``res.coupling_log`` holds per macro step the phase ("SBC", "MOD", "MBC"), the
+reason of signal-based steps ("learning", "threshold", "identification failed"), ε_SI,global, the identified
+parameters, δ^k and the input chosen for the step.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from . import sysid as _sysid
+from .approximations import Approximation, Lagrange, ZOH
+
+__all__ = ["Coupling", "FOH", "Quadratic", "NEPCE", "PreStep"]
+
+_KIND_SIGNAL, _KIND_PRESTEP, _KIND_NEPCE = 0, 1, 2
+PHASES = ("SBC", "SBC", "MOD", "MBC", "SBC")
+REASONS = ("learning", "threshold", "", "", "identification failed")
+
+
+def _real(v, name, *, minimum=None, positive=False, allow_inf=False):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {v!r}")
+    v = float(v)
+    if math.isnan(v) or (not allow_inf and math.isinf(v)):
+        raise ValueError(f"{name}: must be finite, got {v!r}")
+    if positive and not v > 0:
+        raise ValueError(f"{name}: must be > 0, got {v!r}")
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {v!r}")
+    return v
+
+
+def _int(v, name, minimum):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name}: expected an int, got {v!r}")
+    if v < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {v!r}")
+    return int(v)
+
+
+def _choice(v, name, options):
+    if not isinstance(v, str) or v.lower() not in options:
+        raise ValueError(f"{name}: must be one of {sorted(options)}, got {v!r}")
+    return options[v.lower()]
+
+
+class Coupling:
+    """Base class of the coupling methods of ``simulate(coupling=...)``."""
+
+    #: the signal-based approximation this coupling runs on (None: it forms the inputs itself)
+    def approximation(self) -> Approximation | None:
+        return None
+
+    def _options(self, system, H, t_end) -> dict | None:
+        return None
+
+    def _log(self, system, raw_log, t):
+        return raw_log
+
+
+class FOH(Coupling):
+    """First-order hold = linear extrapolation from the last two exchanged values (genser2020 §9):
+    u(t) = L[y^k + (y^k − y^{k−1})(t − T^k)/ΔT] + r, i.e. ``Lagrange(k=1)`` on the macro grid (the first step, with one
+    sample only, holds y^0)."""
+
+    def approximation(self):
+        return Lagrange(1)
+
+    def __repr__(self):
+        return "FOH()"
+
+
+class Quadratic(Coupling):
+    """Quadratic extrapolation through (T^{k−2}, T^{k−1}, T^k) (genser2020 §9): ``Lagrange(k=2)``;
+    end-of-step value u^{k+1} = L(3y^k − 3y^{k−1} + y^{k−2}) + r."""
+
+    def approximation(self):
+        return Lagrange(2)
+
+    def __repr__(self):
+        return "Quadratic()"
+
+
+class NEPCE(Coupling):
+    """Nearly energy-preserving coupling element (genser2020 §9 [EXT]; Benedikt, Watzenig, Hofer).
+
+    Over [T^k, T^{k+1}] every input is its base approximation plus a deferred correction,
+
+        E_k = ∫_{T^{k−1}}^{T^k} (y_c(t) − u(t)) dt,     u(t) = base(t) + K E_k / ΔT,
+
+    y_c = L y + r the coupled output. The integral of y_c uses the intermediate (micro-step) values of a unit where the
+    unit reports them (the unit trace op) and the trapezoidal rule on the macro-point values otherwise
+    (``res.coupling_log`` counts both).
+
+    Parameters
+    ----------
+    K : gain of the correction (default 1).
+    filter : None (no filter) or the time constant τ [s] of a first-order low-pass on the correction,
+        c ← c + ΔT/(τ + ΔT)(K E_k/ΔT − c).
+    base : the signal-based approximation corrected: :class:`cosim.ZOH` (default) or an :class:`FOH`/``Lagrange``.
+    """
+
+    def __init__(self, K=1.0, filter=None, base=None):
+        self.K = _real(K, "K")
+        self.filter = None if filter is None else _real(filter, "filter", positive=True)
+        if base is None:
+            base = ZOH()
+        if isinstance(base, (FOH, Quadratic)):
+            base = base.approximation()
+        if not isinstance(base, Approximation):
+            raise TypeError(f"base: expected ZOH(), FOH() or a cosim approximation, got {base!r}")
+        self.base = base
+
+    def approximation(self):
+        return self.base
+
+    def _options(self, system, H, t_end):
+        return dict(kind=_KIND_NEPCE, K=self.K, tau=0.0 if self.filter is None else self.filter)
+
+    def __repr__(self):
+        return f"NEPCE(K={self.K!r}, filter={self.filter!r}, base={self.base!r})"
+
+
+_VARIANTS = {"continuous": 0, "discrete": 1, "modified": 2}
+_SOLVE = {"exact": 1, "ex. euler": 0, "euler": 0, "ex_euler": 0, "explicit euler": 0}
+_SEMANTICS = {"ramp": 0, "hold": 1}
+_SBC = {"zoh": 0, "foh": 1}
+
+
+class PreStep(Coupling):
+    """Genser's model-based pre-step stabilization method (genser2020 §3-§5, §8) as a coupling.
+
+    At every communication point T^k with the outputs y^k:
+
+    1. **Error differential equation** (``useErrDiffEqu``): δ = ỹ − y from the extrapolation errors
+       ε = L y + r − u of the last step, (I − C̃) δ' = Ã δ + B̃ ε + D̃ ε' (2.34) or its discrete form (2.57);
+       δ is continuous across steps. ỹ^k = y^k + δ^k.
+    2. **Model-based extrapolation** of the global IJ surrogate under ideal coupling, (I − B̂) ŷ' = Â ŷ (2.37) or
+       ŷ^{k+1} = (I − B̂)^{-1} Â ŷ^k (2.63), from ŷ(T^k) = ỹ^k.
+    3. **Input optimization** per subsystem: the input whose IJ prediction reaches ŷ(T^{k+1}):
+       continuous, RAMP u = u_0 + s (t − T^k), u_0 = L_i y^k + r_i, (φ_C + φ_D) s = ŷ_i − φ_A y_i − φ_B u_0 (2.48-2.50);
+       discrete, HOLD u^{k+1}: Su^+ u^{k+1} = ŷ_i − Sy y_i^k − Su^- u_i^k (2.64-2.65). Least squares for more
+       outputs than inputs, the Lagrange minimum-extrapolation-error solution for more inputs than outputs (§5.3),
+       the pseudo-inverse for rank-deficient matrices (the rank per step is logged).
+
+    Parameters (thesis names, §17.2 item 13)
+    ----------------------------------------
+    variant : "continuous" (continuous IJs, exact or Euler Steps 1-2, RAMP inputs), "discrete" (discrete IJs,
+        algebraic Steps 1-2, HOLD inputs) or "modified" (skip Step 3: u = L ŷ + r, §4.4; continuous with exact IJs,
+        discrete with identified IJs).
+    jacobians : "exact" (the exact IJs of LTI subsystems and of built-in models that know them, eq. 2.12-2.14; for
+        the discrete variant their exact discretization at ΔT in the thesis form, eq. 2.18-2.20), a
+        :class:`cosim.sysid.RLS` used as the template of one identifier per subsystem (its ``lam``, ``P0``; n_a =
+        n_b = 1 (the thesis optimum) is what the C core implements), a dict ``{name: RLS}`` of identifiers sized
+        for each subsystem (their current parameters are the initial ones), or a dict ``{name: (dSdy, dSdu, dSdud)}``
+        of given IJs.
+    useErrDiffEqu : solve Step 1 (default False for "continuous", True for "discrete", Tables 3.5 / 3.12).
+    optionErrDiffEqu, stepsErrDiffEqu : "exact" or "ex. euler" with that many sub-steps (continuous).
+    optionExtrapolation, stepsExtrapolation : "exact" or "ex. euler" with that many sub-steps (continuous).
+    stepsDiscreteSystemMatrices : None (exact φ_A, φ_B, φ_C + φ_D) or the number of trapezoidal intervals.
+    timeLearning : learning phase [s] with signal-based coupling (default 0 with exact IJs, 0.22 s identified).
+    timeSwitchphase : tanh switch phase [s] after learning (default 0 exact, 0.005 s identified).
+    thresholdMbc2sbcCoupling, thresholdMbcNoInputOpt : th_SBC and th_mod of the phase check on ε_SI,global
+        (defaults 3.54, 0.21, Table 3.12); th_mod ≤ th_SBC (3.13).
+    inputSemantics : "ramp" (default continuous) or "hold" (default discrete; continuous: the energy-equivalent
+        constant u_0 + s ΔT/2).
+    sbcMethod : "zoh" (default) or "foh": the signal-based coupling of the learning and SBC phases.
+    rtol : singular-value cut-off of the pseudo-inverses.
+    """
+
+    def __init__(self, variant="continuous", jacobians="exact", *, useErrDiffEqu=None, optionErrDiffEqu="exact",
+                 stepsErrDiffEqu=1, optionExtrapolation="exact", stepsExtrapolation=1,
+                 stepsDiscreteSystemMatrices=None, timeLearning=None, timeSwitchphase=None,
+                 thresholdMbc2sbcCoupling=3.54, thresholdMbcNoInputOpt=0.21, inputSemantics=None, sbcMethod="zoh",
+                 rtol=1e-12):
+        if not isinstance(variant, str) or variant.lower() not in _VARIANTS:
+            raise ValueError(f"variant: must be one of {sorted(_VARIANTS)}, got {variant!r}")
+        self.variant = variant.lower()
+        identified = not (isinstance(jacobians, str) or (isinstance(jacobians, dict) and all(
+            isinstance(v, (tuple, list, _sysid.ContinuousIJ, _sysid.DiscreteIJ)) for v in jacobians.values())))
+        if isinstance(jacobians, str) and jacobians != "exact":
+            raise ValueError(f"jacobians: must be 'exact', a cosim.sysid.RLS or a dict of them, got {jacobians!r}")
+        if identified:
+            ids = list(jacobians.values()) if isinstance(jacobians, dict) else [jacobians]
+            for v in ids:
+                if isinstance(v, _sysid.MOESPWindow):
+                    raise ValueError("jacobians: MOESP-window identification inside the pre-step is not implemented "
+                                     "(use cosim.sysid.RLS)")
+                if not isinstance(v, _sysid.RLS):
+                    raise TypeError(f"jacobians: expected 'exact', a cosim.sysid.RLS or a dict, got {v!r}")
+                if v.n_a != 1 or v.n_b != 1:
+                    raise ValueError(f"jacobians: the pre-step identifies with n_a = n_b = 1 (the thesis optimum, "
+                                     f"Table 3.12); got n_a = {v.n_a}, n_b = {v.n_b}")
+                if np.ndim(v._P0) != 0:
+                    raise ValueError("jacobians: the RLS must have a scalar P0 (P(0) = P0 I)")
+            if self.variant == "continuous":
+                raise ValueError("variant: identified IJs are discrete; use variant='discrete' or 'modified'")
+        self.jacobians = jacobians
+        self.identified = identified
+        if useErrDiffEqu is None:
+            useErrDiffEqu = self.variant == "discrete" or (self.variant == "modified" and identified)
+        if not isinstance(useErrDiffEqu, (bool, np.bool_)):
+            raise TypeError(f"useErrDiffEqu: expected True or False, got {useErrDiffEqu!r}")
+        self.useErrDiffEqu = bool(useErrDiffEqu)
+        self.optionErrDiffEqu = _choice(optionErrDiffEqu, "optionErrDiffEqu", _SOLVE)
+        self.stepsErrDiffEqu = _int(stepsErrDiffEqu, "stepsErrDiffEqu", 1)
+        self.optionExtrapolation = _choice(optionExtrapolation, "optionExtrapolation", _SOLVE)
+        self.stepsExtrapolation = _int(stepsExtrapolation, "stepsExtrapolation", 1)
+        self.stepsDiscreteSystemMatrices = (0 if stepsDiscreteSystemMatrices is None
+                                            else _int(stepsDiscreteSystemMatrices, "stepsDiscreteSystemMatrices", 1))
+        if timeLearning is None:
+            timeLearning = 0.22 if identified else 0.0
+        if timeSwitchphase is None:
+            timeSwitchphase = 0.005 if identified else 0.0
+        self.timeLearning = _real(timeLearning, "timeLearning", minimum=0.0)
+        self.timeSwitchphase = _real(timeSwitchphase, "timeSwitchphase", minimum=0.0)
+        self.thresholdMbc2sbcCoupling = _real(thresholdMbc2sbcCoupling, "thresholdMbc2sbcCoupling", minimum=0.0,
+                                              allow_inf=True)
+        self.thresholdMbcNoInputOpt = _real(thresholdMbcNoInputOpt, "thresholdMbcNoInputOpt", minimum=0.0,
+                                            allow_inf=True)
+        if self.thresholdMbcNoInputOpt > self.thresholdMbc2sbcCoupling:
+            raise ValueError(f"thresholdMbcNoInputOpt: th_mod = {self.thresholdMbcNoInputOpt} must be <= "
+                             f"thresholdMbc2sbcCoupling = th_SBC = {self.thresholdMbc2sbcCoupling} (genser eq. 3.13)")
+        if inputSemantics is None:
+            inputSemantics = "hold" if self.variant == "discrete" or identified else "ramp"
+        self.inputSemantics = inputSemantics
+        self._hold = _choice(inputSemantics, "inputSemantics", _SEMANTICS)
+        if self._discrete and not self._hold:
+            raise ValueError("inputSemantics: the discrete version uses HOLD inputs (its IJs assume a held input)")
+        self.sbcMethod = sbcMethod
+        self._foh = _choice(sbcMethod, "sbcMethod", _SBC)
+        self.rtol = _real(rtol, "rtol", positive=True)
+
+    @property
+    def _discrete(self):
+        return self.variant == "discrete" or (self.variant == "modified" and self.identified)
+
+    def __repr__(self):
+        return f"PreStep(variant={self.variant!r}, jacobians={self.jacobians!r})"
+
+    # ------------------------------------------------------------------------------------------------ IJs
+    @staticmethod
+    def _linear(s):
+        """(A, B, C, D) of a subsystem whose exact IJs are known, else None."""
+        from .system import LTI
+        if isinstance(s, LTI):
+            return s.A, s.B, s.C, s.D
+        return getattr(s, "linearization", None)
+
+    def _given_ijs(self, system, H):
+        blocks = []
+        given = self.jacobians if isinstance(self.jacobians, dict) else {}
+        unknown = set(given) - set(system.names)
+        if unknown:
+            raise ValueError(f"jacobians: unknown subsystem names {sorted(unknown)}")
+        for s in system.subsystems:
+            if s.name in given:
+                v = given[s.name]
+                if isinstance(v, _sysid.ContinuousIJ):
+                    v = (v.dSdy, v.dSdu, v.dSdud)
+                elif isinstance(v, _sysid.DiscreteIJ):
+                    v = (v.Sy, v.Su_minus, v.Su_plus)
+                if len(v) != 3:
+                    raise ValueError(f"jacobians[{s.name!r}]: expected (dS/dy, dS/du, dS/du')")
+                mats = []
+                for nm, M, shape in zip(("dS/dy", "dS/du", "dS/du'"), v, ((s.ny, s.ny), (s.ny, s.nu), (s.ny, s.nu))):
+                    M = np.asarray(M, dtype=float).reshape(shape) if np.size(M) == shape[0] * shape[1] else None
+                    if M is None or not np.all(np.isfinite(M)):
+                        raise ValueError(f"jacobians[{s.name!r}]: {nm} must be a finite {shape[0]}x{shape[1]} matrix")
+                    mats.append(M)
+                blocks.append(tuple(mats))
+                continue
+            lin = self._linear(s)
+            if lin is None:
+                raise ValueError(f"jacobians: subsystem {s.name!r} ({type(s).__name__}) has no known exact interface "
+                                 "Jacobians; give them as jacobians={name: (dSdy, dSdu, dSdud)} or identify them "
+                                 "(jacobians=cosim.sysid.RLS(...), variant='discrete')")
+            A, B, C, D = (np.asarray(M, dtype=float) for M in lin)
+            if self._discrete:
+                PhiA, PhiB = _sysid.discretize(A, B, H)
+                ij = _sysid.ij_discrete(PhiA, PhiB, C, D, form="thesis", rtol=self.rtol)
+                blocks.append((ij.Sy, ij.Su_minus, ij.Su_plus))
+            else:
+                ij = _sysid.ij_continuous(A, B, C, D, rtol=self.rtol)
+                blocks.append((ij.dSdy, ij.dSdu, ij.dSdud))
+        return [np.concatenate([b[q].reshape(-1) for b in blocks]) for q in range(3)]
+
+    def _rls_init(self, system):
+        if isinstance(self.jacobians, dict):
+            unknown = set(self.jacobians) - set(system.names)
+            missing = set(system.names) - set(self.jacobians)
+            if unknown or missing:
+                raise ValueError(f"jacobians: need one identifier per subsystem {system.names}; unknown "
+                                 f"{sorted(unknown)}, missing {sorted(missing)}")
+            ids = [self.jacobians[n] for n in system.names]
+            for s, r in zip(system.subsystems, ids):
+                if r.n_y != s.ny or r.n_u != s.nu:
+                    raise ValueError(f"jacobians[{s.name!r}]: the identifier has n_y = {r.n_y}, n_u = {r.n_u}; "
+                                     f"subsystem {s.name!r} has {s.ny} outputs and {s.nu} inputs")
+            lams = {r.lam for r in ids}
+            P0s = {float(r._P0) for r in ids}
+            if len(lams) > 1 or len(P0s) > 1:
+                raise ValueError("jacobians: the identifiers must share lam and P0")
+            a0 = np.concatenate([r.parameters()[0].reshape(-1) for r in ids])
+            b0 = np.concatenate([r.parameters()[1].reshape(-1) for r in ids])
+            return ids[0].lam, float(ids[0]._P0), a0, b0
+        r = self.jacobians
+        return r.lam, float(r._P0), None, None
+
+    def _options(self, system, H, t_end):
+        discrete = self._discrete
+        d = dict(kind=_KIND_PRESTEP, variant=1 if discrete else 0, ij_source=1 if self.identified else 0,
+                 modified=int(self.variant == "modified"), hold=self._hold, sbc_foh=self._foh,
+                 use_ede=int(self.useErrDiffEqu), ede_exact=self.optionErrDiffEqu, ede_steps=self.stepsErrDiffEqu,
+                 extrap_exact=self.optionExtrapolation, extrap_steps=self.stepsExtrapolation,
+                 dsm_steps=self.stepsDiscreteSystemMatrices, time_learning=self.timeLearning,
+                 time_switch=self.timeSwitchphase, th_sbc=self.thresholdMbc2sbcCoupling,
+                 th_mod=self.thresholdMbcNoInputOpt, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
+                 log_capacity=float(math.floor(t_end / H * (1 + 1e-9)) + 2), Sy=None, Su=None, Sd=None, a0=None, b0=None)
+        if self.identified:
+            d["rls_lambda"], d["rls_P0"], d["a0"], d["b0"] = self._rls_init(system)
+        else:
+            d["Sy"], d["Su"], d["Sd"] = self._given_ijs(system, H)
+        return d
+
+    def _log(self, system, raw, t):
+        if raw is None:
+            return None
+        ph = np.asarray(raw["phase"])
+        n = ph.size
+        out = dict(t=np.arange(n) * float(t), phase=np.array([PHASES[p] for p in ph], dtype=object),
+                   reason=np.array([REASONS[p] for p in ph], dtype=object), eps_si=raw["eps_si"],
+                   delta=raw["delta"], u=raw["u"], rank=raw["rank"])
+        if self.identified:
+            params, off = {}, 0
+            P = raw["params"]
+            for s in system.subsystems:
+                a = P[:, off:off + s.ny]
+                b = P[:, off + s.ny:off + s.ny + s.ny * s.nu].reshape(n, s.ny, s.nu)
+                params[s.name] = dict(a=a, b=b)
+                off += s.ny + s.ny * s.nu
+            out["params"] = params
+        return out
+
+
+def as_coupling(obj) -> Coupling:
+    if not isinstance(obj, Coupling):
+        raise TypeError(f"coupling: expected cosim.PreStep(...), cosim.NEPCE(...), cosim.FOH(), cosim.Quadratic() or "
+                        f"cosim.BalanceCorrection(...), "
+                        f"got {obj!r}")
+    return obj
+
+
+def _matrix(M, name, shape=None):
+    try:
+        A = np.asarray(M, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real matrix") from None
+    if A.ndim == 1 and shape is not None:
+        A = A.reshape(shape[0], -1) if shape[0] > 0 else A
+    if A.ndim != 2 or (shape is not None and any(s >= 0 and a != s for a, s in zip(A.shape, shape))):
+        raise ValueError(f"{name}: expected a matrix of shape {shape}, got {np.shape(M)}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name}: must be finite")
+    return A
+
+
+def prestep_phi(dSdy, dSdu, dSdud, H, stepsDiscreteSystemMatrices=None):
+    """φ_A = e^{Sy ΔT}, φ_B = ∫_0^ΔT e^{Sy(ΔT−τ)} dτ Su, φ_C + φ_D = ∫_0^ΔT e^{Sy(ΔT−τ)} τ dτ Su +
+    ∫_0^ΔT e^{Sy(ΔT−τ)} dτ Sd of one subsystem's continuous IJs (genser eq. 2.44-2.47, with the relative time of
+    erratum E3), exact (``stepsDiscreteSystemMatrices=None``) or by the trapezoidal rule with that many intervals —
+    the matrices the pre-step's Step 3 uses (the same C function)."""
+    Sy = _matrix(dSdy, "dSdy")
+    if Sy.shape[0] != Sy.shape[1] or Sy.shape[0] == 0:
+        raise ValueError(f"dSdy: must be square and non-empty, got {Sy.shape}")
+    Su = _matrix(dSdu, "dSdu", (Sy.shape[0], -1))
+    Sd = _matrix(dSdud, "dSdud", Su.shape)
+    H = _real(H, "H", positive=True)
+    q = 0 if stepsDiscreteSystemMatrices is None else _int(stepsDiscreteSystemMatrices, "stepsDiscreteSystemMatrices", 1)
+    from . import _core
+    return _core.prestep_phi(Sy, Su, Sd, H, q)
+
+
+def input_optimization(A, rhs, target, rtol=1e-12):
+    """Step 3 of one subsystem (genser §5.3): x = target + A^+ (rhs − A target). More outputs than inputs: the
+    least-squares solution of A x = rhs; more inputs than outputs: the solution of A x = rhs closest to ``target``
+    (Lagrange minimum extrapolation error, eq. 2.66-2.71 with erratum E5); rank-deficient A: the pseudo-inverse.
+    Returns (x, rank)."""
+    A = _matrix(A, "A")
+    rhs = np.asarray(rhs, dtype=float).reshape(-1)
+    target = np.asarray(target, dtype=float).reshape(-1)
+    if rhs.size != A.shape[0]:
+        raise ValueError(f"rhs: expected {A.shape[0]} values, got {rhs.size}")
+    if target.size != A.shape[1]:
+        raise ValueError(f"target: expected {A.shape[1]} values, got {target.size}")
+    from . import _core
+    return _core.prestep_step3(A, rhs, target, _real(rtol, "rtol", positive=True))

@@ -1,0 +1,210 @@
+/* NEPCE as a wrapper of a signal-based coupling: see coupling/nepce.h. */
+#include "coupling/nepce.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coupling/signal.h"
+
+#define NC (CS_MAXDEG + 1)
+
+typedef struct nepce {
+    const cs_network *net;
+    cs_unit **units;
+    cs_coupling *base;
+    cs_nepce_spec spec;
+    cs_input *in;           /* per unit: the base input plus the correction */
+    double *incoef;
+    double *st;             /* corr (nu), yprev (ny), started, traced, fallback */
+    size_t nst;
+    double *corr, *yprev, *cnt;
+    double *intu;           /* nu: integral of the input handed out in this step */
+    double *yint;           /* ny: integral of each output over the step */
+    double H;
+} nepce;
+
+typedef struct nepce_snapshot { void *base; double *st; void (*base_destroy)(void *); } nepce_snapshot;
+
+static int np_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
+    nepce *p = c->content;
+    p->H = H;
+    return p->base->ops->predict(p->base, T, H, Hnom, err);
+}
+
+static const cs_input *np_input(cs_coupling *c, int i) {
+    nepce *p = c->content;
+    const cs_input *b = p->base->ops->input(p->base, i);
+    cs_input *in = &p->in[i];
+    const int nu = in->nu, a0 = p->net->uoff[i];
+    in->deg = b->deg; in->T = b->T; in->H = b->H;
+    memcpy(in->c, b->c, sizeof(double) * (size_t)(b->deg + 1) * nu);
+    for (int a = 0; a < nu; a++) {
+        in->c[a] += p->corr[a0 + a];
+        /* int_T^{T+H} u dt = H sum_m c_m / (m + 1) */
+        double s = 0.0;
+        for (int q = 0; q <= in->deg; q++) s += in->c[(size_t)q * nu + a] / (q + 1);
+        p->intu[a0 + a] = s * in->H;
+    }
+    return in;
+}
+
+static int np_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
+    nepce *p = c->content;
+    return p->base->ops->on_unit_done ? p->base->ops->on_unit_done(p->base, i, T1, y_i, ydot_i, err) : CS_OK;
+}
+
+static int np_continuity(const cs_coupling *c, int i) { return CS_INPUT_JUMPS; }
+
+/* int y_j dt over the accepted step of length H for the outputs of unit i: trace or trapezoidal rule. */
+static void output_integrals(nepce *p, int i, double T1, const double *y) {
+    const cs_network *net = p->net;
+    const int j0 = net->yoff[i], ny = net->yoff[i + 1] - j0;
+    cs_unit *u = p->units ? p->units[i] : NULL;
+    cs_trace tr = {0};
+    const double H = p->H;
+    if (u && u->ops->trace && u->ops->trace(u, &tr) == CS_OK && tr.n >= 2 && tr.t && tr.y &&
+        fabs(tr.t[tr.n - 1] - T1) <= 1e-9 * H && fabs(tr.t[0] - (T1 - H)) <= 1e-9 * H) {
+        for (int j = 0; j < ny; j++) {
+            double s = 0.0;
+            for (long q = 1; q < tr.n; q++)
+                s += 0.5 * (tr.t[q] - tr.t[q - 1]) * (tr.y[(size_t)q * ny + j] + tr.y[(size_t)(q - 1) * ny + j]);
+            p->yint[j0 + j] = s;
+        }
+        p->cnt[1] += 1.0;
+        return;
+    }
+    for (int j = 0; j < ny; j++) p->yint[j0 + j] = 0.5 * H * (p->yprev[j0 + j] + y[j0 + j]);
+    p->cnt[2] += 1.0;
+}
+
+static int np_accept(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err) {
+    nepce *p = c->content;
+    const cs_network *net = p->net;
+    if (p->cnt[0] > 0.0) {
+        for (int i = 0; i < net->nsub; i++) output_integrals(p, i, T1, y);
+        const double H = p->H, K = p->spec.K;
+        const double f = p->spec.tau > 0.0 ? H / (p->spec.tau + H) : 1.0;
+        for (int a = 0; a < net->nu; a++) {
+            double E = net->r[a] * H - p->intu[a];
+            for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) E += net->gain[k] * p->yint[net->col[k]];
+            double target = K * E / H;
+            p->corr[a] += f * (target - p->corr[a]);
+        }
+    }
+    p->cnt[0] = 1.0;
+    memcpy(p->yprev, y, sizeof(double) * net->ny);
+    return p->base->ops->accept(p->base, T1, y, ydot, err);
+}
+
+static void *np_snapshot_create(cs_coupling *c) {
+    nepce *p = c->content;
+    nepce_snapshot *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->base = p->base->ops->snapshot_create(p->base);
+    q->base_destroy = p->base->ops->snapshot_destroy;
+    q->st = malloc(sizeof(double) * (p->nst + 1));
+    if (!q->base || !q->st) {
+        if (q->base) p->base->ops->snapshot_destroy(q->base);
+        free(q->st); free(q);
+        return NULL;
+    }
+    return q;
+}
+
+static void np_save(cs_coupling *c, void *snap) {
+    nepce *p = c->content;
+    nepce_snapshot *q = snap;
+    p->base->ops->save(p->base, q->base);
+    memcpy(q->st, p->st, sizeof(double) * p->nst);
+}
+
+static void np_restore(cs_coupling *c, const void *snap) {
+    nepce *p = c->content;
+    const nepce_snapshot *q = snap;
+    p->base->ops->restore(p->base, q->base);
+    memcpy(p->st, q->st, sizeof(double) * p->nst);
+}
+
+static void np_snapshot_destroy(void *snap) {
+    nepce_snapshot *q = snap;
+    if (!q) return;
+    if (q->base) q->base_destroy(q->base);
+    free(q->st);
+    free(q);
+}
+
+static void np_destroy(cs_coupling *c) {
+    nepce *p = c->content;
+    if (!p) return;
+    cs_coupling_destroy(p->base);
+    free(p->in); free(p->incoef); free(p->st); free(p->intu); free(p->yint);
+    free(p);
+    c->content = NULL;
+}
+
+static const cs_coupling_ops NEPCE_OPS = {
+    .predict = np_predict,
+    .input = np_input,
+    .on_unit_done = np_on_unit_done,
+    .accept = np_accept,
+    .continuity = np_continuity,
+    .snapshot_create = np_snapshot_create,
+    .save = np_save,
+    .restore = np_restore,
+    .snapshot_destroy = np_snapshot_destroy,
+    .destroy = np_destroy,
+};
+
+int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_approx_spec *base,
+                             const cs_nepce_spec *spec, cs_coupling **out, cs_err *err) {
+    *out = NULL;
+    if (!(isfinite(spec->K)) || !(spec->tau >= 0.0) || !isfinite(spec->tau))
+        return cs_fail(err, CS_ERR_ARG, "NEPCE: K must be finite and filter >= 0");
+    cs_coupling *c = calloc(1, sizeof *c);
+    nepce *p = calloc(1, sizeof *p);
+    if (!c || !p) { free(c); free(p); return cs_fail(err, CS_ERR_NOMEM, "NEPCE: out of memory"); }
+    c->ops = &NEPCE_OPS;
+    c->content = p;
+    p->net = net;
+    p->units = units;
+    p->spec = *spec;
+    int rc = cs_signal_coupling_create(net, base, 0, &p->base, err);
+    if (rc) { cs_coupling_destroy(c); return rc; }
+    c->needs_rates = p->base->needs_rates;
+    c->rates_lagged = p->base->rates_lagged;
+    p->nst = (size_t)net->nu + net->ny + 3;
+    p->st = calloc(p->nst, sizeof(double));
+    p->intu = calloc((size_t)net->nu + 1, sizeof(double));
+    p->yint = calloc((size_t)net->ny + 1, sizeof(double));
+    p->in = calloc((size_t)net->nsub, sizeof(cs_input));
+    p->incoef = calloc((size_t)net->nu * NC + NC, sizeof(double));
+    if (!p->st || !p->intu || !p->yint || !p->in || !p->incoef) {
+        cs_coupling_destroy(c);
+        return cs_fail(err, CS_ERR_NOMEM, "NEPCE: out of memory");
+    }
+    p->corr = p->st;
+    p->yprev = p->st + net->nu;
+    p->cnt = p->yprev + net->ny;
+    double *coef = p->incoef;
+    for (int i = 0; i < net->nsub; i++) {
+        p->in[i].nu = net->uoff[i + 1] - net->uoff[i];
+        p->in[i].c = coef;
+        coef += (size_t)NC * p->in[i].nu;
+        cs_unit *u = units ? units[i] : NULL;
+        if (u && u->ops->set_trace) {
+            rc = u->ops->set_trace(u, 1, err);
+            if (rc) { cs_coupling_destroy(c); return rc; }
+        }
+    }
+    *out = c;
+    return CS_OK;
+}
+
+int cs_nepce_counts(const cs_coupling *c, long *traced, long *fallback, cs_err *err) {
+    if (!c || c->ops != &NEPCE_OPS) return cs_fail(err, CS_ERR_ARG, "coupling: not a NEPCE coupling");
+    const nepce *p = c->content;
+    *traced = (long)p->cnt[1];
+    *fallback = (long)p->cnt[2];
+    return CS_OK;
+}
