@@ -32,6 +32,7 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
+    int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
 } cs_run_config;
 
 typedef struct cs_run {
