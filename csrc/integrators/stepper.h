@@ -75,7 +75,13 @@ typedef struct cs_solver_opts {
     long max_steps;    /* CVODE: per macro step */
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
     int continue_smooth; /* CVODE: keep the history across macro points where the input is C1 */
+    int linear_solver;   /* CVODE: CS_LINSOL_DENSE (0) or CS_LINSOL_BAND */
+    int band_lower, band_upper; /* CVODE band: half-bandwidths ml, mu (< 0: found from the model) */
 } cs_solver_opts;
+
+enum { CS_LINSOL_DENSE = 0, CS_LINSOL_BAND = 1 };
+/* CVODE stepper with the band solver: 1 and its half-bandwidths (after the first step), else 0. */
+int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu);
 
 cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
 cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
