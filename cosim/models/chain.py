@@ -237,6 +237,12 @@ def oscillator_chain(n_bodies=None, n_subsystems=None, *, masses=1.0, stiffness=
     explicit = dict(n_bodies=n_bodies, n_subsystems=n_subsystems)
     t_end = None
     if preset is not None:
+        if preset in PRESETS:   # sizes the preset derives its forces from (e.g. "table5.9"): give them to it
+            import inspect
+            accepted = inspect.signature(PRESETS[preset]).parameters
+            for k, v in explicit.items():
+                if v is not None and k in accepted and k not in preset_options:
+                    preset_options[k] = v
         cfg = preset_config(preset, **preset_options)
         t_end = cfg.pop("t_end", None)
         given = dict(masses=masses, stiffness=stiffness, damping=damping, cubic=cubic, exponents=exponents,
