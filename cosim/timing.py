@@ -25,12 +25,12 @@ def augment(raw, names, t_end, kappa):
     timing = raw.get("timing")
     extra = {}
     steps = raw.get("macro_steps", 0)
-    extra["mean_H"] = t_end / steps if steps else float("nan")
+    extra["mean_H"] = t_end / steps if steps else None
     if kappa is not None and steps:
         extra["kappa_histogram"] = {int(kappa): 1.0}
     for st in stats:
         n = st.get("steps", 0)
-        st["mean_micro_step"] = t_end / n if n else float("nan")
+        st["mean_micro_step"] = t_end / n if n else None
         if timing is not None and "wall_time" in st:
             st["solver_time"] = st["wall_time"]
             st["interface_time"] = timing["interface_time"]
