@@ -358,3 +358,43 @@ def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro st
         ax.set_title(title, fontsize=9)
     return fig
 from .stability_theory import bohl_plot, norm_plot  # noqa: E402,F401  (genser2020 §13.3 plots)
+
+
+#: the categories of :func:`timing`'s bars (kraft2021 Fig. 4.5): key in the subsystem stats, label, colour
+TIMING_PARTS = (("solver_time", "solver", "#1f77b4"), ("idle_time", "solver (idle)", "#aec7e8"),
+                ("save_time", "sws dump", "#ff7f0e"), ("interface_time", "interface", "#2ca02c"))
+
+
+def timing(res, ax=None, title=None, subsystems=None):
+    """Stacked bars of where the time of a co-simulation went, per subsystem (kraft2021 Fig. 4.5 / §16.3): solver
+    time Σ_N T^solv_{L,N}, idle time at the macro barrier (eq. 4.5), save/restore ("sws dump") and the interface
+    work every subsystem waits for. ``res`` must come from ``simulate(..., timing=True)``; ``subsystems``: names to
+    show (default all; coupling-element units of chains included). Returns the figure."""
+    from .result import Result
+    if not isinstance(res, Result):
+        raise TypeError(f"res: expected a cosim.Result, got {type(res).__name__}")
+    stats = res.stats.get("subsystems") or {}
+    if "timing" not in res.stats or not all("solver_time" in st for st in stats.values()):
+        raise ValueError("res: no timing data; run cosim.simulate(..., timing=True)")
+    names = list(stats) if subsystems is None else list(subsystems)
+    unknown = [n for n in names if n not in stats]
+    if unknown:
+        raise ValueError(f"subsystems: unknown names {unknown}")
+    plt = _plt()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(names) + 2.0), 3.5))
+    else:
+        fig = ax.figure
+    pos = np.arange(len(names))
+    bottom = np.zeros(len(names))
+    for key, label, colour in TIMING_PARTS:
+        v = np.array([stats[n].get(key, 0.0) for n in names])
+        ax.bar(pos, v, bottom=bottom, label=label, color=colour, width=0.8)
+        bottom += v
+    ax.set_xticks(pos)
+    ax.set_xticklabels(names, rotation=90 if len(names) > 12 else 0)
+    ax.set_ylabel("wall time [s]")
+    tm = res.stats["timing"]
+    ax.set_title(title or f"threads = {tm['threads']}, idle fraction {tm['idle_fraction']:.2f}")
+    ax.legend(fontsize="small")
+    return fig

@@ -10,6 +10,7 @@ import numpy as np
 from . import _core, defaults, metrics
 from . import energy as _energy
 from . import coupling as _coupling
+from . import timing as _timing
 from .approximations import Approximation, Hermite, as_approximation
 from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
@@ -258,10 +259,32 @@ def _hook(system, user_hook, options):
     return call
 
 
+def _check_threads(threads, scheme):
+    """Validated thread count of simulate(threads=...): an int in 1..1024; more than one only for Jacobi."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads: expected an int >= 1, got {threads!r}")
+    threads = int(threads)
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads: must be in 1..1024, got {threads}")
+    if threads > 1 and scheme != "jacobi":
+        raise ValueError(f"threads: parallel units need scheme='jacobi' (Gauss-Seidel steps the units one after "
+                         f"another), got scheme={scheme!r} with threads={threads}")
+    return threads
+
+
+def _kappa(approx):
+    """Degree κ of a fixed approximation (for the κ histogram), or None."""
+    k = getattr(approx, "k", None)
+    if k is None and type(approx).__name__ == "ZOH":
+        k = 0
+    return k if isinstance(k, (int, np.integer)) else None
+
+
 def _finish(system, raw, t_wall, options, names_for_stats, after=None):
     stats = dict(macro_steps=raw["macro_steps"], rejected_steps=raw["rejected_steps"],
                  newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
+    stats.update(raw.get("extra_stats") or {})   # cosim/timing.py: §16 counters and timing breakdown
     code = raw["status"]
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
                  raw["message"], options)
@@ -284,7 +307,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None,
-             coupling=None, step_control=None) -> Result:
+             coupling=None, step_control=None, threads: int = 1) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
@@ -343,6 +366,12 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     step_control : None (fixed H) or :class:`cosim.ECCO` (energy residual of power bonds and a PI controller;
         ``H`` is the first step, t_end need not be a multiple of it); the result gets ``energy_t``,
         ``energy_residual`` (per step and bond, |P_a − P_b|·H) and ``step_sizes``.
+    threads : Jacobi: the subsystems of one macro step integrate concurrently on this many threads (kraft2021
+        §16; one pool per run, a barrier at every macro point). Results are bit-identical for every ``threads``.
+        Subsystems given as Python callables (:class:`ODE`) serialise on the GIL: use C models for speed-ups.
+    timing : measure where the time goes (kraft2021 §16.3, Fig. 4.5): per subsystem ``solver_time``,
+        ``idle_time`` (eq. 4.5), ``save_time``, ``interface_time`` in ``res.stats["subsystems"][name]``, and
+        ``res.stats["timing"]`` for the run (see :mod:`cosim.timing`); ``cosim.plot.timing(res)`` draws them.
 
     Ctrl-C stops a run within a fraction of a second with ``KeyboardInterrupt``.
 
@@ -433,9 +462,11 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     options.update(coupling=coupling, step_control=step_control)
     if cpl is not None:
         opts["coupling"] = cpl._options(system, H, t_end)
+    opts["threads"] = _check_threads(threads, sname)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
+    _timing.augment(raw, system.names, t_end, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     clog = None if cpl is None else cpl._log(system, raw.get("coupling_log"), H)
 

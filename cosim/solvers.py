@@ -105,12 +105,30 @@ class CVODE(Solver):
     continuous (:class:`ExtrapolatedInterpolation`, C0 or C1, for every input not interpolated under Gauss-Seidel;
     busch2016 §1: the point of EXTRIPOL for implicit solvers) and re-initialises where it may jump (ZOH, Lagrange,
     Hermite, interpolated Gauss-Seidel inputs). ``"always"`` re-initialises at every macro point. Runs whose steps
-    may be rolled back re-initialise at every macro point either way, so that a repeated step is exact."""
+    may be rolled back re-initialise at every macro point either way, so that a repeated step is exact.
+
+    ``linear_solver="dense"`` (default) factors the full Newton matrix; ``"band"`` uses SUNDIALS' band solver with
+    half-bandwidths ``bandwidth=(ml, mu)``, or, by default, the bandwidths found from the model's right-hand side at
+    the first step (difference quotients at two points). Chains (:func:`cosim.models.oscillator_chain`) have
+    bandwidth 3 also as a monolithic system, so that the reference of a 1000-body chain costs O(n_K) per Newton
+    solve instead of O(n_K³) (kraft2021 §18.1: KLU vs dense)."""
 
     kind = _CVODE
 
     def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
-                 max_step: float | None = None, restart: str = "auto"):
+                 max_step: float | None = None, restart: str = "auto", linear_solver: str = "dense",
+                 bandwidth=None):
+        if linear_solver not in ("dense", "band"):
+            raise ValueError(f"linear_solver: must be 'dense' or 'band', got {linear_solver!r}")
+        self.linear_solver = linear_solver
+        if bandwidth is not None:
+            if linear_solver != "band":
+                raise ValueError("bandwidth: only with linear_solver='band'")
+            if not (isinstance(bandwidth, (tuple, list)) and len(bandwidth) == 2 and all(
+                    isinstance(b, numbers.Integral) and not isinstance(b, bool) and 0 <= b < 2**31 for b in bandwidth)):
+                raise ValueError(f"bandwidth: expected a pair (ml, mu) of non-negative ints, got {bandwidth!r}")
+            bandwidth = (int(bandwidth[0]), int(bandwidth[1]))
+        self.bandwidth = bandwidth
         self.rtol, self.atol = _pos("rtol", rtol), _pos("atol", atol)
         if restart not in ("always", "auto"):
             raise ValueError(f"restart: must be 'always' or 'auto', got {restart!r}")
@@ -127,11 +145,13 @@ class CVODE(Solver):
         self.max_step = _pos("max_step", max_step, allow_none=True)
 
     def spec(self):
+        ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
         return (self.kind, 1, 0.0, self.rtol, self.atol, int(self.method == "adams"), self.max_steps,
-                self.max_step or 0.0, self.restart == "auto")
+                self.max_step or 0.0, self.restart == "auto", 0, int(self.linear_solver == "band"), ml, mu)
 
     def __repr__(self):
-        return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r})"
+        extra = f", linear_solver='band'" if self.linear_solver == "band" else ""
+        return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r}{extra})"
 
 
 class AB2(Solver):

@@ -4,3 +4,4 @@ from .moshagen import unidirectional_2x2, mutual_2x2, spring_mass, linear_split 
 from .helicopter import (helicopter, helicopter_plant, helicopter_controller, helicopter_closed_loop,  # noqa: F401
                          pilot_v1)
 from .quarter_truck import quarter_truck, quarter_car  # noqa: F401
+from .chain import oscillator_chain, Uniform, PRESETS as CHAIN_PRESETS, chain_states, coupling_bodies  # noqa: F401

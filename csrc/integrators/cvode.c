@@ -13,7 +13,9 @@
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
 #include <sundials/sundials_version.h>
+#include <sunlinsol/sunlinsol_band.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_band.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include "integrators/stepper.h"
@@ -39,6 +41,8 @@ typedef struct cvode_content {
     long initialized_steps; /* steps since the last re-initialisation */
     int continue_smooth;  /* honour restart = 0 from the master */
     double *jac_buf;      /* nx * nx row-major */
+    int band;             /* band linear solver (linear_solver="band") */
+    int ml, mu;           /* its half-bandwidths (< 0: found from the model at the first step) */
 } cvode_content;
 
 static int cv_rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *user) {
@@ -88,9 +92,72 @@ static void update_stats(cs_stepper *st) {
     st->stats.failures += nef + ncf;
 }
 
+/* Half-bandwidths (ml, mu) of df/dx from the model itself: one difference per state at two points, the current
+ * state and a deterministic offset of it (so that a term whose derivative vanishes at the current state, e.g. a
+ * cubic spring at rest, still shows); a non-finite difference counts as a dependence. Entries outside the band
+ * found this way would only slow CVODE's Newton iteration down, never change its accuracy. Once per run. */
+static int find_band(cs_stepper *st, double T, const cs_input *in, int *ml, int *mu, cs_err *err) {
+    const int nx = st->model->nx;
+    double *w = malloc(sizeof(double) * 4 * (size_t)nx);
+    if (!w) return cs_fail(err, CS_ERR_NOMEM, "CVODE: out of memory (band)");
+    double *x = w, *f0 = w + nx, *f1 = w + 2 * nx, *xp = w + 3 * nx;
+    int lo = 0, up = 0, rc = CS_OK;
+    cs_input_eval(in, T, st->u);
+    for (int probe = 0; probe < 2 && !rc; probe++) {
+        for (int j = 0; j < nx; j++) {
+            double xj = st->x[j];
+            x[j] = probe ? xj + 1e-3 * (1.0 + fabs(xj)) * (double)((j * 7) % 11 - 5) / 5.0 : xj;
+        }
+        rc = cs_model_rhs(st->model, T, x, st->u, f0, err);
+        for (int j = 0; j < nx && !rc; j++) {
+            memcpy(xp, x, sizeof(double) * nx);
+            double d = 1.4901161193847656e-08 * fmax(fabs(x[j]), 1e-6);
+            xp[j] = x[j] + d;
+            rc = cs_model_rhs(st->model, T, xp, st->u, f1, err);
+            for (int i = 0; i < nx && !rc; i++)
+                if (!(f1[i] == f0[i])) {
+                    if (i - j > lo) lo = i - j;
+                    if (j - i > up) up = j - i;
+                }
+        }
+    }
+    free(w);
+    *ml = lo;
+    *mu = up;
+    return rc;
+}
+
+static int band_setup(cs_stepper *st, double T, const cs_input *in, cs_err *err) {
+    cvode_content *c = st->content;
+    int nx = st->model->nx;
+    if (c->ml < 0 || c->mu < 0) {
+        int ml = 0, mu = 0;
+        CS_TRY(find_band(st, T, in, &ml, &mu, err));
+        if (c->ml < 0) c->ml = ml;
+        if (c->mu < 0) c->mu = mu;
+    }
+    if (c->ml > nx - 1) c->ml = nx - 1;
+    if (c->mu > nx - 1) c->mu = nx - 1;
+    c->J = SUNBandMatrix(nx, c->mu, c->ml, c->sunctx);
+    c->LS = c->J ? SUNLinSol_Band(c->y, c->J, c->sunctx) : NULL;
+    if (!c->J || !c->LS || CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS)
+        return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVODE band linear solver set-up failed%s%s", st->model->name,
+                       c->sun_msg[0] ? ": " : "", c->sun_msg);
+    return CS_OK;
+}
+
+int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu) {
+    const cvode_content *c = st->content;
+    if (!c || !c->band) return 0;
+    *ml = c->ml;
+    *mu = c->mu;
+    return 1;
+}
+
 static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     cvode_content *c = st->content;
     int nx = st->model->nx;
+    if (c->band && !c->LS && nx > 0) CS_TRY(band_setup(st, T, in, err));
     c->in = in;
     int same_input = restart == CS_CONTINUE;
     if (restart == CS_SMOOTH) restart = c->continue_smooth ? CS_CONTINUE : CS_RESTART;
@@ -174,12 +241,18 @@ cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *er
     SUNContext_ClearErrHandlers(c->sunctx);
     SUNContext_PushErrHandler(c->sunctx, cv_errhandler, c);
 #endif
+    c->band = opts->linear_solver == CS_LINSOL_BAND;
+    c->ml = opts->band_lower;
+    c->mu = opts->band_upper;
     c->y = N_VNew_Serial(nx, c->sunctx);
-    c->J = SUNDenseMatrix(nx, nx, c->sunctx);
-    if (!c->y || !c->J) goto fail;
-    c->LS = SUNLinSol_Dense(c->y, c->J, c->sunctx);
+    if (!c->y) goto fail;
+    if (!c->band) { /* band: matrix and solver at the first step, when the bandwidth is known */
+        c->J = SUNDenseMatrix(nx, nx, c->sunctx);
+        if (!c->J) goto fail;
+        c->LS = SUNLinSol_Dense(c->y, c->J, c->sunctx);
+    }
     c->mem = CVodeCreate(opts->adams ? CV_ADAMS : CV_BDF, c->sunctx);
-    if (!c->LS || !c->mem) goto fail;
+    if ((!c->band && !c->LS) || !c->mem) goto fail;
 #if SUNDIALS_VERSION_MAJOR < 7
     CVodeSetErrHandlerFn(c->mem, cv_errhandler, c);
 #endif
@@ -187,8 +260,8 @@ cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *er
     if (CVodeInit(c->mem, cv_rhs, 0.0, c->y) != CV_SUCCESS) goto fail;
     if (CVodeSStolerances(c->mem, opts->rtol, opts->atol) != CV_SUCCESS) goto fail;
     if (CVodeSetUserData(c->mem, c) != CV_SUCCESS) goto fail;
-    if (CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
-    if (model->jac) {
+    if (!c->band && CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
+    if (model->jac && !c->band) { /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
         c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx);
         if (!c->jac_buf) goto nomem;
         CVodeSetJacFn(c->mem, cv_jac);

@@ -76,6 +76,8 @@ typedef struct cs_solver_opts {
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
     int continue_smooth; /* CVODE: keep the history across macro points where the input is C1 */
     int starter;       /* AB2: CS_AB2_EULER or CS_AB2_HEUN */
+    int linear_solver;   /* CVODE: CS_LINSOL_DENSE (0) or CS_LINSOL_BAND */
+    int band_lower, band_upper; /* CVODE band: half-bandwidths ml, mu (< 0: found from the model) */
 } cs_solver_opts;
 
 /* Adams-Bashforth 2 (integrators/ab2.c): kind CS_SOLVER_AB2, `substeps` micro steps, restarted at every macro
@@ -83,6 +85,10 @@ typedef struct cs_solver_opts {
 enum { CS_SOLVER_AB2 = 4 };
 enum { CS_AB2_EULER = 0, CS_AB2_HEUN = 1 };
 cs_stepper *cs_ab2_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+
+enum { CS_LINSOL_DENSE = 0, CS_LINSOL_BAND = 1 };
+/* CVODE stepper with the band solver: 1 and its half-bandwidths (after the first step), else 0. */
+int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu);
 
 cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
 cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);

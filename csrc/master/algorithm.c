@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct cs_algorithm {
     cs_algorithm_config cfg;
@@ -21,7 +22,18 @@ struct cs_algorithm {
     cs_step_ctx ctx;
     cs_outputs outs;
     cs_estimate_view ev;              /* what the estimator sees of the candidate step */
+    cs_algorithm_timing timing;       /* cfg.timing */
 };
+
+/* Monotonic clock for cfg.timing (0 when timing is off: no clock read). */
+static double clk(const cs_algorithm *a) {
+    if (!a->cfg.timing) return 0.0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+void cs_algorithm_get_timing(const cs_algorithm *a, cs_algorithm_timing *t) { *t = a->timing; }
 
 /* The network evaluates outputs through the units (cs_outputs). */
 static int outs_eval(void *ctx, int i, double t, const double *u_i, double *y_i, cs_err *err) {
@@ -269,13 +281,25 @@ int cs_algorithm_initialize(cs_algorithm *a, cs_err *err) {
 }
 
 static void save(cs_algorithm *a) {
-    for (int i = 0; i < a->cfg.nsub; i++) a->cfg.units[i]->ops->save_state(a->cfg.units[i], a->usnap[i]);
+    double t0 = clk(a);
+    for (int i = 0; i < a->cfg.nsub; i++) {
+        double ti = clk(a);
+        a->cfg.units[i]->ops->save_state(a->cfg.units[i], a->usnap[i]);
+        if (a->cfg.timing) a->cfg.units[i]->save_wall += clk(a) - ti;
+    }
     a->cfg.coupling->ops->save(a->cfg.coupling, a->csnap);
+    if (a->cfg.timing) a->timing.save += clk(a) - t0;
 }
 
 static void restore(cs_algorithm *a) {
-    for (int i = 0; i < a->cfg.nsub; i++) a->cfg.units[i]->ops->restore_state(a->cfg.units[i], a->usnap[i]);
+    double t0 = clk(a);
+    for (int i = 0; i < a->cfg.nsub; i++) {
+        double ti = clk(a);
+        a->cfg.units[i]->ops->restore_state(a->cfg.units[i], a->usnap[i]);
+        if (a->cfg.timing) a->cfg.units[i]->save_wall += clk(a) - ti;
+    }
     a->cfg.coupling->ops->restore(a->cfg.coupling, a->csnap);
+    if (a->cfg.timing) a->timing.save += clk(a) - t0;
 }
 
 /* Outputs and inputs at T_{N+1} after the units stepped (into ynew, unew). */
@@ -328,22 +352,31 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
         if (a->usnap) save(a);
         a->ctx.step = a->steps;
         a->ctx.first = a->steps == 0;
+        double tk0 = clk(a);
         CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
+        double tk1 = clk(a);
         CS_TRY(c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err));
+        double tk2 = clk(a);
         CS_TRY(update(a, p.T1, err));
         double eps = 0.0;
         if (c->estimator) CS_TRY(estimate(a, &p, &eps, err));
         int accept = 1;
         if (ctl->ops->judge) CS_TRY(ctl->ops->judge(ctl, &p, eps, &accept, err));
+        if (c->timing) {
+            a->timing.scheme += tk2 - tk1;
+            a->timing.interface += (tk1 - tk0) + (clk(a) - tk2);
+        }
         if (accept) break;
         if (!a->usnap) return cs_fail(err, CS_ERR_ARG, "step controller: rejected a step without may_reject");
         restore(a);
         ctl->rejected++;
         CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
     }
+    double ta0 = clk(a);
     CS_TRY(check_divergence(a, p.T1, a->ynew, err));
     CS_TRY(cpl->ops->accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
     if (c->estimator && c->estimator->ops->commit) c->estimator->ops->commit(c->estimator, &a->ev);
+    if (c->timing) a->timing.interface += clk(a) - ta0;
     ctl->ops->commit(ctl, &p);
     double *t;
     t = a->y; a->y = a->ynew; a->ynew = t;

@@ -46,7 +46,14 @@ typedef struct cs_algorithm_config {
                                  * sees every point; between macro points the units re-integrate from T_N with the
                                  * step's own input functions (exact for exact LTI units) */
     long nout;
+    int timing;                 /* wall clocks of the interface work and of the rollback snapshots */
 } cs_algorithm_config;
+
+/* Timing of a run (cfg.timing): seconds in the scheme (units stepping, incl. waits), in the interface (predict,
+ * update, divergence check, accept: kraft2021 §16.3 part 5) and in save/restore of the units and coupling. */
+typedef struct cs_algorithm_timing {
+    double scheme, interface, save;
+} cs_algorithm_timing;
 
 typedef struct cs_algorithm cs_algorithm;
 
@@ -66,5 +73,6 @@ long cs_algorithm_steps(const cs_algorithm *a);
 long cs_algorithm_rejected(const cs_algorithm *a);
 /* The view observers get (current time, outputs, inputs). */
 void cs_algorithm_view(const cs_algorithm *a, cs_run_view *v);
+void cs_algorithm_get_timing(const cs_algorithm *a, cs_algorithm_timing *t);
 
 #endif

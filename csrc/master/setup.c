@@ -101,7 +101,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
                                         &r->coupling, err));
         r->balance_cum = cs_balance_cumulative(r->coupling);
     }
-    if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create(&r->scheme, err));
+    if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create_parallel(r->nunits, c->threads > 1 ? c->threads : 1, &r->scheme, err));
     else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
     if (c->ecco && !c->monolithic) {
@@ -118,7 +118,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
                               .observers = r->observers,
                               .nobs = 0, .update = update, .divergence_bound = c->divergence_bound,
                               .continue_always = c->monolithic, .t0 = c->t0, .t_end = c->t_end, .x0 = c->x0,
-                              .t_out = c->t_out, .nout = c->nout};
+                              .t_out = c->t_out, .nout = c->nout, .timing = c->timing};
     FAIL(cs_algorithm_create(&ac, &r->alg, err));
     r->nx = 0;
     for (int i = 0; i < r->nunits; i++) r->nx += r->units[i]->nx;

@@ -46,6 +46,7 @@ typedef struct cs_run_config {
     int coupling_kind;          /* CS_COUPLING_* (0: the signal-based coupling of `approx`) */
     const cs_prestep_spec *prestep;   /* CS_COUPLING_PRESTEP */
     const cs_nepce_spec *nepce;       /* CS_COUPLING_NEPCE (base approximation: `approx`) */
+    int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
 } cs_run_config;
 
 enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };

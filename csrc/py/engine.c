@@ -125,6 +125,13 @@ static PyObject *stats_list(const cs_run *run) {
             if (!w || PyDict_SetItemString(d, "wall_time", w)) { Py_CLEAR(d); }
             Py_XDECREF(w);
         }
+        if (d && run->units[i]->timing) { /* kraft2021 §16.3: idle at the macro barrier (4.5), snapshot time */
+            PyObject *w = PyFloat_FromDouble(run->units[i]->idle), *v = PyFloat_FromDouble(run->units[i]->save_wall);
+            if (!w || !v || PyDict_SetItemString(d, "idle_time", w) || PyDict_SetItemString(d, "save_time", v)) {
+                Py_CLEAR(d);
+            }
+            Py_XDECREF(w); Py_XDECREF(v);
+        }
         if (!d) { Py_DECREF(lst); return NULL; }
         PyList_SET_ITEM(lst, i, d);
     }
@@ -241,6 +248,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.monolithic = monolithic;
     if (!monolithic && cs_py_energy_options(opts, nu, &cfg, &energy)) goto done;
     if (cs_py_coupling_opts_read(opts, &cfg, &copts)) goto done;
+    PyObject *othreads = PyDict_GetItemString(opts, "threads"); /* optional: default sequential */
+    cfg.threads = 1;
+    if (othreads && opt_int(opts, "threads", &cfg.threads)) goto done;
     models_given = 1; /* cs_run_create owns the models from here on */
     if (cs_run_create(&cfg, &run, &err)) { cs_py_raise(&err); goto done; }
 
@@ -298,6 +308,22 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     }
     long nrec = cs_recorder_count(k.recorder);
     PyObject *stats = stats_list(run);
+    PyObject *timing = NULL;
+    if (cfg.timing && stats) { /* run-level timing: scheme, interface, snapshots, per-thread barrier waits */
+        cs_algorithm_timing at;
+        cs_algorithm_get_timing(run->alg, &at);
+        int nth = cs_jacobi_threads(run->scheme, NULL);
+        double *idle = calloc((size_t)nth, sizeof(double));
+        PyObject *lst = idle ? PyList_New(nth) : NULL;
+        if (lst) {
+            cs_jacobi_threads(run->scheme, idle);
+            for (int q = 0; q < nth; q++) PyList_SET_ITEM(lst, q, PyFloat_FromDouble(idle[q]));
+            timing = Py_BuildValue("{s:d,s:d,s:d,s:i,s:N}", "scheme_time", at.scheme, "interface_time", at.interface,
+                                   "save_time", at.save, "threads", nth, "thread_idle_time", lst);
+        }
+        free(idle);
+        if (!timing) PyErr_Clear();
+    }
     const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : "error";
     out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O}", "t", rows(k.arrays[0], nrec), "x",
                         rows(k.arrays[1], nrec), "y", rows(k.arrays[2], nrec), "u", rows(k.arrays[3], nrec),
@@ -311,6 +337,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         if (!clog || PyDict_SetItemString(out, "coupling_log", clog)) Py_CLEAR(out);
         Py_XDECREF(clog);
     }
+    if (out && timing && PyDict_SetItemString(out, "timing", timing)) Py_CLEAR(out);
+    Py_XDECREF(timing);
 done:
     cs_py_energy_free(&energy);
     cs_py_coupling_opts_free(&copts);

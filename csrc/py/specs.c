@@ -132,9 +132,15 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
 
 int cs_py_solver_from_spec(PyObject *spec, cs_solver_opts *o) {
     memset(o, 0, sizeof *o);
-    if (!PyArg_ParseTuple(spec, "iidddild|pi:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
-                          &o->max_steps, &o->max_h, &o->continue_smooth, &o->starter))
+    o->band_lower = o->band_upper = -1;
+    if (!PyArg_ParseTuple(spec, "iidddild|piiii:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
+                          &o->max_steps, &o->max_h, &o->continue_smooth, &o->starter, &o->linear_solver,
+                          &o->band_lower, &o->band_upper))
         return -1;
+    if (o->linear_solver != CS_LINSOL_DENSE && o->linear_solver != CS_LINSOL_BAND) {
+        PyErr_Format(PyExc_ValueError, "linear_solver: unknown code %d", o->linear_solver);
+        return -1;
+    }
     return 0;
 }
 

@@ -52,6 +52,11 @@ struct cs_scheme {
 };
 
 int cs_jacobi_create(cs_scheme **out, cs_err *err);
+/* Jacobi over nsub units stepped on a pool of nthreads threads (1: sequential); schemes/jacobi.c. */
+int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *err);
+/* Threads of a Jacobi scheme (1 when sequential); idle (room for that many values, or NULL) gets each thread's
+ * accumulated wait at the macro barrier (timing on). */
+int cs_jacobi_threads(const cs_scheme *s, double *idle);
 /* order: stepping order, a permutation of 0..nsub-1 (NULL: as given); copied. */
 int cs_gauss_seidel_create(int nsub, const int *order, cs_scheme **out, cs_err *err);
 void cs_scheme_destroy(cs_scheme *s);

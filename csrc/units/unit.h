@@ -77,6 +77,8 @@ struct cs_unit {
     int linear;        /* dy/du is constant (output_jacobian may be evaluated once) */
     int timing;        /* measure wall time per do_step (off by default: two clock reads per step) */
     double wall;
+    double idle;       /* timing: wait at the macro barrier, sum_N (max_L T_{L,N} - T_{i,N}) (kraft2021 eq. 4.5) */
+    double save_wall;  /* timing: seconds in save_state/restore_state (rollback snapshots) */
     char name[64];
 };
 

@@ -1,0 +1,118 @@
+"""Parallel Jacobi units (simulate(threads=n), kraft2021 §16) and the timing instrumentation (timing=True)."""
+import math
+
+import numpy as np
+import pytest
+
+import cosim
+from cosim.models import oscillator_chain
+
+
+def small_chain():
+    return oscillator_chain(preset="table5.3", n_bodies=40, n_subsystems=8, seed=2)
+
+
+def simulate(*args, **kw):
+    """The forced chain starts at rest: its growth is physical, not a coupling instability."""
+    return cosim.simulate(*args, divergence_growth=math.inf, **kw)
+
+
+@pytest.mark.parametrize("approx", [cosim.ZOH(), cosim.Lagrange(k=2)])
+def test_threads_give_bit_identical_results(approx):
+    s = small_chain()   # nonlinear cut elements: 8 segments + 7 coupling-element units
+    runs = [simulate(s, t_end=4e-4, H=2e-6, approximation=approx, solver=cosim.CVODE(rtol=1e-6, atol=1e-9),
+                           threads=n) for n in (1, 2, 4)]
+    for r in runs[1:]:
+        assert np.array_equal(r.t, runs[0].t)
+        assert np.array_equal(r.X, runs[0].X) and np.array_equal(r.Y, runs[0].Y) and np.array_equal(r.U, runs[0].U)
+        assert r.stats["subsystems"] == runs[0].stats["subsystems"]
+    assert np.max(np.abs(runs[0].X)) > 0
+
+
+def test_more_threads_than_units_and_fixed_step_solvers():
+    s = oscillator_chain(4, 2, masses=1.0, stiffness=100.0, damping=0.5, x0=[0.1, 0, 0, -0.1])
+    a = simulate(s, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=4), threads=1)
+    b = simulate(s, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=4), threads=8)
+    assert np.array_equal(a.X, b.X)
+
+
+def test_the_error_of_the_lowest_failing_unit_is_reported_for_any_thread_count():
+    """Two units fail in the same macro step; every thread count reports the lower one (S2), as the sequential
+    loop does."""
+    s = oscillator_chain(6, 3, masses=1.0, stiffness=1.0, x0=0.0, v0=0.0,
+                         forces=[dict(kind="harmonic", bodies=[3, 6], amplitude=1e300, omega=1e3)])
+    msgs = []
+    for n in (1, 2, 3):
+        with pytest.raises((cosim.SolverError, cosim.DivergenceError)) as e:
+            simulate(s, t_end=1e-2, H=1e-3, solver=cosim.RK4(substeps=1), threads=n, divergence_bound=1e3)
+        msgs.append(str(e.value))
+        assert e.value.result is not None
+    assert msgs[0] == msgs[1] == msgs[2] and "S2" in msgs[0] and "S3" not in msgs[0], msgs[0]
+
+
+def test_python_units_run_with_threads_serialised_on_the_gil():
+    def rhs(t, x, u):
+        return np.array([x[1], -x[0] + u[0]])
+
+    def out(t, x, u):
+        return np.array([x[0]])
+
+    s1 = cosim.ODE(rhs, out, nx=2, nu=1, ny=1, x0=[1.0, 0.0], name="A", feedthrough=False)
+    s2 = cosim.ODE(rhs, out, nx=2, nu=1, ny=1, x0=[0.0, 1.0], name="B", feedthrough=False)
+    sys = cosim.CoupledSystem([s1, s2], [cosim.connect("A.y[0]", "B.u[0]", 0.1), cosim.connect("B.y[0]", "A.u[0]", 0.1)])
+    a = simulate(sys, t_end=0.5, H=0.05, solver=cosim.RK4(substeps=2), threads=1)
+    b = simulate(sys, t_end=0.5, H=0.05, solver=cosim.RK4(substeps=2), threads=2)
+    assert np.array_equal(a.X, b.X)
+
+
+@pytest.mark.parametrize("threads,exc", [(0, ValueError), (-2, ValueError), (2000, ValueError), (1.5, TypeError),
+                                         (True, TypeError), ("2", TypeError)])
+def test_bad_threads_name_the_argument(threads, exc):
+    with pytest.raises(exc, match="threads"):
+        simulate(small_chain(), t_end=1e-4, H=1e-5, threads=threads)
+
+
+def test_threads_need_jacobi():
+    with pytest.raises(ValueError, match="threads"):
+        simulate(small_chain(), t_end=1e-4, H=1e-5, scheme="gauss-seidel", threads=2)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_timing_breakdown(threads):
+    s = small_chain()
+    r = simulate(s, t_end=4e-4, H=2e-6, approximation=cosim.Lagrange(k=1), threads=threads, timing=True,
+                       solver=cosim.CVODE(rtol=1e-6, atol=1e-9))
+    tm = r.stats["timing"]
+    assert tm["threads"] == threads and len(tm["thread_idle_time"]) == threads
+    for name in s.names:
+        st = r.stats["subsystems"][name]
+        for key in ("solver_time", "idle_time", "save_time", "interface_time"):
+            assert st[key] >= 0.0, (name, key)
+        assert st["interface_time"] == tm["interface_time"]
+        assert st["mean_micro_step"] is None if name.startswith("K") else st["mean_micro_step"] > 0
+    # eq. 4.5: T^solv = max_L sum_N T_{L,N}; every unit's solver + idle time is the same sum_N max_L T_{L,N}
+    solv = [r.stats["subsystems"][n]["solver_time"] for n in s.names]
+    tot = [r.stats["subsystems"][n]["solver_time"] + r.stats["subsystems"][n]["idle_time"] for n in s.names]
+    assert np.allclose(tot, tot[0], rtol=1e-9, atol=1e-12)
+    assert tm["solver_time"] == max(solv)
+    assert np.isclose(tm["idle_time"], tot[0] - max(solv), rtol=1e-9, atol=1e-12)
+    assert 0.0 <= tm["idle_fraction"] <= 1.0
+    assert tm["scheme_time"] > 0 and tm["interface_time"] > 0
+    assert r.stats["mean_H"] == pytest.approx(2e-6) and r.stats["kappa_histogram"] == {1: 1.0}
+
+
+def test_timing_off_has_no_clocks():
+    r = simulate(small_chain(), t_end=1e-4, H=1e-5)
+    assert "timing" not in r.stats and "idle_time" not in r.stats["subsystems"]["S1"]
+
+
+def test_plot_timing():
+    import matplotlib
+    matplotlib.use("Agg")
+    r = simulate(small_chain(), t_end=2e-4, H=1e-5, threads=2, timing=True)
+    fig = cosim.plot.timing(r)
+    ax = fig.axes[0]
+    assert len(ax.patches) >= 3 * len(r.system.names)      # stacked bars: solver, idle, save, interface
+    assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"solver", "solver (idle)", "interface"}
+    with pytest.raises(ValueError, match="timing"):
+        cosim.plot.timing(simulate(small_chain(), t_end=1e-4, H=1e-5))
