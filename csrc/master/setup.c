@@ -87,6 +87,8 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     FAIL(cs_signal_coupling_create(unit_net, &approx, c->rates_lagged, &r->coupling, err));
     if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create(&r->scheme, err));
     else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
+    else if (scheme == CS_SCHEME_IMPLICIT) FAIL(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
+    else if (scheme == CS_SCHEME_WAVEFORM) FAIL(cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
     if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));
     else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,

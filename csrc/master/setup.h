@@ -6,6 +6,7 @@
 #include "coupling/approx.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
+#include "schemes/iterative.h"
 
 typedef struct cs_run_config {
     int nsub;
@@ -32,6 +33,7 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
+    cs_iter_opts iter;          /* CS_SCHEME_IMPLICIT / CS_SCHEME_WAVEFORM options */
 } cs_run_config;
 
 typedef struct cs_run {
