@@ -152,3 +152,46 @@ class WaveformRelaxation(IterativeScheme):
     def __repr__(self):
         return (f"WaveformRelaxation(omega={self.omega!r}, acceleration={self.acceleration!r}, tol={self.tol!r}, "
                 f"max_iter={self.max_iter}, waveform={self.waveform!r}, order={self.order!r})")
+
+
+def end_basis(kappa, a=None):
+    """Coefficients (in s = (t − T_N)/H, ascending powers) of L^κ(s) = Π_{i=1..κ} (s − 1 + a_i)/a_i, the Lagrange
+    basis polynomial of the node T_{N+1} (kraft2021 eq. 3.11); a_i = (T_{N+1} − T_{N+1−i})/H, default i (uniform
+    grid)."""
+    kappa = _int("kappa", kappa, 0, 5)
+    a = np.arange(1.0, kappa + 1) if a is None else np.asarray(a, dtype=float).reshape(-1)
+    if a.size != kappa or not np.all(np.isfinite(a)) or np.any(a <= 0) or (kappa and a[0] != 1.0):
+        raise ValueError(f"a: expected {kappa} positive step ratios with a_1 = 1, got {a}")
+    p = np.poly1d([1.0])
+    for ai in a:
+        p = p * np.poly1d([1.0, ai - 1.0]) / ai
+    c = p.coeffs[::-1]
+    return np.concatenate([c, np.zeros(kappa + 1 - c.size)])
+
+
+def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None, u=None, solver=None,
+                       perturbation=1.0):
+    """The interface Jacobian ∂y(T+H)/∂u_{N+1} of one subsystem over one window of length H from the state ``x``
+    (default its x0): the sensitivity of the outputs at the window end to the end value of the input polynomial
+    (kraft2021 §6.2-6.3, App. A), computed by the C core as the iterative schemes do: ``method`` "fd" (perturbed
+    integrations with Δ = ``perturbation``), "sap" (first series term per entry, Table A.1) or "exact" (LTI).
+    The input before the perturbation is the constant ``u`` (default 0); ``solver`` integrates (default Exact for
+    LTI, else RK4 with 100 micro steps)."""
+    from .simulate import _model_spec
+    from .solvers import Exact, RK4, as_solver
+    method = _choice("method", method, {"fd": 0, "sap": 1, "exact": 2})
+    H = _real("H", H, 0.0)
+    ell = end_basis(kappa, a)
+    x = np.asarray(subsystem.x0 if x is None else x, dtype=float).reshape(-1)
+    u = np.zeros(subsystem.nu) if u is None else np.asarray(u, dtype=float).reshape(-1)
+    if u.size != subsystem.nu:
+        raise ValueError(f"u: expected {subsystem.nu} input values, got {u.size}")
+    if solver is None:
+        solver = Exact() if subsystem.is_lti else RK4(substeps=100)
+    solver = as_solver(solver)
+    coefs = np.zeros((ell.size, subsystem.nu))
+    coefs[0] = u
+    delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
+    from . import _core
+    return _core.interface_jacobian(_model_spec(subsystem), solver.spec(), x, 0.0, H, ell, coefs, delta,
+                                    {"fd": 0, "sap": 1, "exact": 2}[method])

@@ -312,3 +312,29 @@ int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err 
     *out = sc;
     return CS_OK;
 }
+
+int cs_unit_window_jacobian_fd(cs_unit *u, const void *snap, double T, double H, cs_input *in, const double *ell,
+                               int deg, const double *uend, const double *delta, double *G, double *work,
+                               cs_err *err) {
+    const int nu = u->nu, ny = u->ny;
+    double *y0 = work, *y1 = work + ny, *ue = y1 + ny;
+    if (in->eval || deg > in->deg) return cs_fail(err, CS_ERR_ARG, "fd Jacobian: needs a polynomial input of degree >= %d", deg);
+    u->ops->restore_state(u, snap);
+    CS_TRY(cs_unit_do_step(u, T, H, in, CS_RESTART, err));
+    CS_TRY(u->ops->get_outputs(u, T + H, uend, y0, err));
+    memcpy(ue, uend, sizeof(double) * nu);
+    for (int a = 0; a < nu; a++) {
+        double d = delta[a];
+        if (!(d > 0.0)) return cs_fail(err, CS_ERR_ARG, "perturbation: must be positive, got %g", d);
+        for (int m = 0; m <= deg; m++) in->c[m * nu + a] += d * ell[m];
+        ue[a] += d;
+        u->ops->restore_state(u, snap);
+        int rc = cs_unit_do_step(u, T, H, in, CS_RESTART, err);
+        if (!rc) rc = u->ops->get_outputs(u, T + H, ue, y1, err);
+        for (int m = 0; m <= deg; m++) in->c[m * nu + a] -= d * ell[m];
+        ue[a] = uend[a];
+        if (rc) return rc;
+        for (int q = 0; q < ny; q++) G[(size_t)q * nu + a] = (y1[q] - y0[q]) / d;
+    }
+    return CS_OK;
+}

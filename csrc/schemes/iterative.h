@@ -49,4 +49,12 @@ int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_sch
  * (a_i = (T_{N+1} - T_{N+1-i})/H; kraft2021 eq. 3.11 L^κ): coefficients ell[0..deg] of s^m. */
 void cs_end_basis(int deg, const double *a, double *ell);
 
+/* fd interface Jacobian of one unit (kraft2021 §6.3): from the state saved in snap (at T), the base input `in`
+ * (a polynomial; modified and restored) and its end value uend, one perturbed integration per input with
+ * Δ_a = delta[a]: G[:, a] = (y(T+H; p + Δ_a ℓ e_a) - y(T+H; p)) / Δ_a. The unit ends in the state of the last
+ * perturbed run (restore it). work: 2 ny + nu doubles. */
+int cs_unit_window_jacobian_fd(cs_unit *u, const void *snap, double T, double H, cs_input *in, const double *ell,
+                               int deg, const double *uend, const double *delta, double *G, double *work,
+                               cs_err *err);
+
 #endif
