@@ -10,7 +10,8 @@ strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.
 from . import _core  # noqa: F401
 from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
 from .coupling import FOH, NEPCE, PreStep, Quadratic
-from .errors import CosimError, DivergenceError, SolverError
+from .errors import CosimError, ConvergenceError, DivergenceError, SolverError
+from .schemes import Implicit, WaveformRelaxation
 from .result import Result
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
@@ -26,4 +27,5 @@ __version__ = "0.1.0"
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
-           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic"]
+           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic",
+           "Implicit", "WaveformRelaxation", "ConvergenceError"]

@@ -87,3 +87,9 @@ def _engine_message(msg, result, growth, t):
 
 class SolverError(CosimError):
     """A subsystem integrator (e.g. CVODE) or a user callback failed. ``result`` carries the partial result."""
+
+
+class ConvergenceError(SolverError):
+    """An iterative scheme (:class:`cosim.Implicit`, :class:`cosim.WaveformRelaxation`) did not converge within
+    ``max_iter`` iterations in a macro step (kraft2021 §6.4; the corrector-failure path), and the step controller
+    could not retry with a smaller step. ``result`` carries the partial result up to the last accepted macro step."""

@@ -11,9 +11,10 @@ from . import _core, defaults, metrics
 from . import energy as _energy
 from . import coupling as _coupling
 from . import timing as _timing
-from .approximations import Approximation, Hermite, as_approximation
+from .approximations import Approximation, Hermite, Lagrange, as_approximation
 from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
+from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
 from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
 
@@ -285,6 +286,8 @@ def _finish(system, raw, t_wall, options, names_for_stats, after=None):
                  newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
     stats.update(raw.get("extra_stats") or {})   # cosim/timing.py: §16 counters and timing breakdown
+    if "iterations" in raw:  # iterative schemes: per accepted macro step, and the total
+        stats.update(iterations=raw["iterations"], iterations_per_step=raw["iterations_per_step"])
     code = raw["status"]
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
                  raw["message"], options)
@@ -417,12 +420,19 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         _check_steps(t_end, H, last_step)
     elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
+    iterative = None
+    if isinstance(scheme, IterativeScheme):  # cosim.Implicit / cosim.WaveformRelaxation (cosim/schemes.py)
+        iterative, scheme = scheme, scheme.base
     if not isinstance(scheme, str):
-        raise TypeError(f"scheme: expected 'jacobi' or 'gauss-seidel', got {scheme!r}")
+        raise TypeError(f"scheme: expected 'jacobi', 'gauss-seidel', cosim.Implicit(...) or "
+                        f"cosim.WaveformRelaxation(...), got {scheme!r}")
     sname = _ALIASES.get(scheme.lower(), scheme.lower())
     if sname not in SCHEMES:
         raise ValueError(f"scheme: unknown scheme {scheme!r}; use 'jacobi' or 'gauss-seidel'")
     approx = as_approximation(approximation)
+    if iterative is not None and not isinstance(approx, Lagrange):
+        raise ValueError(f"approximation: {type(iterative).__name__} iterates the end value of a Lagrange polynomial "
+                         f"(kraft2021 eq. 2.24); use cosim.Lagrange(k) or cosim.ZOH(), got {approx!r}")
     solvers = _solvers(system, solver)
     if update not in UPDATES:
         raise ValueError(f"update: must be 'consistent' or 'simplified', got {update!r}")
@@ -445,7 +455,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     ci, co, cg = _connections(system)
     kind, k = approx.spec()
     deriv = 1 if isinstance(approx, Hermite) and approx.mode == "lagged" else 0
-    options = dict(scheme=sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
+    options = dict(scheme=iterative if iterative is not None else sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
                    startup=startup, order=order, grid=grid)
     if isinstance(step_finished_every, bool) or not isinstance(step_finished_every, (int, np.integer)) \
             or step_finished_every < 1:
@@ -463,6 +473,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     if cpl is not None:
         opts["coupling"] = cpl._options(system, H, t_end)
     opts["threads"] = _check_threads(threads, sname)
+    if iterative is not None:
+        opts.update(scheme=iterative.code, iter=iterative._options(approx.spec()[1]))
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)

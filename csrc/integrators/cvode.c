@@ -175,7 +175,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     }
     /* Land exactly on T+H when the next input may differ; when the same input continues (monolithic), let CVODE
      * step past output points and interpolate there (its dense output is accurate to the tolerance). */
-    CVodeSetStopTime(c->mem, same_input && c->initialized_steps ? 1e300 : T + H);
+    CVodeSetStopTime(c->mem, same_input && c->initialized_steps && !st->tracing ? 1e300 : T + H);
     sunrealtype tret = T;
     long ns0 = 0, nef0 = 0, ncf0 = 0;
     if (!restart) {
@@ -183,7 +183,19 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
         CVodeGetNumErrTestFails(c->mem, &nef0);
         CVodeGetNumNonlinSolvConvFails(c->mem, &ncf0);
     }
-    int flag = CVode(c->mem, T + H, c->y, &tret, CV_NORMAL);
+    int flag;
+    if (st->tracing) { /* one internal step at a time, each recorded (units/unit.h trace) */
+        do {
+            flag = CVode(c->mem, T + H, c->y, &tret, CV_ONE_STEP);
+            if (flag >= 0) {
+                memcpy(st->x, y, sizeof(double) * nx);
+                int rc = cs_stepper_trace_push(st, (double)tret, err);
+                if (rc) { c->initialized = 0; return rc; }
+            }
+        } while (flag >= 0 && tret < T + H);
+    } else {
+        flag = CVode(c->mem, T + H, c->y, &tret, CV_NORMAL);
+    }
     if (restart) update_stats(st);
     else {
         long ns = 0, nef = 0, ncf = 0;

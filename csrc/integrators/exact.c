@@ -20,6 +20,9 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
     exact_content *c = st->content;
     cs_model *m = st->model;
     int nx = m->nx, nu = m->nu;
+    if (in->eval) /* the propagator integrates polynomials only (waveforms of waveform relaxation are not) */
+        return cs_fail(err, CS_ERR_ARG, "subsystem %s: Exact() integrates polynomial inputs only (e.g. use RK4 or "
+                       "CVODE with waveform='substeps')", m->name);
     /* Keyed on the nominal step: on a uniform grid T_{N+1} - T_N varies in its last bits, which must not trigger a
      * new propagator (a difference of a few ulp changes Phi by rounding only). */
     if (!(fabs(H - c->H) <= 8e-16 * H) || in->deg != c->deg) {

@@ -29,6 +29,7 @@ static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, in
     }
     double h = H / (double)n;
     double *x = st->x, *u = st->u;
+    if (st->tracing) CS_TRY(cs_stepper_trace_reserve(st, n + 1, err));
     for (long i = 0; i < n; i++) {
         double t = T + i * h; /* multiplication, not accumulation: the last micro step ends at T+H */
         cs_input_eval(in, t, u);
@@ -48,6 +49,7 @@ static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, in
             for (int j = 0; j < nx; j++) x[j] += h / 6.0 * (c->k1[j] + 2.0 * c->k2[j] + 2.0 * c->k3[j] + c->k4[j]);
         }
         st->stats.steps++;
+        if (st->tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
     }
     st->t = T + H;
     return CS_OK;

@@ -25,12 +25,32 @@ void cs_stepper_free(cs_stepper *st) {
     if (st->ops && st->ops->destroy) st->ops->destroy(st);
     free(st->x);
     free(st->u);
+    free(st->tr_t);
+    free(st->tr_x);
     free(st);
 }
 
+int cs_stepper_trace_reserve(cs_stepper *st, long n, cs_err *err) {
+    if (n <= st->tr_cap) return CS_OK;
+    size_t nx = (size_t)st->model->nx;
+    double *t = realloc(st->tr_t, sizeof(double) * (size_t)n);
+    if (t) st->tr_t = t;
+    double *x = t ? realloc(st->tr_x, sizeof(double) * (size_t)n * (nx ? nx : 1)) : NULL;
+    if (!t || !x) return cs_fail(err, CS_ERR_NOMEM, "subsystem %s: out of memory (micro-step trace)", st->model->name);
+    st->tr_x = x;
+    st->tr_cap = n;
+    return CS_OK;
+}
+
 int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    if (st->tracing) {
+        st->tr_n = 0;
+        CS_TRY(cs_stepper_trace_push(st, T, err));
+    }
     int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     if (rc == CS_OK) st->reset = 0;
+    /* integrators without micro steps of their own (exact) leave only the start point: add the end point */
+    if (rc == CS_OK && st->tracing && st->tr_t[st->tr_n - 1] < T + H) rc = cs_stepper_trace_push(st, T + H, err);
     return rc;
 }
 
@@ -66,6 +86,7 @@ void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s) {
 
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s) {
     st->reset = 1;
+    st->tr_n = 0;
     st->t = s->t;
     memcpy(st->x, s->x, sizeof(double) * st->model->nx);
     st->stats = s->stats;

@@ -37,6 +37,12 @@ struct cs_stepper {
     double *u;         /* nu scratch for the input value, owned */
     int reset;         /* state was set from outside: the next step must restart the integrator */
     cs_stepper_stats stats;
+    /* Micro-step trace (units/unit.h set_trace/trace): with `tracing` on, the points (t, x) of the last step, from
+     * (T, x(T)) to (T+H, x(T+H)); integrators push the end of every micro step, the buffers grow by doubling
+     * (amortised, no allocation once they fit a macro step). Off: no cost. */
+    int tracing;
+    long tr_n, tr_cap;
+    double *tr_t, *tr_x;
 };
 
 /* Saved state: t, x, counters. */
@@ -53,6 +59,19 @@ int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int 
 /* CS_ERR_DIVERGED unless every state is finite (the master checks states once per macro step itself). */
 int cs_stepper_check_finite(const cs_stepper *st, double T, double H, cs_err *err);
 void cs_stepper_set_state(cs_stepper *st, double t, const double *x);
+/* Trace: make room for n points (grows the buffers only when needed); push the current (t, x). */
+int cs_stepper_trace_reserve(cs_stepper *st, long n, cs_err *err);
+static inline int cs_stepper_trace_push(cs_stepper *st, double t, cs_err *err) {
+    if (st->tr_n >= st->tr_cap) {
+        int rc = cs_stepper_trace_reserve(st, 2 * st->tr_cap + 16, err);
+        if (rc) return rc;
+    }
+    int nx = st->model->nx;
+    st->tr_t[st->tr_n] = t;
+    for (int i = 0; i < nx; i++) st->tr_x[st->tr_n * nx + i] = st->x[i];
+    st->tr_n++;
+    return 0;
+}
 int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_state_free(cs_stepper_state *s);
 void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s);

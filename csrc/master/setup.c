@@ -103,6 +103,8 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     }
     if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create_parallel(r->nunits, c->threads > 1 ? c->threads : 1, &r->scheme, err));
     else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
+    else if (scheme == CS_SCHEME_IMPLICIT) FAIL(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
+    else if (scheme == CS_SCHEME_WAVEFORM) FAIL(cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
     if (c->ecco && !c->monolithic) {
         FAIL(cs_ecco_estimator_create(c->ecco, unit_net->ny, unit_net->nu, &r->estimator, err));

@@ -10,6 +10,7 @@
 #include "coupling/prestep.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
+#include "schemes/iterative.h"
 
 typedef struct cs_run_config {
     int nsub;
@@ -47,6 +48,7 @@ typedef struct cs_run_config {
     const cs_prestep_spec *prestep;   /* CS_COUPLING_PRESTEP */
     const cs_nepce_spec *nepce;       /* CS_COUPLING_NEPCE (base approximation: `approx`) */
     int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
+    cs_iter_opts iter;          /* CS_SCHEME_IMPLICIT / CS_SCHEME_WAVEFORM options */
 } cs_run_config;
 
 enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };

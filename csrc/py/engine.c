@@ -200,6 +200,20 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         opt_int(opts, "startup", &cfg.startup) || opt_double(opts, "startup_factor", &cfg.startup_factor) ||
         opt_double(opts, "divergence_bound", &cfg.divergence_bound) || opt_int(opts, "timing", &cfg.timing))
         goto done;
+    if (cfg.scheme == CS_SCHEME_IMPLICIT || cfg.scheme == CS_SCHEME_WAVEFORM) {
+        PyObject *it = opt(opts, "iter");
+        if (!it) goto done;
+        if (!PyDict_Check(it)) { PyErr_SetString(PyExc_TypeError, "run options: iter must be a dict"); goto done; }
+        cs_iter_opts *io = &cfg.iter;
+        if (opt_double(it, "tol", &io->tol) || opt_double(it, "atol", &io->atol) || opt_int(it, "max_iter", &io->max_iter) ||
+            opt_int(it, "on_failure", &io->on_failure) || opt_int(it, "jacobian", &io->jacobian) ||
+            opt_double(it, "tau", &io->tau) || opt_int(it, "conv_y", &io->conv_y) ||
+            opt_double(it, "perturbation", &io->perturbation) || opt_double(it, "omega", &io->omega) ||
+            opt_int(it, "accel", &io->accel) || opt_int(it, "waveform", &io->waveform) ||
+            opt_int(it, "gauss_seidel", &io->gauss_seidel) || opt_int(it, "reuse", &io->reuse) ||
+            opt_double(it, "filter", &io->filter) || opt_int(it, "kappa", &io->kappa))
+            goto done;
+    }
     long record_every, hook_every;
     double interrupt_interval, max_bytes;
     if (opt_long(opts, "record_every", &record_every) || opt_long(opts, "step_finished_every", &hook_every) ||
@@ -339,6 +353,23 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     }
     if (out && timing && PyDict_SetItemString(out, "timing", timing)) Py_CLEAR(out);
     Py_XDECREF(timing);
+    if (out && run->scheme->ops->iterations) { /* iterative schemes: iterations per accepted macro step */
+        long nst = cs_algorithm_steps(run->alg), total = 0;
+        const int *per = NULL;
+        run->scheme->ops->iterations(run->scheme, nst, &per, &total);
+        npy_intp dn[1] = {nst};
+        PyObject *arr = PyArray_SimpleNew(1, dn, NPY_INT64);
+        if (arr) {
+            long long *pa = PyArray_DATA((PyArrayObject *)arr);
+            for (long q = 0; q < nst; q++) pa[q] = per && q < nst ? per[q] : 0;
+        }
+        PyObject *tot = PyLong_FromLong(total);
+        if (!arr || !tot || PyDict_SetItemString(out, "iterations_per_step", arr) ||
+            PyDict_SetItemString(out, "iterations", tot))
+            Py_CLEAR(out);
+        Py_XDECREF(arr);
+        Py_XDECREF(tot);
+    }
 done:
     cs_py_energy_free(&energy);
     cs_py_coupling_opts_free(&copts);

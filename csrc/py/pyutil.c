@@ -22,7 +22,7 @@ static PyObject *cosim_error_type(const char *name) {
 /* The single C -> Python error mapping:
  *   CS_ERR_ARG -> ValueError, CS_ERR_NOMEM -> MemoryError, CS_ERR_LINALG -> ArithmeticError,
  *   CS_ERR_SOLVER / CS_ERR_CALLBACK -> cosim.SolverError, CS_ERR_DIVERGED -> cosim.DivergenceError,
- *   CS_ERR_INTERRUPTED -> KeyboardInterrupt, anything else -> RuntimeError. New reference. */
+ *   CS_ERR_CONVERGENCE -> cosim.ConvergenceError, CS_ERR_INTERRUPTED -> KeyboardInterrupt, anything else -> RuntimeError. New reference. */
 PyObject *cs_py_error_type(int code) {
     PyObject *type;
     switch (code) {
@@ -32,6 +32,7 @@ PyObject *cs_py_error_type(int code) {
     case CS_ERR_SOLVER:
     case CS_ERR_CALLBACK: return cosim_error_type("SolverError");
     case CS_ERR_DIVERGED: return cosim_error_type("DivergenceError");
+    case CS_ERR_CONVERGENCE: return cosim_error_type("ConvergenceError");
     case CS_ERR_INTERRUPTED: type = PyExc_KeyboardInterrupt; break;
     default: type = PyExc_RuntimeError; break;
     }

@@ -14,6 +14,8 @@
 #include "units/unit.h"
 
 enum { CS_SCHEME_JACOBI = 0, CS_SCHEME_GAUSS_SEIDEL = 1 };
+/* Iterative schemes (schemes/iterative.h): implicit predictor/corrector and waveform relaxation. */
+enum { CS_SCHEME_IMPLICIT = 2, CS_SCHEME_WAVEFORM = 3 };
 
 /* busch2016 eq. 13: under Gauss-Seidel, the input of unit `dst` interpolates an output of unit `src` iff `src` was
  * stepped before `dst` in this macro step (pos: position of each unit in the stepping order). */
@@ -43,6 +45,8 @@ typedef struct cs_scheme cs_scheme;
 typedef struct cs_scheme_ops {
     int (*macro_step)(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err); /* required */
     void (*destroy)(cs_scheme *s);                                                    /* optional */
+    /* optional: iterations of the accepted macro steps 0..n-1 (per_step[N]; iterative schemes) */
+    void (*iterations)(const cs_scheme *s, long n, const int **per_step, long *total);
 } cs_scheme_ops;
 
 struct cs_scheme {

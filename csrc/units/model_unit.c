@@ -2,20 +2,177 @@
  * the exact LTI propagator, which makes this also the exact LTI unit). The unit owns the stepper, not the model. */
 #include "units/model_unit.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/quadrature.h"
+#include "linalg/dense.h"
+#include "linalg/expm.h"
 
 typedef struct model_unit {
     cs_stepper *st;
     double *work;      /* nx + ny + nu doubles for output rates by difference quotients */
+    /* trace: outputs and output rates at the recorded micro-step points (grown with the stepper's trace) */
+    long tr_cap;
+    double *tr_y, *tr_ydot, *tr_u, *tr_udot;
+    /* sensitivity: work for kraft2021 App. A (sap) and the exact LTI propagator */
+    double *sw;
+    int *ipiv;
 } model_unit;
 
 static cs_stepper *ST(const cs_unit *u) { return ((model_unit *)u->content)->st; }
 
+/* Outputs y and rates y' at the stepper's recorded points, with the step's own input values there. */
+static int trace_outputs(cs_unit *u, const cs_input *in, cs_err *err) {
+    model_unit *m = u->content;
+    cs_stepper *st = m->st;
+    cs_model *md = st->model;
+    int nx = md->nx, ny = md->ny, nu = md->nu;
+    if (st->tr_cap > m->tr_cap) {
+        size_t n = (size_t)st->tr_cap;
+        double *y = realloc(m->tr_y, sizeof(double) * n * (ny ? ny : 1));
+        if (y) m->tr_y = y;
+        double *yd = y ? realloc(m->tr_ydot, sizeof(double) * n * (ny ? ny : 1)) : NULL;
+        if (yd) m->tr_ydot = yd;
+        if (!y || !yd) return cs_fail(err, CS_ERR_NOMEM, "unit %s: out of memory (trace)", u->name);
+        m->tr_cap = st->tr_cap;
+    }
+    for (long k = 0; k < st->tr_n; k++) {
+        double t = st->tr_t[k];
+        const double *x = st->tr_x + k * nx;
+        cs_input_eval(in, t, m->tr_u);
+        cs_input_eval_dt(in, t, m->tr_udot);
+        CS_TRY(cs_model_output(md, t, x, m->tr_u, m->tr_y + k * ny, err));
+        CS_TRY(cs_model_output_dt(md, t, x, m->tr_u, nu ? m->tr_udot : NULL, m->tr_ydot + k * ny, m->work, err));
+    }
+    return CS_OK;
+}
+
 static int mu_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    return cs_stepper_step(ST(u), T, H, in, restart, err);
+    CS_TRY(cs_stepper_step(ST(u), T, H, in, restart, err));
+    if (ST(u)->tracing) return trace_outputs(u, in, err);
+    return CS_OK;
+}
+
+static int mu_set_trace(cs_unit *u, int on, cs_err *err) {
+    model_unit *m = u->content;
+    if (on && !m->tr_u) {
+        m->tr_u = calloc(2 * (size_t)u->nu + 2, sizeof(double));
+        if (!m->tr_u) return cs_fail(err, CS_ERR_NOMEM, "unit %s: out of memory (trace)", u->name);
+        m->tr_udot = m->tr_u + u->nu + 1;
+    }
+    m->st->tracing = on != 0;
+    m->st->tr_n = 0;
+    return CS_OK;
+}
+
+static int mu_trace(const cs_unit *u, cs_trace *tr) {
+    const model_unit *m = u->content;
+    tr->n = m->st->tracing ? m->st->tr_n : 0;
+    tr->t = m->st->tr_t;
+    tr->y = m->tr_y;
+    tr->ydot = m->tr_ydot;
+    return CS_OK;
+}
+
+/* Interface Jacobian of one window (unit.h "sensitivity"; kraft2021 §6.2, App. A). */
+static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int deg, int mode, const double *uend,
+                          double *G, cs_err *err) {
+    model_unit *m = u->content;
+    cs_stepper *st = m->st;
+    cs_model *md = st->model;
+    const int nx = md->nx, nu = md->nu, ny = md->ny;
+    if (deg < 0 || deg > CS_MAXDEG) return cs_fail(err, CS_ERR_ARG, "unit %s: sensitivity degree %d", u->name, deg);
+    /* D (feed-through) part: outputs at T+H see the end value directly */
+    CS_TRY(cs_model_output_du(md, T + H, st->x, uend, G, m->work, err));
+    if (nx == 0) return CS_OK;
+    if (mode == CS_SENS_EXACT) {
+        if (!md->A)
+            return cs_fail(err, CS_ERR_ARG, "unit %s: jacobian='exact' needs an LTI subsystem (use 'fd' or 'sap')",
+                           u->name);
+        double *Phi = m->sw, *Gam = Phi + (size_t)nx * nx, *dx = Gam + (size_t)nx * nu * (CS_MAXDEG + 1);
+        double *work = dx + nx;
+        CS_TRY(cs_poly_propagator(nx, nu, deg, md->A, md->B, H, Phi, Gam, work, m->ipiv, err));
+        for (int a = 0; a < nu; a++) {
+            for (int i = 0; i < nx; i++) {
+                double v = 0.0;
+                for (int k = 0; k <= deg; k++) v += ell[k] * Gam[(size_t)k * nx * nu + (size_t)i * nu + a];
+                dx[i] = v;
+            }
+            for (int i = 0; i < ny; i++) {
+                double v = 0.0;
+                for (int q = 0; q < nx; q++) v += md->C[(size_t)i * nx + q] * dx[q];
+                G[(size_t)i * nu + a] += v;
+            }
+        }
+        return CS_OK;
+    }
+    if (mode != CS_SENS_SAP) return cs_fail(err, CS_ERR_ARG, "unit %s: unknown sensitivity mode %d", u->name, mode);
+    /* c0 = int_0^1 ell(s) ds, c1 = int_0^1 (1 - s) ell(s) ds: C_vel and C_pos of kraft2021 eq. 3.11/3.15 */
+    double c0 = 0.0, c1 = 0.0;
+    for (int k = 0; k <= deg; k++) { c0 += ell[k] / (k + 1); c1 += ell[k] / ((k + 1.0) * (k + 2.0)); }
+    double *CB = m->sw, *CAB = CB + (size_t)ny * nu, *f0 = CAB + (size_t)ny * nu, *b = f0 + nx, *ab = b + nx,
+           *xp = ab + nx, *y0 = xp + nx, *y1 = y0 + ny, *up = y1 + ny;
+    const double eps = 1.4901161193847656e-08; /* sqrt(2^-52) */
+    double t = T;
+    const double *x = st->x, *u0 = uend; /* sap: the coupling-body masses; the state at T, inputs at their end value */
+    if (md->A) {
+        for (int i = 0; i < ny; i++)
+            for (int a = 0; a < nu; a++) {
+                double s0 = 0.0, s1 = 0.0;
+                for (int q = 0; q < nx; q++) {
+                    s0 += md->C[(size_t)i * nx + q] * md->B[(size_t)q * nu + a];
+                    double ab_q = 0.0;
+                    for (int r = 0; r < nx; r++) ab_q += md->A[(size_t)q * nx + r] * md->B[(size_t)r * nu + a];
+                    s1 += md->C[(size_t)i * nx + q] * ab_q;
+                }
+                CB[(size_t)i * nu + a] = s0;
+                CAB[(size_t)i * nu + a] = s1;
+            }
+    } else { /* directional difference quotients: b = f_u e_a, C B = g_x b, A B = f_x b, C A B = g_x (A B) */
+        CS_TRY(cs_model_rhs(md, t, x, u0, f0, err));
+        CS_TRY(cs_model_output(md, t, x, u0, y0, err));
+        memcpy(up, u0, sizeof(double) * nu);
+        double xs = 0.0;
+        for (int q = 0; q < nx; q++) xs = fmax(xs, fabs(x[q]));
+        for (int a = 0; a < nu; a++) {
+            double d = eps * fmax(1.0, fabs(u0[a]));
+            up[a] = u0[a] + d;
+            CS_TRY(cs_model_rhs(md, t, x, up, b, err));
+            up[a] = u0[a];
+            double bn = 0.0;
+            for (int q = 0; q < nx; q++) { b[q] = (b[q] - f0[q]) / d; bn = fmax(bn, fabs(b[q])); }
+            double e = bn > 0.0 ? eps * fmax(1.0, xs) / bn : 0.0;
+            if (e > 0.0) {
+                for (int q = 0; q < nx; q++) xp[q] = x[q] + e * b[q];
+                CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
+                for (int i = 0; i < ny; i++) CB[(size_t)i * nu + a] = (y1[i] - y0[i]) / e;
+                CS_TRY(cs_model_rhs(md, t, xp, u0, ab, err));
+                double an = 0.0;
+                for (int q = 0; q < nx; q++) { ab[q] = (ab[q] - f0[q]) / e; an = fmax(an, fabs(ab[q])); }
+                double e2 = an > 0.0 ? eps * fmax(1.0, xs) / an : 0.0;
+                if (e2 > 0.0) {
+                    for (int q = 0; q < nx; q++) xp[q] = x[q] + e2 * ab[q];
+                    CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
+                    for (int i = 0; i < ny; i++) CAB[(size_t)i * nu + a] = (y1[i] - y0[i]) / e2;
+                } else {
+                    for (int i = 0; i < ny; i++) CAB[(size_t)i * nu + a] = 0.0;
+                }
+            } else {
+                for (int i = 0; i < ny; i++) CB[(size_t)i * nu + a] = CAB[(size_t)i * nu + a] = 0.0;
+            }
+        }
+    }
+    /* per entry the first non-vanishing term (kraft2021 §13.2: v_b ~ C_vel H/m_b, x_b ~ C_pos H^2/m_b, cross terms
+     * of bodies not loaded directly ~ 0); "vanishing" relative to the largest first-order term (difference noise) */
+    double cbmax = 0.0, cabmax = 0.0;
+    for (size_t k = 0; k < (size_t)ny * nu; k++) { cbmax = fmax(cbmax, fabs(CB[k])); cabmax = fmax(cabmax, fabs(CAB[k])); }
+    for (size_t k = 0; k < (size_t)ny * nu; k++) {
+        if (fabs(CB[k]) > 1e-6 * cbmax) G[k] += H * c0 * CB[k];
+        else if (fabs(CAB[k]) > 1e-6 * cabmax) G[k] += H * H * c1 * CAB[k];
+    }
+    return CS_OK;
 }
 
 static int mu_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
@@ -70,6 +227,8 @@ static void mu_destroy(cs_unit *u) {
     if (!m) return;
     cs_stepper_free(m->st);
     free(m->work);
+    free(m->tr_y); free(m->tr_ydot); free(m->tr_u);
+    free(m->sw); free(m->ipiv);
     free(m);
     u->content = NULL;
 }
@@ -85,8 +244,11 @@ static const cs_unit_ops MODEL_UNIT_OPS = {
     .output_jacobian = mu_output_jacobian,
     .output_rates = mu_output_rates,
     .states = mu_states,
+    .set_trace = mu_set_trace,
+    .trace = mu_trace,
     .get_stats = mu_stats,
     .destroy = mu_destroy,
+    .sensitivity = mu_sensitivity,
 };
 
 cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
@@ -97,6 +259,15 @@ cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *
     u->content = m;
     m->work = calloc((size_t)model->nx + 2 * (size_t)model->ny + 2 * (size_t)model->nu + 1, sizeof(double));
     if (!m->work) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    {
+        size_t nx = (size_t)model->nx, nu = (size_t)model->nu, ny = (size_t)model->ny;
+        size_t sap = 2 * ny * nu + 5 * nx + 2 * ny + nu;
+        size_t ex = model->A ? nx * nx + nx * nu * (CS_MAXDEG + 1) + nx + cs_poly_propagator_work_size(model->nx,
+                                                                                          model->nu, CS_MAXDEG) : 0;
+        m->sw = calloc((sap > ex ? sap : ex) + 1, sizeof(double));
+        m->ipiv = calloc(nx + nu * (CS_MAXDEG + 1) + 1, sizeof(int));
+        if (!m->sw || !m->ipiv) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    }
     m->st = cs_stepper_new(model, opts, err);
     if (!m->st) { cs_unit_destroy(u); return NULL; }
     u->feedthrough = model->feedthrough;

@@ -20,6 +20,14 @@
  *                                   (its own micro-step times t_0 = T < ... < t_n = T+H, outputs there, output rates
  *                                   where it knows them); waveform relaxation with sub-step waveforms and NEPCE's
  *                                   integral of the extrapolation error read it. Off by default (no cost).
+ *   sensitivity(T, H, ell, deg, mode, uend, G)
+ *                                   interface Jacobian dy(T+H)/du_end (ny x nu, row-major) from the current state at
+ *                                   T, when the input on [T, T+H] changes by e_a ell(s), s = (t - T)/H (ell: deg+1
+ *                                   coefficients of s^m, ell(1) = 1: the Lagrange basis polynomial of the end node,
+ *                                   kraft2021 §6.2/§8.1), outputs with the end input value uend. mode CS_SENS_EXACT:
+ *                                   exact (LTI units: exponential propagator; others fail with CS_ERR_ARG);
+ *                                   CS_SENS_SAP: kraft2021 App. A "sap", per entry the first non-vanishing series
+ *                                   term, D + H c0 C B or D + H^2 c1 C A B (c0 = int ell, c1 = int (1-s) ell; Table A.1)
  *   destroy()                       free `content`
  *   step_integral(Q)                ∫_T^{T+H} y dt over the last do_step (ny values), from a quadrature state
  *                                   integrated by the unit's own integrator (moshagen §2.6: the sender's exact
@@ -51,6 +59,8 @@ typedef struct cs_trace {
     const double *ydot;      /* n x ny output rates, or NULL */
 } cs_trace;
 
+enum { CS_SENS_EXACT = 0, CS_SENS_SAP = 1 };
+
 typedef struct cs_unit_ops {
     int (*do_step)(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
     int (*get_outputs)(cs_unit *u, double t, const double *uin, double *y, cs_err *err);
@@ -67,6 +77,8 @@ typedef struct cs_unit_ops {
     void (*get_stats)(const cs_unit *u, cs_unit_stats *s);
     void (*destroy)(cs_unit *u);
     int (*step_integral)(const cs_unit *u, double *Q);
+    int (*sensitivity)(cs_unit *u, double T, double H, const double *ell, int deg, int mode, const double *uend,
+                       double *G, cs_err *err);
 } cs_unit_ops;
 
 struct cs_unit {

@@ -1,0 +1,197 @@
+"""Iterative co-simulation schemes: :class:`Implicit` (predictor/corrector with Newton on the coupling residual,
+kraft2021 §6) and :class:`WaveformRelaxation` (fixed-point iteration over whole windows, kraft2021 §7, with the
+Aitken and IQN-ILS accelerations of preCICE). Pass one as ``scheme=`` to :func:`cosim.simulate`; the iterations per
+macro step are in ``res.stats["iterations_per_step"]`` (total: ``res.stats["iterations"]``).
+
+Both iterate the end value of the coupling polynomial of the step (kraft2021 eq. 2.24 with u_{N+1} unknown), so the
+approximation must be Lagrange-type (:class:`cosim.Lagrange` of degree κ, or :class:`cosim.ZOH` for κ = 0).
+Tolerances: the WRMS norm of kraft2021 eq. 2.32 with weights W = 1/(atol + tol |v|), atol = tol unless given.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+JACOBIANS = {"fd": 0, "sap": 1, "exact": 2}
+ACCELERATIONS = {None: 0, "none": 0, "aitken": 1, "iqn-ils": 2}
+WAVEFORMS = {"polynomial": 0, "substeps": 1}
+ON_FAILURE = {"raise": 0, "continue": 1}
+CONVERGENCE = {"u": 0, "y": 1}
+
+
+def _real(name, v, lo=None, hi=None, lo_open=True, hi_open=True):
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a real number, got {v!r}")
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"{name}: must be finite, got {v!r}")
+    if lo is not None and (v <= lo if lo_open else v < lo):
+        raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo}" + (f" and {'<' if hi_open else '<='} {hi}" if hi is not None else "") + f", got {v!r}")
+    if hi is not None and (v >= hi if hi_open else v > hi):
+        raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo} and {'<' if hi_open else '<='} {hi}, got {v!r}")
+    return v
+
+
+def _int(name, v, lo, hi=None):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name}: expected an int, got {v!r}")
+    v = int(v)
+    if v < lo or (hi is not None and v > hi):
+        raise ValueError(f"{name}: must be an int >= {lo}" + (f" and <= {hi}" if hi is not None else "") + f", got {v!r}")
+    return v
+
+
+def _choice(name, v, table):
+    key = v.lower() if isinstance(v, str) else v
+    if key not in table:
+        known = [k for k in table if k is not None]
+        raise ValueError(f"{name}: unknown value {v!r}; use one of {known}")
+    return key
+
+
+class IterativeScheme:
+    """Common part of the iterative schemes (tolerances, iteration limit, failure policy)."""
+
+    code = None
+    base = "jacobi"
+
+    def __init__(self, tol, max_iter, atol, on_failure):
+        self.tol = _real("tol", tol, 0.0)
+        self.max_iter = _int("max_iter", max_iter, 1, 100000)
+        self.atol = self.tol if atol is None else _real("atol", atol, 0.0)
+        self.on_failure = _choice("on_failure", on_failure, ON_FAILURE)
+
+    def _options(self, kappa):
+        return dict(tol=self.tol, atol=self.atol, max_iter=self.max_iter, on_failure=ON_FAILURE[self.on_failure], jacobian=0,
+                    tau=0.33, conv_y=0, perturbation=0.0, omega=1.0, accel=0, waveform=0, gauss_seidel=0, reuse=0,
+                    filter=0.0, kappa=int(kappa))
+
+
+class Implicit(IterativeScheme):
+    """Implicit co-simulation (kraft2021 §6): predictor j = 0 with the explicit extrapolation p^pre (2.23)/(2.24),
+    then Newton's method on the coupling residual g(u_{N+1}) = u_{N+1} − φ(y_{N+1}(u_{N+1})) (2.27) until the
+    convergence test (2.31)-(2.33) holds.
+
+    Parameters
+    ----------
+    jacobian : the interface Jacobian ∂y/∂u: "fd" (one perturbed integration per input from the saved state at T_N,
+        perturbations Δλ of §6.3), "sap" (the first term of the series of App. A per entry: C_vel H/m for
+        velocities, C_pos H²/m for positions, Table A.1; needs no extra integration) or "exact" (LTI subsystems:
+        the exact sensitivity from the matrix exponential).
+    tol : relative and absolute tolerance of the WRMS norm (2.32) (``atol`` separately if given).
+    max_iter : n_cor^max, corrector iterations per macro step (kraft: 10).
+    convergence : "u" (δ of the coupling variables, the imCV rule) or "y" (δ of the outputs, the imMD rule).
+    perturbation : Δλ_min of §6.3 (absolute); default 1e-6 (1 + |u|).
+    tau : τ of (2.31) (kraft's default 0.33; 0.01 for hard cases).
+    on_failure : "raise" (:class:`cosim.ConvergenceError` with the partial result) or "continue" (kraft §5.1:
+        go on with the last iterate).
+    """
+
+    code = 2
+
+    def __init__(self, jacobian="fd", tol=1e-8, max_iter=10, convergence="u", perturbation=None, tau=0.33,
+                 atol=None, on_failure="raise"):
+        super().__init__(tol, max_iter, atol, on_failure)
+        self.jacobian = _choice("jacobian", jacobian, JACOBIANS)
+        self.convergence = _choice("convergence", convergence, CONVERGENCE)
+        self.perturbation = None if perturbation is None else _real("perturbation", perturbation, 0.0)
+        self.tau = _real("tau", tau, 0.0, 1.0)
+
+    def _options(self, kappa):
+        o = super()._options(kappa)
+        o.update(jacobian=JACOBIANS[self.jacobian], tau=self.tau, conv_y=CONVERGENCE[self.convergence],
+                 perturbation=self.perturbation or 0.0)
+        return o
+
+    def __repr__(self):
+        return (f"Implicit(jacobian={self.jacobian!r}, tol={self.tol!r}, max_iter={self.max_iter}, "
+                f"convergence={self.convergence!r})")
+
+
+class WaveformRelaxation(IterativeScheme):
+    """Waveform relaxation (kraft2021 §7; preCICE's waveform iteration): every window [T_N, T_{N+1}] is iterated as a
+    fixed point over the exchanged output waveforms until the residual is below ``tol``.
+
+    Parameters
+    ----------
+    omega : relaxation ω ∈ (0, 2): x^{k+1} = x^k + ω (F(x^k) − x^k) (ω = 1: plain fixed point). Kraft's eq. 2.35
+        weighs the *old* value: his ω_K = 1 − ω (kraft's ω_K = 0.3 is ω = 0.7 here). With Aitken it is the start
+        value of every window, with IQN-ILS the relaxation of the first iteration.
+    acceleration : None, "aitken" (dynamic relaxation) or "iqn-ils" (interface quasi-Newton with least squares;
+        columns of the last ``reuse`` windows reused, linearly dependent columns filtered by a QR filter with
+        threshold ``filter``).
+    waveform : "polynomial" (the coupling polynomial of degree κ through the previous macro points and the iterated
+        end value: kraft's (2.34); works with :class:`cosim.Exact`) or "substeps" (the units' own micro-step outputs,
+        interpolated by not-a-knot cubic splines: preCICE's waveform iteration; needs RK4/Euler/CVODE units).
+    order : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
+        simulate's ``order=``, use the fresh waveforms of the units swept before them).
+    """
+
+    code = 3
+
+    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", order="jacobi",
+                 reuse=0, filter=1e-6, atol=None, on_failure="raise"):
+        super().__init__(tol, max_iter, atol, on_failure)
+        self.omega = _real("omega", omega, 0.0, 2.0)
+        self.acceleration = _choice("acceleration", acceleration, ACCELERATIONS)
+        if self.acceleration == "none":
+            self.acceleration = None
+        self.waveform = _choice("waveform", waveform, WAVEFORMS)
+        self.order = _choice("order", order, {"jacobi": 0, "gauss-seidel": 1})
+        self.base = self.order
+        self.reuse = _int("reuse", reuse, 0, 8)
+        self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
+
+    def _options(self, kappa):
+        o = super()._options(kappa)
+        o.update(omega=self.omega, accel=ACCELERATIONS[self.acceleration], waveform=WAVEFORMS[self.waveform],
+                 gauss_seidel=int(self.order == "gauss-seidel"), reuse=self.reuse, filter=self.filter)
+        return o
+
+    def __repr__(self):
+        return (f"WaveformRelaxation(omega={self.omega!r}, acceleration={self.acceleration!r}, tol={self.tol!r}, "
+                f"max_iter={self.max_iter}, waveform={self.waveform!r}, order={self.order!r})")
+
+
+def end_basis(kappa, a=None):
+    """Coefficients (in s = (t − T_N)/H, ascending powers) of L^κ(s) = Π_{i=1..κ} (s − 1 + a_i)/a_i, the Lagrange
+    basis polynomial of the node T_{N+1} (kraft2021 eq. 3.11); a_i = (T_{N+1} − T_{N+1−i})/H, default i (uniform
+    grid)."""
+    kappa = _int("kappa", kappa, 0, 5)
+    a = np.arange(1.0, kappa + 1) if a is None else np.asarray(a, dtype=float).reshape(-1)
+    if a.size != kappa or not np.all(np.isfinite(a)) or np.any(a <= 0) or (kappa and a[0] != 1.0):
+        raise ValueError(f"a: expected {kappa} positive step ratios with a_1 = 1, got {a}")
+    p = np.poly1d([1.0])
+    for ai in a:
+        p = p * np.poly1d([1.0, ai - 1.0]) / ai
+    c = p.coeffs[::-1]
+    return np.concatenate([c, np.zeros(kappa + 1 - c.size)])
+
+
+def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None, u=None, solver=None,
+                       perturbation=1.0):
+    """The interface Jacobian ∂y(T+H)/∂u_{N+1} of one subsystem over one window of length H from the state ``x``
+    (default its x0): the sensitivity of the outputs at the window end to the end value of the input polynomial
+    (kraft2021 §6.2-6.3, App. A), computed by the C core as the iterative schemes do: ``method`` "fd" (perturbed
+    integrations with Δ = ``perturbation``), "sap" (first series term per entry, Table A.1) or "exact" (LTI).
+    The input before the perturbation is the constant ``u`` (default 0); ``solver`` integrates (default Exact for
+    LTI, else RK4 with 100 micro steps)."""
+    from .simulate import _model_spec
+    from .solvers import Exact, RK4, as_solver
+    method = _choice("method", method, {"fd": 0, "sap": 1, "exact": 2})
+    H = _real("H", H, 0.0)
+    ell = end_basis(kappa, a)
+    x = np.asarray(subsystem.x0 if x is None else x, dtype=float).reshape(-1)
+    u = np.zeros(subsystem.nu) if u is None else np.asarray(u, dtype=float).reshape(-1)
+    if u.size != subsystem.nu:
+        raise ValueError(f"u: expected {subsystem.nu} input values, got {u.size}")
+    if solver is None:
+        solver = Exact() if subsystem.is_lti else RK4(substeps=100)
+    solver = as_solver(solver)
+    coefs = np.zeros((ell.size, subsystem.nu))
+    coefs[0] = u
+    delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
+    from . import _core
+    return _core.interface_jacobian(_model_spec(subsystem), solver.spec(), x, 0.0, H, ell, coefs, delta,
+                                    {"fd": 0, "sap": 1, "exact": 2}[method])

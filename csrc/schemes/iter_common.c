@@ -1,0 +1,66 @@
+#include "schemes/iter_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cs_iter_note_time(cs_iter_record *r, long N, double T) {
+    if (N == 0) for (int q = 0; q < CS_ITER_HIST; q++) r->Nhist[q] = -1;
+    r->Thist[N % CS_ITER_HIST] = T;
+    r->Nhist[N % CS_ITER_HIST] = N;
+}
+
+double cs_iter_time(const cs_iter_record *r, long N, int k) {
+    if (k >= CS_ITER_HIST || N - k < 0) return NAN;
+    long M = N - k;
+    return r->Nhist[M % CS_ITER_HIST] == M ? r->Thist[M % CS_ITER_HIST] : NAN;
+}
+
+int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err) {
+    if (N >= r->cap) { /* doubling: amortised, no allocation on most steps */
+        long c = r->cap ? 2 * r->cap : 1024;
+        while (c <= N) c *= 2;
+        int *p = realloc(r->n, sizeof(int) * (size_t)c);
+        if (!p) return cs_fail(err, CS_ERR_NOMEM, "scheme: out of memory (iteration record)");
+        memset(p + r->cap, 0, sizeof(int) * (size_t)(c - r->cap));
+        r->n = p;
+        r->cap = c;
+    }
+    r->n[N] = iterations;
+    return CS_OK;
+}
+
+void cs_iter_free(cs_iter_record *r) { free(r->n); r->n = NULL; r->cap = 0; }
+
+void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *total) {
+    *per_step = r->n;
+    if (n > r->cap) { n = r->cap; *per_step = NULL; } /* not every step recorded: only the total */
+    long t = 0;
+    for (long k = 0; k < n; k++) t += r->n[k];
+    *total = t;
+}
+
+void cs_lagrange_basis(int nn, const double *s, double *B) {
+    for (int q = 0; q < nn; q++) {
+        double *b = B + (size_t)q * nn;
+        memset(b, 0, sizeof(double) * nn);
+        b[0] = 1.0;
+        int deg = 0;
+        for (int p = 0; p < nn; p++) {
+            if (p == q) continue;
+            double den = s[q] - s[p];
+            /* b(s) *= (s - s_p) / den */
+            for (int m = deg + 1; m >= 1; m--) b[m] = (b[m - 1] - s[p] * b[m]) / den;
+            b[0] = -s[p] * b[0] / den;
+            deg++;
+        }
+    }
+}
+
+void cs_end_basis(int deg, const double *a, double *ell) {
+    double s[CS_MAXDEG + 1], B[(CS_MAXDEG + 1) * (CS_MAXDEG + 1)];
+    s[0] = 1.0;
+    for (int i = 1; i <= deg; i++) s[i] = 1.0 - a[i - 1];
+    cs_lagrange_basis(deg + 1, s, B);
+    memcpy(ell, B, sizeof(double) * (deg + 1));
+}

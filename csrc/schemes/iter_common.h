@@ -1,0 +1,28 @@
+/* Shared helpers of the iterative schemes (implicit.c, waveform.c): the macro-time history, the per-step iteration
+ * record, WRMS norms and Lagrange bases in s = (t - T_N)/H. Internal to schemes/. */
+#ifndef COSIM_ITER_COMMON_H
+#define COSIM_ITER_COMMON_H
+
+#include "schemes/iterative.h"
+
+#define CS_ITER_HIST 8 /* > CS_MAXDEG + 1 past macro points */
+
+typedef struct cs_iter_record {
+    int *n;          /* iterations of step N */
+    long cap;
+    double Thist[CS_ITER_HIST];  /* T_N of step N at [N % CS_ITER_HIST] */
+    long Nhist[CS_ITER_HIST];
+} cs_iter_record;
+
+/* Remember T_N of step N (a retried step stores the same). */
+void cs_iter_note_time(cs_iter_record *r, long N, double T);
+/* T_{N-k} if known (k < CS_ITER_HIST), else NAN. */
+double cs_iter_time(const cs_iter_record *r, long N, int k);
+int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err);
+void cs_iter_free(cs_iter_record *r);
+void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *total);
+
+/* Coefficients B[q * nn + m] of the Lagrange basis polynomials of the nn nodes s_q (distinct). */
+void cs_lagrange_basis(int nn, const double *s, double *B);
+
+#endif

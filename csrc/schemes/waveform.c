@@ -1,0 +1,533 @@
+/* Waveform relaxation (kraft2021 §7, eq. 2.34/2.35; preCICE's waveform iteration with quasi-Newton acceleration).
+ *
+ * Every macro step [T_N, T_{N+1}] (a "window") is iterated as a fixed point X = F(X) over the exchanged output
+ * waveforms ỹ of all units: a sweep integrates every unit from its saved state at T_N with inputs
+ * u_i(t) = L_i ỹ(t) + r_i formed from X (Jacobi), or, in Gauss-Seidel order, from the fresh outputs of units already
+ * swept; F(X) are the units' new outputs. The iterate is relaxed or accelerated (schemes/acceleration.h) until the
+ * residual F(X) - X is below the tolerance (WRMS, W = 1/(atol + tol |F|)).
+ *
+ * Waveforms (waveform=):
+ *   polynomial  X = the outputs at T_{N+1}; ỹ_j on the window is the Lagrange polynomial of degree κ through
+ *               y_j(T_{N-κ+1}), ..., y_j(T_N) and X_j at T_{N+1} (kraft's p^j of eq. 2.34; inputs stay polynomials,
+ *               so exact LTI units work);
+ *   substeps    X = the outputs at the unit's own micro-step points (the unit's trace, units/unit.h), ỹ_j the
+ *               not-a-knot cubic spline through them (preCICE's study uses cubic B-splines; linear interpolation
+ *               would limit the error to about 1e-3 on the preCICE oscillator). The sample grid of a window is the
+ *               micro-step grid of its first sweep; later traces on other grids (CVODE) are resampled onto it.
+ * The first iterate X^0 is the degree-κ extrapolation of the outputs at the macro points (the explicit predictor).
+ * y_j(T_N) of the history comes from the units at the start of the window (outputs with the coupling's u_N). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schemes/acceleration.h"
+#include "schemes/iter_common.h"
+
+#define NC (CS_MAXDEG + 1)
+
+typedef struct wunit {
+    int ny;
+    long n, cap;
+    double *t, *X, *F, *SX, *SF;  /* grid; samples and spline slopes, output-major [lj * cap + k] */
+    unsigned char *mode;          /* per output: 0 extrapolation, 1 iterate X, 2 fresh F (Gauss-Seidel) */
+    long *hint;
+    double *ext;                  /* per output NC coefficients in s of the extrapolation */
+} wunit;
+
+typedef struct waveform waveform;
+typedef struct wave_ctx { waveform *w; int i; } wave_ctx;
+
+struct waveform {
+    cs_iter_opts o;
+    int nsub, ready;
+    int *order;
+    cs_unit **units;
+    const cs_network *net;
+    void **snap;
+    cs_input *in;
+    double *coef;                 /* per unit NC x nu_i (polynomial mode) */
+    wave_ctx *wc;
+    wunit *wu;
+    cs_accel *acc;
+    double *vx, *vf, *vn;
+    long vcap;
+    double *scr;                  /* spline scratch */
+    long scrcap;
+    double *yh;                   /* CS_ITER_HIST x ny: y at macro points */
+    double *yN, *uN;
+    double T, H;
+    int deg, ideg;
+    double B[NC * NC];            /* polynomial mode: basis of nodes {1, s_N, s_{N-1}, ...} */
+    cs_iter_record rec;
+    int ntrace;
+};
+
+/* ---------------------------------------------------------------- cubic splines (not-a-knot) */
+
+/* Slopes s[0..n-1] of the not-a-knot cubic spline through (t_k, y_k); work: 3n doubles. */
+static void spline_slopes(long n, const double *t, const double *y, double *s, double *work) {
+    if (n <= 1) { if (n == 1) s[0] = 0.0; return; }
+    if (n == 2) { s[0] = s[1] = (y[1] - y[0]) / (t[1] - t[0]); return; }
+    if (n == 3) {
+        double d0 = (y[1] - y[0]) / (t[1] - t[0]), d1 = (y[2] - y[1]) / (t[2] - t[1]), c = (d1 - d0) / (t[2] - t[0]);
+        s[0] = d0 + c * (t[0] - t[1]);
+        s[1] = d0 + c * (t[1] - t[0]);
+        s[2] = d0 + c * (2 * t[2] - t[0] - t[1]);
+        return;
+    }
+    double *cp = work, *dp = work + n;
+    /* row 0 */
+    double dx0 = t[1] - t[0], dx1 = t[2] - t[1], dl0 = (y[1] - y[0]) / dx0, dl1 = (y[2] - y[1]) / dx1, d = t[2] - t[0];
+    double b = dx1, c = d, r = ((dx0 + 2 * d) * dx1 * dl0 + dx0 * dx0 * dl1) / d;
+    cp[0] = c / b;
+    dp[0] = r / b;
+    for (long i = 1; i < n - 1; i++) {
+        double hm = t[i] - t[i - 1], hp = t[i + 1] - t[i];
+        double dm = (y[i] - y[i - 1]) / hm, dpl = (y[i + 1] - y[i]) / hp;
+        double a = hp;
+        b = 2 * (hm + hp);
+        c = hm;
+        r = 3 * (hp * dm + hm * dpl);
+        double den = b - a * cp[i - 1];
+        cp[i] = c / den;
+        dp[i] = (r - a * dp[i - 1]) / den;
+    }
+    long m = n - 1;
+    double hm = t[m] - t[m - 1], hmm = t[m - 1] - t[m - 2];
+    double dm = (y[m] - y[m - 1]) / hm, dmm = (y[m - 1] - y[m - 2]) / hmm;
+    d = t[m] - t[m - 2];
+    double a = d;
+    b = hm;
+    r = (hm * hm * dmm + (2 * d + hm) * hmm * dm) / d;
+    dp[m] = (r - a * dp[m - 1]) / (b - a * cp[m - 1]);
+    s[m] = dp[m];
+    for (long i = m - 1; i >= 0; i--) s[i] = dp[i] - cp[i] * s[i + 1];
+}
+
+/* Value and derivative of the Hermite cubic through (t, y, s) at tt; hint: last interval. */
+static void spline_eval(long n, const double *t, const double *y, const double *s, double tt, long *hint,
+                        double *val, double *der) {
+    if (n == 1) { *val = y[0]; *der = 0.0; return; }
+    long k = *hint;
+    if (!(k >= 0 && k < n - 1 && t[k] <= tt && tt <= t[k + 1])) {
+        if (tt <= t[0]) k = 0;
+        else if (tt >= t[n - 1]) k = n - 2;
+        else {
+            long lo = 0, hi = n - 1;
+            while (hi - lo > 1) { long mid = (lo + hi) / 2; if (t[mid] <= tt) lo = mid; else hi = mid; }
+            k = lo;
+        }
+        *hint = k;
+    }
+    double h = t[k + 1] - t[k], x = (tt - t[k]) / h, x2 = x * x, x3 = x2 * x;
+    double y0 = y[k], y1 = y[k + 1], s0 = s[k], s1 = s[k + 1];
+    *val = (2 * x3 - 3 * x2 + 1) * y0 + (x3 - 2 * x2 + x) * h * s0 + (-2 * x3 + 3 * x2) * y1 + (x3 - x2) * h * s1;
+    *der = (6 * x2 - 6 * x) / h * y0 + (3 * x2 - 4 * x + 1) * s0 + (-6 * x2 + 6 * x) / h * y1 + (3 * x2 - 2 * x) * s1;
+}
+
+static int ensure_scratch(waveform *w, long n, cs_err *err) {
+    if (n <= w->scrcap) return CS_OK;
+    long c = n > 2 * w->scrcap ? n : 2 * w->scrcap;
+    double *p = realloc(w->scr, sizeof(double) * (size_t)c * 6);
+    if (!p) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
+    w->scr = p;
+    w->scrcap = c;
+    return CS_OK;
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+static inline void source_value(waveform *w, int jy, double t, double *v, double *dv) {
+    const cs_network *net = w->net;
+    int p = net->out_sub[jy], lj = jy - net->yoff[p];
+    wunit *q = &w->wu[p];
+    if (q->mode[lj] == 0) {
+        const double *c = q->ext + (size_t)lj * NC;
+        double s = (t - w->T) / w->H, val = 0.0, der = 0.0;
+        for (int m = w->ideg; m >= 0; m--) val = val * s + c[m];
+        for (int m = w->ideg; m >= 1; m--) der = der * s + m * c[m];
+        *v = val;
+        *dv = der / w->H;
+        return;
+    }
+    const double *y = (q->mode[lj] == 1 ? q->X : q->F) + (size_t)lj * q->cap;
+    const double *s = (q->mode[lj] == 1 ? q->SX : q->SF) + (size_t)lj * q->cap;
+    spline_eval(q->n, q->t, y, s, t, &q->hint[lj], v, dv);
+}
+
+static int wave_eval(const cs_input *in, double t, double *u, double *udot) {
+    const wave_ctx *c = in->ctx;
+    waveform *w = c->w;
+    const cs_network *net = w->net;
+    const int i = c->i, a0 = net->uoff[i], nu = in->nu;
+    for (int la = 0; la < nu; la++) {
+        int a = a0 + la;
+        double v = net->r[a], dv = 0.0;
+        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
+            double sv, sd;
+            source_value(w, net->col[k], t, &sv, &sd);
+            v += net->gain[k] * sv;
+            dv += net->gain[k] * sd;
+        }
+        if (u) u[la] = v;
+        if (udot) udot[la] = dv;
+    }
+    return 0;
+}
+
+/* Polynomial mode: input of unit i with end values X (or fresh F) of its sources and the history. */
+static void poly_input(waveform *w, int i, long N) {
+    const cs_network *net = w->net;
+    cs_input *in = &w->in[i];
+    const int nu = in->nu, a0 = net->uoff[i], d = w->deg;
+    memset(in->c, 0, sizeof(double) * NC * nu);
+    for (int la = 0; la < nu; la++) {
+        int a = a0 + la;
+        in->c[la] = net->r[a];
+        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
+            int jy = net->col[k], p = net->out_sub[jy], lj = jy - net->yoff[p];
+            const wunit *q = &w->wu[p];
+            double v[NC];
+            v[0] = q->mode[lj] == 2 ? q->F[(size_t)lj * q->cap] : q->X[(size_t)lj * q->cap];
+            for (int h = 1; h <= d; h++) v[h] = w->yh[(size_t)((N - h + 1) % CS_ITER_HIST) * net->ny + jy];
+            for (int m = 0; m <= d; m++) {
+                double cm = 0.0;
+                for (int h = 0; h <= d; h++) cm += v[h] * w->B[h * (d + 1) + m];
+                in->c[m * nu + la] += net->gain[k] * cm;
+            }
+        }
+    }
+    in->deg = d;
+    in->T = w->T;
+    in->H = w->H;
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+static int wu_reserve(wunit *q, long n, cs_err *err) {
+    if (n <= q->cap) return CS_OK;
+    long c = n > 2 * q->cap ? n : 2 * q->cap;
+    size_t sz = (size_t)c * (q->ny ? q->ny : 1);
+    free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF);
+    q->t = malloc(sizeof(double) * (size_t)c);
+    q->X = malloc(sizeof(double) * sz); q->F = malloc(sizeof(double) * sz);
+    q->SX = malloc(sizeof(double) * sz); q->SF = malloc(sizeof(double) * sz);
+    if (!q->t || !q->X || !q->F || !q->SX || !q->SF) { q->cap = 0; return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory"); }
+    q->cap = c;
+    return CS_OK;
+}
+
+static int alloc_all(waveform *w, cs_step_ctx *x, cs_err *err) {
+    const cs_network *net = x->net;
+    w->units = x->units;
+    w->net = net;
+    size_t nu = (size_t)net->nu + 1, ny = (size_t)net->ny + 1;
+    w->snap = calloc((size_t)w->nsub, sizeof(void *));
+    w->in = calloc((size_t)w->nsub, sizeof(cs_input));
+    w->wc = calloc((size_t)w->nsub, sizeof(wave_ctx));
+    w->wu = calloc((size_t)w->nsub, sizeof(wunit));
+    w->coef = calloc(NC * nu, sizeof(double));
+    w->yh = calloc((size_t)CS_ITER_HIST * ny, sizeof(double));
+    w->yN = calloc(ny, sizeof(double));
+    w->uN = calloc(nu, sizeof(double));
+    if (!w->snap || !w->in || !w->wc || !w->wu || !w->coef || !w->yh || !w->yN || !w->uN)
+        return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
+    for (int i = 0; i < w->nsub; i++) {
+        cs_unit *u = x->units[i];
+        wunit *q = &w->wu[i];
+        q->ny = u->ny;
+        q->mode = calloc((size_t)u->ny + 1, 1);
+        q->hint = calloc((size_t)u->ny + 1, sizeof(long));
+        q->ext = calloc(NC * ((size_t)u->ny + 1), sizeof(double));
+        if (!q->mode || !q->hint || !q->ext) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
+        CS_TRY(wu_reserve(q, w->o.waveform == CS_WAVE_SUBSTEPS ? 64 : 1, err));
+        if (!u->ops->snapshot_create || !u->ops->restore_state)
+            return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s cannot save and restore its state", u->name);
+        if (!(w->snap[i] = u->ops->snapshot_create(u)))
+            return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory (snapshots)");
+        w->in[i].nu = u->nu;
+        w->in[i].c = w->coef + (size_t)net->uoff[i] * NC;
+        w->wc[i] = (wave_ctx){w, i};
+        if (w->o.waveform == CS_WAVE_SUBSTEPS) {
+            if (!u->ops->set_trace || !u->ops->trace)
+                return cs_fail(err, CS_ERR_ARG, "waveform='substeps': unit %s has no micro-step trace (use "
+                               "waveform='polynomial')", u->name);
+            CS_TRY(u->ops->set_trace(u, 1, err));
+            w->in[i].eval = wave_eval;
+            w->in[i].ctx = &w->wc[i];
+        }
+    }
+    CS_TRY(cs_accel_create(w->o.accel, w->o.omega, w->o.max_iter, w->o.reuse, w->o.filter, &w->acc, err));
+    w->ready = 1;
+    return CS_OK;
+}
+
+static int gather_reserve(waveform *w, long n, cs_err *err) {
+    if (n <= w->vcap) return CS_OK;
+    long c = n > 2 * w->vcap ? n : 2 * w->vcap;
+    free(w->vx); free(w->vf); free(w->vn);
+    w->vx = malloc(sizeof(double) * (size_t)c);
+    w->vf = malloc(sizeof(double) * (size_t)c);
+    w->vn = malloc(sizeof(double) * (size_t)c);
+    if (!w->vx || !w->vf || !w->vn) { w->vcap = 0; return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory"); }
+    w->vcap = c;
+    return CS_OK;
+}
+
+/* Fresh outputs F of unit i after its step (and the slopes of their splines). */
+static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
+    cs_unit *u = w->units[i];
+    wunit *q = &w->wu[i];
+    const int ny = u->ny;
+    if (w->o.waveform == CS_WAVE_POLYNOMIAL) {
+        double *ue = w->uN + w->net->uoff[i];
+        cs_input_eval(&w->in[i], T1, ue);
+        if (ny > 64) CS_TRY(ensure_scratch(w, ny, err));
+        double yb[64], *y = ny <= 64 ? yb : w->scr;
+        CS_TRY(u->ops->get_outputs(u, T1, ue, y, err));
+        q->n = 1;
+        q->t[0] = T1;
+        for (int lj = 0; lj < ny; lj++) q->F[(size_t)lj * q->cap] = y[lj];
+        return CS_OK;
+    }
+    cs_trace tr;
+    CS_TRY(u->ops->trace(u, &tr));
+    if (tr.n < 2) return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s left no micro-step trace", u->name);
+    if (first) {
+        CS_TRY(wu_reserve(q, tr.n, err));
+        q->n = tr.n;
+        memcpy(q->t, tr.t, sizeof(double) * (size_t)tr.n);
+    }
+    int same = tr.n == q->n && memcmp(tr.t, q->t, sizeof(double) * (size_t)tr.n) == 0;
+    CS_TRY(ensure_scratch(w, tr.n > q->n ? tr.n : q->n, err));
+    double *col = w->scr, *sl = col + w->scrcap, *wk = sl + w->scrcap;
+    for (int lj = 0; lj < ny; lj++) {
+        double *F = q->F + (size_t)lj * q->cap;
+        if (same) {
+            for (long k = 0; k < tr.n; k++) F[k] = tr.y[k * ny + lj];
+        } else { /* resample the trace's spline onto the window's grid */
+            for (long k = 0; k < tr.n; k++) col[k] = tr.y[k * ny + lj];
+            spline_slopes(tr.n, tr.t, col, sl, wk);
+            long hint = 0;
+            double der;
+            for (long k = 0; k < q->n; k++) spline_eval(tr.n, tr.t, col, sl, q->t[k], &hint, &F[k], &der);
+        }
+        spline_slopes(q->n, q->t, F, q->SF + (size_t)lj * q->cap, wk);
+    }
+    return CS_OK;
+}
+
+static double resid_norm(const waveform *w, long n) {
+    double s = 0.0, atol = w->o.atol > 0.0 ? w->o.atol : w->o.tol;
+    for (long k = 0; k < n; k++) {
+        double r = (w->vf[k] - w->vx[k]) / (atol + w->o.tol * fabs(w->vf[k]));
+        s += r * r;
+    }
+    return n ? sqrt(s / n) : 0.0;
+}
+
+static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *err) {
+    waveform *w = sc->content;
+    if (!w->ready) CS_TRY(alloc_all(w, x, err));
+    const cs_network *net = x->net;
+    cs_coupling *cpl = x->coupling;
+    const long N = x->step;
+    const double T1 = T + H;
+    const int ny = net->ny;
+    w->T = T;
+    w->H = H;
+    cs_iter_note_time(&w->rec, N, T);
+    /* y(T_N) from the units with the coupling's u_N (Lagrange inputs interpolate u_N at T_N) */
+    for (int i = 0; i < w->nsub; i++) {
+        cs_unit *u = x->units[i];
+        u->ops->save_state(u, w->snap[i]);
+        const cs_input *p = cpl->ops->input(cpl, i);
+        cs_input_eval(p, T, w->uN + net->uoff[i]);
+        CS_TRY(u->ops->get_outputs(u, T, w->uN + net->uoff[i], w->yh + (size_t)(N % CS_ITER_HIST) * ny + net->yoff[i], err));
+    }
+    /* history nodes s_h = (T_{N-h} - T_N)/H, h = 0.. */
+    double hs[NC];
+    int navail = 0;
+    for (int h = 0; h < NC && h <= w->o.kappa; h++) {
+        double Th = cs_iter_time(&w->rec, N, h);
+        if (isnan(Th)) break;
+        hs[navail++] = (Th - T) / H;
+    }
+    /* extrapolation X^0: degree min(κ, navail - 1) through the history */
+    w->ideg = navail - 1;
+    double Bx[NC * NC];
+    cs_lagrange_basis(w->ideg + 1, hs, Bx);
+    for (int i = 0; i < w->nsub; i++) {
+        wunit *q = &w->wu[i];
+        for (int lj = 0; lj < q->ny; lj++) {
+            int jy = net->yoff[i] + lj;
+            double *c = q->ext + (size_t)lj * NC;
+            for (int m = 0; m <= w->ideg; m++) {
+                double cm = 0.0;
+                for (int h = 0; h <= w->ideg; h++) cm += w->yh[(size_t)((N - h) % CS_ITER_HIST) * ny + jy] * Bx[h * (w->ideg + 1) + m];
+                c[m] = cm;
+            }
+        }
+    }
+    /* polynomial mode: nodes {1, s_0, ..., s_{d-1}}, d = min(κ, navail) */
+    if (w->o.waveform == CS_WAVE_POLYNOMIAL) {
+        int d = navail < w->o.kappa ? navail : w->o.kappa;
+        double nodes[NC];
+        nodes[0] = 1.0;
+        for (int h = 0; h < d; h++) nodes[h + 1] = hs[h];
+        w->deg = d;
+        cs_lagrange_basis(d + 1, nodes, w->B);
+        for (int i = 0; i < w->nsub; i++) {
+            wunit *q = &w->wu[i];
+            q->n = 1;
+            for (int lj = 0; lj < q->ny; lj++) {
+                double v = 0.0, *c = q->ext + (size_t)lj * NC;
+                for (int m = w->ideg; m >= 0; m--) v = v + c[m]; /* at s = 1 */
+                q->X[(size_t)lj * q->cap] = v;
+                q->mode[lj] = 1;
+            }
+        }
+    }
+    int k = 0, converged = 0;
+    long n = 0;
+    double norm = INFINITY;
+    for (k = 0; k < w->o.max_iter; k++) {
+        for (int i = 0; i < w->nsub; i++) {
+            wunit *q = &w->wu[i];
+            memset(q->mode, w->o.waveform == CS_WAVE_POLYNOMIAL || k > 0 ? 1 : 0, (size_t)q->ny);
+        }
+        for (int p = 0; p < w->nsub; p++) {
+            int i = w->o.gauss_seidel ? w->order[p] : p;
+            cs_unit *u = x->units[i];
+            if (k > 0) u->ops->restore_state(u, w->snap[i]);
+            if (w->o.waveform == CS_WAVE_POLYNOMIAL) poly_input(w, i, N);
+            else { w->in[i].T = T; w->in[i].H = H; w->in[i].deg = 0; }
+            int rc = cs_unit_do_step(u, T, H, &w->in[i], CS_RESTART, err);
+            if (!rc) rc = collect(w, i, k == 0, T1, err);
+            if (rc) { cs_err_prefix(err, "waveform relaxation, macro step %ld [%.10g, %.10g], iteration %d: ", N, T, T1, k + 1); return rc; }
+            if (w->o.gauss_seidel) memset(w->wu[i].mode, 2, (size_t)w->wu[i].ny);
+        }
+        if (k == 0 && w->o.waveform == CS_WAVE_SUBSTEPS) { /* X^0: the extrapolation on the grid */
+            for (int i = 0; i < w->nsub; i++) {
+                wunit *q = &w->wu[i];
+                CS_TRY(ensure_scratch(w, q->n, err));
+                for (int lj = 0; lj < q->ny; lj++) {
+                    const double *c = q->ext + (size_t)lj * NC;
+                    double *X = q->X + (size_t)lj * q->cap;
+                    for (long t = 0; t < q->n; t++) {
+                        double s = (q->t[t] - T) / H, v = 0.0;
+                        for (int m = w->ideg; m >= 0; m--) v = v * s + c[m];
+                        X[t] = v;
+                    }
+                }
+            }
+        }
+        /* gather */
+        n = 0;
+        for (int i = 0; i < w->nsub; i++) n += (long)w->wu[i].ny * w->wu[i].n;
+        CS_TRY(gather_reserve(w, n + 1, err));
+        long o = 0;
+        for (int i = 0; i < w->nsub; i++) {
+            wunit *q = &w->wu[i];
+            for (int lj = 0; lj < q->ny; lj++) {
+                memcpy(w->vx + o, q->X + (size_t)lj * q->cap, sizeof(double) * (size_t)q->n);
+                memcpy(w->vf + o, q->F + (size_t)lj * q->cap, sizeof(double) * (size_t)q->n);
+                o += q->n;
+            }
+        }
+        if (k == 0) CS_TRY(cs_accel_begin_window(w->acc, n, err));
+        norm = resid_norm(w, n);
+        if (!isfinite(norm)) break;
+        if (norm <= 1.0) { converged = 1; k++; break; }
+        if (k + 1 == w->o.max_iter) { k++; break; }
+        CS_TRY(cs_accel_update(w->acc, w->vx, w->vf, w->vn, err));
+        o = 0;
+        for (int i = 0; i < w->nsub; i++) {
+            wunit *q = &w->wu[i];
+            for (int lj = 0; lj < q->ny; lj++) {
+                memcpy(q->X + (size_t)lj * q->cap, w->vn + o, sizeof(double) * (size_t)q->n);
+                o += q->n;
+                if (w->o.waveform == CS_WAVE_SUBSTEPS) {
+                    CS_TRY(ensure_scratch(w, q->n, err));
+                    spline_slopes(q->n, q->t, q->X + (size_t)lj * q->cap, q->SX + (size_t)lj * q->cap, w->scr);
+                }
+            }
+        }
+    }
+    cs_accel_end_window(w->acc);
+    CS_TRY(cs_iter_store(&w->rec, N, k, err));
+    if (!converged && w->o.on_failure != CS_ONFAIL_CONTINUE)
+        return cs_fail(err, CS_ERR_CONVERGENCE,
+                       "waveform relaxation did not converge in macro step %ld [%.10g, %.10g] after %d iterations "
+                       "(residual %.3g x tol); use a smaller H, more max_iter, acceleration='iqn-ils' or "
+                       "on_failure='continue'", N, T, T1, k, norm);
+    for (int i = 0; i < w->nsub; i++) {
+        x->used[i] = &w->in[i];
+        cs_input_eval(&w->in[i], T1, x->uend + net->uoff[i]);
+        if (x->need_udot) cs_input_eval_dt(&w->in[i], T1, x->udot + net->uoff[i]);
+    }
+    return CS_OK;
+}
+
+static void wave_iterations(const cs_scheme *sc, long n, const int **per_step, long *total) {
+    cs_iter_stats(&((waveform *)sc->content)->rec, n, per_step, total);
+}
+
+static void wave_destroy(cs_scheme *sc) {
+    waveform *w = sc->content;
+    if (!w) return;
+    for (int i = 0; i < w->nsub; i++) {
+        if (w->snap && w->snap[i]) w->units[i]->ops->snapshot_destroy(w->snap[i]);
+        if (w->wu) {
+            wunit *q = &w->wu[i];
+            free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->hint); free(q->ext);
+        }
+    }
+    free(w->snap); free(w->in); free(w->wc); free(w->wu); free(w->coef); free(w->yh); free(w->yN); free(w->uN);
+    free(w->vx); free(w->vf); free(w->vn); free(w->scr); free(w->order);
+    cs_accel_destroy(w->acc);
+    cs_iter_free(&w->rec);
+    free(w);
+    sc->content = NULL;
+}
+
+static const cs_scheme_ops WAVE_OPS = {.macro_step = wave_step, .destroy = wave_destroy,
+                                       .iterations = wave_iterations};
+
+int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_scheme **out, cs_err *err) {
+    *out = NULL;
+    if (nsub < 1) return cs_fail(err, CS_ERR_ARG, "scheme: need at least one unit");
+    if (!(o->tol > 0.0)) return cs_fail(err, CS_ERR_ARG, "tol: must be positive, got %g", o->tol);
+    if (o->max_iter < 1) return cs_fail(err, CS_ERR_ARG, "max_iter: must be >= 1, got %d", o->max_iter);
+    if (!(o->omega > 0.0 && o->omega < 2.0)) return cs_fail(err, CS_ERR_ARG, "omega: must be in (0, 2), got %g", o->omega);
+    if (o->accel < CS_ACCEL_NONE || o->accel > CS_ACCEL_IQN_ILS)
+        return cs_fail(err, CS_ERR_ARG, "acceleration: unknown code %d", o->accel);
+    if (o->waveform != CS_WAVE_POLYNOMIAL && o->waveform != CS_WAVE_SUBSTEPS)
+        return cs_fail(err, CS_ERR_ARG, "waveform: unknown code %d", o->waveform);
+    if (o->kappa < 0 || o->kappa > CS_MAXDEG) return cs_fail(err, CS_ERR_ARG, "waveform relaxation: degree %d", o->kappa);
+    cs_scheme *sc = calloc(1, sizeof *sc);
+    waveform *w = calloc(1, sizeof *w);
+    int *ord = malloc(sizeof(int) * (size_t)nsub);
+    unsigned char *seen = calloc((size_t)nsub, 1);
+    if (!sc || !w || !ord || !seen) {
+        free(sc); free(w); free(ord); free(seen);
+        return cs_fail(err, CS_ERR_NOMEM, "scheme: out of memory");
+    }
+    for (int p = 0; p < nsub; p++) {
+        int i = order ? order[p] : p;
+        if (i < 0 || i >= nsub || seen[i]++) {
+            free(sc); free(w); free(ord); free(seen);
+            return cs_fail(err, CS_ERR_ARG, "order: must be a permutation of the %d subsystems", nsub);
+        }
+        ord[p] = i;
+    }
+    free(seen);
+    w->o = *o;
+    w->nsub = nsub;
+    w->order = ord;
+    sc->ops = &WAVE_OPS;
+    sc->content = w;
+    sc->kind = CS_SCHEME_WAVEFORM;
+    *out = sc;
+    return CS_OK;
+}
