@@ -9,7 +9,7 @@ strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.
 """
 from . import _core  # noqa: F401
 from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
-from .errors import CosimError, DivergenceError, SolverError
+from .errors import CosimError, DivergenceError, SolverError, StepSizeError
 from .result import Result
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
@@ -17,10 +17,12 @@ from .stepper import Stepper
 from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, cfunc_signature, connect
 from . import models  # noqa: E402
 from . import analysis, defaults, metrics, plot, sysid  # noqa: E402
+from . import control  # noqa: E402
+from .control import StepControl  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
-           "defaults", "metrics"]
+           "defaults", "metrics", "control", "StepControl", "StepSizeError"]

@@ -87,3 +87,8 @@ def _engine_message(msg, result, growth, t):
 
 class SolverError(CosimError):
     """A subsystem integrator (e.g. CVODE) or a user callback failed. ``result`` carries the partial result."""
+
+
+class StepSizeError(SolverError):
+    """The adaptive macro-step controller (:class:`cosim.StepControl`) failed the local error test at the smallest
+    allowed step H_min. ``result`` carries the partial result up to the last accepted macro step."""

@@ -62,6 +62,11 @@ class Result:
     figure: :meth:`plot`; errors against a reference: :meth:`error_to`.
     """
 
+    #: adaptive macro steps (``step_control=``): accepted step sizes H, degrees κ and error estimates per step
+    H = None
+    k = None
+    error_estimate = None
+
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
         self.system = system
         self.t = np.asarray(t)

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core, defaults, metrics
 from .approximations import Approximation, Hermite, as_approximation
-from .errors import CosimError, DivergenceError, SolverError
+from .errors import CosimError, DivergenceError, SolverError, StepSizeError
 from .result import Result
 from .solvers import CVODE, Exact, Solver, as_solver
 from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
@@ -264,10 +264,14 @@ def _finish(system, raw, t_wall, options, names_for_stats):
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
                  raw["message"], options)
     res.state = raw["state"] or "finished"
+    from .control import _attach
+    _attach(res, raw)
     if code in (0, _STOPPED):
         return res
     msg, cause = raw["message"], raw.get("cause")
     kind = _core.error_type(code)              # the one C -> Python mapping (csrc/py/pyutil.c)
+    if raw.get("step_control") and raw["step_control"]["h_min_failed"]:
+        kind = StepSizeError
     exc = kind(msg, res) if issubclass(kind, CosimError) else kind(msg)
     if cause is not None:
         raise exc from cause
@@ -279,7 +283,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
-             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None) -> Result:
+             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None,
+             step_control=None) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
@@ -329,6 +334,12 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
         counts the macro steps.
 
+    step_control : :class:`cosim.StepControl` (kraft2021 §8-§11): adaptive macro steps and polynomial degrees κ;
+        ``H`` is then the initial step H_init (t_end need not be a multiple of it). The result carries ``res.H``
+        (accepted step sizes), ``res.k`` (κ per step), ``res.error_estimate`` (the local error test's WRMS value
+        per step), ``res.stats["rejected_steps"]`` and ``res.stats["rejected_times"]``. A failed test at H_min
+        raises :class:`cosim.StepSizeError` with the partial result.
+
     Ctrl-C stops a run within a fraction of a second with ``KeyboardInterrupt``.
 
     Returns
@@ -352,7 +363,15 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         if startup is not None:
             raise ValueError("startup: not used with an explicit grid (put the start-up steps into the grid)")
     t_end, H = _check_time(t_end, H)
-    if grid is None:
+    if step_control is not None:
+        from .control import StepControl
+        if not isinstance(step_control, StepControl):
+            raise TypeError(f"step_control: expected a cosim.StepControl, got {type(step_control).__name__}")
+        if grid is not None or startup is not None or _reject_steps is not None:
+            raise ValueError("step_control: not with grid=, startup= (the controller has its own initial phase)")
+        if H > t_end > 0:
+            raise ValueError(f"H: the initial step H = {H!r} is larger than t_end = {t_end!r}")
+    elif grid is None:
         _check_steps(t_end, H, last_step)
     elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
@@ -396,6 +415,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
                         reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
+    if step_control is not None:
+        opts["step_control"] = step_control._options(system, approx, sname, t_end, H)
+        options.update(step_control=step_control)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)

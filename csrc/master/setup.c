@@ -89,6 +89,12 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create(&r->scheme, err));
     else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
+    if (c->step_control && !c->monolithic) {
+        FAIL(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
+        FAIL(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
+                                     &r->controller, &r->estimator, err));
+        r->adaptive = 1;
+    } else
     if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));
     else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
                                          &r->controller, err));
@@ -112,6 +118,7 @@ fail:
 }
 
 long cs_run_capacity(const cs_run *r) {
+    if (r->adaptive) return 1024;
     long n = cs_fixed_controller_max_steps(r->controller);
     return n < 0 ? -1 : n + 1;
 }

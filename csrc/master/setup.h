@@ -3,6 +3,7 @@
 #ifndef COSIM_SETUP_H
 #define COSIM_SETUP_H
 
+#include "control/adaptive.h"
 #include "coupling/approx.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
@@ -32,6 +33,7 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
+    const cs_kraft_opts *step_control; /* adaptive macro steps (kraft2021 §8-§11), or NULL: fixed controller */
 } cs_run_config;
 
 typedef struct cs_run {
@@ -50,10 +52,12 @@ typedef struct cs_run {
     int nobs;
     cs_algorithm *alg;
     int nx, ny, nu;             /* sizes of the records */
+    int adaptive;               /* step_control given: the number of steps is not known in advance */
 } cs_run;
 
 int cs_run_create(const cs_run_config *cfg, cs_run **out, cs_err *err);
-/* Records the run can make (the initial point plus every step), or -1 when it does not fit a long. */
+/* Records the run can make (the initial point plus every step), or -1 when it does not fit a long. Adaptive runs:
+ * an initial guess (the records grow). */
 long cs_run_capacity(const cs_run *run);
 /* Adds an observer (ownership passes to the run), before cs_run_execute. */
 int cs_run_add_observer(cs_run *run, cs_observer *o, cs_err *err);

@@ -88,5 +88,7 @@ cs_model *cs_cfunc_new(int nx, int nu, int ny, int feedthrough, cs_c_rhs_fn rhs,
 
 /* Built-in models by name (two_mass.c): "dmo_force_impulse", "dmo_base_nonlinear". */
 cs_model *cs_builtin_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
+/* kraft2021's two-mass models (models/kraft_models.c): "kraft_mass", "kraft_element". */
+cs_model *cs_kraft_model_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
 
 #endif
