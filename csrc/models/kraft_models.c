@@ -3,8 +3,9 @@
  * "kraft_mass": one body with its wall element (2.9) and the optional contact (2.12):
  *   x' = v,  m v' = -F_w(x, v) + sign λ + A_C exp(B_C x),
  *   F_w = c x + d v + C sgn(x)|x|^e_x + D sgn(v)|v|^e_v,  y = (x, v).
- *   params: m, c, d, C, D, e_x, e_v, sign, A_C, B_C. (exp is evaluated with B_C x capped at 700: no overflow,
- *   kraft2021.md §3.1 remark.)
+ *   params: m, c, d, C, D, e_x, e_v, sign, A_C, B_C. Overflow guard (kraft2021.md §3.1 remark, thesis silent):
+ *   above B_C x = 60 (x = 6 µm for B_C = 1e7/m, twice the deepest penetration of M3) exp is continued linearly
+ *   (C1), so an integrator's trial states far inside the wall give large but finite forces.
  * "kraft_element": the cut coupling element (2.19) as a unit without states:
  *   u = (x1, v1, x2, v2),  y = λ = c Δx + d Δv + C sgn(Δx)|Δx|^e_x + D sgn(Δv)|Δv|^e_v,  Δx = x2 - x1, Δv = v2 - v1.
  *   params: c, d, C, D, e_x, e_v. Feed-through: the consistent update gives λ_{N+1} = φ(y_{N+1}) (eq. 2.26). */
@@ -29,7 +30,10 @@ static double element_law(double c, double d, double C, double D, double ex, dou
 static int mass_rhs(void *ctx, double t, const double *x, const double *u, double *xdot) {
     const kmass *p = ctx;
     double f = -element_law(p->c, p->d, p->C, p->D, p->ex, p->ev, x[0], x[1]) + p->sign * u[0];
-    if (p->AC != 0.0) f += p->AC * exp(fmin(p->BC * x[0], 700.0));
+    if (p->AC != 0.0) {
+        double z = p->BC * x[0];
+        f += p->AC * (z <= 60.0 ? exp(z) : exp(60.0) * (1.0 + (z - 60.0)));
+    }
     xdot[0] = x[1];
     xdot[1] = f / p->m;
     return 0;
