@@ -198,7 +198,7 @@ class StepControl:
         a-priori estimate (3.26).
     order : "ida" (Listing 3.2), "conservative" (Listing 3.1), an int κ (fixed degree) or "fixed" (the degree of
         the ``approximation``).
-    k_max : κ_max (≤ 5; ≤ 4 for exLE, whose comparative polynomial has degree κ+1).
+    k_max : κ_max (≤ 5, the default; ≤ 4 for exLE, whose comparative polynomial has degree κ+1).
     safety : Γ of (3.27)/(3.28) (chapter-5 default 6).
     r_min, r_max : limits of the step ratio r (Listing 3.3; default [0.5, 1.5]).
     dead_zone : keep H when 1 ≤ r < r_max (Listing 3.3).
@@ -212,14 +212,14 @@ class StepControl:
         the coupling bodies of :func:`cosim.models.kraft_two_mass`), else all states ("vel") and all inputs ("u").
     """
 
-    def __init__(self, estimator="exMD", rtol=1e-5, atol=None, *, order="ida", k_max=5, safety=6.0, r_min=0.5,
+    def __init__(self, estimator="exMD", rtol=1e-5, atol=None, *, order="ida", k_max=None, safety=6.0, r_min=0.5,
                  r_max=1.5, dead_zone=True, H_min=None, H_max=None, initial_phase=True, monitor=None):
         if not isinstance(estimator, str) or estimator not in ESTIMATORS:
             raise ValueError(f"estimator: must be one of {list(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
         self.rtol = _real("rtol", rtol, positive=True)
-        self.k_max = _int("k_max", k_max)
         kcap = KMAX_ENGINE - 1 if estimator == "exLE" else KMAX_ENGINE
+        self.k_max = kcap if k_max is None else _int("k_max", k_max)
         if not 0 <= self.k_max <= kcap:
             raise ValueError(f"k_max: must be in 0..{kcap} for {estimator} (the engine's coupling polynomials have "
                              f"degree <= {KMAX_ENGINE}), got {self.k_max}")
