@@ -93,3 +93,6 @@ class ConvergenceError(SolverError):
     """An iterative scheme (:class:`cosim.Implicit`, :class:`cosim.WaveformRelaxation`) did not converge within
     ``max_iter`` iterations in a macro step (kraft2021 §6.4; the corrector-failure path), and the step controller
     could not retry with a smaller step. ``result`` carries the partial result up to the last accepted macro step."""
+class StepSizeError(SolverError):
+    """The adaptive macro-step controller (:class:`cosim.StepControl`) failed the local error test at the smallest
+    allowed step H_min. ``result`` carries the partial result up to the last accepted macro step."""

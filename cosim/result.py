@@ -69,6 +69,10 @@ class Result:
     balance_t = balance_error = energy_t = energy_residual = step_sizes = None
     #: per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None
     coupling_log = None
+    #: adaptive macro steps (``step_control=``): accepted step sizes H, degrees κ and error estimates per step
+    H = None
+    k = None
+    error_estimate = None
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
         self.system = system

@@ -12,7 +12,7 @@ from . import energy as _energy
 from . import coupling as _coupling
 from . import timing as _timing
 from .approximations import Approximation, Hermite, Lagrange, as_approximation
-from .errors import CosimError, DivergenceError, SolverError
+from .errors import CosimError, DivergenceError, SolverError, StepSizeError
 from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
@@ -292,12 +292,16 @@ def _finish(system, raw, t_wall, options, names_for_stats, after=None):
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
                  raw["message"], options)
     res.state = raw["state"] or "finished"
+    from .control import _attach
+    _attach(res, raw)
     if after is not None:
         after(res)
     if code in (0, _STOPPED):
         return res
     msg, cause = raw["message"], raw.get("cause")
     kind = _core.error_type(code)              # the one C -> Python mapping (csrc/py/pyutil.c)
+    if raw.get("step_control") and raw["step_control"]["h_min_failed"]:
+        kind = StepSizeError
     exc = kind(msg, res) if issubclass(kind, CosimError) else kind(msg)
     if cause is not None:
         raise exc from cause
@@ -366,9 +370,13 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         :class:`cosim.PreStep` (Genser's model-based pre-step; Jacobi, constant H; ``res.coupling_log``),
         :class:`cosim.NEPCE` (deferred energy correction of its ``base`` approximation), :class:`cosim.FOH`,
         :class:`cosim.Quadratic` (Lagrange k = 1, 2); with these ``approximation`` must be left at None.
-    step_control : None (fixed H) or :class:`cosim.ECCO` (energy residual of power bonds and a PI controller;
-        ``H`` is the first step, t_end need not be a multiple of it); the result gets ``energy_t``,
-        ``energy_residual`` (per step and bond, |P_a − P_b|·H) and ``step_sizes``.
+    step_control : None (fixed H), :class:`cosim.StepControl` (kraft2021 §8-§11): adaptive macro steps and
+        polynomial degrees κ; ``H`` is then the initial step H_init (t_end need not be a multiple of it). The result
+        carries ``res.H`` (accepted step sizes), ``res.k`` (κ per step), ``res.error_estimate`` (the local error
+        test's WRMS value per step), ``res.stats["rejected_steps"]`` and ``res.stats["rejected_times"]``. A failed
+        test at H_min raises :class:`cosim.StepSizeError` with the partial result.
+        Or :class:`cosim.ECCO` (energy residual of power bonds and a PI controller; ``H`` is the first step); the
+        result gets ``energy_t``, ``energy_residual`` (per step and bond, |P_a − P_b|·H) and ``step_sizes``.
     threads : Jacobi: the subsystems of one macro step integrate concurrently on this many threads (kraft2021
         §16; one pool per run, a barrier at every macro point). Results are bit-identical for every ``threads``.
         Subsystems given as Python callables (:class:`ODE`) serialise on the GIL: use C models for speed-ups.
@@ -414,9 +422,23 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         if startup is not None:
             raise ValueError("startup: not used with an explicit grid (put the start-up steps into the grid)")
     t_end, H = _check_time(t_end, H)
-    if step_control is not None and (grid is not None or _reject_steps is not None):
-        raise ValueError("step_control: ECCO chooses the macro grid itself; do not give grid=")
-    if grid is None and step_control is None:
+    kraft_control = None
+    if step_control is not None:
+        from .control import StepControl
+        if not isinstance(step_control, (StepControl, _energy.ECCO)):
+            raise TypeError(f"step_control: expected cosim.StepControl(...) or cosim.ECCO(...), "
+                            f"got {type(step_control).__name__}")
+        if grid is not None or startup is not None or _reject_steps is not None:
+            raise ValueError("step_control: not with grid=, startup= (the controller chooses the macro grid and has "
+                             "its own initial phase)")
+        if H > t_end > 0:
+            raise ValueError(f"H: the initial step H = {H!r} is larger than t_end = {t_end!r}")
+        if isinstance(step_control, StepControl):
+            kraft_control = step_control
+            if coupling is not None:
+                raise ValueError("step_control: cosim.StepControl varies the degree of the signal-based coupling; "
+                                 "it does not combine with coupling=")
+    elif grid is None:
         _check_steps(t_end, H, last_step)
     elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
@@ -468,13 +490,19 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         step_finished_every=int(step_finished_every),
                         reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
     balance = None if cpl is not None else coupling
-    opts.update(_energy.run_options(system, balance, step_control, H))
+    ecco = None if kraft_control is not None else step_control
+    opts.update(_energy.run_options(system, balance, ecco, H))
     options.update(coupling=coupling, step_control=step_control)
     if cpl is not None:
         opts["coupling"] = cpl._options(system, H, t_end)
     opts["threads"] = _check_threads(threads, sname)
     if iterative is not None:
         opts.update(scheme=iterative.code, iter=iterative._options(approx.spec()[1]))
+    if kraft_control is not None:
+        if iterative is not None:
+            raise ValueError("step_control: the implicit estimators (imMD, imCV, waCV) are not built yet; "
+                             "cosim.StepControl works with the explicit schemes")
+        opts["step_control"] = kraft_control._options(system, approx, sname, t_end, H)
     t0 = time.perf_counter()
     raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                     system.r, opts, False)
@@ -484,7 +512,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
 
     def after(res):
         res.coupling_log = clog
-        return _energy.attach(res, raw, balance, step_control)
+        return _energy.attach(res, raw, balance, ecco)
     return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names, after=after),
                          growth_limit)
 

@@ -15,6 +15,8 @@
 
 typedef struct cs_step_plan {
     double T, T1, H, Hnom;
+    int kappa;                 /* degree κ of the coupling polynomials for this step (adaptive controllers, set by
+                                * propose); -1: the coupling's own degree */
 } cs_step_plan;
 
 typedef struct cs_controller cs_controller;

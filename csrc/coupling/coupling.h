@@ -35,7 +35,18 @@ typedef struct cs_coupling_ops {
     void (*restore)(cs_coupling *c, const void *snap);
     void (*snapshot_destroy)(void *snap);
     void (*destroy)(cs_coupling *c);
+    /* Optional, for adaptive macro steps (control/adaptive.c, kraft2021 §8-§10):
+     * set_degree(κ)                 the polynomial degree κ of the following steps (until set again)
+     * comparative(mode, κ, in)      after the scheme step, before accept: the comparative input functions of the
+     *                               step just taken (in[i] for every unit; owned by the coupling, valid until the
+     *                               next predict): CS_CMP_EXLE the degree-(κ+1) extrapolant p̂^pre (kraft2021 eq.
+     *                               3.2/3.3), CS_CMP_EXMD the degree-κ polynomial through the same κ points with the
+     *                               end value û^pre of the degree-(κ+1) extrapolant (eq. 3.7/3.8). */
+    int (*set_degree)(cs_coupling *c, int kappa, cs_err *err);
+    int (*comparative)(cs_coupling *c, int mode, int kappa, const cs_input **in, cs_err *err);
 } cs_coupling_ops;
+
+enum { CS_CMP_EXLE = 0, CS_CMP_EXMD = 1 };
 
 struct cs_coupling {
     const cs_coupling_ops *ops;

@@ -38,6 +38,10 @@ typedef struct signal_coupling {
     unsigned char *done;           /* per unit: reached T_{N+1} in this step */
     unsigned char *cont;           /* per unit: CS_INPUT_* of the last input built */
     int ndone;                     /* units done in this step (0: every input is the extrapolated one) */
+    /* adaptive macro steps (set_degree / comparative): degree κ from the step controller, comparative inputs */
+    int kappa_set, kappa;
+    cs_input *cmp_in;              /* per unit */
+    double *cmp_incoef, *chat;     /* input coefficients; per output NC coefficients */
 } signal_coupling;
 
 typedef struct signal_snapshot {
@@ -71,6 +75,24 @@ static int uniform(const signal_coupling *s, int n, double Hnom) {
 static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom,
                    const cs_approx_weights **W, cs_err *err) {
     int need = s->need;
+    if (s->kappa_set) {
+        /* degree κ set by an adaptive step controller: Lagrange of degree κ on the actual (non-uniform) times,
+         * reduced while the history is short (the fixed-degree path below is not used, so its numbers stay as
+         * they are) */
+        cs_approx_spec sp = {CS_APPROX_LAGRANGE, s->kappa};
+        cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
+        int navail = interpolate ? s->nhist + 1 : s->nhist;
+        if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+        double Ti[CS_MAXHIST];
+        const double *Tv = s->hT;
+        if (interpolate) {
+            Ti[0] = T + H;
+            memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
+            Tv = Ti;
+        }
+        *W = tmp;
+        return cs_approx_weights_compute(&sp, interpolate, navail, Tv, T, H, tmp, err);
+    }
     int navail = interpolate ? s->nhist + 1 : s->nhist;
     if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     int n = navail < need ? navail : need;          /* samples the weights read */
@@ -293,8 +315,96 @@ static void sig_destroy(cs_coupling *c) {
     signal_coupling *s = c->content;
     if (!s) return;
     free(s->hv); free(s->cext); free(s->cint); free(s->in); free(s->incoef); free(s->done); free(s->cont);
+    free(s->cmp_in); free(s->cmp_incoef); free(s->chat);
     free(s);
     c->content = NULL;
+}
+
+static int sig_set_degree(cs_coupling *c, int kappa, cs_err *err) {
+    signal_coupling *s = c->content;
+    if (s->spec.kind != CS_APPROX_LAGRANGE)
+        return cs_fail(err, CS_ERR_ARG, "approximation: adaptive order control needs a Lagrange (or ZOH) approximation");
+    if (kappa < 0 || kappa > CS_MAXDEG || kappa + 1 > s->depth)
+        return cs_fail(err, CS_ERR_ARG, "kappa: degree %d needs %d history samples, the coupling keeps %d", kappa,
+                       kappa + 1, s->depth);
+    s->kappa_set = 1;
+    s->kappa = kappa;
+    return CS_OK;
+}
+
+/* Inputs u = L p + r of all units from output polynomials coef (NC per output) of degree deg into ins. */
+static void build_inputs_from(signal_coupling *s, const double *coef, int deg, cs_input *ins) {
+    const cs_network *net = s->net;
+    for (int i = 0; i < net->nsub; i++) {
+        cs_input *in = &ins[i];
+        const int nu = in->nu, a0 = net->uoff[i];
+        in->T = s->T;
+        in->H = s->H;
+        in->deg = deg;
+        for (int la = 0; la < nu; la++) {
+            const int a = a0 + la;
+            for (int m = 0; m <= deg; m++) in->c[m * nu + la] = m == 0 ? net->r[a] : 0.0;
+            for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
+                const double *cj = coef + (size_t)net->col[k] * NC;
+                for (int m = 0; m <= deg; m++) in->c[m * nu + la] += net->gain[k] * cj[m];
+            }
+        }
+    }
+}
+
+/* Comparative inputs of Kraft's explicit estimators (kraft2021 §8.2/8.3) for the step just taken with the
+ * extrapolants of degree κ = Wext->deg (Jacobi). */
+static int sig_comparative(cs_coupling *c, int mode, int kappa, const cs_input **in, cs_err *err) {
+    signal_coupling *s = c->content;
+    const cs_network *net = s->net;
+    const int k = s->Wext->deg;
+    if (kappa != k)
+        return cs_fail(err, CS_ERR_ARG, "comparative: the step was taken with degree %d, not %d", k, kappa);
+    if (s->nhist < k + 2 || k + 2 > CS_MAXHIST)
+        return cs_fail(err, CS_ERR_ARG, "comparative: degree %d needs %d history samples, %d available", k + 1, k + 2,
+                       s->nhist);
+    double sv[CS_MAXHIST];
+    for (int q = 0; q < k + 2; q++) sv[q] = (s->hT[q] - s->T) / s->H;
+    if (mode == CS_CMP_EXLE) {
+        /* eq. 3.2/3.3: p̂^pre is the degree-(κ+1) extrapolant through T_N, ..., T_{N-κ-1} */
+        if (k + 1 > CS_MAXDEG)
+            return cs_fail(err, CS_ERR_ARG, "comparative: exLE needs degree %d > %d", k + 1, CS_MAXDEG);
+        cs_approx_spec sp = {CS_APPROX_LAGRANGE, k + 1};
+        cs_approx_weights w;
+        CS_TRY(cs_approx_weights_compute(&sp, 0, k + 2, s->hT, s->T, s->H, &w, err));
+        for (int j = 0; j < net->ny; j++) coefs(&w, s->hv + (size_t)j * NV, s->chat + (size_t)j * NC);
+        build_inputs_from(s, s->chat, k + 1, s->cmp_in);
+    } else if (mode == CS_CMP_EXMD) {
+        /* eq. 3.7/3.8: p̂^pre = p^pre + (û^pre - u^pre) L^κ(s), û^pre the value at s = 1 of the degree-(κ+1)
+         * extrapolant, L^κ the Lagrange basis polynomial of the node s = 1 among 1, s(T_N), ..., s(T_{N-κ+1}) */
+        double lw[CS_MAXHIST], L[NC];
+        for (int q = 0; q < k + 2; q++) {
+            double p = 1.0;
+            for (int r = 0; r < k + 2; r++)
+                if (r != q) p *= (1.0 - sv[r]) / (sv[q] - sv[r]);
+            lw[q] = p;
+        }
+        for (int m = 0; m < NC; m++) L[m] = 0.0;
+        L[0] = 1.0;
+        for (int i = 0; i < k; i++) { /* L <- L (s - sv_i) / (1 - sv_i) */
+            double z = sv[i], d = 1.0 - z;
+            for (int m = i + 1; m >= 1; m--) L[m] = (L[m - 1] - z * L[m]) / d;
+            L[0] = -z * L[0] / d;
+        }
+        for (int j = 0; j < net->ny; j++) {
+            const double *h = s->hv + (size_t)j * NV, *ce = s->cext + (size_t)j * NC;
+            double *ch = s->chat + (size_t)j * NC;
+            double uhat = 0.0, upre = 0.0;
+            for (int q = 0; q < k + 2; q++) uhat += lw[q] * h[q];
+            for (int m = 0; m <= k; m++) upre += ce[m];
+            for (int m = 0; m <= k; m++) ch[m] = ce[m] + (uhat - upre) * L[m];
+        }
+        build_inputs_from(s, s->chat, k, s->cmp_in);
+    } else {
+        return cs_fail(err, CS_ERR_ARG, "comparative: unknown mode %d", mode);
+    }
+    for (int i = 0; i < net->nsub; i++) in[i] = &s->cmp_in[i];
+    return CS_OK;
 }
 
 static const cs_coupling_ops SIGNAL_OPS = {
@@ -308,6 +418,8 @@ static const cs_coupling_ops SIGNAL_OPS = {
     .restore = sig_restore,
     .snapshot_destroy = sig_snapshot_destroy,
     .destroy = sig_destroy,
+    .set_degree = sig_set_degree,
+    .comparative = sig_comparative,
 };
 
 int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec, int rates_lagged, cs_coupling **out,
@@ -333,7 +445,11 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
     s->incoef = calloc((size_t)net->nu * NC + NC, sizeof(double));
     s->done = calloc((size_t)net->nsub, 1);
     s->cont = calloc((size_t)net->nsub, 1);
-    if (!s->hv || !s->cext || !s->cint || !s->in || !s->incoef || !s->done || !s->cont) {
+    s->cmp_in = calloc((size_t)net->nsub, sizeof(cs_input));
+    s->cmp_incoef = calloc((size_t)net->nu * NC + NC, sizeof(double));
+    s->chat = calloc((size_t)net->ny * NC + 1, sizeof(double));
+    if (!s->hv || !s->cext || !s->cint || !s->in || !s->incoef || !s->done || !s->cont || !s->cmp_in ||
+        !s->cmp_incoef || !s->chat) {
         cs_coupling_destroy(c);
         return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory");
     }
@@ -343,7 +459,23 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
         s->in[i].c = coef;
         coef += (size_t)NC * s->in[i].nu;
     }
+    coef = s->cmp_incoef;
+    for (int i = 0; i < net->nsub; i++) {
+        s->cmp_in[i].nu = s->in[i].nu;
+        s->cmp_in[i].c = coef;
+        coef += (size_t)NC * s->in[i].nu;
+    }
     *out = c;
+    return CS_OK;
+}
+
+int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err) {
+    if (c->ops != &SIGNAL_OPS)
+        return cs_fail(err, CS_ERR_ARG, "coupling: the history depth is a property of the signal-based coupling");
+    signal_coupling *s = c->content;
+    if (s->nhist > 0) return cs_fail(err, CS_ERR_ARG, "coupling: set the history depth before the first accept");
+    if (depth > CS_MAXHIST) depth = CS_MAXHIST;
+    if (depth > s->depth) s->depth = depth;
     return CS_OK;
 }
 

@@ -12,4 +12,8 @@
 int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec, int rates_lagged, cs_coupling **out,
                               cs_err *err);
 
+/* Keep at least `depth` samples of history (<= CS_MAXHIST), e.g. for the comparative polynomials of degree κ_max+1
+ * of Kraft's estimators; call before the first accept. */
+int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err);
+
 #endif

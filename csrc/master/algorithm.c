@@ -342,7 +342,7 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     cs_coupling *cpl = c->coupling;
     if (!a->initialized) return cs_fail(err, CS_ERR_ARG, "algorithm: initialize before do_step");
     if (a->T >= c->t_end) return cs_fail(err, CS_ERR_ARG, "algorithm: the run has reached t_end");
-    cs_step_plan p;
+    cs_step_plan p = {.kappa = -1};
     CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
     const double T = a->T;
     const int dense = c->nout > 0 && a->kout < c->nout && c->t_out[a->kout] <= p.T1 + 1e-9 * p.H;
@@ -352,6 +352,7 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
         if (a->usnap) save(a);
         a->ctx.step = a->steps;
         a->ctx.first = a->steps == 0;
+        if (p.kappa >= 0 && cpl->ops->set_degree) CS_TRY(cpl->ops->set_degree(cpl, p.kappa, err));
         double tk0 = clk(a);
         CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
         double tk1 = clk(a);

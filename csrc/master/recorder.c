@@ -7,9 +7,27 @@
 typedef struct recorder {
     long cap, n, every;
     double *t, *x, *y, *u;
+    int owns;                   /* growing recorder: owns the buffers and doubles them when full */
+    int nx, ny, nu;
 } recorder;
 
+static int grow_buffers(recorder *r) {
+    long cap = r->cap > 0 ? 2 * r->cap : 256;
+    double *b[4] = {r->t, r->x, r->y, r->u};
+    const size_t w[4] = {1, (size_t)r->nx, (size_t)r->ny, (size_t)r->nu};
+    for (int q = 0; q < 4; q++) {
+        double *nb = realloc(b[q], sizeof(double) * (w[q] * (size_t)cap + 1));
+        if (!nb) return -1;
+        b[q] = nb;
+        if (q == 0) r->t = nb; else if (q == 1) r->x = nb; else if (q == 2) r->y = nb; else r->u = nb;
+    }
+    r->cap = cap;
+    return 0;
+}
+
 static int record(recorder *r, const cs_run_view *v, cs_err *err) {
+    if (r->n >= r->cap && r->owns && grow_buffers(r))
+        return cs_fail(err, CS_ERR_NOMEM, "recorder: out of memory for %ld records at t = %.10g", 2 * r->cap, v->t);
     if (r->n >= r->cap)
         return cs_fail(err, CS_ERR_NOMEM, "recorder: more records than the %ld reserved at t = %.10g", r->cap, v->t);
     long n = r->n;
@@ -37,7 +55,12 @@ static int rec_step(cs_observer *o, const cs_run_view *v, cs_err *err) {
     return record(r, v, err);
 }
 
-static void rec_destroy(cs_observer *o) { free(o->content); o->content = NULL; }
+static void rec_destroy(cs_observer *o) {
+    recorder *r = o->content;
+    if (r && r->owns) { free(r->t); free(r->x); free(r->y); free(r->u); }
+    free(r);
+    o->content = NULL;
+}
 
 static int rec_none(cs_observer *o, const cs_run_view *v, cs_err *err) { return CS_OK; }
 
@@ -67,6 +90,30 @@ int cs_dense_recorder_create(long cap, double *t, double *x, double *y, double *
 }
 
 long cs_recorder_count(const cs_observer *o) { return ((const recorder *)o->content)->n; }
+
+int cs_growing_recorder_create(long cap, int nx, int ny, int nu, cs_observer **out, cs_err *err) {
+    CS_TRY(cs_recorder_create(0, NULL, NULL, NULL, NULL, 1, out, err));
+    recorder *r = (*out)->content;
+    r->owns = 1;
+    r->nx = nx; r->ny = ny; r->nu = nu;
+    r->cap = cap > 1 ? cap / 2 : 0;
+    if (grow_buffers(r)) {
+        cs_observer_destroy(*out);
+        *out = NULL;
+        return cs_fail(err, CS_ERR_NOMEM, "recorder: out of memory");
+    }
+    return CS_OK;
+}
+
+void cs_recorder_buffers(const cs_observer *o, double **t, double **x, double **y, double **u) {
+    const recorder *r = o->content;
+    *t = r->t; *x = r->x; *y = r->y; *u = r->u;
+}
+
+void cs_recorder_release(cs_observer *o) {
+    recorder *r = o->content;
+    r->owns = 0;
+}
 
 void cs_observer_destroy(cs_observer *o) {
     if (!o) return;

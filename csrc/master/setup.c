@@ -111,6 +111,11 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         FAIL(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
         r->ecco_cap = cs_ecco_max_steps(c->ecco, c->t0, c->t_end);
         if (r->ecco_cap < 0) FAIL(cs_fail(err, CS_ERR_ARG, "H_min: (t_end - t0)/H_min steps do not fit a long"));
+    } else if (c->step_control && !c->monolithic) {
+        FAIL(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
+        FAIL(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
+                                     &r->controller, &r->estimator, err));
+        r->adaptive = 1;
     } else
     if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));
     else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
@@ -136,6 +141,7 @@ fail:
 
 long cs_run_capacity(const cs_run *r) {
     if (r->ecco_cap > 0) return r->ecco_cap + 1;
+    if (r->adaptive) return 1024;
     long n = cs_fixed_controller_max_steps(r->controller);
     return n < 0 ? -1 : n + 1;
 }

@@ -4,6 +4,7 @@
 #define COSIM_SETUP_H
 
 #include "control/ecco.h"
+#include "control/adaptive.h"
 #include "coupling/approx.h"
 #include "coupling/balance.h"
 #include "coupling/nepce.h"
@@ -49,6 +50,7 @@ typedef struct cs_run_config {
     const cs_nepce_spec *nepce;       /* CS_COUPLING_NEPCE (base approximation: `approx`) */
     int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
     cs_iter_opts iter;          /* CS_SCHEME_IMPLICIT / CS_SCHEME_WAVEFORM options */
+    const cs_kraft_opts *step_control; /* adaptive macro steps (kraft2021 §8-§11), or NULL: fixed controller */
 } cs_run_config;
 
 enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };
@@ -71,10 +73,12 @@ typedef struct cs_run {
     int nx, ny, nu;             /* sizes of the records */
     const double *balance_cum;  /* balance correction: cumulative imbalance per input (nu), or NULL */
     long ecco_cap;              /* ECCO: bound on the records (0: the fixed controller's count) */
+    int adaptive;               /* step_control given: the number of steps is not known in advance */
 } cs_run;
 
 int cs_run_create(const cs_run_config *cfg, cs_run **out, cs_err *err);
-/* Records the run can make (the initial point plus every step), or -1 when it does not fit a long. */
+/* Records the run can make (the initial point plus every step), or -1 when it does not fit a long. Adaptive runs:
+ * an initial guess (the records grow). */
 long cs_run_capacity(const cs_run *run);
 /* Adds an observer (ownership passes to the run), before cs_run_execute. */
 int cs_run_add_observer(cs_run *run, cs_observer *o, cs_err *err);

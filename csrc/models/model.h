@@ -90,5 +90,7 @@ cs_model *cs_cfunc_new(int nx, int nu, int ny, int feedthrough, cs_c_rhs_fn rhs,
 cs_model *cs_builtin_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
 /* Oscillator chain models (chain.c): "chain_segment", "chain_element" (cs_builtin_new dispatches "chain_*"). */
 cs_model *cs_chain_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
+/* kraft2021's two-mass models (models/kraft_models.c): "kraft_mass", "kraft_element". */
+cs_model *cs_kraft_model_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
 
 #endif

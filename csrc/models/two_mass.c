@@ -64,6 +64,7 @@ cs_model *cs_builtin_new(const char *kind, int nparams, const double *params, co
     for (int i = 0; i < nparams; i++)
         if (!isfinite(params[i])) { cs_fail(err, CS_ERR_ARG, "%s: parameter %d is not finite", kind, i); return NULL; }
     if (strncmp(kind, "chain_", 6) == 0) return cs_chain_new(kind, nparams, params, name, err); /* models/chain.c */
+    if (strncmp(kind, "kraft_", 6) == 0) return cs_kraft_model_new(kind, nparams, params, name, err); /* kraft_models.c */
     if (strcmp(kind, "dmo_force_impulse") == 0) {
         if (nparams != 6) { cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", kind); return NULL; }
         impulse_ctx *c = malloc(sizeof *c);

@@ -18,7 +18,92 @@ typedef struct run_ctx {
     PyObject *arrays[4];        /* t, x, y, u */
     cs_observer *recorder;
     PyObject *exc;              /* exception raised in the hook or by the interrupt check */
+    int growing;                /* adaptive run: the recorder owns growing buffers (arrays made at the end) */
+    int nx, ny, nu;
 } run_ctx;
+
+static int *int_array(PyObject *o, const char *name, npy_intp *n);
+
+/* Copy of the first n rows of a growing recorder's buffer (the hook may keep it; the buffer may move). */
+static PyObject *rows_copy(const double *b, long n, int w, int two_d) {
+    npy_intp d[2] = {n, w};
+    PyObject *a = PyArray_SimpleNew(two_d ? 2 : 1, d, NPY_DOUBLE);
+    if (a && n > 0) memcpy(PyArray_DATA((PyArrayObject *)a), b, sizeof(double) * (size_t)n * (size_t)(two_d ? w : 1));
+    return a;
+}
+
+static void free_capsule(PyObject *cap) { free(PyCapsule_GetPointer(cap, "cosim.buffer")); }
+
+/* An array over n rows of a malloc'ed buffer it then owns (freed with the array). */
+static PyObject *owned_array(double *b, long n, int w, int two_d) {
+    npy_intp d[2] = {n, w};
+    PyObject *a = PyArray_SimpleNewFromData(two_d ? 2 : 1, d, NPY_DOUBLE, b);
+    if (!a) { free(b); return NULL; }
+    PyObject *cap = PyCapsule_New(b, "cosim.buffer", free_capsule);
+    if (!cap) { free(b); Py_DECREF(a); return NULL; }
+    if (PyArray_SetBaseObject((PyArrayObject *)a, cap) < 0) { Py_DECREF(a); return NULL; }
+    return a;
+}
+
+/* Step-control records as a dict (kraft2021 §19: what the controller decided). */
+static PyObject *step_control_dict(const cs_run *run) {
+    cs_kraft_records r;
+    if (!cs_kraft_control_records(run->controller, &r)) Py_RETURN_NONE;
+    PyObject *T = rows_copy(r.T, r.n, 1, 0), *H = rows_copy(r.H, r.n, 1, 0), *eps = rows_copy(r.eps, r.n, 1, 0);
+    PyObject *Tr = rows_copy(r.Trej, r.nrej, 1, 0), *Hr = rows_copy(r.Hrej, r.nrej, 1, 0);
+    npy_intp d[1] = {r.n};
+    PyObject *k = PyArray_SimpleNew(1, d, NPY_INT64);
+    if (k) for (long q = 0; q < r.n; q++) ((long long *)PyArray_DATA((PyArrayObject *)k))[q] = r.k[q];
+    if (!T || !H || !eps || !Tr || !Hr || !k) {
+        Py_XDECREF(T); Py_XDECREF(H); Py_XDECREF(eps); Py_XDECREF(Tr); Py_XDECREF(Hr); Py_XDECREF(k);
+        return NULL;
+    }
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:l,s:i}", "T", T, "H", H, "k", k, "eps", eps, "T_rejected", Tr,
+                         "H_rejected", Hr, "comparative_steps", r.comparative_steps, "h_min_failed", r.hmin_failed);
+}
+
+/* kraft options from the dict built by cosim/simulate.py (None: no step control). */
+static int parse_step_control(PyObject *d, cs_kraft_opts *o, PyArrayObject **keep, int **ikeep) {
+    memset(o, 0, sizeof *o);
+    const char *ints[] = {"estimator", "dead_zone", "order", "k_max", "initial_phase"};
+    int *iv[] = {&o->estimator, &o->dead_zone, &o->order, &o->k_max, &o->initial_phase};
+    for (int q = 0; q < 5; q++) {
+        PyObject *v = PyDict_GetItemString(d, ints[q]);
+        if (!v) { PyErr_Format(PyExc_TypeError, "step_control: missing %s", ints[q]); return -1; }
+        long x = PyLong_AsLong(v);
+        if (x == -1 && PyErr_Occurred()) return -1;
+        if (x < -1000 || x > 1000) { PyErr_Format(PyExc_ValueError, "%s: out of range", ints[q]); return -1; }
+        *iv[q] = (int)x;
+    }
+    const char *dbl[] = {"rtol", "safety", "r_min", "r_max", "H_init", "H_min", "H_max"};
+    double *dv[] = {&o->rtol, &o->safety, &o->r_min, &o->r_max, &o->H_init, &o->H_min, &o->H_max};
+    for (int q = 0; q < 7; q++) {
+        PyObject *v = PyDict_GetItemString(d, dbl[q]);
+        if (!v) { PyErr_Format(PyExc_TypeError, "step_control: missing %s", dbl[q]); return -1; }
+        *dv[q] = PyFloat_AsDouble(v);
+        if (*dv[q] == -1.0 && PyErr_Occurred()) return -1;
+    }
+    const char *ia[] = {"state_index", "state_group", "in_index"};
+    npy_intp n[3];
+    for (int q = 0; q < 3; q++) {
+        PyObject *v = PyDict_GetItemString(d, ia[q]);
+        if (!v) { PyErr_Format(PyExc_TypeError, "step_control: missing %s", ia[q]); return -1; }
+        if (!(ikeep[q] = int_array(v, "monitor", &n[q]))) return -1;
+    }
+    npy_intp d1[1] = {-1};
+    if (!(keep[0] = cs_py_darray(PyDict_GetItemString(d, "state_atol"), "atol", 1, d1, 1)) ||
+        !(keep[1] = cs_py_darray(PyDict_GetItemString(d, "in_atol"), "atol", 1, d1, 1)))
+        return -1;
+    if (n[0] != n[1] || PyArray_DIM(keep[0], 0) != n[0] || PyArray_DIM(keep[1], 0) != n[2]) {
+        PyErr_SetString(PyExc_ValueError, "monitor: index, group and atol arrays differ in length");
+        return -1;
+    }
+    o->nstate = (int)n[0];
+    o->state_index = ikeep[0]; o->state_group = ikeep[1]; o->state_atol = PyArray_DATA(keep[0]);
+    o->nin = (int)n[2];
+    o->in_index = ikeep[2]; o->in_atol = PyArray_DATA(keep[1]);
+    return 0;
+}
 
 static void keep_exception(run_ctx *k) {
     PyObject *type, *value, *tb;
@@ -34,8 +119,17 @@ static int hook_cb(void *ctx, const cs_run_view *v, cs_err *err) {
     PyGILState_STATE g = PyGILState_Ensure();
     int rc = CS_OK;
     long n = cs_recorder_count(k->recorder);
-    PyObject *r = PyObject_CallFunction(k->hook, "dlOOOO", v->t, n, k->arrays[0], k->arrays[1], k->arrays[2],
-                                        k->arrays[3]);
+    PyObject *r;
+    if (k->growing) {
+        double *bt, *bx, *by, *bu;
+        cs_recorder_buffers(k->recorder, &bt, &bx, &by, &bu);
+        PyObject *a0 = rows_copy(bt, n, 1, 0), *a1 = rows_copy(bx, n, k->nx, 1), *a2 = rows_copy(by, n, k->ny, 1),
+                 *a3 = rows_copy(bu, n, k->nu, 1);
+        r = (a0 && a1 && a2 && a3) ? PyObject_CallFunction(k->hook, "dlOOOO", v->t, n, a0, a1, a2, a3) : NULL;
+        Py_XDECREF(a0); Py_XDECREF(a1); Py_XDECREF(a2); Py_XDECREF(a3);
+    } else {
+        r = PyObject_CallFunction(k->hook, "dlOOOO", v->t, n, k->arrays[0], k->arrays[1], k->arrays[2], k->arrays[3]);
+    }
     if (!r) {
         keep_exception(k);
         rc = cs_fail(err, CS_ERR_CALLBACK, "step_finished raised an exception at t = %.10g", v->t);
@@ -168,7 +262,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     PyArrayObject *x0 = NULL, *cg = NULL, *r = NULL, *grid = NULL, *tout = NULL;
     int *cin = NULL, *cout = NULL, *order = NULL;
     long *reject = NULL;
-    PyObject *out = NULL, *oorder, *ogrid, *oreject, *otout, *cause = NULL;
+    PyObject *out = NULL, *oorder, *ogrid, *oreject, *otout, *cause = NULL, *osc, *scd = NULL;
+    cs_kraft_opts sc;
+    PyArrayObject *sckeep[2] = {NULL, NULL};
+    int *scikeep[3] = {NULL, NULL, NULL};
     cs_err err = {0};
     int models_given = 0;
     cs_py_energy energy;
@@ -265,12 +362,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     PyObject *othreads = PyDict_GetItemString(opts, "threads"); /* optional: default sequential */
     cfg.threads = 1;
     if (othreads && opt_int(opts, "threads", &cfg.threads)) goto done;
+    osc = PyDict_GetItemString(opts, "step_control");
+    if (osc && osc != Py_None) {
+        if (!PyDict_Check(osc)) { PyErr_SetString(PyExc_TypeError, "step_control: expected a dict"); goto done; }
+        if (parse_step_control(osc, &sc, sckeep, scikeep)) goto done;
+        cfg.step_control = &sc;
+    }
     models_given = 1; /* cs_run_create owns the models from here on */
     if (cs_run_create(&cfg, &run, &err)) { cs_py_raise(&err); goto done; }
 
     long cap = cfg.nout > 0 ? cfg.nout : cs_run_capacity(run);
     if (!cfg.nout && record_every > 1 && cap > 0) cap = (cap - 1) / record_every + 2;
     double bytes = (double)cap * (1.0 + run->nx + run->ny + run->nu) * sizeof(double);
+    k.growing = run->adaptive && !cfg.nout;
+    k.nx = run->nx; k.ny = run->ny; k.nu = run->nu;
+    if (k.growing) bytes = 0.0;
     if (cap < 0 || bytes > max_bytes) {
         PyErr_Format(PyExc_MemoryError,
                      "t_end/H: recording all %.3g points of this run needs %.3g GB (limit %.3g GB): record on a "
@@ -278,10 +384,16 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         goto done;
     }
     npy_intp dt[1] = {cap}, dx[2] = {cap, run->nx}, dy[2] = {cap, run->ny}, du[2] = {cap, run->nu};
+    cs_observer *o;
+    if (k.growing) {
+        if (cs_growing_recorder_create(cap, run->nx, run->ny, run->nu, &o, &err) || cs_run_add_observer(run, o, &err)) {
+            cs_py_raise(&err);
+            goto done;
+        }
+    } else {
     if (!(k.arrays[0] = PyArray_SimpleNew(1, dt, NPY_DOUBLE)) || !(k.arrays[1] = PyArray_SimpleNew(2, dx, NPY_DOUBLE)) ||
         !(k.arrays[2] = PyArray_SimpleNew(2, dy, NPY_DOUBLE)) || !(k.arrays[3] = PyArray_SimpleNew(2, du, NPY_DOUBLE)))
         goto done;
-    cs_observer *o;
     double *bt = PyArray_DATA((PyArrayObject *)k.arrays[0]), *bx = PyArray_DATA((PyArrayObject *)k.arrays[1]),
            *by = PyArray_DATA((PyArrayObject *)k.arrays[2]), *bu = PyArray_DATA((PyArrayObject *)k.arrays[3]);
     if ((cfg.nout > 0 ? cs_dense_recorder_create(cap, bt, bx, by, bu, &o, &err)
@@ -289,6 +401,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         cs_run_add_observer(run, o, &err)) {
         cs_py_raise(&err);
         goto done;
+    }
     }
     k.recorder = o;
     if (cs_py_energy_observers(run, cs_run_capacity(run), &energy)) goto done;
@@ -321,6 +434,17 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         goto done;
     }
     long nrec = cs_recorder_count(k.recorder);
+    if (k.growing) {
+        double *bt, *bx, *by, *bu;
+        cs_recorder_buffers(k.recorder, &bt, &bx, &by, &bu);
+        cs_recorder_release(k.recorder);
+        k.arrays[0] = owned_array(bt, nrec, 1, 0);
+        k.arrays[1] = owned_array(bx, nrec, run->nx, 1);
+        k.arrays[2] = owned_array(by, nrec, run->ny, 1);
+        k.arrays[3] = owned_array(bu, nrec, run->nu, 1);
+        if (!k.arrays[0] || !k.arrays[1] || !k.arrays[2] || !k.arrays[3]) goto done;
+    }
+    if (!(scd = step_control_dict(run))) goto done;
     PyObject *stats = stats_list(run);
     PyObject *timing = NULL;
     if (cfg.timing && stats) { /* run-level timing: scheme, interface, snapshots, per-thread barrier waits */
@@ -339,12 +463,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         if (!timing) PyErr_Clear();
     }
     const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : "error";
-    out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O}", "t", rows(k.arrays[0], nrec), "x",
+    out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O,s:O}", "t", rows(k.arrays[0], nrec), "x",
                         rows(k.arrays[1], nrec), "y", rows(k.arrays[2], nrec), "u", rows(k.arrays[3], nrec),
                         "status", rc, "state", status, "message", rc ? err.msg : "", "macro_steps",
                         cs_algorithm_steps(run->alg), "rejected_steps", cs_algorithm_rejected(run->alg),
                         "newton_iterations", run->net.newton_iterations,
-                        "stats", stats ? stats : (Py_INCREF(Py_None), Py_None), "cause", cause ? cause : Py_None);
+                        "stats", stats ? stats : (Py_INCREF(Py_None), Py_None), "cause", cause ? cause : Py_None,
+                        "step_control", scd);
     if (out && cs_py_energy_results(out, &energy)) Py_CLEAR(out);
     if (out && cfg.coupling_kind && !monolithic) {
         PyObject *clog = cs_py_coupling_log(run, cfg.coupling_kind);
@@ -373,6 +498,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
 done:
     cs_py_energy_free(&energy);
     cs_py_coupling_opts_free(&copts);
+    Py_XDECREF(scd);
+    Py_XDECREF(sckeep[0]); Py_XDECREF(sckeep[1]);
+    free(scikeep[0]); free(scikeep[1]); free(scikeep[2]);
     Py_XDECREF(cause);
     Py_XDECREF(k.exc);
     for (int q = 0; q < 4; q++) Py_XDECREF(k.arrays[q]);

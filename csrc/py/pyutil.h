@@ -43,5 +43,6 @@ extern PyMethodDef cs_py_analysis_methods[];
 extern PyMethodDef cs_py_sysid_methods[];
 extern PyMethodDef cs_py_error_methods[];
 extern PyMethodDef cs_py_iterative_methods[];
+extern PyMethodDef cs_py_control_methods[];
 
 #endif

@@ -1,0 +1,97 @@
+/* Kraft's explicit error estimators exLE, exMD, exCV (kraft2021 §8.2-8.4, §9), on the state shared with the
+ * adaptive controller (control/kraft_state.h). eps is the value of the local error test: the largest WRMS norm of
+ * the monitored groups (3.22)/(3.23); the controller reads the group norms for (3.27)/(3.28). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "control/kraft_state.h"
+
+static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
+    kraft_state *ks = e->content;
+    const cs_kraft_opts *o = &ks->o;
+    const double H = v->plan->H, rtol = o->rtol;
+    const int k = ks->kstep;
+    ks->T1c = v->plan->T1;
+    for (int a = 0; a < o->nin; a++) {
+        ks->ucand[a] = v->u1[ks->in_index[a]];
+        ks->hu[a] = v->u0[ks->in_index[a]];    /* u_N, consistent (also u_0 at the first step) */
+    }
+    for (int g = 0; g < 3; g++) { ks->gnorm[g] = 0.0; ks->gused[g] = 0; }
+    ks->tested = 0;
+    if (o->estimator == CS_EST_EXCV) {
+        /* (3.16): ε^u = |u^pre_{N+1} - u_{N+1}|, weights (3.23) */
+        for (int a = 0; a < o->nin; a++) {
+            int q = ks->in_index[a];
+            ks->e[a] = fabs(v->upre[q] - v->u1[q]);
+            ks->w[a] = 1.0 / (ks->in_atol[a] + rtol * fabs(v->u1[q]));
+        }
+        ks->gnorm[2] = cs_kraft_wrms(o->nin, ks->e, ks->w);
+        ks->gused[2] = 1;
+        ks->tested = o->nin > 0;
+    } else if (ks->npts >= k + 2 && o->nstate > 0) {
+        /* comparative integration from the saved state at T_N with p̂^pre (exLE: eq. 3.2/3.3, exMD: eq. 3.7/3.8) */
+        if (!v->usnap) return cs_fail(err, CS_ERR_ARG, "estimator: the units were not saved at T_N");
+        cs_coupling *c = ks->coupling;
+        if (!c->ops->comparative)
+            return cs_fail(err, CS_ERR_ARG, "estimator: the coupling has no comparative polynomials (exLE/exMD)");
+        CS_TRY(c->ops->comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
+        for (int q = 0; q < o->nstate; q++) {
+            const cs_unit *u = ks->units[ks->st_unit[q]];
+            ks->xact[q] = u->ops->states(u)[ks->st_local[q]];
+        }
+        for (int i = 0; i < ks->nsub; i++) {
+            if (!ks->unit_mon[i]) continue;
+            cs_unit *u = ks->units[i];
+            u->ops->save_state(u, ks->cur[i]);
+            u->ops->restore_state(u, v->usnap[i]);
+            int rc = cs_unit_do_step(u, v->plan->T, H, ks->cmp[i], CS_RESTART, err);
+            if (!rc) {
+                const double *x = u->ops->states(u);
+                for (int q = 0; q < o->nstate; q++)
+                    if (ks->st_unit[q] == i) ks->xcmp[q] = x[ks->st_local[q]];
+            }
+            u->ops->restore_state(u, ks->cur[i]);
+            ks->comparative_steps++;
+            if (rc) { cs_err_prefix(err, "comparative integration of %s: ", u->name); return rc; }
+        }
+        double fpos = 1.0, fvel = 1.0;
+        if (o->estimator == CS_EST_EXMD) {
+            /* (3.13)/(3.14): factors C^{κ+1}/C^κ with the actual step ratios a_i = (T_{N+1} - T_{N+1-i})/H */
+            double a[CS_KRAFT_KMAX + 1], cp0, cv0, cp1, cv1;
+            for (int i = 2; i <= k + 1 && i - 1 < KH; i++) a[i - 2] = (v->plan->T1 - ks->hT[i - 1]) / H;
+            CS_TRY(cs_kraft_error_constants(k, a, &cp0, &cv0, err));
+            CS_TRY(cs_kraft_error_constants(k + 1, a, &cp1, &cv1, err));
+            fpos = cp1 / cp0;
+            fvel = cv1 / cv0;
+        }
+        for (int g = 0; g < 2; g++) {
+            int n = 0;
+            for (int q = 0; q < o->nstate; q++) {
+                if (ks->state_group[q] != g) continue;
+                ks->e[n] = (g == CS_GROUP_POS ? fpos : fvel) * fabs(ks->xact[q] - ks->xcmp[q]);
+                ks->w[n] = 1.0 / (ks->state_atol[q] + rtol * fabs(ks->xact[q]));
+                n++;
+            }
+            if (n) { ks->gnorm[g] = cs_kraft_wrms(n, ks->e, ks->w); ks->gused[g] = 1; }
+        }
+        ks->tested = 1;
+    }
+    double m = 0.0;
+    for (int g = 0; g < 3; g++)
+        if (ks->gused[g] && !(ks->gnorm[g] <= m)) m = ks->gnorm[g];  /* NaN propagates */
+    ks->eps_last = m;
+    *eps = m;
+    return CS_OK;
+}
+
+static const cs_estimator_ops KRAFT_EST_OPS = {.estimate = est_estimate};
+
+int cs_kraft_estimator_create(kraft_state *ks, cs_estimator **out, cs_err *err) {
+    cs_estimator *e = calloc(1, sizeof *e);
+    if (!e) return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
+    e->ops = &KRAFT_EST_OPS;
+    e->content = ks;            /* owned by the controller */
+    e->needs_snapshot = ks->o.estimator != CS_EST_EXCV;
+    *out = e;
+    return CS_OK;
+}

@@ -1,0 +1,79 @@
+/* Built-in models of kraft2021 §3 / §18.5 (two-mass oscillator M2, M3 in force/force decomposition):
+ *
+ * "kraft_mass": one body with its wall element (2.9) and the optional contact (2.12):
+ *   x' = v,  m v' = -F_w(x, v) + sign λ + A_C exp(B_C x),
+ *   F_w = c x + d v + C sgn(x)|x|^e_x + D sgn(v)|v|^e_v,  y = (x, v).
+ *   params: m, c, d, C, D, e_x, e_v, sign, A_C, B_C. Overflow guard (kraft2021.md §3.1 remark, thesis silent):
+ *   above B_C x = 60 (x = 6 µm for B_C = 1e7/m, twice the deepest penetration of M3) exp is continued linearly
+ *   (C1), so an integrator's trial states far inside the wall give large but finite forces.
+ * "kraft_element": the cut coupling element (2.19) as a unit without states:
+ *   u = (x1, v1, x2, v2),  y = λ = c Δx + d Δv + C sgn(Δx)|Δx|^e_x + D sgn(Δv)|Δv|^e_v,  Δx = x2 - x1, Δv = v2 - v1.
+ *   params: c, d, C, D, e_x, e_v. Feed-through: the consistent update gives λ_{N+1} = φ(y_{N+1}) (eq. 2.26). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model.h"
+
+typedef struct kmass { double m, c, d, C, D, ex, ev, sign, AC, BC; } kmass;
+typedef struct kelem { double c, d, C, D, ex, ev; } kelem;
+
+static double spow(double v, double e) { return v == 0.0 ? 0.0 : copysign(pow(fabs(v), e), v); }
+
+static double element_law(double c, double d, double C, double D, double ex, double ev, double dx, double dv) {
+    double f = c * dx + d * dv;
+    if (C != 0.0) f += C * spow(dx, ex);
+    if (D != 0.0) f += D * spow(dv, ev);
+    return f;
+}
+
+static int mass_rhs(void *ctx, double t, const double *x, const double *u, double *xdot) {
+    const kmass *p = ctx;
+    double f = -element_law(p->c, p->d, p->C, p->D, p->ex, p->ev, x[0], x[1]) + p->sign * u[0];
+    if (p->AC != 0.0) {
+        double z = p->BC * x[0];
+        f += p->AC * (z <= 60.0 ? exp(z) : exp(60.0) * (1.0 + (z - 60.0)));
+    }
+    xdot[0] = x[1];
+    xdot[1] = f / p->m;
+    return 0;
+}
+
+static int mass_output(void *ctx, double t, const double *x, const double *u, double *y) {
+    y[0] = x[0];
+    y[1] = x[1];
+    return 0;
+}
+
+static int elem_rhs(void *ctx, double t, const double *x, const double *u, double *xdot) { return 0; }
+
+static int elem_output(void *ctx, double t, const double *x, const double *u, double *y) {
+    const kelem *p = ctx;
+    y[0] = element_law(p->c, p->d, p->C, p->D, p->ex, p->ev, u[2] - u[0], u[3] - u[1]);
+    return 0;
+}
+
+cs_model *cs_kraft_model_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err) {
+    cs_model *m = NULL;
+    if (strcmp(kind, "kraft_mass") == 0) {
+        if (nparams != 10) { cs_fail(err, CS_ERR_ARG, "%s: expected 10 parameters", kind); return NULL; }
+        if (!(params[0] > 0.0)) { cs_fail(err, CS_ERR_ARG, "%s: mass must be positive", kind); return NULL; }
+        kmass *c = malloc(sizeof *c);
+        m = cs_model_new(2, 1, 2, name);
+        if (!c || !m) { free(c); free(m); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+        memcpy(c, params, sizeof *c);
+        m->ctx = c; m->rhs = mass_rhs; m->output = mass_output; m->feedthrough = 0;
+    } else if (strcmp(kind, "kraft_element") == 0) {
+        if (nparams != 6) { cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", kind); return NULL; }
+        kelem *c = malloc(sizeof *c);
+        m = cs_model_new(0, 4, 1, name);
+        if (!c || !m) { free(c); free(m); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+        memcpy(c, params, sizeof *c);
+        m->ctx = c; m->rhs = elem_rhs; m->output = elem_output; m->feedthrough = 1;
+    } else {
+        cs_fail(err, CS_ERR_ARG, "unknown built-in model %s", kind);
+        return NULL;
+    }
+    m->destroy_ctx = free;
+    return m;
+}
