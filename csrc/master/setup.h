@@ -32,6 +32,8 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
+    cs_unit **units;            /* optional: nsub prebuilt units (FMUs); NULL entries wrap models[i], whose entry is
+                                 * NULL where a unit is given. Ownership passes to the run (also on failure). */
 } cs_run_config;
 
 typedef struct cs_run {

@@ -42,5 +42,6 @@ extern PyMethodDef cs_py_stepper_methods[];
 extern PyMethodDef cs_py_analysis_methods[];
 extern PyMethodDef cs_py_sysid_methods[];
 extern PyMethodDef cs_py_error_methods[];
+extern PyMethodDef cs_py_fmu_methods[];
 
 #endif
