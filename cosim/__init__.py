@@ -17,6 +17,7 @@ from .stepper import Stepper
 from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, cfunc_signature, connect
 from . import models  # noqa: E402
 from . import analysis, defaults, metrics, plot, sysid  # noqa: E402
+from .fmu import FMU  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -24,3 +25,4 @@ __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CM
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
            "defaults", "metrics"]
+__all__ += ["FMU"]

@@ -13,6 +13,7 @@ from .errors import CosimError, DivergenceError, SolverError
 from .result import Result
 from .solvers import CVODE, Exact, Solver, as_solver
 from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
+from .fmu import FMU, flush_logs
 
 SCHEMES = {"jacobi": 0, "gauss-seidel": 1}
 _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel": "gauss-seidel", "parallel": "jacobi",
@@ -24,6 +25,8 @@ _ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK, _S
 
 
 def _model_spec(s: Subsystem):
+    if isinstance(s, FMU):
+        return s._spec()
     if isinstance(s, LTI):
         return ("lti", s.name, s.A, s.B, s.C, s.D)
     if isinstance(s, CModel):
@@ -397,8 +400,11 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         step_finished_every=int(step_finished_every),
                         reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
     t0 = time.perf_counter()
-    raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
-                    system.r, opts, False)
+    try:
+        raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
+                        system.r, opts, False)
+    finally:
+        flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
     options.update(last_step=last_step, divergence_growth=growth_limit)
     return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names), growth_limit)
 
