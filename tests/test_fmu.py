@@ -251,3 +251,88 @@ def test_hermite_uses_fmu_output_derivatives(fmus):
         r = cosim.simulate(s, t_end=0.05, H=1e-3, approximation=appr)
         err[type(appr).__name__] = rel(r.Y[:, :2], mono.X[:, :2])
     assert err["Hermite"] < 0.5 * err["ZOH"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# SSP
+
+SSD = """<?xml version="1.0" encoding="UTF-8"?>
+<ssd:SystemStructureDescription xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription"
+    xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues"
+    xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" version="1.0" name="oscillator">
+  <ssd:System name="root">
+    <ssd:Elements>
+      <ssd:Component name="S1" source="resources/Mass1.fmu" type="application/x-fmu-sharedlibrary">
+        <ssd:ParameterBindings>
+          <ssd:ParameterBinding>
+            <ssd:ParameterValues>
+              <ssv:ParameterSet version="1.0" name="p">
+                <ssv:Parameters>
+                  <ssv:Parameter name="m"><ssv:Real value="2.0"/></ssv:Parameter>
+                  <ssv:Parameter name="n_steps"><ssv:Integer value="10"/></ssv:Parameter>
+                </ssv:Parameters>
+              </ssv:ParameterSet>
+            </ssd:ParameterValues>
+          </ssd:ParameterBinding>
+        </ssd:ParameterBindings>
+      </ssd:Component>
+      <ssd:Component name="S2" source="resources/Mass2.fmu">
+        <ssd:ParameterBindings>
+          <ssd:ParameterBinding source="resources/S2.ssv"/>
+        </ssd:ParameterBindings>
+      </ssd:Component>
+    </ssd:Elements>
+    <ssd:Connections>
+      <ssd:Connection startElement="S2" startConnector="F" endElement="S1" endConnector="F"/>
+      <ssd:Connection startElement="S1" startConnector="x" endElement="S2" endConnector="x_in"/>
+      <ssd:Connection startElement="S1" startConnector="v" endElement="S2" endConnector="v_in">
+        <ssc:LinearTransformation factor="1.0"/>
+      </ssd:Connection>
+    </ssd:Connections>
+  </ssd:System>
+</ssd:SystemStructureDescription>
+"""
+
+SSV = """<?xml version="1.0" encoding="UTF-8"?>
+<ssv:ParameterSet xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues" version="1.0" name="S2">
+  <ssv:Parameters>
+    <ssv:Parameter name="S2.ck"><ssv:Real value="2e5"/></ssv:Parameter>
+  </ssv:Parameters>
+</ssv:ParameterSet>
+"""
+
+
+def test_from_ssp(fmus, tmp_path):
+    ssp = tmp_path / "oscillator.ssp"
+    with zipfile.ZipFile(ssp, "w") as z:
+        z.writestr("SystemStructure.ssd", SSD)
+        z.write(fmus[(1, 2)], "resources/Mass1.fmu")
+        z.write(fmus[(2, 2)], "resources/Mass2.fmu")
+        z.writestr("resources/S2.ssv", SSV)
+    s = cosim.CoupledSystem.from_ssp(ssp, kind="me")
+    assert s.names == ["S1", "S2"] and s["S1"].start_values == {"m": 2.0, "n_steps": 10}
+    assert s["S2"].start_values == {"ck": 2e5}
+    r1 = cosim.simulate(s, t_end=0.02, H=1e-3, solver=cosim.RK4(substeps=10))
+    r2 = cosim.simulate(system(fmus, "me", starts1={"m": 2.0}, starts2={"ck": 2e5}), t_end=0.02, H=1e-3,
+                        solver=cosim.RK4(substeps=10))
+    np.testing.assert_array_equal(r1.X, r2.X)
+    ref = models.two_mass_oscillator(m1=2.0, ck=2e5)
+    r3 = cosim.simulate(ref, t_end=0.02, H=1e-3, solver=cosim.RK4(substeps=10))
+    assert rel(r1.X, r3.X) < 1e-12
+
+
+def test_from_ssp_errors(fmus, tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        cosim.CoupledSystem.from_ssp(tmp_path / "none.ssp")
+    bad = tmp_path / "bad.ssp"
+    bad.write_text("x")
+    with pytest.raises(ValueError, match="not an SSP archive"):
+        cosim.CoupledSystem.from_ssp(bad)
+    ssp = tmp_path / "open.ssp"
+    with zipfile.ZipFile(ssp, "w") as z:
+        z.writestr("SystemStructure.ssd", SSD.replace('startElement="S2" startConnector="F"', 'startConnector="F"'))
+        z.write(fmus[(1, 2)], "resources/Mass1.fmu")
+        z.write(fmus[(2, 2)], "resources/Mass2.fmu")
+        z.writestr("resources/S2.ssv", SSV)
+    with pytest.raises(ValueError, match="system's own connectors"):
+        cosim.CoupledSystem.from_ssp(ssp)
