@@ -125,7 +125,7 @@ static void cs_restore(cs_unit *u, const void *snap) {
     const fmu_snap *s = snap;
     cs_err e = {0};
     if (!f->can_state) {
-        cs_fail(&e, CS_ERR_ARG, "FMU %s: this run needs a rollback of the FMU (a rejected step or dense output), "
+        cs_fail(&e, CS_ERR_SOLVER, "FMU %s: this run needs a rollback of the FMU (a rejected step or dense output), "
                 "but the FMU cannot get and set its state (canGetAndSetFMUstate is false)", u->name);
         set_pending(f, &e);
         return;
