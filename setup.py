@@ -30,7 +30,8 @@ core = Extension(
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("_POSIX_C_SOURCE", "200809L")],
     libraries=["sundials_cvode", "sundials_nvecserial", "sundials_sunmatrixdense",
-               "sundials_sunlinsoldense", "sundials_sunmatrixband", "sundials_sunlinsolband", "klu", "lapack", "blas", "m", "pthread"],
+               "sundials_sunlinsoldense", "sundials_sunmatrixband", "sundials_sunlinsolband", "klu", "lapack", "blas",
+               "m", "pthread", "dl"],  # dl: dlopen of FMU binaries (csrc/fmi)
     extra_compile_args=extra_compile,
     extra_link_args=extra_link,
 )

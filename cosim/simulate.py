@@ -17,6 +17,7 @@ from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
 from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
+from .fmu import FMU, flush_logs
 
 SCHEMES = {"jacobi": 0, "gauss-seidel": 1}
 _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel": "gauss-seidel", "parallel": "jacobi",
@@ -28,6 +29,8 @@ _ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK, _S
 
 
 def _model_spec(s: Subsystem):
+    if isinstance(s, FMU):
+        return s._spec()
     if isinstance(s, LTI):
         return ("lti", s.name, s.A, s.B, s.C, s.D)
     if isinstance(s, CModel):
@@ -504,8 +507,11 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                              "cosim.StepControl works with the explicit schemes")
         opts["step_control"] = kraft_control._options(system, approx, sname, t_end, H)
     t0 = time.perf_counter()
-    raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
-                    system.r, opts, False)
+    try:
+        raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
+                        system.r, opts, False)
+    finally:
+        flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
     _timing.augment(raw, system.names, t_end, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     clog = None if cpl is None else cpl._log(system, raw.get("coupling_log"), H)

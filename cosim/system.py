@@ -539,6 +539,15 @@ class CoupledSystem:
     def __repr__(self):
         return f"CoupledSystem({self.names}, {len(self.connections)} connections)"
 
+    @classmethod
+    def from_ssp(cls, path, *, kind=None, **fmu_options):
+        """The system of an SSP archive (``.ssp``) or unpacked directory: its FMU components as :class:`cosim.FMU`
+        subsystems (``kind``, ``tolerance``, ``logging_on`` passed on), its connections (with the factor of a
+        linear transformation as gain) and its parameter bindings as start values. Inputs without a connection
+        are held at their value 0 (``allow_unconnected``). See :mod:`cosim.ssp` for what is supported."""
+        from .ssp import read_ssp
+        return read_ssp(path, kind=kind, **fmu_options)
+
 
 # ----------------------------------------------------------------------------------------------------------------
 # C function pointers of CModel: signature checks and user_data

@@ -42,23 +42,56 @@ static int model_network(cs_network *net, int n, cs_model **m, int nconn, const 
     return rc;
 }
 
+/* The network over prebuilt units and models (cfg.units): sizes, feed-through and linearity from the units where
+ * given, else from the models. */
+static int mixed_network(cs_network *net, int n, cs_model **m, cs_unit **un, int nconn, const int *ci, const int *co,
+                         const double *g, const double *r, cs_err *err) {
+    int *nu = malloc(sizeof(int) * (size_t)n), *ny = malloc(sizeof(int) * (size_t)n);
+    int *ft = malloc(sizeof(int) * (size_t)n), *lin = malloc(sizeof(int) * (size_t)n);
+    int rc;
+    if (!nu || !ny || !ft || !lin) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    else {
+        for (int i = 0; i < n; i++) {
+            if (un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
+            else { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = m[i]->D != NULL; }
+        }
+        rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
+    }
+    free(nu); free(ny); free(ft); free(lin);
+    return rc;
+}
+
 int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     *out = NULL;
     cs_run *r = calloc(1, sizeof *r);
+    if (r && c->units) { /* prebuilt units: owned by the run from here on */
+        r->units = calloc((size_t)(c->nsub > 0 ? c->nsub : 1), sizeof(cs_unit *));
+        if (r->units) {
+            memcpy(r->units, c->units, sizeof(cs_unit *) * (size_t)c->nsub);
+            r->nunits = c->nsub;
+        } else { free(r); r = NULL; }
+    }
     if (!r) {
         for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        if (c->units)
+            for (int i = 0; i < c->nsub; i++) cs_unit_destroy(c->units[i]);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     r->nmodels = r->nsub = c->nsub;
     r->models = malloc(sizeof(cs_model *) * (size_t)(c->nsub > 0 ? c->nsub : 1));
     if (!r->models) {
         for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
-        free(r);
+        cs_run_destroy(r);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     memcpy(r->models, c->models, sizeof(cs_model *) * (size_t)c->nsub);
     int rc;
 #define FAIL(x) do { if ((rc = (x))) goto fail; } while (0)
+    if (c->units && c->monolithic) FAIL(cs_fail(err, CS_ERR_ARG, "monolithic: not available with FMU subsystems"));
+    if (c->units)
+        FAIL(mixed_network(&r->net, c->nsub, r->models, r->units, c->nconn, c->conn_in, c->conn_out, c->conn_gain,
+                           c->r, err));
+    else
     FAIL(model_network(&r->net, c->nsub, r->models, c->nconn, c->conn_in, c->conn_out, c->conn_gain, c->r, err));
     r->have_net = 1;
     cs_network *unit_net = &r->net;
@@ -78,9 +111,10 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     } else {
         r->nunits = c->nsub;
     }
-    r->units = calloc((size_t)r->nunits, sizeof(cs_unit *));
+    if (!r->units) r->units = calloc((size_t)r->nunits, sizeof(cs_unit *));
     if (!r->units) FAIL(cs_fail(err, CS_ERR_NOMEM, "out of memory"));
     for (int i = 0; i < r->nunits; i++) {
+        if (r->units[i]) { r->units[i]->timing = c->timing; continue; } /* prebuilt (cfg.units) */
         if (c->balance && !c->monolithic)
             r->units[i] = cs_model_unit_new_quadrature(r->models[i], &c->solvers[i], err);
         else

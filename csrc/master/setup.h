@@ -51,6 +51,8 @@ typedef struct cs_run_config {
     int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
     cs_iter_opts iter;          /* CS_SCHEME_IMPLICIT / CS_SCHEME_WAVEFORM options */
     const cs_kraft_opts *step_control; /* adaptive macro steps (kraft2021 §8-§11), or NULL: fixed controller */
+    cs_unit **units;            /* optional: nsub prebuilt units (FMUs); NULL entries wrap models[i], whose entry is
+                                 * NULL where a unit is given. Ownership passes to the run (also on failure). */
 } cs_run_config;
 
 enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };

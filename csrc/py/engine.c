@@ -9,6 +9,7 @@
 #include "master/setup.h"
 #include "py/coupling_opts.h"
 #include "py/energy.h"
+#include "py/fmu.h"
 #include "py/pymodel.h"
 #include "py/specs.h"
 
@@ -270,11 +271,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     int models_given = 0;
     cs_py_energy energy;
     memset(&energy, 0, sizeof energy);
+    cs_unit **units = NULL;     /* FMU subsystems: prebuilt units (cfg.units) */
     if (!models || !solvers) { PyErr_NoMemory(); goto done; }
     for (int i = 0; i < n; i++)
-        if (!(models[i] = cs_py_model_from_spec(PyList_GET_ITEM(omodels, i), i))) goto done;
+        if (!cs_py_is_fmu_spec(PyList_GET_ITEM(omodels, i)) && !(models[i] = cs_py_model_from_spec(PyList_GET_ITEM(omodels, i), i))) goto done;
     for (int i = 0; i < nsolvers; i++)
         if (cs_py_solver_from_spec(PyList_GET_ITEM(osolvers, i), &solvers[i])) goto done;
+    for (int i = 0; i < n; i++) {
+        if (!cs_py_is_fmu_spec(PyList_GET_ITEM(omodels, i))) continue;
+        double ft0;
+        if (monolithic) { PyErr_SetString(PyExc_ValueError, "system: the monolithic reference is not available with FMU subsystems"); goto done; }
+        if (!units && !(units = calloc((size_t)n, sizeof(cs_unit *)))) { PyErr_NoMemory(); goto done; }
+        if (opt_double(opts, "t0", &ft0) ||
+            !(units[i] = cs_py_fmu_unit_from_spec(PyList_GET_ITEM(omodels, i), &solvers[i], ft0, i)))
+            goto done;
+    }
     npy_intp d1[1] = {-1}, nconn = 0, nco = 0, nord = 0;
     if (!(x0 = cs_py_darray(ox0, "x0", 1, d1, 1)) || !(cg = cs_py_darray(ocg, "gain", 1, d1, 1)) ||
         !(r = cs_py_darray(or_, "r", 1, d1, 1)))
@@ -285,7 +296,10 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         goto done;
     }
     int nx = 0, nu = 0;
-    for (int i = 0; i < n; i++) { nx += models[i]->nx; nu += models[i]->nu; }
+    for (int i = 0; i < n; i++) {
+        if (units && units[i]) { nx += units[i]->nx; nu += units[i]->nu; continue; }
+        nx += models[i]->nx; nu += models[i]->nu;
+    }
     if (PyArray_DIM(x0, 0) != nx || PyArray_DIM(r, 0) != nu) {
         PyErr_Format(PyExc_ValueError, "x0/r: expected %d states and %d inputs in total", nx, nu);
         goto done;
@@ -357,6 +371,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     cfg.x0 = PyArray_DATA(x0);
     cfg.order = order;
     cfg.monolithic = monolithic;
+    cfg.units = units;
     if (!monolithic && cs_py_energy_options(opts, nu, &cfg, &energy)) goto done;
     if (cs_py_coupling_opts_read(opts, &cfg, &copts)) goto done;
     PyObject *othreads = PyDict_GetItemString(opts, "threads"); /* optional: default sequential */
@@ -508,6 +523,9 @@ done:
     else if (!models_given && models) {
         for (int i = 0; i < n; i++) cs_model_free(models[i]);
     }
+    if (!models_given && units)
+        for (int i = 0; i < n; i++) cs_unit_destroy(units[i]);
+    free(units);
     free(models); free(solvers); free(cin); free(cout); free(order); free(reject);
     Py_XDECREF(x0); Py_XDECREF(cg); Py_XDECREF(r); Py_XDECREF(grid); Py_XDECREF(tout);
     return out;

@@ -19,7 +19,7 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!m) return NULL;
     PyMethodDef *tables[] = {cs_py_linalg_methods, cs_py_engine_methods, cs_py_coupling_methods, cs_py_stepper_methods, cs_py_analysis_methods, cs_py_sysid_methods,
                             cs_py_error_methods, cs_py_energy_methods, cs_py_iterative_methods,
-                            cs_py_control_methods};
+                            cs_py_control_methods, cs_py_fmu_methods};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (PyModule_AddFunctions(m, tables[i]) < 0) { Py_DECREF(m); return NULL; }
     return m;

@@ -44,5 +44,6 @@ extern PyMethodDef cs_py_sysid_methods[];
 extern PyMethodDef cs_py_error_methods[];
 extern PyMethodDef cs_py_iterative_methods[];
 extern PyMethodDef cs_py_control_methods[];
+extern PyMethodDef cs_py_fmu_methods[];
 
 #endif

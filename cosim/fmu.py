@@ -1,0 +1,298 @@
+"""FMU subsystems: Functional Mock-up Units (FMI 2.0 and 3.0) as units of a :class:`cosim.CoupledSystem`.
+
+A co-simulation FMU is a black-box unit (DESIGN.md §2 "Unit"): cosim sets its inputs at T_N, calls ``doStep`` over
+[T_N, T_{N+1}] and reads its outputs; a model-exchange FMU (FMI 2.0) is a model x' = f(t, x, u), y = g(t, x, u)
+integrated by cosim's own integrators (CVODE, RK4, Euler), its continuous states in cosim's state vector. The
+binary is loaded and called in C (csrc/fmi, csrc/units/fmu_unit.c); ``modelDescription.xml`` is read with FMPy.
+
+Supported (see README "FMU units"):
+
+* inputs: u(T_N) held over the step (ZOH); where a co-simulation FMU can interpolate inputs (FMI 2
+  ``canInterpolateInputs``) also the first derivative of the coupling polynomial at T_N
+  (``fmi2SetRealInputDerivatives``), so EXTRIPOL/Lagrange inputs reach the FMU as a ramp;
+* rollback (rejected steps, dense output) through ``fmiGet/SetFMUstate`` where ``canGetAndSetFMUstate``; a run
+  that needs a rollback the FMU cannot give fails with a :class:`cosim.SolverError` saying so;
+* output derivatives (``maxOutputDerivativeOrder`` >= 1, Hermite) and directional derivatives as ∂y/∂u;
+* model exchange: time events (the step is split at the event time) and state events (sign change of an event
+  indicator, detected at the end of each step, not located by root finding); both run the event iteration and
+  restart the integrator. FMI 3.0 model exchange is not supported;
+* Real (Float64) inputs and outputs; start values of Real, Integer and Boolean variables (by name or value
+  reference);
+* the FMU's log messages go to the Python logger ``cosim.fmu.<name>`` after each run (OK/Warning/Discard/Error/
+  Fatal -> INFO/WARNING/WARNING/ERROR/CRITICAL).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import pathlib
+import re
+import shutil
+import tempfile
+import weakref
+import zipfile
+
+import numpy as np
+
+from . import _core
+from .system import Subsystem, _check_name
+
+KINDS = {"cs": 0, "me": 1}
+_LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
+_REAL = ("Real", "Float64")
+_INT = ("Integer", "Int32", "Int64", "Int16", "Int8", "UInt8", "UInt16", "UInt32", "UInt64", "Enumeration")
+_BOOL = ("Boolean",)
+
+
+def _label(name):
+    """An FMU variable name as a cosim signal label (identifier-like): other characters become '_'."""
+    s = re.sub(r"\W", "_", name)
+    return s if re.match(r"[A-Za-z_]", s) else "_" + s
+
+
+def _platform_dirs():
+    import fmpy
+    return [fmpy.platform, fmpy.platform_tuple]
+
+
+class FMU(Subsystem):
+    """A Functional Mock-up Unit as a subsystem.
+
+    Parameters
+    ----------
+    path : the ``.fmu`` file (a zip archive with ``modelDescription.xml`` and a binary for this platform).
+    name : subsystem name (default: the FMU's model name, made identifier-like).
+    kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator, FMI 2.0) or None
+        (co-simulation where the FMU offers it, else model exchange).
+    start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
+        values of states and inputs); Real, Integer and Boolean variables.
+    inputs, outputs : the FMU variables used as the subsystem's inputs u and outputs y (names or value references;
+        default: every Real variable with causality input / output, in the order of the model description).
+        Their signal names are the variable names with characters other than letters, digits and '_' replaced by
+        '_' (``"S1.x"``, ``res["S2.F"]``).
+    tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
+    logging_on : ask the FMU for debug logging (``loggingOn``); messages of status Warning and worse are logged
+        regardless, by most FMUs.
+
+    The archive is unpacked into a temporary directory that is removed when the object is garbage-collected (or
+    by :meth:`close`). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
+    ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0`` (model exchange: the FMU's initial states).
+    """
+
+    def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
+                 tolerance=None, logging_on=False):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path: expected a file name, got {type(path).__name__}")
+        path = pathlib.Path(path)
+        if not path.is_file():
+            raise ValueError(f"path: no such file {str(path)!r}")
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"path: {str(path)!r} is not an FMU (not a zip archive)")
+        if kind is not None and kind not in KINDS:
+            raise ValueError(f"kind: must be 'cs', 'me' or None, got {kind!r}")
+        if start_values is not None and not isinstance(start_values, dict):
+            raise TypeError(f"start_values: expected a dict {{name: value}}, got {type(start_values).__name__}")
+        if not isinstance(logging_on, bool):
+            raise TypeError(f"logging_on: expected True or False, got {logging_on!r}")
+        if tolerance is not None:
+            if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
+                    np.isfinite(tolerance) and tolerance > 0):
+                raise ValueError(f"tolerance: expected a positive finite number, got {tolerance!r}")
+        self.path = path
+        self._dir = tempfile.mkdtemp(prefix="cosim_fmu_")
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
+        try:
+            self._load(path, name, kind, start_values or {}, inputs, outputs, tolerance, logging_on)
+        except BaseException:
+            self.close()
+            raise
+
+    # -------------------------------------------------------------------------------------------------------------
+    def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on):
+        import fmpy
+        try:
+            with zipfile.ZipFile(path) as z:
+                for member in z.namelist():  # no paths out of the temporary directory
+                    target = os.path.realpath(os.path.join(self._dir, member))
+                    if not target.startswith(os.path.realpath(self._dir) + os.sep):
+                        raise ValueError(f"path: {str(path)!r} holds an unsafe member name {member!r}")
+                z.extractall(self._dir)
+        except zipfile.BadZipFile as e:
+            raise ValueError(f"path: {str(path)!r} is not a readable zip archive ({e})") from None
+        if not os.path.isfile(os.path.join(self._dir, "modelDescription.xml")):
+            raise ValueError(f"path: {str(path)!r} has no modelDescription.xml")
+        try:
+            md = fmpy.read_model_description(self._dir, validate=False)
+        except Exception as e:  # FMPy raises several kinds for bad XML
+            raise ValueError(f"path: {str(path)!r}: invalid modelDescription.xml ({e})") from None
+        self.model_description = md
+        version = md.fmiMajorVersion
+        if version not in (2, 3):
+            raise ValueError(f"path: FMI {md.fmiVersion} is not supported (FMI 2.0 and 3.0 are)")
+        self.fmi_version = version
+        if kind is None:
+            kind = "cs" if md.coSimulation is not None else "me"
+        iface = md.coSimulation if kind == "cs" else md.modelExchange
+        if iface is None:
+            have = [k for k, i in (("cs", md.coSimulation), ("me", md.modelExchange)) if i is not None]
+            raise ValueError(f"kind: the FMU offers no {'co-simulation' if kind == 'cs' else 'model exchange'} "
+                             f"interface (it offers {have or 'none'})")
+        if kind == "me" and version == 3:
+            raise ValueError("kind: FMI 3.0 model exchange is not supported; use kind='cs'")
+        self.kind = kind
+        ident = iface.modelIdentifier
+        suffix = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}.get(os.sys.platform, ".so")
+        binary = None
+        for plat in _platform_dirs():
+            cand = os.path.join(self._dir, "binaries", plat, ident + suffix)
+            if os.path.isfile(cand):
+                binary = cand
+                break
+        if binary is None:
+            bdir = os.path.join(self._dir, "binaries")
+            have = sorted(os.listdir(bdir)) if os.path.isdir(bdir) else []
+            raise ValueError(f"path: {str(path)!r} has no binary {ident}{suffix} for this platform "
+                             f"({' or '.join(_platform_dirs())}); binaries: {have or 'none'}")
+        self._lib = _core.fmu_load(binary, version, KINDS[kind])
+
+        self.name = _check_name(name if name is not None else _label(md.modelName or ident))
+        variables = md.modelVariables
+        by_name = {v.name: v for v in variables}
+        by_vr = {}
+        for v in variables:
+            by_vr.setdefault(v.valueReference, v)
+
+        def find(ref, what):
+            if isinstance(ref, str):
+                if ref in by_name:
+                    return by_name[ref]
+                close = [n for n in by_name if n.lower() == ref.lower() or _label(n) == ref]
+                hint = f"; did you mean {close[0]!r}?" if close else f"; variables: {sorted(by_name)[:20]}"
+                raise ValueError(f"{what}: unknown variable {ref!r} in FMU {self.name!r}{hint}")
+            if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
+                if int(ref) in by_vr:
+                    return by_vr[int(ref)]
+                raise ValueError(f"{what}: no variable with value reference {ref} in FMU {self.name!r}")
+            raise TypeError(f"{what}: expected a variable name or value reference, got {ref!r}")
+
+        def select(refs, causality, what):
+            if refs is None:
+                chosen = [v for v in variables if v.causality == causality]
+            else:
+                if isinstance(refs, (str, int)):
+                    raise TypeError(f"{what}: expected a list of variable names or value references")
+                chosen = [find(r, what) for r in refs]
+            for v in chosen:
+                if v.type not in _REAL:
+                    raise ValueError(f"{what}: variable {v.name!r} of FMU {self.name!r} has type {v.type}; only "
+                                     "Real/Float64 signals can be coupled")
+            return chosen
+
+        uvars = select(inputs, "input", "inputs")
+        yvars = select(outputs, "output", "outputs")
+        self._uvars, self._yvars = uvars, yvars
+        self.nu, self.ny = len(uvars), len(yvars)
+        if kind == "me":
+            states = [d.variable.derivative for d in md.derivatives]
+            self.nx = len(states)
+            self._nz = int(md.numberOfEventIndicators or 0)
+        else:
+            states = []
+            self.nx = 0
+            self._nz = 0
+        # feed-through: an output that depends on an input (no dependency list: assume it does)
+        uset = {id(v) for v in uvars}
+        ft = False
+        listed = {id(o.variable): o for o in md.outputs}
+        for v in yvars:
+            o = listed.get(id(v))
+            if o is None or o.dependencies is None:
+                ft = ft or self.nu > 0
+            else:
+                ft = ft or any(id(d) in uset for d in o.dependencies)
+        self.feedthrough = bool(ft)
+
+        sv = {"r": ([], []), "i": ([], []), "b": ([], [])}
+        for ref, value in start_values.items():
+            v = find(ref, "start_values")
+            if v.type in _REAL:
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                        or not np.isfinite(value):
+                    raise ValueError(f"start_values[{ref!r}]: expected a finite number, got {value!r}")
+                key, val = "r", float(value)
+            elif v.type in _BOOL:
+                if not isinstance(value, (bool, np.bool_, int)):
+                    raise ValueError(f"start_values[{ref!r}]: expected True or False, got {value!r}")
+                key, val = "b", int(bool(value))
+            elif v.type in _INT:
+                if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+                        -2 ** 31 <= int(value) < 2 ** 31):
+                    raise ValueError(f"start_values[{ref!r}]: expected an int32, got {value!r}")
+                key, val = "i", int(value)
+            else:
+                raise ValueError(f"start_values[{ref!r}]: variables of type {v.type} are not supported")
+            sv[key][0].append(int(v.valueReference))
+            sv[key][1].append(val)
+        self.start_values = dict(start_values)
+
+        cs = md.coSimulation if kind == "cs" else None
+        self.can_rollback = bool(getattr(iface, "canGetAndSetFMUstate", False)
+                                 or getattr(iface, "canGetAndSetFMUState", False))
+        directional = bool(getattr(iface, "providesDirectionalDerivative", False)
+                           or getattr(iface, "providesDirectionalDerivatives", False))
+        max_in = 1 if (cs is not None and version == 2 and cs.canInterpolateInputs) else 0
+        max_out = int(cs.maxOutputDerivativeOrder or 0) if cs is not None else 0
+        token = md.guid if version == 2 else md.instantiationToken
+        res = os.path.join(self._dir, "resources")
+        resources = pathlib.Path(res).as_uri() + "/" if version == 2 else res + os.sep
+        self._spec_tuple = ("fmu", self.name, self._lib, KINDS[kind], token or "", resources,
+                            [int(v.valueReference) for v in uvars], [int(v.valueReference) for v in yvars],
+                            self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
+                            sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
+                            int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0)
+        labels = lambda vs: [_label(v.name) for v in vs]  # noqa: E731
+        ins, outs, sts = labels(uvars), labels(yvars), labels(states)
+        x0 = None
+        if kind == "me":
+            try:
+                x0 = _core.fmu_initial_states(self._spec_tuple, 0.0)
+            finally:
+                self.flush_log()
+        self._init_common(self.name, x0, ins if len(set(ins)) == len(ins) else None,
+                          outs if len(set(outs)) == len(outs) else None,
+                          sts if len(set(sts)) == len(sts) else None)
+
+    # -------------------------------------------------------------------------------------------------------------
+    def _spec(self):
+        if getattr(self, "_lib", None) is None:
+            raise ValueError(f"FMU {getattr(self, 'name', '?')!r}: closed")
+        return self._spec_tuple
+
+    def flush_log(self):
+        """Hand the FMU's queued log messages to the Python logger ``cosim.fmu.<name>`` (done after each run)."""
+        lib = getattr(self, "_lib", None)
+        if lib is None:
+            return
+        msgs, dropped = _core.fmu_log(lib)
+        log = logging.getLogger(f"cosim.fmu.{getattr(self, 'name', 'FMU')}")
+        for status, instance, category, text in msgs:
+            log.log(_LEVELS.get(status, logging.ERROR), "[%s] %s: %s", category, instance, text)
+        if dropped:
+            log.warning("%d older FMU log messages were dropped (queue full)", dropped)
+
+    def close(self):
+        """Unload the binary and remove the unpacked files (also done at garbage collection)."""
+        self._lib = None
+        self._cleanup()
+
+    def __repr__(self):
+        return (f"FMU({str(self.path)!r}, name={getattr(self, 'name', None)!r}, kind={getattr(self, 'kind', None)!r}, "
+                f"fmi={getattr(self, 'fmi_version', None)}, nx={getattr(self, 'nx', 0)}, nu={getattr(self, 'nu', 0)}, "
+                f"ny={getattr(self, 'ny', 0)})")
+
+
+def flush_logs(system):
+    """Flush the log queues of every FMU subsystem of ``system`` into Python logging."""
+    for s in getattr(system, "subsystems", ()):
+        if isinstance(s, FMU):
+            s.flush_log()

@@ -1,0 +1,415 @@
+/* FMI 2.0 / 3.0 binaries: dlopen, function tables, instances, status checks and the log queue (fmi/fmi.h). */
+#include "fmi/fmi.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* loading */
+
+static void *sym(cs_fmi_lib *lib, const char *name) { return dlsym(lib->handle, name); }
+
+#define REQ(field, name)                                                                                        \
+    do {                                                                                                        \
+        *(void **)(&(field)) = sym(lib, name);                                                                  \
+        if (!(field)) { missing = name; goto fail; }                                                            \
+    } while (0)
+#define OPT(field, name) (*(void **)(&(field)) = sym(lib, name))
+
+int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, cs_err *err) {
+    *out = NULL;
+    if (version != 2 && version != 3) return cs_fail(err, CS_ERR_ARG, "fmu: unsupported FMI version %d", version);
+    if (version == 3 && kind != CS_FMI_CS)
+        return cs_fail(err, CS_ERR_ARG, "fmu: FMI 3.0 model exchange is not supported (use kind='cs')");
+    cs_fmi_lib *lib = calloc(1, sizeof *lib);
+    if (!lib) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    lib->log = calloc(CS_FMI_LOG_MAX, sizeof *lib->log);
+    if (!lib->log) { free(lib); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+    if (pthread_mutex_init(&lib->lock, NULL)) {
+        free(lib->log); free(lib);
+        return cs_fail(err, CS_ERR_NOMEM, "fmu: cannot create a mutex");
+    }
+    lib->version = version;
+    dlerror();
+    lib->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib->handle) {
+        const char *e = dlerror();
+        cs_fail(err, CS_ERR_ARG, "fmu: cannot load the binary %s: %s", path, e ? e : "unknown error");
+        cs_fmi_lib_close(lib);
+        return CS_ERR_ARG;
+    }
+    const char *missing = NULL;
+    if (version == 2) {
+        cs_fmi2_fns *f = &lib->f2;
+        REQ(f->instantiate, "fmi2Instantiate");
+        REQ(f->freeInstance, "fmi2FreeInstance");
+        REQ(f->setupExperiment, "fmi2SetupExperiment");
+        REQ(f->enterInitializationMode, "fmi2EnterInitializationMode");
+        REQ(f->exitInitializationMode, "fmi2ExitInitializationMode");
+        REQ(f->terminate, "fmi2Terminate");
+        REQ(f->getReal, "fmi2GetReal");
+        REQ(f->setReal, "fmi2SetReal");
+        REQ(f->setInteger, "fmi2SetInteger");
+        REQ(f->setBoolean, "fmi2SetBoolean");
+        OPT(f->setDebugLogging, "fmi2SetDebugLogging");
+        OPT(f->getFMUstate, "fmi2GetFMUstate");
+        OPT(f->setFMUstate, "fmi2SetFMUstate");
+        OPT(f->freeFMUstate, "fmi2FreeFMUstate");
+        OPT(f->getDirectionalDerivative, "fmi2GetDirectionalDerivative");
+        if (kind == CS_FMI_CS) {
+            REQ(f->doStep, "fmi2DoStep");
+            OPT(f->setRealInputDerivatives, "fmi2SetRealInputDerivatives");
+            OPT(f->getRealOutputDerivatives, "fmi2GetRealOutputDerivatives");
+        } else {
+            REQ(f->enterEventMode, "fmi2EnterEventMode");
+            REQ(f->newDiscreteStates, "fmi2NewDiscreteStates");
+            REQ(f->enterContinuousTimeMode, "fmi2EnterContinuousTimeMode");
+            REQ(f->completedIntegratorStep, "fmi2CompletedIntegratorStep");
+            REQ(f->setTime, "fmi2SetTime");
+            REQ(f->setContinuousStates, "fmi2SetContinuousStates");
+            REQ(f->getDerivatives, "fmi2GetDerivatives");
+            REQ(f->getEventIndicators, "fmi2GetEventIndicators");
+            REQ(f->getContinuousStates, "fmi2GetContinuousStates");
+        }
+    } else {
+        cs_fmi3_fns *f = &lib->f3;
+        REQ(f->instantiateCoSimulation, "fmi3InstantiateCoSimulation");
+        REQ(f->freeInstance, "fmi3FreeInstance");
+        REQ(f->enterInitializationMode, "fmi3EnterInitializationMode");
+        REQ(f->exitInitializationMode, "fmi3ExitInitializationMode");
+        REQ(f->terminate, "fmi3Terminate");
+        REQ(f->getFloat64, "fmi3GetFloat64");
+        REQ(f->setFloat64, "fmi3SetFloat64");
+        REQ(f->setInt32, "fmi3SetInt32");
+        REQ(f->setBoolean, "fmi3SetBoolean");
+        REQ(f->doStep, "fmi3DoStep");
+        OPT(f->getFMUState, "fmi3GetFMUState");
+        OPT(f->setFMUState, "fmi3SetFMUState");
+        OPT(f->freeFMUState, "fmi3FreeFMUState");
+        OPT(f->getDirectionalDerivative, "fmi3GetDirectionalDerivative");
+        OPT(f->getOutputDerivatives, "fmi3GetOutputDerivatives");
+    }
+    *out = lib;
+    return CS_OK;
+fail:
+    cs_fail(err, CS_ERR_ARG, "fmu: the binary %s does not export %s", path, missing);
+    cs_fmi_lib_close(lib);
+    return CS_ERR_ARG;
+}
+#undef REQ
+#undef OPT
+
+void cs_fmi_lib_close(cs_fmi_lib *lib) {
+    if (!lib) return;
+    if (lib->handle) dlclose(lib->handle);
+    pthread_mutex_destroy(&lib->lock);
+    free(lib->log);
+    free(lib);
+}
+
+static void lib_log(cs_fmi_lib *lib, int status, const char *instance, const char *category, const char *text) {
+    pthread_mutex_lock(&lib->lock);
+    long slot;
+    if (lib->log_count < CS_FMI_LOG_MAX) slot = (lib->log_first + lib->log_count++) % CS_FMI_LOG_MAX;
+    else { /* full: the oldest message makes room */
+        slot = lib->log_first;
+        lib->log_first = (lib->log_first + 1) % CS_FMI_LOG_MAX;
+        lib->log_dropped++;
+    }
+    cs_fmi_msg *m = &lib->log[slot];
+    m->status = status;
+    snprintf(m->instance, sizeof m->instance, "%s", instance ? instance : "");
+    snprintf(m->category, sizeof m->category, "%s", category ? category : "");
+    snprintf(m->text, sizeof m->text, "%s", text ? text : "");
+    pthread_mutex_unlock(&lib->lock);
+}
+
+long cs_fmi_lib_drain(cs_fmi_lib *lib, cs_fmi_msg *out, long max, long *dropped) {
+    pthread_mutex_lock(&lib->lock);
+    long n = lib->log_count < max ? lib->log_count : max;
+    for (long k = 0; k < n; k++) out[k] = lib->log[(lib->log_first + k) % CS_FMI_LOG_MAX];
+    lib->log_first = (lib->log_first + n) % CS_FMI_LOG_MAX;
+    lib->log_count -= n;
+    *dropped = lib->log_dropped;
+    lib->log_dropped = 0;
+    pthread_mutex_unlock(&lib->lock);
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* callbacks */
+
+static void record(cs_fmi_inst *in, int status, const char *category, const char *text) {
+    if (status >= 1) snprintf(in->last, sizeof in->last, "%s", text ? text : "");
+    lib_log(in->lib, status, in->name, category, text);
+}
+
+/* FMI 2 logger: printf-style message; '#r<vr>#' value references are left as they are. */
+static void logger2(fmi2ComponentEnvironment env, fmi2String instance, fmi2Status status, fmi2String category,
+                    fmi2String message, ...) {
+    cs_fmi_inst *in = env;
+    if (!in) return;
+    char text[400];
+    va_list ap;
+    va_start(ap, message);
+    if (message) vsnprintf(text, sizeof text, message, ap);
+    else text[0] = 0;
+    va_end(ap);
+    record(in, (int)status, category, text);
+}
+
+static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String category, fmi3String message) {
+    cs_fmi_inst *in = env;
+    if (in) record(in, (int)status, category, message);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* instances */
+
+static const char *status_name(int version, int s) {
+    static const char *const n2[] = {"fmi2OK", "fmi2Warning", "fmi2Discard", "fmi2Error", "fmi2Fatal", "fmi2Pending"};
+    static const char *const n3[] = {"fmi3OK", "fmi3Warning", "fmi3Discard", "fmi3Error", "fmi3Fatal"};
+    if (version == 2 && s >= 0 && s <= 5) return n2[s];
+    if (version == 3 && s >= 0 && s <= 4) return n3[s];
+    return "an unknown status";
+}
+
+int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err) {
+    if (status == 0 || status == 1) return CS_OK;
+    if (status == 4) in->fatal = 1;
+    const char *prefix = in->lib->version == 2 ? "fmi2" : "fmi3";
+    if (in->last[0])
+        return cs_fail(err, CS_ERR_SOLVER, "FMU %s: %s%s returned %s at t = %.10g: %s", in->name, prefix, fn,
+                       status_name(in->lib->version, status), t, in->last);
+    return cs_fail(err, CS_ERR_SOLVER, "FMU %s: %s%s returned %s at t = %.10g (the FMU logged no message)", in->name,
+                   prefix, fn, status_name(in->lib->version, status), t);
+}
+
+#define CHECK(call, fn, t) CS_TRY(cs_fmi_check(in, (int)(call), fn, t, err))
+
+static int set_starts(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err *err) {
+    if (!st) return CS_OK;
+    if (in->lib->version == 2) {
+        const cs_fmi2_fns *f = &in->lib->f2;
+        if (st->nreal) CHECK(f->setReal(in->c, st->vr_real, (size_t)st->nreal, st->real), "SetReal", t);
+        if (st->nint) CHECK(f->setInteger(in->c, st->vr_int, (size_t)st->nint, st->ints), "SetInteger", t);
+        if (st->nbool) CHECK(f->setBoolean(in->c, st->vr_bool, (size_t)st->nbool, st->bools), "SetBoolean", t);
+        return CS_OK;
+    }
+    const cs_fmi3_fns *f = &in->lib->f3;
+    if (st->nreal)
+        CHECK(f->setFloat64(in->c, st->vr_real, (size_t)st->nreal, st->real, (size_t)st->nreal), "SetFloat64", t);
+    if (st->nint) {
+        fmi3Int32 *v = malloc(sizeof *v * (size_t)st->nint);
+        if (!v) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < st->nint; k++) v[k] = st->ints[k];
+        int s = f->setInt32(in->c, st->vr_int, (size_t)st->nint, v, (size_t)st->nint);
+        free(v);
+        CHECK(s, "SetInt32", t);
+    }
+    if (st->nbool) {
+        fmi3Boolean *v = malloc(sizeof *v * (size_t)st->nbool);
+        if (!v) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < st->nbool; k++) v[k] = st->bools[k] != 0;
+        int s = f->setBoolean(in->c, st->vr_bool, (size_t)st->nbool, v, (size_t)st->nbool);
+        free(v);
+        CHECK(s, "SetBoolean", t);
+    }
+    return CS_OK;
+}
+
+static int event_iteration2(cs_fmi_inst *in, double t, cs_err *err) {
+    fmi2EventInfo ei = {0};
+    ei.newDiscreteStatesNeeded = 1;
+    for (int k = 0; ei.newDiscreteStatesNeeded; k++) {
+        if (k >= 1000) return cs_fail(err, CS_ERR_SOLVER, "FMU %s: event iteration did not converge at t = %.10g",
+                                      in->name, t);
+        CHECK(in->lib->f2.newDiscreteStates(in->c, &ei), "NewDiscreteStates", t);
+        if (ei.terminateSimulation)
+            return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
+                           in->last[0] ? ": " : "", in->last);
+    }
+    CHECK(in->lib->f2.enterContinuousTimeMode(in->c), "EnterContinuousTimeMode", t);
+    in->next_defined = ei.nextEventTimeDefined;
+    in->next_time = ei.nextEventTime;
+    return CS_OK;
+}
+
+int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *token, const char *resources,
+                       int logging_on, const cs_fmi_starts *st, double t0, double tol, cs_fmi_inst **out,
+                       cs_err *err) {
+    *out = NULL;
+    cs_fmi_inst *in = calloc(1, sizeof *in);
+    if (!in) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    in->lib = lib;
+    in->kind = kind;
+    snprintf(in->name, sizeof in->name, "%s", name);
+    int rc = CS_OK;
+    if (lib->version == 2) {
+        in->cb2 = (fmi2CallbackFunctions){logger2, calloc, free, NULL, in};
+        in->c = lib->f2.instantiate(name, kind == CS_FMI_ME ? fmi2ModelExchange : fmi2CoSimulation, token, resources,
+                                    &in->cb2, 0, logging_on != 0);
+    } else {
+        in->c = lib->f3.instantiateCoSimulation(name, token, resources, 0, logging_on != 0, 0, 0, NULL, 0, in,
+                                                logger3, NULL);
+    }
+    if (!in->c) {
+        rc = cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi%dInstantiate failed%s%s", name, lib->version,
+                     in->last[0] ? ": " : "", in->last);
+        free(in);
+        return rc;
+    }
+#define TRY(x) do { if ((rc = (x)) != CS_OK) goto fail; } while (0)
+    if (lib->version == 2) {
+        const cs_fmi2_fns *f = &lib->f2;
+        TRY(cs_fmi_check(in, f->setupExperiment(in->c, tol > 0, tol > 0 ? tol : 0.0, t0, 0, 0.0), "SetupExperiment",
+                         t0, err));
+        TRY(set_starts(in, st, t0, err));
+        TRY(cs_fmi_check(in, f->enterInitializationMode(in->c), "EnterInitializationMode", t0, err));
+        TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+        if (kind == CS_FMI_ME) TRY(event_iteration2(in, t0, err));
+    } else {
+        const cs_fmi3_fns *f = &lib->f3;
+        TRY(set_starts(in, st, t0, err));
+        TRY(cs_fmi_check(in, f->enterInitializationMode(in->c, tol > 0, tol > 0 ? tol : 0.0, t0, 0, 0.0),
+                         "EnterInitializationMode", t0, err));
+        TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+    }
+#undef TRY
+    *out = in;
+    return CS_OK;
+fail:
+    cs_fmi_inst_destroy(in);
+    return rc;
+}
+
+void cs_fmi_inst_destroy(cs_fmi_inst *in) {
+    if (!in) return;
+    /* After Fatal the standard allows no further call into the FMU (FMI 2.0.4 §2.1.3, FMI 3.0 §2.2.3): the
+     * instance's own memory is then the FMU's loss, ours is freed. */
+    if (in->c && !in->fatal) {
+        if (in->lib->version == 2) {
+            in->lib->f2.terminate(in->c);
+            in->lib->f2.freeInstance(in->c);
+        } else {
+            in->lib->f3.terminate(in->c);
+            in->lib->f3.freeInstance(in->c);
+        }
+    }
+    free(in);
+}
+
+int cs_fmi_get_real(cs_fmi_inst *in, const unsigned *vr, int n, double *v, double t, cs_err *err) {
+    if (n == 0) return CS_OK;
+    if (in->lib->version == 2) CHECK(in->lib->f2.getReal(in->c, vr, (size_t)n, v), "GetReal", t);
+    else CHECK(in->lib->f3.getFloat64(in->c, vr, (size_t)n, v, (size_t)n), "GetFloat64", t);
+    return CS_OK;
+}
+
+int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, const double *v, double t, cs_err *err) {
+    if (n == 0) return CS_OK;
+    if (in->lib->version == 2) CHECK(in->lib->f2.setReal(in->c, vr, (size_t)n, v), "SetReal", t);
+    else CHECK(in->lib->f3.setFloat64(in->c, vr, (size_t)n, v, (size_t)n), "SetFloat64", t);
+    return CS_OK;
+}
+
+int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
+    if (in->lib->version == 2) {
+        CHECK(in->lib->f2.doStep(in->c, T, H, 1), "DoStep", T);
+        return CS_OK;
+    }
+    fmi3Boolean event = 0, terminate = 0, early = 0;
+    fmi3Float64 last = T + H;
+    CHECK(in->lib->f3.doStep(in->c, T, H, 0, &event, &terminate, &early, &last), "DoStep", T);
+    if (terminate)
+        return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, last,
+                       in->last[0] ? ": " : "", in->last);
+    if (early)
+        return cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi3DoStep returned early at t = %.10g (not requested)", in->name,
+                       last);
+    return CS_OK;
+}
+
+int cs_fmi_set_input_derivatives(cs_fmi_inst *in, const unsigned *vr, int n, int order, const double *v, double t,
+                                 cs_err *err) {
+    if (n == 0) return CS_OK;
+    if (in->lib->version != 2 || !in->lib->f2.setRealInputDerivatives)
+        return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot set input derivatives", in->name);
+    fmi2Integer ord[64];
+    for (int done = 0; done < n; done += 64) { /* orders in chunks: no allocation per step */
+        int m = n - done < 64 ? n - done : 64;
+        for (int k = 0; k < m; k++) ord[k] = order;
+        CHECK(in->lib->f2.setRealInputDerivatives(in->c, vr + done, (size_t)m, ord, v + done),
+              "SetRealInputDerivatives", t);
+    }
+    return CS_OK;
+}
+
+int cs_fmi_get_output_derivatives(cs_fmi_inst *in, const unsigned *vr, int n, int order, double *v, double t,
+                                  cs_err *err) {
+    if (n == 0) return CS_OK;
+    int ord[64];
+    for (int done = 0; done < n; done += 64) {
+        int m = n - done < 64 ? n - done : 64;
+        for (int k = 0; k < m; k++) ord[k] = order;
+        if (in->lib->version == 2) {
+            if (!in->lib->f2.getRealOutputDerivatives)
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot give output derivatives", in->name);
+            CHECK(in->lib->f2.getRealOutputDerivatives(in->c, vr + done, (size_t)m, ord, v + done),
+                  "GetRealOutputDerivatives", t);
+        } else {
+            if (!in->lib->f3.getOutputDerivatives)
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot give output derivatives", in->name);
+            CHECK(in->lib->f3.getOutputDerivatives(in->c, vr + done, (size_t)m, ord, v + done, (size_t)m),
+                  "GetOutputDerivatives", t);
+        }
+    }
+    return CS_OK;
+}
+
+int cs_fmi_directional(cs_fmi_inst *in, const unsigned *unk, int nunk, const unsigned *kn, int nkn,
+                       const double *seed, double *out, double t, cs_err *err) {
+    if (in->lib->version == 2) {
+        if (!in->lib->f2.getDirectionalDerivative)
+            return cs_fail(err, CS_ERR_ARG, "FMU %s: no directional derivatives", in->name);
+        CHECK(in->lib->f2.getDirectionalDerivative(in->c, unk, (size_t)nunk, kn, (size_t)nkn, seed, out),
+              "GetDirectionalDerivative", t);
+    } else {
+        if (!in->lib->f3.getDirectionalDerivative)
+            return cs_fail(err, CS_ERR_ARG, "FMU %s: no directional derivatives", in->name);
+        CHECK(in->lib->f3.getDirectionalDerivative(in->c, unk, (size_t)nunk, kn, (size_t)nkn, seed, (size_t)nkn,
+                                                   out, (size_t)nunk),
+              "GetDirectionalDerivative", t);
+    }
+    return CS_OK;
+}
+
+int cs_fmi_has_state(const cs_fmi_inst *in) {
+    if (in->lib->version == 2)
+        return in->lib->f2.getFMUstate && in->lib->f2.setFMUstate && in->lib->f2.freeFMUstate;
+    return in->lib->f3.getFMUState && in->lib->f3.setFMUState && in->lib->f3.freeFMUState;
+}
+
+int cs_fmi_get_state(cs_fmi_inst *in, void **state, cs_err *err) {
+    if (!cs_fmi_has_state(in)) return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot get its state", in->name);
+    if (in->lib->version == 2) CHECK(in->lib->f2.getFMUstate(in->c, state), "GetFMUstate", 0.0);
+    else CHECK(in->lib->f3.getFMUState(in->c, state), "GetFMUState", 0.0);
+    return CS_OK;
+}
+
+int cs_fmi_set_state(cs_fmi_inst *in, void *state, cs_err *err) {
+    if (!cs_fmi_has_state(in) || !state) return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot set its state", in->name);
+    if (in->lib->version == 2) CHECK(in->lib->f2.setFMUstate(in->c, state), "SetFMUstate", 0.0);
+    else CHECK(in->lib->f3.setFMUState(in->c, state), "SetFMUState", 0.0);
+    return CS_OK;
+}
+
+void cs_fmi_free_state(cs_fmi_inst *in, void **state) {
+    if (!*state || in->fatal || !cs_fmi_has_state(in)) return;
+    if (in->lib->version == 2) in->lib->f2.freeFMUstate(in->c, state);
+    else in->lib->f3.freeFMUState(in->c, state);
+    *state = NULL;
+}

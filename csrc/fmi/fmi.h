@@ -1,0 +1,203 @@
+/* FMI 2.0 / 3.0 binaries: dlopen, the function tables and one instance wrapper (csrc/fmi/fmi.c).
+ *
+ * The function types are declared here from the FMI standards (FMI 2.0.4 §2.1, FMI 3.0 §2.2), only those cosim
+ * calls; nothing is taken from another project's headers. The folder sits below models/ and units/: it knows
+ * nothing about cosim's objects, only common.h for errors.
+ *
+ * A cs_fmi_lib is one loaded binary (shared by every instance made from it, also across runs); it keeps a
+ * thread-safe queue of the FMU's log messages that the Python binding drains into Python's logging after a run
+ * (no Python is called while the FMU runs). A cs_fmi_inst is one instance (fmi2Component / fmi3Instance). */
+#ifndef COSIM_FMI_H
+#define COSIM_FMI_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+enum { CS_FMI_CS = 0, CS_FMI_ME = 1 };
+
+/* ---- FMI 2.0 types (standard §2.1.2-2.1.4) ---- */
+typedef void *fmi2Component;
+typedef void *fmi2ComponentEnvironment;
+typedef void *fmi2FMUstate;
+typedef unsigned int fmi2ValueReference;
+typedef double fmi2Real;
+typedef int fmi2Integer;
+typedef int fmi2Boolean;
+typedef const char *fmi2String;
+typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
+typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
+typedef void (*fmi2CallbackLogger)(fmi2ComponentEnvironment, fmi2String, fmi2Status, fmi2String, fmi2String, ...);
+typedef void *(*fmi2CallbackAllocateMemory)(size_t, size_t);
+typedef void (*fmi2CallbackFreeMemory)(void *);
+typedef void (*fmi2StepFinished)(fmi2ComponentEnvironment, fmi2Status);
+typedef struct {
+    fmi2CallbackLogger logger;
+    fmi2CallbackAllocateMemory allocateMemory;
+    fmi2CallbackFreeMemory freeMemory;
+    fmi2StepFinished stepFinished;
+    fmi2ComponentEnvironment componentEnvironment;
+} fmi2CallbackFunctions;
+typedef struct {
+    fmi2Boolean newDiscreteStatesNeeded, terminateSimulation, nominalsOfContinuousStatesChanged,
+        valuesOfContinuousStatesChanged, nextEventTimeDefined;
+    fmi2Real nextEventTime;
+} fmi2EventInfo;
+
+typedef struct cs_fmi2_fns {
+    fmi2Component (*instantiate)(fmi2String, fmi2Type, fmi2String, fmi2String, const fmi2CallbackFunctions *,
+                                 fmi2Boolean, fmi2Boolean);
+    void (*freeInstance)(fmi2Component);
+    fmi2Status (*setDebugLogging)(fmi2Component, fmi2Boolean, size_t, const fmi2String[]);
+    fmi2Status (*setupExperiment)(fmi2Component, fmi2Boolean, fmi2Real, fmi2Real, fmi2Boolean, fmi2Real);
+    fmi2Status (*enterInitializationMode)(fmi2Component);
+    fmi2Status (*exitInitializationMode)(fmi2Component);
+    fmi2Status (*terminate)(fmi2Component);
+    fmi2Status (*getReal)(fmi2Component, const fmi2ValueReference[], size_t, fmi2Real[]);
+    fmi2Status (*setReal)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Real[]);
+    fmi2Status (*setInteger)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Integer[]);
+    fmi2Status (*setBoolean)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Boolean[]);
+    fmi2Status (*getFMUstate)(fmi2Component, fmi2FMUstate *);
+    fmi2Status (*setFMUstate)(fmi2Component, fmi2FMUstate);
+    fmi2Status (*freeFMUstate)(fmi2Component, fmi2FMUstate *);
+    fmi2Status (*getDirectionalDerivative)(fmi2Component, const fmi2ValueReference[], size_t,
+                                           const fmi2ValueReference[], size_t, const fmi2Real[], fmi2Real[]);
+    /* co-simulation */
+    fmi2Status (*setRealInputDerivatives)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Integer[],
+                                          const fmi2Real[]);
+    fmi2Status (*getRealOutputDerivatives)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Integer[],
+                                           fmi2Real[]);
+    fmi2Status (*doStep)(fmi2Component, fmi2Real, fmi2Real, fmi2Boolean);
+    /* model exchange */
+    fmi2Status (*enterEventMode)(fmi2Component);
+    fmi2Status (*newDiscreteStates)(fmi2Component, fmi2EventInfo *);
+    fmi2Status (*enterContinuousTimeMode)(fmi2Component);
+    fmi2Status (*completedIntegratorStep)(fmi2Component, fmi2Boolean, fmi2Boolean *, fmi2Boolean *);
+    fmi2Status (*setTime)(fmi2Component, fmi2Real);
+    fmi2Status (*setContinuousStates)(fmi2Component, const fmi2Real[], size_t);
+    fmi2Status (*getDerivatives)(fmi2Component, fmi2Real[], size_t);
+    fmi2Status (*getEventIndicators)(fmi2Component, fmi2Real[], size_t);
+    fmi2Status (*getContinuousStates)(fmi2Component, fmi2Real[], size_t);
+} cs_fmi2_fns;
+
+/* ---- FMI 3.0 types (standard §2.2.2-2.2.4), the co-simulation subset ---- */
+typedef void *fmi3Instance;
+typedef void *fmi3InstanceEnvironment;
+typedef void *fmi3FMUState;
+typedef uint32_t fmi3ValueReference;
+typedef double fmi3Float64;
+typedef int32_t fmi3Int32;
+typedef _Bool fmi3Boolean;
+typedef const char *fmi3String;
+typedef enum { fmi3OK, fmi3Warning, fmi3Discard, fmi3Error, fmi3Fatal } fmi3Status;
+typedef void (*fmi3LogMessageCallback)(fmi3InstanceEnvironment, fmi3Status, fmi3String, fmi3String);
+typedef void (*fmi3IntermediateUpdateCallback)(fmi3InstanceEnvironment, fmi3Float64, fmi3Boolean, fmi3Boolean,
+                                               fmi3Boolean, fmi3Boolean, fmi3Boolean *, fmi3Float64 *);
+
+typedef struct cs_fmi3_fns {
+    fmi3Instance (*instantiateCoSimulation)(fmi3String, fmi3String, fmi3String, fmi3Boolean, fmi3Boolean,
+                                            fmi3Boolean, fmi3Boolean, const fmi3ValueReference[], size_t,
+                                            fmi3InstanceEnvironment, fmi3LogMessageCallback,
+                                            fmi3IntermediateUpdateCallback);
+    void (*freeInstance)(fmi3Instance);
+    fmi3Status (*enterInitializationMode)(fmi3Instance, fmi3Boolean, fmi3Float64, fmi3Float64, fmi3Boolean,
+                                          fmi3Float64);
+    fmi3Status (*exitInitializationMode)(fmi3Instance);
+    fmi3Status (*terminate)(fmi3Instance);
+    fmi3Status (*getFloat64)(fmi3Instance, const fmi3ValueReference[], size_t, fmi3Float64[], size_t);
+    fmi3Status (*setFloat64)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Float64[], size_t);
+    fmi3Status (*setInt32)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Int32[], size_t);
+    fmi3Status (*setBoolean)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Boolean[], size_t);
+    fmi3Status (*getFMUState)(fmi3Instance, fmi3FMUState *);
+    fmi3Status (*setFMUState)(fmi3Instance, fmi3FMUState);
+    fmi3Status (*freeFMUState)(fmi3Instance, fmi3FMUState *);
+    fmi3Status (*getDirectionalDerivative)(fmi3Instance, const fmi3ValueReference[], size_t,
+                                           const fmi3ValueReference[], size_t, const fmi3Float64[], size_t,
+                                           fmi3Float64[], size_t);
+    fmi3Status (*getOutputDerivatives)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Int32[],
+                                       fmi3Float64[], size_t);
+    fmi3Status (*doStep)(fmi3Instance, fmi3Float64, fmi3Float64, fmi3Boolean, fmi3Boolean *, fmi3Boolean *,
+                         fmi3Boolean *, fmi3Float64 *);
+} cs_fmi3_fns;
+
+/* ---- the loaded binary ---- */
+#define CS_FMI_LOG_MAX 1000            /* queued messages kept between drains (older ones are counted, not kept) */
+
+typedef struct cs_fmi_msg {
+    int status;                        /* the FMU's status code (0 OK .. 4 Fatal) */
+    char instance[64];
+    char category[64];
+    char text[400];
+} cs_fmi_msg;
+
+typedef struct cs_fmi_lib {
+    int version;                       /* 2 or 3 */
+    void *handle;                      /* dlopen handle */
+    cs_fmi2_fns f2;
+    cs_fmi3_fns f3;
+    pthread_mutex_t lock;              /* guards the log queue (instances may run in threads) */
+    cs_fmi_msg *log;                   /* ring of CS_FMI_LOG_MAX */
+    long log_first, log_count, log_dropped;
+} cs_fmi_lib;
+
+/* dlopen `path` and resolve the FMI `version` functions that `kind` (CS_FMI_CS / CS_FMI_ME) needs; optional
+ * functions (state, derivatives) may stay NULL. Fails with CS_ERR_ARG and dlerror()'s text. */
+int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, cs_err *err);
+void cs_fmi_lib_close(cs_fmi_lib *lib);
+/* Moves up to `max` queued messages into `out` (oldest first); returns how many. *dropped gets the count of
+ * messages lost to the ring's size since the last drain. */
+long cs_fmi_lib_drain(cs_fmi_lib *lib, cs_fmi_msg *out, long max, long *dropped);
+
+/* ---- one instance ---- */
+typedef struct cs_fmi_inst {
+    cs_fmi_lib *lib;
+    int kind;
+    void *c;                           /* fmi2Component / fmi3Instance */
+    int fatal;                         /* after Fatal only freeing the memory we own is allowed */
+    int log_errors_only;
+    char name[64];
+    char last[400];                    /* last message of status >= Warning (quoted in errors) */
+    int next_defined;                  /* ME: a time event after initialisation */
+    double next_time;
+    fmi2CallbackFunctions cb2;
+} cs_fmi_inst;
+
+/* Start values of one instance, by type. */
+typedef struct cs_fmi_starts {
+    int nreal, nint, nbool;
+    const unsigned *vr_real, *vr_int, *vr_bool;
+    const double *real;
+    const int *ints, *bools;
+} cs_fmi_starts;
+
+/* Instantiate, set start values, initialise at t0 (tolerance < 0: not given) and leave initialisation mode
+ * (ME: also the first event iteration, then continuous-time mode). */
+int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *token, const char *resources,
+                       int logging_on, const cs_fmi_starts *st, double t0, double tol, cs_fmi_inst **out,
+                       cs_err *err);
+void cs_fmi_inst_destroy(cs_fmi_inst *in);
+
+/* Status check: OK/Warning pass; Discard, Error, Fatal fill err (CS_ERR_SOLVER) with the function's name, the time
+ * and the FMU's last logged message. */
+int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err);
+
+int cs_fmi_get_real(cs_fmi_inst *in, const unsigned *vr, int n, double *v, double t, cs_err *err);
+int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, const double *v, double t, cs_err *err);
+int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err);
+/* FMI 2 input derivatives of order `order` (1 .. ) for the inputs vr. */
+int cs_fmi_set_input_derivatives(cs_fmi_inst *in, const unsigned *vr, int n, int order, const double *v, double t,
+                                 cs_err *err);
+int cs_fmi_get_output_derivatives(cs_fmi_inst *in, const unsigned *vr, int n, int order, double *v, double t,
+                                  cs_err *err);
+/* dv_unknown = d(unknown)/d(known) * seed */
+int cs_fmi_directional(cs_fmi_inst *in, const unsigned *unk, int nunk, const unsigned *kn, int nkn,
+                       const double *seed, double *out, double t, cs_err *err);
+int cs_fmi_has_state(const cs_fmi_inst *in);
+/* *state: NULL to allocate, else overwritten in place (FMI semantics). */
+int cs_fmi_get_state(cs_fmi_inst *in, void **state, cs_err *err);
+int cs_fmi_set_state(cs_fmi_inst *in, void *state, cs_err *err);
+void cs_fmi_free_state(cs_fmi_inst *in, void **state);
+
+#endif

@@ -1,0 +1,35 @@
+/* A model-exchange FMU (FMI 2.0) as a cs_model: x' = f(t, x, u) is fmi2GetDerivatives after fmi2SetTime,
+ * fmi2SetContinuousStates and fmi2SetReal of the inputs; y = g(t, x, u) is fmi2GetReal of the outputs. cosim's
+ * integrators (CVODE, RK4, Euler) integrate it through the model unit (units/model_unit.c); the FMU's events are
+ * handled between integrator steps by cs_fmu_model_events (called by the ME unit in units/fmu_unit.c). */
+#ifndef COSIM_FMU_MODEL_H
+#define COSIM_FMU_MODEL_H
+
+#include "fmi/fmi.h"
+#include "models/model.h"
+
+/* `inst` (initialised, in continuous-time mode) is owned by the model from here on, also on failure.
+ * nz: number of event indicators. vr_u, vr_y are copied. */
+cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u,
+                           const unsigned *vr_y, int feedthrough, const char *name, cs_err *err);
+cs_fmi_inst *cs_fmu_model_inst(const cs_model *m);
+/* The FMU's continuous states (nx) as initialised. */
+int cs_fmu_model_states(cs_model *m, double *x, cs_err *err);
+
+/* Event bookkeeping that a rollback restores. */
+typedef struct cs_fmu_events {
+    double next_time;        /* next time event, when defined */
+    int next_defined;
+    double *z;               /* event indicators after the last accepted point (nz) */
+} cs_fmu_events;
+int cs_fmu_model_nz(const cs_model *m);
+cs_fmu_events *cs_fmu_model_event_state(cs_model *m);
+
+/* After an integrator step ending at (t, x, u): fmi2CompletedIntegratorStep, time events (t >= next event time),
+ * state events (a sign change of an event indicator since the last call) -> event mode, event iteration,
+ * continuous-time mode. *changed = 1 when the FMU changed its continuous states (then xnew holds them and the
+ * integrator must restart). Events are thus located at integrator-step resolution, not by root finding. */
+int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
+                        int *events, cs_err *err);
+
+#endif

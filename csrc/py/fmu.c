@@ -1,0 +1,206 @@
+/* Bindings of FMU units: argument conversion only (the FMI calls are in csrc/fmi, the units in csrc/units).
+ *
+ *   fmu_load(path, version, kind) -> capsule      dlopen the binary, resolve the FMI functions
+ *   fmu_log(capsule) -> (messages, dropped)       drain the FMU's log queue: [(status, instance, category, text)]
+ *   fmu_initial_states(spec, t0) -> ndarray      ME: the continuous states after initialisation
+ *
+ * The spec tuple built by cosim/fmu.py (FMU._spec):
+ *   ("fmu", name, capsule, kind, token, resources, vr_u, vr_y, nx, nz, vr_real, real, vr_int, ints, vr_bool, bools,
+ *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance) */
+#include "py/fmu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi/fmi.h"
+#include "units/fmu_unit.h"
+
+#define CAPSULE "cosim.fmi_lib"
+
+static void capsule_free(PyObject *cap) {
+    cs_fmi_lib *lib = PyCapsule_GetPointer(cap, CAPSULE);
+    if (lib) cs_fmi_lib_close(lib);
+}
+
+static PyObject *py_fmu_load(PyObject *self, PyObject *args) {
+    const char *path;
+    int version, kind;
+    if (!PyArg_ParseTuple(args, "sii:fmu_load", &path, &version, &kind)) return NULL;
+    if (kind != CS_FMI_CS && kind != CS_FMI_ME) return PyErr_Format(PyExc_ValueError, "kind: must be 0 (cs) or 1 (me)");
+    cs_fmi_lib *lib = NULL;
+    cs_err err = {0};
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = cs_fmi_lib_open(path, version, kind, &lib, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) return cs_py_raise(&err);
+    PyObject *cap = PyCapsule_New(lib, CAPSULE, capsule_free);
+    if (!cap) cs_fmi_lib_close(lib);
+    return cap;
+}
+
+static cs_fmi_lib *lib_of(PyObject *cap) {
+    if (!PyCapsule_IsValid(cap, CAPSULE)) {
+        PyErr_SetString(PyExc_TypeError, "fmu: expected a loaded FMU binary (from _core.fmu_load)");
+        return NULL;
+    }
+    return PyCapsule_GetPointer(cap, CAPSULE);
+}
+
+static PyObject *py_fmu_log(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O:fmu_log", &cap)) return NULL;
+    cs_fmi_lib *lib = lib_of(cap);
+    if (!lib) return NULL;
+    cs_fmi_msg *buf = malloc(sizeof *buf * CS_FMI_LOG_MAX);
+    if (!buf) return PyErr_NoMemory();
+    long dropped = 0;
+    long n = cs_fmi_lib_drain(lib, buf, CS_FMI_LOG_MAX, &dropped);
+    PyObject *lst = PyList_New(n);
+    for (long k = 0; lst && k < n; k++) {
+        PyObject *t = Py_BuildValue("(is#s#s#)", buf[k].status, buf[k].instance, (Py_ssize_t)strlen(buf[k].instance),
+                                    buf[k].category, (Py_ssize_t)strlen(buf[k].category), buf[k].text,
+                                    (Py_ssize_t)strlen(buf[k].text));
+        if (!t) {
+            /* an FMU's message that is not UTF-8: keep it, with the bad bytes replaced */
+            PyErr_Clear();
+            PyObject *txt = PyUnicode_DecodeUTF8(buf[k].text, (Py_ssize_t)strlen(buf[k].text), "replace");
+            PyObject *ins = PyUnicode_DecodeUTF8(buf[k].instance, (Py_ssize_t)strlen(buf[k].instance), "replace");
+            PyObject *cat = PyUnicode_DecodeUTF8(buf[k].category, (Py_ssize_t)strlen(buf[k].category), "replace");
+            t = (txt && ins && cat) ? Py_BuildValue("(iOOO)", buf[k].status, ins, cat, txt) : NULL;
+            Py_XDECREF(txt); Py_XDECREF(ins); Py_XDECREF(cat);
+        }
+        if (!t) { Py_CLEAR(lst); break; }
+        PyList_SET_ITEM(lst, k, t);
+    }
+    free(buf);
+    if (!lst) return NULL;
+    return Py_BuildValue("(Nl)", lst, dropped);
+}
+
+/* sequence of non-negative ints -> malloc'ed unsigned array */
+static unsigned *uints(PyObject *o, const char *name, int *n) {
+    PyObject *seq = PySequence_Fast(o, name);
+    if (!seq) return NULL;
+    Py_ssize_t m = PySequence_Fast_GET_SIZE(seq);
+    if (m > (1 << 24)) { Py_DECREF(seq); PyErr_Format(PyExc_ValueError, "%s: too many entries", name); return NULL; }
+    unsigned *out = malloc(sizeof(unsigned) * (size_t)(m + 1));
+    if (!out) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t k = 0; k < m; k++) {
+        unsigned long v = PyLong_AsUnsignedLong(PySequence_Fast_GET_ITEM(seq, k));
+        if ((v == (unsigned long)-1 && PyErr_Occurred()) || v > 0xffffffffUL) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: value reference out of range", name);
+            free(out); Py_DECREF(seq);
+            return NULL;
+        }
+        out[k] = (unsigned)v;
+    }
+    Py_DECREF(seq);
+    *n = (int)m;
+    return out;
+}
+
+static int *ints(PyObject *o, const char *name, int n) {
+    PyObject *seq = PySequence_Fast(o, name);
+    if (!seq) return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != n) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s: expected %d values", name, n);
+        return NULL;
+    }
+    int *out = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!out) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
+    for (int k = 0; k < n; k++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
+        if ((v == -1 && PyErr_Occurred()) || v < -2147483647L - 1 || v > 2147483647L) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: value out of the int32 range", name);
+            free(out); Py_DECREF(seq);
+            return NULL;
+        }
+        out[k] = (int)v;
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+int cs_py_is_fmu_spec(PyObject *spec) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(spec, 0))) return 0;
+    return PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(spec, 0), "fmu") == 0;
+}
+
+cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index) {
+    const char *tag, *name, *token, *resources;
+    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool;
+    cs_fmu_spec s;
+    memset(&s, 0, sizeof s);
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipd:fmu spec", &tag, &name, &cap, &s.kind, &token,
+                          &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
+                          &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
+                          &s.logging_on, &s.tol))
+        return NULL;
+    if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
+        PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);
+        return NULL;
+    }
+    if (!(s.lib = lib_of(cap))) return NULL;
+    unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
+    int *iv = NULL, *bv = NULL;
+    PyArrayObject *real = NULL;
+    cs_unit *u = NULL;
+    int nreal = 0, nint = 0, nbool = 0;
+    if (!(vu = uints(ovu, "inputs", &s.nu)) || !(vy = uints(ovy, "outputs", &s.ny)) ||
+        !(vr = uints(ovr, "start_values", &nreal)) || !(vi = uints(ovi, "start_values", &nint)) ||
+        !(vb = uints(ovb, "start_values", &nbool)))
+        goto done;
+    npy_intp d[1] = {nreal};
+    if (!(real = cs_py_darray(oreal, "start_values", 1, d, 0)) || !(iv = ints(oint, "start_values", nint)) ||
+        !(bv = ints(obool, "start_values", nbool)))
+        goto done;
+    s.name = name;
+    s.token = token;
+    s.resources = resources;
+    s.vr_u = vu;
+    s.vr_y = vy;
+    s.starts = (cs_fmi_starts){nreal, nint, nbool, vr, vi, vb, PyArray_DATA(real), iv, bv};
+    s.t0 = t0;
+    cs_err err = {0};
+    Py_BEGIN_ALLOW_THREADS
+    u = cs_fmu_unit_new(&s, solver, &err);
+    Py_END_ALLOW_THREADS
+    if (!u) cs_py_raise(&err);
+done:
+    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv);
+    Py_XDECREF(real);
+    return u;
+}
+
+static PyObject *py_fmu_initial_states(PyObject *self, PyObject *args) {
+    PyObject *spec;
+    double t0;
+    if (!PyArg_ParseTuple(args, "Od:fmu_initial_states", &spec, &t0)) return NULL;
+    if (!cs_py_is_fmu_spec(spec)) return PyErr_Format(PyExc_TypeError, "spec: expected an FMU spec");
+    cs_solver_opts so;
+    memset(&so, 0, sizeof so);
+    so.kind = CS_SOLVER_EULER;
+    so.substeps = 1;
+    cs_unit *u = cs_py_fmu_unit_from_spec(spec, &so, t0, 0);
+    if (!u) return NULL;
+    double *x = calloc((size_t)u->nx + 1, sizeof(double));
+    if (!x) { cs_unit_destroy(u); return PyErr_NoMemory(); }
+    cs_err err = {0};
+    int rc = cs_fmu_unit_initial_states(u, x, &err);
+    PyObject *out = rc ? cs_py_raise(&err) : cs_py_vec(u->nx, x);
+    free(x);
+    Py_BEGIN_ALLOW_THREADS
+    cs_unit_destroy(u);
+    Py_END_ALLOW_THREADS
+    return out;
+}
+
+PyMethodDef cs_py_fmu_methods[] = {
+    {"fmu_load", py_fmu_load, METH_VARARGS, "fmu_load(path, version, kind) -> capsule of the loaded FMU binary."},
+    {"fmu_log", py_fmu_log, METH_VARARGS, "fmu_log(capsule) -> ([(status, instance, category, text)], dropped)."},
+    {"fmu_initial_states", py_fmu_initial_states, METH_VARARGS,
+     "fmu_initial_states(spec, t0) -> the continuous states of a model-exchange FMU after initialisation."},
+    {NULL, NULL, 0, NULL},
+};

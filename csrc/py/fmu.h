@@ -1,0 +1,14 @@
+/* Bindings of FMU units (csrc/py/fmu.c): the loaded binary as a capsule, the unit spec built by cosim/fmu.py. */
+#ifndef COSIM_PY_FMU_H
+#define COSIM_PY_FMU_H
+
+#include "py/pyutil.h"
+#include "integrators/stepper.h"
+#include "units/unit.h"
+
+/* Is `spec` an FMU spec tuple ("fmu", ...)? */
+int cs_py_is_fmu_spec(PyObject *spec);
+/* The unit of an FMU spec, initialised at t0 (NULL with a Python exception on failure). */
+cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index);
+
+#endif

@@ -1,0 +1,399 @@
+/* FMU units (units/fmu_unit.h).
+ *
+ * Co-simulation FMU (FMI 2.0 / 3.0): do_step sets the inputs u(T_N) (and, where the FMU interpolates inputs, the
+ * derivatives d^m u/dt^m (T_N) of the coupling polynomial, FMI 2 fmi2SetRealInputDerivatives), calls doStep and
+ * leaves the outputs to get_outputs (fmiGetReal after setting the inputs of the macro point for feed-through).
+ * Rollback by fmiGet/SetFMUstate where canGetAndSetFMUstate; where the FMU cannot, a rollback the scheme asks
+ * for (rejected steps, dense output) fails at the next do_step with a message that says so. Output derivatives
+ * (Hermite) where maxOutputDerivativeOrder >= 1; dy/du by directional derivatives where provided (else the
+ * generic difference quotients of cs_unit_output_jacobian).
+ *
+ * Model-exchange FMU (FMI 2.0): a cs_model (models/fmu_model.c) integrated by the model unit; this wrapper adds
+ * the FMU's events: time events split the step at the event time, state events (sign changes of the event
+ * indicators) are detected at the end of each (split) step; both run the FMU's event iteration and restart the
+ * integrator with the FMU's new states. */
+#include "units/fmu_unit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/fmu_model.h"
+#include "units/model_unit.h"
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* co-simulation */
+
+typedef struct fmu_cs {
+    cs_unit_ops ops;          /* per unit: optional ops present only where the FMU offers them */
+    cs_fmi_inst *inst;
+    unsigned *vr_u, *vr_y;
+    int max_in, max_out, can_state;
+    double *ubuf, *col, *one; /* nu, ny, 1 */
+    cs_unit_stats stats;
+    int pending;              /* error code of a failed rollback, reported by the next do_step */
+    char pending_msg[CS_ERRMSG_LEN];
+} fmu_cs;
+
+typedef struct fmu_snap {
+    fmu_cs *owner;
+    void *state;              /* FMU state (NULL until saved) */
+    cs_unit_stats stats;
+    int saved;
+} fmu_snap;
+
+static fmu_cs *CS(const cs_unit *u) { return u->content; }
+
+static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    fmu_cs *f = CS(u);
+    if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
+    if (u->nu) {
+        cs_input_eval(in, T, f->ubuf);
+        CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, f->ubuf, T, err));
+        if (f->max_in >= 1) {
+            /* d^m u/dt^m at s = 0 of u = sum c_m s^m, s = (t - T)/H: m! c_m / H^m; the general path gives u' only */
+            int top = in->eval ? 1 : (in->deg < f->max_in ? in->deg : f->max_in);
+            double fact = 1.0;
+            for (int m = 1; m <= f->max_in; m++) {
+                fact *= m / in->H;
+                if (m > top) {
+                    memset(f->ubuf, 0, sizeof(double) * (size_t)u->nu);
+                } else if (in->eval) {
+                    cs_input_eval_dt(in, T, f->ubuf);
+                } else {
+                    for (int j = 0; j < u->nu; j++) f->ubuf[j] = fact * in->c[(size_t)m * u->nu + j];
+                }
+                /* zeros past the polynomial's degree: the FMU keeps no stale derivative of an earlier step */
+                CS_TRY(cs_fmi_set_input_derivatives(f->inst, f->vr_u, u->nu, m, f->ubuf, T, err));
+            }
+        }
+    }
+    int rc = cs_fmi_do_step(f->inst, T, H, err);
+    if (rc) { f->stats.failures++; return rc; }
+    f->stats.steps++;
+    return CS_OK;
+}
+
+static int cs_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
+    fmu_cs *f = CS(u);
+    if (u->feedthrough && u->nu) CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, uin, t, err));
+    f->stats.output_calls++;
+    return cs_fmi_get_real(f->inst, f->vr_y, u->ny, y, t, err);
+}
+
+static int cs_output_jacobian(cs_unit *u, double t, const double *uin, double *G, cs_err *err) {
+    fmu_cs *f = CS(u);
+    if (u->nu) CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, uin, t, err));
+    for (int j = 0; j < u->nu; j++) {
+        CS_TRY(cs_fmi_directional(f->inst, f->vr_y, u->ny, &f->vr_u[j], 1, f->one, f->col, t, err));
+        for (int i = 0; i < u->ny; i++) G[(size_t)i * u->nu + j] = f->col[i];
+    }
+    f->stats.jac_evals++;
+    return CS_OK;
+}
+
+static int cs_output_rates(cs_unit *u, double t, const double *uin, const double *udot, double *ydot, cs_err *err) {
+    fmu_cs *f = CS(u);
+    if (u->feedthrough && u->nu) CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, uin, t, err));
+    return cs_fmi_get_output_derivatives(f->inst, f->vr_y, u->ny, 1, ydot, t, err);
+}
+
+static void *cs_snapshot_create(cs_unit *u) {
+    fmu_snap *s = calloc(1, sizeof *s);
+    if (s) s->owner = CS(u);
+    return s;
+}
+
+static void set_pending(fmu_cs *f, const cs_err *e) {
+    if (f->pending) return;
+    f->pending = e->code ? e->code : CS_ERR_SOLVER;
+    snprintf(f->pending_msg, sizeof f->pending_msg, "%s", e->msg);
+}
+
+static void cs_save(cs_unit *u, void *snap) {
+    fmu_cs *f = CS(u);
+    fmu_snap *s = snap;
+    s->stats = f->stats;
+    s->saved = 1;
+    if (!f->can_state) return;
+    cs_err e = {0};
+    if (cs_fmi_get_state(f->inst, &s->state, &e)) set_pending(f, &e);
+}
+
+static void cs_restore(cs_unit *u, const void *snap) {
+    fmu_cs *f = CS(u);
+    const fmu_snap *s = snap;
+    cs_err e = {0};
+    if (!f->can_state) {
+        cs_fail(&e, CS_ERR_SOLVER, "FMU %s: this run needs a rollback of the FMU (a rejected step or dense output), "
+                "but the FMU cannot get and set its state (canGetAndSetFMUstate is false)", u->name);
+        set_pending(f, &e);
+        return;
+    }
+    if (!s->saved || cs_fmi_set_state(f->inst, s->state, &e)) {
+        if (!s->saved) cs_fail(&e, CS_ERR_SOLVER, "FMU %s: rollback to a state never saved", u->name);
+        set_pending(f, &e);
+        return;
+    }
+    f->stats = s->stats;
+}
+
+static void cs_snapshot_destroy(void *snap) {
+    fmu_snap *s = snap;
+    if (!s) return;
+    if (s->state) cs_fmi_free_state(s->owner->inst, &s->state);
+    free(s);
+}
+
+static int cs_set_state(cs_unit *u, double t, const double *x, cs_err *err) { return CS_OK; }
+
+static void cs_stats(const cs_unit *u, cs_unit_stats *s) { *s = CS(u)->stats; }
+
+static void cs_destroy(cs_unit *u) {
+    fmu_cs *f = u->content;
+    if (!f) return;
+    cs_fmi_inst_destroy(f->inst);
+    free(f->vr_u); free(f->vr_y); free(f->ubuf); free(f->col); free(f->one);
+    free(f);
+    u->content = NULL;
+}
+
+static unsigned *copy_vr(const unsigned *v, int n) {
+    unsigned *o = malloc(sizeof(unsigned) * (size_t)(n + 1));
+    if (o && n) memcpy(o, v, sizeof(unsigned) * (size_t)n);
+    return o;
+}
+
+static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
+    cs_unit *u = cs_unit_alloc(NULL, 0, s->nu, s->ny, s->name, err);
+    if (!u) return NULL;
+    fmu_cs *f = calloc(1, sizeof *f);
+    if (!f) { free(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    f->ops = (cs_unit_ops){.do_step = cs_do_step, .get_outputs = cs_get_outputs,
+                           .snapshot_create = cs_snapshot_create, .save_state = cs_save, .restore_state = cs_restore,
+                           .snapshot_destroy = cs_snapshot_destroy, .set_state = cs_set_state,
+                           .get_stats = cs_stats, .destroy = cs_destroy};
+    u->ops = &f->ops;
+    u->content = f;
+    u->feedthrough = s->feedthrough;
+    f->vr_u = copy_vr(s->vr_u, s->nu);
+    f->vr_y = copy_vr(s->vr_y, s->ny);
+    f->ubuf = calloc((size_t)s->nu + 1, sizeof(double));
+    f->col = calloc((size_t)s->ny + 1, sizeof(double));
+    f->one = calloc(1, sizeof(double));
+    if (!f->vr_u || !f->vr_y || !f->ubuf || !f->col || !f->one) {
+        cs_unit_destroy(u);
+        cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    f->one[0] = 1.0;
+    f->max_in = s->lib->version == 2 && s->lib->f2.setRealInputDerivatives ? s->max_input_order : 0;
+    if (f->max_in > CS_MAXDEG) f->max_in = CS_MAXDEG;
+    f->max_out = s->max_output_order;
+    if (s->can_state && !((s->lib->version == 2 && s->lib->f2.getFMUstate && s->lib->f2.setFMUstate &&
+                           s->lib->f2.freeFMUstate) ||
+                          (s->lib->version == 3 && s->lib->f3.getFMUState && s->lib->f3.setFMUState &&
+                           s->lib->f3.freeFMUState))) {
+        cs_unit_destroy(u);
+        cs_fail(err, CS_ERR_ARG, "FMU %s: canGetAndSetFMUstate is declared, but the binary lacks the state functions",
+                s->name);
+        return NULL;
+    }
+    f->can_state = s->can_state;
+    if (s->directional && ((s->lib->version == 2 && s->lib->f2.getDirectionalDerivative) ||
+                           (s->lib->version == 3 && s->lib->f3.getDirectionalDerivative)))
+        f->ops.output_jacobian = cs_output_jacobian;
+    if (f->max_out >= 1 && ((s->lib->version == 2 && s->lib->f2.getRealOutputDerivatives) ||
+                            (s->lib->version == 3 && s->lib->f3.getOutputDerivatives)))
+        f->ops.output_rates = cs_output_rates;
+    if (cs_fmi_inst_create(s->lib, CS_FMI_CS, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,
+                           s->tol, &f->inst, err)) {
+        cs_unit_destroy(u);
+        return NULL;
+    }
+    return u;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* model exchange: the model unit plus events */
+
+typedef struct fmu_me {
+    cs_unit_ops ops;
+    cs_model *model;          /* owned */
+    cs_unit *inner;           /* model unit, owned */
+    double *ubuf, *xnew;      /* nu, nx */
+    long events;
+    int can_state;
+    int pending;
+    char pending_msg[CS_ERRMSG_LEN];
+} fmu_me;
+
+typedef struct me_snap {
+    fmu_me *owner;
+    void *inner;
+    void *state;              /* FMU state where the FMU can give it (discrete states of FMUs with events) */
+    cs_fmu_events ev;
+    long events;
+} me_snap;
+
+static fmu_me *ME(const cs_unit *u) { return u->content; }
+
+static int me_events_at(cs_unit *u, double t, const cs_input *in, cs_err *err) {
+    fmu_me *f = ME(u);
+    cs_input_eval(in, t, f->ubuf);
+    int changed = 0, events = 0;
+    const double *x = f->inner->ops->states(f->inner);
+    CS_TRY(cs_fmu_model_events(f->model, t, x, f->ubuf, f->xnew, &changed, &events, err));
+    f->events += events;
+    if (changed) CS_TRY(f->inner->ops->set_state(f->inner, t, f->xnew, err));
+    return CS_OK;
+}
+
+static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    fmu_me *f = ME(u);
+    if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
+    cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
+    double t = T, end = T + H;
+    while (t < end) {
+        double stop = end;
+        if (ev->next_defined && ev->next_time > t && ev->next_time < end) stop = ev->next_time;
+        CS_TRY(cs_unit_do_step(f->inner, t, stop - t, in, restart, err));
+        restart = CS_RESTART;
+        CS_TRY(me_events_at(u, stop, in, err));
+        t = stop;
+    }
+    return CS_OK;
+}
+
+static int me_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
+    return ME(u)->inner->ops->get_outputs(ME(u)->inner, t, uin, y, err);
+}
+static int me_output_jacobian(cs_unit *u, double t, const double *uin, double *G, cs_err *err) {
+    return ME(u)->inner->ops->output_jacobian(ME(u)->inner, t, uin, G, err);
+}
+static int me_output_rates(cs_unit *u, double t, const double *uin, const double *udot, double *ydot, cs_err *err) {
+    return ME(u)->inner->ops->output_rates(ME(u)->inner, t, uin, udot, ydot, err);
+}
+static const double *me_states(const cs_unit *u) { return ME(u)->inner->ops->states(ME(u)->inner); }
+
+static void *me_snapshot_create(cs_unit *u) {
+    fmu_me *f = ME(u);
+    me_snap *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->owner = f;
+    s->ev.z = calloc((size_t)cs_fmu_model_nz(f->model) + 1, sizeof(double));
+    s->inner = f->inner->ops->snapshot_create(f->inner);
+    if (!s->ev.z || !s->inner) {
+        if (s->inner) f->inner->ops->snapshot_destroy(s->inner);
+        free(s->ev.z);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void me_save(cs_unit *u, void *snap) {
+    fmu_me *f = ME(u);
+    me_snap *s = snap;
+    f->inner->ops->save_state(f->inner, s->inner);
+    cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
+    s->ev.next_defined = ev->next_defined;
+    s->ev.next_time = ev->next_time;
+    memcpy(s->ev.z, ev->z, sizeof(double) * (size_t)cs_fmu_model_nz(f->model));
+    s->events = f->events;
+    if (f->can_state) {
+        cs_err e = {0};
+        if (cs_fmi_get_state(cs_fmu_model_inst(f->model), &s->state, &e) && !f->pending) {
+            f->pending = e.code;
+            snprintf(f->pending_msg, sizeof f->pending_msg, "%s", e.msg);
+        }
+    }
+}
+
+static void me_restore(cs_unit *u, const void *snap) {
+    fmu_me *f = ME(u);
+    const me_snap *s = snap;
+    f->inner->ops->restore_state(f->inner, s->inner);
+    cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
+    ev->next_defined = s->ev.next_defined;
+    ev->next_time = s->ev.next_time;
+    memcpy(ev->z, s->ev.z, sizeof(double) * (size_t)cs_fmu_model_nz(f->model));
+    f->events = s->events;
+    if (f->can_state && s->state) {
+        cs_err e = {0};
+        if (cs_fmi_set_state(cs_fmu_model_inst(f->model), s->state, &e) && !f->pending) {
+            f->pending = e.code;
+            snprintf(f->pending_msg, sizeof f->pending_msg, "%s", e.msg);
+        }
+    }
+}
+
+static void me_snapshot_destroy(void *snap) {
+    me_snap *s = snap;
+    if (!s) return;
+    fmu_me *f = s->owner;
+    if (s->state) cs_fmi_free_state(cs_fmu_model_inst(f->model), &s->state);
+    f->inner->ops->snapshot_destroy(s->inner);
+    free(s->ev.z);
+    free(s);
+}
+
+static int me_set_state(cs_unit *u, double t, const double *x, cs_err *err) {
+    return ME(u)->inner->ops->set_state(ME(u)->inner, t, x, err);
+}
+
+static void me_stats(const cs_unit *u, cs_unit_stats *s) {
+    cs_unit_get_stats(ME(u)->inner, s);
+}
+
+static void me_destroy(cs_unit *u) {
+    fmu_me *f = u->content;
+    if (!f) return;
+    cs_unit_destroy(f->inner);
+    cs_model_free(f->model);
+    free(f->ubuf); free(f->xnew);
+    free(f);
+    u->content = NULL;
+}
+
+static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
+    if (s->lib->version != 2) { cs_fail(err, CS_ERR_ARG, "FMU %s: model exchange needs FMI 2.0", s->name); return NULL; }
+    cs_unit *u = cs_unit_alloc(NULL, s->nx, s->nu, s->ny, s->name, err);
+    if (!u) return NULL;
+    fmu_me *f = calloc(1, sizeof *f);
+    if (!f) { free(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    f->ops = (cs_unit_ops){.do_step = me_do_step, .get_outputs = me_get_outputs,
+                           .snapshot_create = me_snapshot_create, .save_state = me_save, .restore_state = me_restore,
+                           .snapshot_destroy = me_snapshot_destroy, .set_state = me_set_state,
+                           .output_jacobian = me_output_jacobian, .output_rates = me_output_rates,
+                           .states = me_states, .get_stats = me_stats, .destroy = me_destroy};
+    u->ops = &f->ops;
+    u->content = f;
+    u->feedthrough = s->feedthrough;
+    f->can_state = s->can_state && s->lib->f2.getFMUstate && s->lib->f2.setFMUstate && s->lib->f2.freeFMUstate;
+    f->ubuf = calloc((size_t)s->nu + 1, sizeof(double));
+    f->xnew = calloc((size_t)s->nx + 1, sizeof(double));
+    if (!f->ubuf || !f->xnew) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    cs_fmi_inst *inst;
+    if (cs_fmi_inst_create(s->lib, CS_FMI_ME, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,
+                           s->tol, &inst, err)) {
+        cs_unit_destroy(u);
+        return NULL;
+    }
+    f->model = cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
+    if (!f->model) { cs_unit_destroy(u); return NULL; }
+    f->inner = cs_model_unit_new(f->model, solver, err);
+    if (!f->inner) { cs_unit_destroy(u); return NULL; }
+    return u;
+}
+
+cs_unit *cs_fmu_unit_new(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
+    if (!s->lib) { cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded"); return NULL; }
+    if (s->kind == CS_FMI_ME) return cs_unit_new_me(s, solver, err);
+    return cs_unit_new_cs(s, err);
+}
+
+int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
+    if (u->ops->do_step != me_do_step) return CS_OK;
+    return cs_fmu_model_states(ME(u)->model, x, err);
+}

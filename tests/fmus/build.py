@@ -1,0 +1,196 @@
+"""Build the test FMUs (two-mass oscillator halves, tests/fmus/oscillator*.c) with the system C compiler.
+
+``build_fmu(out_dir, mass=1, fmi=2, ...)`` compiles the binary (against the FMI standard headers that FMPy ships in
+``fmpy/c-code``), writes ``modelDescription.xml`` and zips both into ``<out_dir>/<name>.fmu``. Nothing binary is
+committed: the test suite (tests/conftest.py fixture ``fmus``) and benchmarks/fmu.py call this at run time.
+
+The functions of the FMI API that the fixture does not implement are exported as stubs returning Error (FMPy
+resolves every function of the standard when it loads a binary)."""
+from __future__ import annotations
+
+import os
+import pathlib
+import platform
+import re
+import shutil
+import subprocess
+import zipfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+GUID = "{8c4e810f-3df3-4a00-8276-176fa3c9f000}"
+
+PARAMS = {1: dict(m=10.0, c=1e6, d=1.0), 2: dict(m=10.0, c=1e7, d=2.0)}
+# name -> (value reference, start)
+_COMMON_PARAMS = [("m", 4), ("c", 5), ("d", 6), ("ck", 7, 1e5), ("dk", 8, 1e3), ("fail_time", 9, 0.0),
+                  ("t_kick", 13, 0.0), ("kick", 14, 0.0)]
+
+
+def _cc():
+    for c in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if c and shutil.which(c):
+            return c
+    raise RuntimeError("no C compiler found (set CC)")
+
+
+def _headers():
+    import fmpy
+    return pathlib.Path(fmpy.__file__).parent / "c-code"
+
+
+def _platform_dir():
+    machine = platform.machine().lower()
+    return {"linux": "linux64" if machine in ("x86_64", "amd64", "aarch64") else "linux32",
+            "darwin": "darwin64"}.get(platform.system().lower(), "linux64")
+
+
+def _stubs(fmi, source):
+    """C source exporting every FMI function of the standard header that `source` does not define."""
+    header = (_headers() / f"fmi{fmi}Functions.h").read_text()
+    names = sorted(set(re.findall(rf"FMI{fmi}_Export\s+fmi{fmi}\w+TYPE\s+(fmi{fmi}\w+)\s*;", header)))
+    defined = set(re.findall(rf"^\S[^\n;]*?\b(fmi{fmi}\w+)\s*\(", source.read_text(), re.M))
+    body = [f"int {n}(void) {{ return 3; /* Error: not implemented by the fixture */ }}" for n in names
+            if n not in defined]
+    return "\n".join(body) + "\n"
+
+
+def compile_binary(out_dir, mass, fmi):
+    """Compile the shared library of one oscillator half; returns its path (cached per (mass, fmi) in out_dir)."""
+    out_dir = pathlib.Path(out_dir)
+    lib = out_dir / f"bin_fmi{fmi}_mass{mass}" / f"Mass{mass}.so"
+    if lib.exists():
+        return lib
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    src = HERE / f"oscillator_fmi{fmi}.c"
+    stub = lib.parent / "stubs.c"
+    stub.write_text(_stubs(fmi, src))
+    cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f"-DMASS={mass}", f'-DGUID="{GUID}"',
+           f"-I{_headers()}", f"-I{HERE}", str(src), str(stub), "-o", str(lib), "-lm"]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return lib
+
+
+def _variables(mass, fmi):
+    """(name, vr, type, causality, variability, initial/None, start/None, derivative-of vr/None)"""
+    p = PARAMS[mass]
+    v = [("x", 0, "Real", "output" if mass == 1 else "local", "continuous", "exact", 0.1 if mass == 1 else 0.0, None),
+         ("v", 1, "Real", "output" if mass == 1 else "local", "continuous", "exact", 0.0, None),
+         ("der(x)", 2, "Real", "local", "continuous", "calculated", None, 0),
+         ("der(v)", 3, "Real", "local", "continuous", "calculated", None, 1)]
+    for item in _COMMON_PARAMS:
+        name, vr = item[0], item[1]
+        start = p[name] if name in p else item[2]
+        v.append((name, vr, "Real", "parameter", "fixed", "exact", start, None))
+    if mass == 1:
+        v.append(("F", 10, "Real", "input", "continuous", None, 0.0, None))
+    else:
+        v.append(("x_in", 10, "Real", "input", "continuous", None, 0.0, None))
+        v.append(("v_in", 11, "Real", "input", "continuous", None, 0.0, None))
+        v.append(("F", 12, "Real", "output", "continuous", "calculated", None, None))
+    v.append(("n_steps", 20, "Integer", "parameter", "fixed", "exact", 10, None))
+    v.append(("fail_fatal", 21, "Integer", "parameter", "fixed", "exact", 0, None))
+    return v
+
+
+def _md2(mass, kinds, can_state, interpolate):
+    ident = f"Mass{mass}"
+    st = "true" if can_state else "false"
+    parts = [f'<?xml version="1.0" encoding="UTF-8"?>',
+             f'<fmiModelDescription fmiVersion="2.0" modelName="{ident}" guid="{GUID}" '
+             f'generationTool="cosim tests" numberOfEventIndicators="0" variableNamingConvention="structured">']
+    if "me" in kinds:
+        parts.append(f'  <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="{st}" '
+                     f'providesDirectionalDerivative="true"/>')
+    if "cs" in kinds:
+        parts.append(f'  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true" '
+                     f'canInterpolateInputs="{"true" if interpolate else "false"}" maxOutputDerivativeOrder="1" '
+                     f'canGetAndSetFMUstate="{st}" providesDirectionalDerivative="true"/>')
+    parts.append('  <DefaultExperiment startTime="0" stopTime="0.1" stepSize="1e-4"/>')
+    parts.append("  <ModelVariables>")
+    variables = _variables(mass, 2)
+    index = {}
+    for k, (name, vr, typ, caus, var, init, start, der) in enumerate(variables, 1):
+        index[vr if typ == "Real" else ("i", vr)] = k
+        attrs = f'name="{name}" valueReference="{vr}" causality="{caus}" variability="{var}"'
+        if init and not (caus == "output" and init == "calculated"):
+            attrs += f' initial="{init}"'
+        inner = []
+        if start is not None:
+            inner.append(f'start="{start!r}"' if typ == "Real" else f'start="{start}"')
+        if der is not None:
+            inner.append(f'derivative="{der + 1}"')
+        parts.append(f'    <ScalarVariable {attrs}><{typ} {" ".join(inner)}/></ScalarVariable>')
+    parts.append("  </ModelVariables>")
+    parts.append("  <ModelStructure>")
+    parts.append("    <Outputs>")
+    if mass == 1:
+        parts.append(f'      <Unknown index="{index[0]}" dependencies=""/>')
+        parts.append(f'      <Unknown index="{index[1]}" dependencies=""/>')
+    else:
+        parts.append(f'      <Unknown index="{index[12]}" dependencies="{index[0]} {index[1]} {index[10]} {index[11]}"/>')
+    parts.append("    </Outputs>")
+    parts.append("    <Derivatives>")
+    parts.append(f'      <Unknown index="{index[2]}" dependencies="{index[1]}"/>')
+    deps = f"{index[0]} {index[1]} {index[10]}" + (f" {index[11]}" if mass == 2 else "")
+    parts.append(f'      <Unknown index="{index[3]}" dependencies="{deps}"/>')
+    parts.append("    </Derivatives>")
+    parts.append("  </ModelStructure>")
+    parts.append("</fmiModelDescription>")
+    return "\n".join(parts) + "\n"
+
+
+def _md3(mass, can_state):
+    ident = f"Mass{mass}"
+    st = "true" if can_state else "false"
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<fmiModelDescription fmiVersion="3.0" modelName="{ident}" instantiationToken="{GUID}" '
+             'generationTool="cosim tests" variableNamingConvention="structured">',
+             f'  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true" '
+             f'canGetAndSetFMUState="{st}" providesDirectionalDerivatives="true" maxOutputDerivativeOrder="1"/>',
+             '  <DefaultExperiment startTime="0" stopTime="0.1" stepSize="1e-4"/>',
+             "  <ModelVariables>",
+             '    <Float64 name="time" valueReference="30" causality="independent" variability="continuous"/>']
+    for name, vr, typ, caus, var, init, start, der in _variables(mass, 3):
+        t3 = "Float64" if typ == "Real" else "Int32"
+        attrs = f'name="{name}" valueReference="{vr}" causality="{caus}" variability="{var}"'
+        if init and not (caus == "output" and init == "calculated"):
+            attrs += f' initial="{init}"'
+        if start is not None:
+            attrs += f' start="{start!r}"' if typ == "Real" else f' start="{start}"'
+        if der is not None:
+            attrs += f' derivative="{der}"'
+        parts.append(f"    <{t3} {attrs}/>")
+    parts.append("  </ModelVariables>")
+    parts.append("  <ModelStructure>")
+    if mass == 1:
+        parts.append('    <Output valueReference="0" dependencies=""/>')
+        parts.append('    <Output valueReference="1" dependencies=""/>')
+    else:
+        parts.append('    <Output valueReference="12" dependencies="0 1 10 11"/>')
+    parts.append('    <ContinuousStateDerivative valueReference="2"/>')
+    parts.append('    <ContinuousStateDerivative valueReference="3"/>')
+    parts.append("  </ModelStructure>")
+    parts.append("</fmiModelDescription>")
+    return "\n".join(parts) + "\n"
+
+
+def build_fmu(out_dir, mass=1, fmi=2, kinds=("cs", "me"), can_state=True, interpolate=True, name=None,
+              binary=True):
+    """Build ``<out_dir>/<name>.fmu`` for oscillator half ``mass`` (1 or 2), FMI ``fmi`` (2 or 3; FMI 3 is
+    co-simulation only). ``kinds``: FMI 2 interfaces declared ("cs", "me"). ``binary=False`` leaves the binary out
+    (an FMU without a binary for this platform)."""
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = name or f"Mass{mass}_fmi{fmi}{'_' + '_'.join(kinds) if fmi == 2 else ''}{'' if can_state else '_nostate'}"
+    md = _md2(mass, kinds, can_state, interpolate) if fmi == 2 else _md3(mass, can_state)
+    path = out_dir / f"{name}.fmu"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", md)
+        if binary:
+            lib = compile_binary(out_dir, mass, fmi)
+            plat = _platform_dir() if fmi == 2 else {"linux64": "x86_64-linux", "darwin64": "x86_64-darwin"}.get(
+                _platform_dir(), "x86_64-linux")
+            if fmi == 3 and platform.machine().lower() == "aarch64":
+                plat = "aarch64-linux"
+            z.write(lib, f"binaries/{plat}/Mass{mass}.so")
+        z.writestr("resources/README.txt", "test FMU of cosim\n")
+    return path
