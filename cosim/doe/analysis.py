@@ -163,13 +163,13 @@ def anova(df, factors=None, response="eps_mono", interactions=2, method="auto") 
     factors, y = _check_table(df, factors, response)
     if method not in ("auto", "direct", "lstsq", "statsmodels"):
         raise ValueError(f"method: 'auto', 'direct', 'lstsq' or 'statsmodels', got {method!r}")
+    terms = _terms(factors, interactions)
     bad = ~np.isfinite(y)
     if bad.any():
         raise ValueError(f"response: {int(bad.sum())} runs have non-finite {response!r} (failed runs?); saturate "
                          "the response (e.g. eps_mono_sat) or filter the table first")
     if y.size < 2:
         raise ValueError(f"df: need at least 2 runs, got {y.size}")
-    terms = _terms(factors, interactions)
     codes, nlev = [], []
     for f in factors:
         c, uniq = pd.factorize(df[f], sort=True)

@@ -27,7 +27,7 @@ class Serial:
     def submit(self, fn, *args):
         return _Done(fn, args)
 
-    def wait(self, futures):
+    def wait(self, futures, timeout=None):
         return set(futures)
 
     def share(self, obj):
@@ -59,8 +59,8 @@ class Pool:
             return self.ex.submit(_call_pickled, cloudpickle.dumps((fn, args)))
         return self.ex.submit(fn, *args)
 
-    def wait(self, futures):
-        return cf.wait(futures, return_when=cf.FIRST_COMPLETED).done
+    def wait(self, futures, timeout=None):
+        return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
 
     def share(self, obj):
         return obj
@@ -89,9 +89,12 @@ class Dask:
     def submit(self, fn, *args):
         return self.client.submit(fn, *args, pure=False)
 
-    def wait(self, futures):
+    def wait(self, futures, timeout=None):
         import distributed
-        return set(distributed.wait(list(futures), return_when="FIRST_COMPLETED").done)
+        try:
+            return set(distributed.wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED").done)
+        except TimeoutError:
+            return set()
 
     def share(self, obj):
         return self.client.scatter(obj, hash=False)

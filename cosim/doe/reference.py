@@ -112,5 +112,5 @@ def compute(system, t_end, grid, options, x0=None, start_values=None):
     try:
         return simulate_monolithic(system, float(t_end), t_eval=grid, x0=x0, start_values=start_values,
                                         **options)
-    except CosimError as exc:
+    except (CosimError, ValueError, np.linalg.LinAlgError) as exc:
         return RefFailure(f"monolithic reference failed: {type(exc).__name__}: {exc}")

@@ -6,11 +6,14 @@ Failed co-simulations (:class:`cosim.DivergenceError`, :class:`cosim.SolverError
 "diverged" / "solver_error" and the error's message; their responses are computed from the partial result where
 possible. A build function or responses that raise, or options cosim.simulate refuses, stop the study with a
 :class:`StudyError` naming the run and its parameters (the runs finished before are kept in the checkpoint).
-Ctrl-C (KeyboardInterrupt) stops the study: runs not started are cancelled, runs in progress in threads finish and
-are written, and the KeyboardInterrupt propagates.
+Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between runs: runs not started are
+cancelled, runs in progress finish and are written (a second Ctrl-C stops at once), then KeyboardInterrupt
+propagates. Nothing is lost and, on resume, no finished run is repeated.
 """
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections import defaultdict
 
@@ -166,22 +169,53 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             r = bad[0]
             raise StudyError(f"run {r['run']} ({_fmt(params(r['run']))}): {r['error']}")
 
+    stop = []
+
+    def on_sigint(signum, frame):
+        if stop:                       # the second Ctrl-C: stop at once
+            raise KeyboardInterrupt
+        stop.append(signum)
+
+    handler = None
+    if threading.current_thread() is threading.main_thread():
+        handler = signal.signal(signal.SIGINT, on_sigint)
     try:
         feed()
-        while inflight:
-            for f in backend.wait(list(inflight)):
+        while inflight and not stop:
+            for f in backend.wait(list(inflight), 0.25):
                 take(f)
-            feed()
+            if not stop:
+                feed()
+        if stop:
+            _drain(backend, inflight, take)
+            raise KeyboardInterrupt
     except BaseException:
-        # stop: cancel what has not started; keep what finishes (threads finish their current run)
         backend.cancel(list(inflight))
-        if backend.name == "threads":
-            for f in list(inflight):
-                if not f.cancelled():
-                    try:
-                        f.result()
-                        if inflight[f][0] == "runs":
-                            take(f)
-                    except BaseException:
-                        pass
         raise
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+
+
+def _drain(backend, inflight, take):
+    """After Ctrl-C: cancel the tasks not started; write the runs in progress once they finish (a pool's workers
+    ignore SIGINT; Dask tasks are cancelled)."""
+    backend.cancel(list(inflight))
+    if backend.name == "dask":
+        return
+    for f in list(inflight):
+        if f.cancelled():
+            inflight.pop(f)
+            continue
+        try:
+            f.result()
+        except BaseException:
+            inflight.pop(f, None)
+            continue
+        if inflight[f][0] == "runs":
+            try:
+                take(f)
+            except StudyError:
+                pass
+        else:
+            inflight.pop(f)
