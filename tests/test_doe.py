@@ -320,3 +320,34 @@ def test_progress_bar_and_plots(tmp_path, capsys):
         fig.savefig(tmp_path / "f.png")
         assert (tmp_path / "f.png").stat().st_size > 5000
         plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------------- genser example
+def _genser_example():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "genser_doe.py"
+    spec = importlib.util.spec_from_file_location("genser_doe", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_genser_designs_have_the_thesis_sizes():
+    g = _genser_example()
+    assert len(doe.full_factorial(g.FACTORS_12_2)) == 512           # §12.2
+    assert len(doe.full_factorial(g.FACTORS_RLS)) == 17640          # §12.3 RLS
+    assert len(doe.full_factorial(g.FACTORS_MOESP)) == 7056         # §12.3 MOESP
+
+
+def test_genser_example_reduced(tmp_path, capsys):
+    g = _genser_example()
+    name = "rls" if g.have_prestep() else "zoh"
+    assert g.main([name, "--runs", "4", "--workers", "2", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr()
+    if name == "zoh":
+        assert "needs the pre-step coupling cosim.PreStep" not in out.err   # asked for zoh directly
+        assert g.main(["rls", "--runs", "4", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
+        assert "needs the pre-step coupling cosim.PreStep" in capsys.readouterr().err
+    table = pd.read_csv(tmp_path / f"{name}.csv", index_col="run")
+    assert len(table) == 4 and table["eps_mono_sat"].between(0, 1).all()
