@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import pickle
 
 import numpy as np
 
@@ -51,13 +52,20 @@ def _feed(h, obj, keep):
 
 
 def system_key(system, x0=None, start_values=None, keep=None):
-    """Fingerprint of a system's dynamics, connections and initial state."""
+    """Fingerprint of a system's dynamics, connections and initial state (a pickle of the model specifications
+    where they pickle by value; otherwise opaque objects such as closures count by identity)."""
     keep = [] if keep is None else keep
+    ci, co, cg = _connections(system)
+    try:
+        blob = pickle.dumps(([_model_spec(s) for s in system.subsystems], [s.x0 for s in system.subsystems],
+                             ci, co, cg, system.r, x0, start_values), protocol=5)
+        return hashlib.sha256(blob).hexdigest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        pass
     h = hashlib.sha256()
     for s in system.subsystems:
         _feed(h, _model_spec(s), keep)
         _feed(h, np.asarray(s.x0, dtype=float), keep)
-    ci, co, cg = _connections(system)
     for a in (ci, co, cg, np.asarray(system.r, dtype=float)):
         _feed(h, a, keep)
     _feed(h, x0 if not isinstance(x0, dict) else dict(x0), keep)
