@@ -4,6 +4,7 @@ Commands:
   demo    the main job: two-mass oscillator, coupling approximations under Jacobi and Gauss-Seidel
           (table of errors against the monolithic solution and a PNG of the coupling force); see cosim.demo.
   run     one co-simulation described by a TOML scenario file (model, options, outputs); see cosim.cli.
+  doe     a design-of-experiments study from a TOML file (factors, responses, ANOVA); see cosim.doe.config.
 
 Options: ``--version`` prints the version, ``-h``/``--help`` this list.
 """
@@ -12,7 +13,8 @@ from __future__ import annotations
 import sys
 
 COMMANDS = {"demo": "two-mass oscillator demo: error/stability table and coupling-force figure (cosim.demo)",
-            "run": "run a TOML scenario: model, options, outputs (CSV, PNG, error table; cosim.cli)"}
+            "run": "run a TOML scenario: model, options, outputs (CSV, PNG, error table; cosim.cli)",
+            "doe": "run a DoE study from a TOML file: table (CSV/Parquet) and ANOVA (cosim.doe)"}
 
 
 def _usage():
@@ -38,6 +40,9 @@ def main(argv=None):
     if cmd == "run":
         from . import cli
         return cli.main(rest)
+    if cmd == "doe":
+        from . import cli
+        return cli.doe_main(rest)
     print(f"cosim: unknown command {cmd!r}\n\n{_usage()}", file=sys.stderr)
     return 2
 

@@ -254,3 +254,78 @@ def main(argv=None):
         print(f"cosim run: {exc}", file=sys.stderr)
         return 2
     return status
+
+
+def doe_main(argv=None):
+    """``cosim doe STUDY.toml [--out DIR] [--backend B] [--workers N] [--checkpoint FILE] [--no-progress]``: a design
+    of experiments from a TOML file (format: cosim.doe.config); writes the table (CSV/Parquet) and the ANOVA."""
+    import numpy as np
+    from .doe import analysis as doe_analysis
+    from .doe.config import load_study
+    from .doe.errors import StudyError
+    ap = argparse.ArgumentParser(prog="cosim doe", description="Run a design-of-experiments study described by a "
+                                 "TOML file; write its table and ANOVA. An interrupted study (Ctrl-C) resumes from "
+                                 "its checkpoint when started again.",
+                                 epilog="Study format: python -m pydoc cosim.doe.config; example: "
+                                 "examples/doe_two_mass.toml.")
+    ap.add_argument("study", help="study file (TOML)")
+    ap.add_argument("--out", default=None, help="output directory (default: [output] dir of the study, or .)")
+    ap.add_argument("--backend", default=None, choices=["serial", "threads", "processes"],
+                    help="where the runs execute (default: [run] backend, or threads)")
+    ap.add_argument("--workers", type=int, default=None, help="pool size (default: [run] workers, or the cores)")
+    ap.add_argument("--checkpoint", default=None, help="SQLite checkpoint (default: [run] checkpoint, in the "
+                    "output directory)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = ap.parse_args(argv)
+    try:
+        study, run, out, title = load_study(args.study)
+        out_dir = args.out if args.out is not None else out.get("dir", ".")
+        os.makedirs(out_dir, exist_ok=True)
+        backend = args.backend or run.get("backend", "threads")
+        workers = args.workers if args.workers is not None else run.get("workers")
+        ck = args.checkpoint or run.get("checkpoint")
+        if ck and args.checkpoint is None:
+            ck = os.path.join(out_dir, ck)
+        table_name = out.get("table", "study.csv")
+        if table_name and not table_name.endswith((".csv", ".parquet")):
+            raise StudyError(f"output.table: expected a .csv or .parquet file name, got {table_name!r}")
+        print(f"cosim {cosim.__version__} doe: {title}: {len(study)} runs, factors {study.factors}, "
+              f"backend {backend}" + (f", checkpoint {ck}" if ck else ""))
+        t0 = time.perf_counter()
+        df = study.run(backend=backend, workers=workers, checkpoint=ck, progress=not args.no_progress,
+                       chunksize=run.get("chunksize"))
+        wall = time.perf_counter() - t0
+        print(f"{len(df)} runs in {wall:.2f} s; status: " +
+              ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()))
+        written = []
+        if table_name:
+            path = os.path.join(out_dir, table_name)
+            if table_name.endswith(".parquet"):
+                df.to_parquet(path)
+            else:
+                df.to_csv(path, float_format="%.17g")
+            written.append(path)
+        anova_name = out.get("anova", "anova.csv")
+        responses = [c for c in df.columns if c not in study.factors and c not in ("status", "message", "wall")]
+        response = out.get("response", responses[0] if responses else None)
+        if anova_name and response is not None:
+            if response not in df.columns:
+                raise StudyError(f"output.response: {response!r} is not a response; responses: {responses}")
+            y = df[response].astype(float)
+            data = df[y.notna() & np.isfinite(y)] if len(df) else df
+            if len(data) < len(df):
+                print(f"ANOVA: {len(df) - len(data)} runs with a non-finite {response} left out")
+            tab = doe_analysis.anova(data, study.factors, response, interactions=out.get("interactions", 2))
+            print(f"\nANOVA of {response} (genser2020 eq. 3.11-3.12; percent = normalised MS, Table 3.10):")
+            print(tab.to_string(float_format=lambda v: f"{v:.4g}"))
+            path = os.path.join(out_dir, anova_name)
+            tab.to_csv(path, float_format="%.10g")
+            written.append(path)
+        print("\nwrote " + ", ".join(written))
+    except KeyboardInterrupt:
+        print("cosim doe: interrupted", file=sys.stderr)
+        return 130
+    except (StudyError, ScenarioError, ValueError, TypeError) as exc:
+        print(f"cosim doe: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,140 @@
+"""DoE study layer benchmark (issue 15): runs/s of Genser's §12.3 run type, the study layer's overhead against a bare
+loop over cosim.simulate, and the scaling from 1 to 2 workers with threads and a Dask LocalCluster.
+
+The run: nonlinear DMO + F_ex (genser2020 §10.2-10.3), ΔT = 1 ms, explicit Euler δt = 1e-5, 1 s, responses
+ε_mono (saturated at 1) against the monolithic reference (computed once: one system, as in §12.3) and the 20 %
+stability rule. Without cosim.PreStep the coupling is ZOH (a proxy of the pre-step run: the same units, micro
+steps and responses; the pre-step adds its own per-step cost); the full-size §12.3 times are projected from the
+measured runs/s. With cosim.PreStep, ``--full`` runs Genser's RLS (17 640 runs) and MOESP (7 056 runs) studies.
+
+Run: .venv/bin/python benchmarks/doe.py [--runs 200] [--full]   (figures in benchmarks/README.md)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import cosim
+from cosim import doe
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+import genser_doe  # noqa: E402
+
+RLS_RUNS, MOESP_RUNS, TARGET_S = 17640, 7056, 120.0
+
+
+def build(p):
+    return dict(system=genser_doe._nonlinear_dmo(), t_end=1.0, H=1e-3, approximation=cosim.ZOH(),
+                solver=cosim.Euler(h=1e-5))
+
+
+def responses(res, ref):
+    return {"eps_mono_sat": doe.eps_mono(res, ref, saturate=1.0), "stable": doe.amplitude_stable(res)}
+
+
+def cpu():
+    t = os.times()
+    return t.user + t.system
+
+
+def bare_loop(n):
+    """What a user writes by hand: the reference once, then simulate + responses per run."""
+    t0 = time.perf_counter()
+    kw = build({"i": 0})
+    ref = cosim.simulate_monolithic(kw["system"], 1.0, t_eval=genser_doe.np.linspace(0, 1.0, 1001))
+    rows = []
+    for i in range(n):
+        kw = build({"i": i})
+        system = kw.pop("system")
+        try:
+            res = cosim.simulate(system, **kw)
+            status = "ok"
+        except (cosim.DivergenceError, cosim.SolverError) as exc:
+            res, status = exc.result, type(exc).__name__
+        rows.append(dict(responses(res, ref), status=status))
+    return time.perf_counter() - t0, rows
+
+
+def study(n):
+    return doe.Study(build, {"i": list(range(n))}, responses=responses, reference=True)
+
+
+def timed_study(n, **run):
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        df = study(n).run(checkpoint=os.path.join(d, "s.sqlite"), **run)
+        return time.perf_counter() - t0, df
+
+
+def dask_time(n, workers):
+    import distributed
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cl, distributed.Client(cl) as client:
+        study(4).run(backend=client)                                   # warm-up
+        return timed_study(n, backend=client)[0]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--full", action="store_true", help="Genser's full-size studies (needs cosim.PreStep)")
+    args = ap.parse_args(argv)
+    n = args.runs
+    print(f"cosim {cosim.__version__}, {os.cpu_count()} cores; run: nonlinear DMO + F_ex, ZOH, Euler δt = 1e-5, "
+          f"ΔT = 1 ms, 1 s; {n} runs per measurement")
+    build({"i": 0})
+    study(2).run()                                                     # warm-up
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall times need a quiet machine; the "
+          "CPU time of this process is less sensitive to the load)")
+    t_bare = c_bare = t_ser = c_ser = float("inf")
+    for _ in range(3):                                                 # interleaved, best of 3
+        c0 = cpu()
+        t_bare = min(t_bare, bare_loop(n)[0])
+        c1 = cpu()
+        t_ser = min(t_ser, timed_study(n)[0])
+        c2 = cpu()
+        c_bare, c_ser = min(c_bare, c1 - c0), min(c_ser, c2 - c1)
+    print(f"bare loop over cosim.simulate (1 core): {t_bare / n * 1e3:.2f} ms/run wall = {n / t_bare:.1f} runs/s; "
+          f"CPU {c_bare / n * 1e3:.2f} ms/run")
+    print(f"study, serial, SQLite checkpoint:       {t_ser / n * 1e3:.2f} ms/run wall, CPU {c_ser / n * 1e3:.2f} "
+          f"ms/run; overhead of the study layer: wall {(t_ser / t_bare - 1) * 100:+.1f} %, CPU "
+          f"{(c_ser / c_bare - 1) * 100:+.1f} % = {(c_ser - c_bare) / n * 1e6:.0f} us/run (target <= 5 %)")
+    t1 = timed_study(n, backend="threads", workers=1)[0]
+    t2 = timed_study(n, backend="threads", workers=2)[0]
+    print(f"threads: 1 worker {n / t1:.1f} runs/s, 2 workers {n / t2:.1f} runs/s: scaling {t1 / t2:.2f}x "
+          "(target >= 1.7x)")
+    try:
+        d1, d2 = dask_time(n, 1), dask_time(n, 2)
+        print(f"Dask LocalCluster (threads): 1 worker {n / d1:.1f} runs/s, 2 workers {n / d2:.1f} runs/s: scaling "
+              f"{d1 / d2:.2f}x (target >= 1.7x)")
+    except ImportError:
+        print("Dask: distributed is not installed")
+    rate = n / t2
+    ideal = 2 * n / c_ser
+    print(f"runs/s of 2 fully used cores from the serial study's CPU time: {ideal:.1f}")
+    for name, runs in (("§12.3 RLS", RLS_RUNS), ("§12.3 MOESP", MOESP_RUNS)):
+        est, est_cpu = runs / rate, runs / ideal
+        print(f"{name} ({runs} runs), ZOH proxy: {est:.0f} s at the measured {rate:.1f} runs/s (2 threads), "
+              f"{est_cpu:.0f} s on 2 free cores (target <= {TARGET_S:.0f} s); per-run budget for the target: "
+              f"{2 * TARGET_S / runs * 1e3:.1f} ms of one core")
+    if args.full:
+        if not genser_doe.have_prestep():
+            print("--full: skipped, cosim.PreStep is not available in this installation")
+            return 0
+        for name in ("rls", "moesp"):
+            s = genser_doe.make_study(name)
+            with tempfile.TemporaryDirectory() as d:
+                t0 = time.perf_counter()
+                df = s.run(backend="threads", workers=2, checkpoint=os.path.join(d, "s.sqlite"), progress=True)
+                wall = time.perf_counter() - t0
+            print(f"§12.3 {name}: {len(df)} runs in {wall:.1f} s = {len(df) / wall:.1f} runs/s (target <= "
+                  f"{TARGET_S:.0f} s); status {dict(df['status'].value_counts())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

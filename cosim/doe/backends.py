@@ -1,0 +1,143 @@
+"""Where the runs of a study execute: in the calling thread ("serial"), a thread pool ("threads": cosim.simulate
+releases the GIL in C, and the units of one run never share state), a process pool ("processes": functions and
+systems travel with cloudpickle, so lambdas work; worker processes ignore SIGINT, the parent handles Ctrl-C), or any
+Dask ``distributed.Client`` (a LocalCluster on one machine, or the same code on a cluster, e.g. dask-jobqueue's
+SLURMCluster or ``distributed.SSHCluster``)."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import numbers
+import os
+import signal
+
+
+class _Done(cf.Future):
+    def __init__(self, fn, args):
+        super().__init__()
+        self.set_result(fn(*args))
+
+
+class Serial:
+    """Runs every task when it is submitted (no pool; KeyboardInterrupt comes straight from the run)."""
+    name = "serial"
+    workers = 1
+    window = 1
+
+    def submit(self, fn, *args):
+        return _Done(fn, args)
+
+    def wait(self, futures, timeout=None):
+        return set(futures)
+
+    def share(self, obj):
+        return obj
+
+    def cancel(self, futures):
+        pass
+
+    def close(self):
+        pass
+
+
+class Pool:
+    """A concurrent.futures pool of threads or processes."""
+
+    def __init__(self, kind, workers):
+        self.name, self.workers = kind, workers
+        self.window = 2 * workers
+        if kind == "threads":
+            self.ex = cf.ThreadPoolExecutor(workers, thread_name_prefix="cosim-doe")
+        else:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+            self.ex = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_ignore_sigint)
+
+    def submit(self, fn, *args):
+        if self.name == "processes":
+            import cloudpickle
+            return self.ex.submit(_call_pickled, cloudpickle.dumps((fn, args)))
+        return self.ex.submit(fn, *args)
+
+    def wait(self, futures, timeout=None):
+        return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
+
+    def share(self, obj):
+        return obj
+
+    def cancel(self, futures):
+        for f in futures:
+            f.cancel()
+
+    def close(self):
+        self.ex.shutdown(wait=True, cancel_futures=True)
+
+
+class Dask:
+    """A ``distributed.Client``: tasks are submitted with ``pure=False``; shared objects (the references) are
+    scattered once."""
+
+    def __init__(self, client):
+        self.client = client
+        self.name = "dask"
+        try:
+            self.workers = max(1, sum(client.nthreads().values()))
+        except Exception:  # pragma: no cover - a client without workers yet
+            self.workers = 1
+        self.window = 4 * self.workers
+
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False)
+
+    def wait(self, futures, timeout=None):
+        import distributed
+        try:
+            return set(distributed.wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED").done)
+        except TimeoutError:
+            return set()
+
+    def share(self, obj):
+        return self.client.scatter(obj, hash=False)
+
+    def cancel(self, futures):
+        if futures:
+            self.client.cancel(list(futures))
+
+    def close(self):
+        pass
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call_pickled(blob):
+    import cloudpickle
+    fn, args = cloudpickle.loads(blob)
+    return fn(*args)
+
+
+def _is_dask_client(obj):
+    return type(obj).__name__ == "Client" and type(obj).__module__.split(".")[0] == "distributed"
+
+
+def make_backend(backend, workers):
+    """The executor of ``backend`` ("serial", "threads", "processes" or a distributed.Client) with ``workers``."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or workers < 1):
+        raise ValueError(f"workers: expected an int >= 1 or None, got {workers!r}")
+    if _is_dask_client(backend):
+        if workers is not None:
+            raise ValueError("workers: a Dask client has its own workers; leave workers=None")
+        return Dask(backend)
+    if not isinstance(backend, str):
+        raise TypeError(f"backend: expected 'serial', 'threads', 'processes' or a distributed.Client, got "
+                        f"{type(backend).__name__}")
+    if backend == "serial":
+        if workers not in (None, 1):
+            raise ValueError(f"workers: the serial backend runs one run at a time, got workers={workers}")
+        return Serial()
+    if backend in ("threads", "processes"):
+        return Pool(backend, workers or os.cpu_count() or 1)
+    raise ValueError(f"backend: unknown backend {backend!r}; use 'serial', 'threads', 'processes' or a "
+                     "distributed.Client")

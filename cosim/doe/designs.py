@@ -1,0 +1,171 @@
+"""Designs of experiments: the parameter table of a study, one row per run (index ``run`` = 0 … N−1).
+
+* :func:`full_factorial`: every combination of the levels (Montgomery; genser2020 §12.1 with n = 1 replicate, the
+  simulation being deterministic); the last factor varies fastest.
+* :func:`latin_hypercube`: n runs, each factor's range cut into n strata hit once each (random pairing).
+* :func:`saltelli`: the Saltelli sample of Sobol' indices (SALib), N (k + 2) runs (N (2k + 2) with second-order
+  indices); the order of the rows is SALib's, which :func:`cosim.doe.sobol` needs.
+* :func:`explicit`: a given table (DataFrame, dict of columns or list of dicts).
+
+Sampled designs take :class:`Range` factors (continuous) or level lists (a level drawn per unit sample:
+index ⌊u·n_levels⌋). ``seed`` makes them reproducible. :func:`table_hash` fingerprints a table (it guards a
+checkpoint against resuming another study).
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from .factors import Range, _level, check_factors, check_name
+
+__all__ = ["full_factorial", "latin_hypercube", "saltelli", "explicit", "table_hash", "make_design"]
+
+
+def _frame(columns, n):
+    df = pd.DataFrame({name: pd.Series(list(vals)) if len(vals) else pd.Series([], dtype=float)
+                       for name, vals in columns.items()})
+    df.index = pd.RangeIndex(n, name="run")
+    return df
+
+
+def full_factorial(factors) -> pd.DataFrame:
+    """All combinations of the levels of ``factors`` (dict name -> levels); the last factor varies fastest."""
+    f = check_factors(factors)
+    names = list(f)
+    rows = list(itertools.product(*(f[n] for n in names)))
+    return _frame({n: [r[i] for r in rows] for i, n in enumerate(names)}, len(rows))
+
+
+def _check_n(n, name="n"):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name}: expected a positive int, got {n!r}")
+    if n < 1:
+        raise ValueError(f"{name}: must be >= 1, got {n!r}")
+    return int(n)
+
+
+def _check_seed(seed):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise TypeError(f"seed: expected a non-negative int or None, got {seed!r}")
+    return seed
+
+
+def _from_unit(f, U):
+    """Scale unit samples U (n, k) to the factors' ranges or levels."""
+    cols = {}
+    for j, (name, spec) in enumerate(f.items()):
+        u = np.clip(U[:, j], 0.0, 1.0)
+        if isinstance(spec, Range):
+            cols[name] = spec.scale(u).tolist()
+        else:
+            idx = np.minimum((u * len(spec)).astype(int), len(spec) - 1)
+            cols[name] = [spec[i] for i in idx]
+    return _frame(cols, U.shape[0])
+
+
+def latin_hypercube(factors, n, seed=None) -> pd.DataFrame:
+    """n runs of a Latin hypercube over ``factors`` (:class:`Range` or level lists); ``seed`` for reproducibility."""
+    f = check_factors(factors, allow_ranges=True)
+    n = _check_n(n)
+    rng = np.random.default_rng(_check_seed(seed))
+    k = len(f)
+    U = (np.argsort(rng.random((k, n)), axis=1).T + rng.random((n, k))) / n
+    return _from_unit(f, U)
+
+
+def problem(factors) -> dict:
+    """SALib's problem dict of ``factors`` on the unit cube (the values are scaled afterwards)."""
+    f = check_factors(factors, allow_ranges=True)
+    return {"num_vars": len(f), "names": list(f), "bounds": [[0.0, 1.0]] * len(f)}
+
+
+def saltelli(factors, n, seed=None, second_order=True) -> pd.DataFrame:
+    """The Saltelli sample of SALib (``SALib.sample.sobol``) for N = ``n`` base samples (a power of 2):
+    N (k + 2) runs, or N (2k + 2) with ``second_order``. The table's ``attrs["sobol"]`` holds what
+    :func:`cosim.doe.sobol` needs (names, N, second_order)."""
+    from SALib.sample import sobol as _sobol_sample
+    f = check_factors(factors, allow_ranges=True)
+    n = _check_n(n)
+    if n & (n - 1):
+        raise ValueError(f"n: the Saltelli sample needs a power of 2 base samples, got {n}")
+    if not isinstance(second_order, bool):
+        raise TypeError(f"second_order: expected True or False, got {second_order!r}")
+    pb = problem(f)
+    U = _sobol_sample.sample(pb, n, calc_second_order=second_order, scramble=True, seed=_check_seed(seed))
+    df = _from_unit(f, np.asarray(U, dtype=float))
+    df.attrs["sobol"] = {"names": list(f), "N": n, "second_order": second_order}
+    return df
+
+
+def explicit(table) -> pd.DataFrame:
+    """A given parameter table: a DataFrame, a dict name -> column or a list of dicts (one per run)."""
+    if isinstance(table, pd.DataFrame):
+        df = table.copy()
+    elif isinstance(table, dict):
+        try:
+            df = pd.DataFrame({k: list(v) for k, v in table.items()})
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"design: the columns of the table must be sequences of one length ({exc})") from None
+    elif isinstance(table, (list, tuple)) and all(isinstance(r, dict) for r in table):
+        df = pd.DataFrame(list(table))
+    else:
+        raise TypeError(f"design: expected 'full', 'lhs', 'sobol' or a table (DataFrame, dict of columns, list of "
+                        f"dicts), got {type(table).__name__}")
+    if df.shape[1] == 0:
+        raise ValueError("design: the table has no columns (factors)")
+    if len(df) == 0:
+        raise ValueError("design: the table has no rows (runs)")
+    for name in df.columns:
+        check_name(name, "design")
+        if df[name].isna().any():
+            raise ValueError(f"design: column {name!r} has missing or NaN values")
+        df[name] = [_level(name, v) for v in df[name]]
+    df = df.reset_index(drop=True)
+    df.index = pd.RangeIndex(len(df), name="run")
+    return df
+
+
+def _canon(v):
+    if isinstance(v, (bool, np.bool_)):
+        return ["b", bool(v)]
+    if isinstance(v, (numbers.Integral, np.integer)):
+        return ["i", int(v)]
+    if isinstance(v, (numbers.Real, np.floating)):
+        return ["f", float(v).hex()]
+    return ["s", str(v)]
+
+
+def table_hash(table: pd.DataFrame) -> str:
+    """SHA-256 of a parameter table (factor names, their order, and every value exactly)."""
+    h = hashlib.sha256(json.dumps(list(map(str, table.columns))).encode())
+    for row in table.itertuples(index=False, name=None):
+        h.update(json.dumps([_canon(v) for v in row]).encode())
+    return h.hexdigest()
+
+
+def make_design(design, factors=None, n=None, seed=None, second_order=True) -> pd.DataFrame:
+    """The table of ``design`` ("full", "lhs", "sobol"/"saltelli" or an explicit table)."""
+    if isinstance(design, str):
+        kind = design.lower()
+        if kind in ("full", "factorial", "full-factorial"):
+            if n is not None:
+                raise ValueError("n: not used by the full factorial (its size is the product of the level counts)")
+            return full_factorial(factors)
+        if kind in ("lhs", "latin-hypercube"):
+            if n is None:
+                raise ValueError("n: the Latin hypercube needs the number of runs n")
+            return latin_hypercube(factors, n, seed)
+        if kind in ("sobol", "saltelli"):
+            if n is None:
+                raise ValueError("n: the Saltelli sample needs the number N of base samples (a power of 2)")
+            return saltelli(factors, n, seed, second_order)
+        raise ValueError(f"design: unknown design {design!r}; use 'full', 'lhs', 'sobol' or a table")
+    if factors is not None:
+        raise ValueError("factors: give the factors as the columns of the explicit design table, not both")
+    return explicit(design)

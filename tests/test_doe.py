@@ -1,0 +1,353 @@
+"""cosim.doe: designs, analysis (genser2020 AT-15, AT-16), the runner on every backend, checkpoint and resume,
+errors naming the argument."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cosim
+from cosim import doe
+from cosim.doe import runner as doe_runner
+
+
+# ---------------------------------------------------------------------------------------------------- designs
+def test_full_factorial_order_and_size():
+    t = doe.full_factorial({"a": [1, 2], "b": ["x", "y", "z"]})
+    assert len(t) == 6 and list(t.columns) == ["a", "b"] and t.index.name == "run"
+    assert list(t["a"]) == [1, 1, 1, 2, 2, 2] and list(t["b"]) == ["x", "y", "z"] * 2
+
+
+def test_latin_hypercube_strata_and_seed():
+    f = {"x": doe.Range(0.0, 1.0), "y": doe.Range(1e-4, 1e-2, log=True), "k": [1, 2, 3, 4]}
+    t = doe.latin_hypercube(f, 8, seed=3)
+    assert len(t) == 8
+    assert sorted(np.floor(t["x"] * 8).astype(int)) == list(range(8))            # every stratum once
+    assert sorted(np.floor((np.log10(t["y"]) + 4) / 2 * 8).astype(int)) == list(range(8))
+    assert sorted(t["k"]) == [1, 1, 2, 2, 3, 3, 4, 4]
+    pd.testing.assert_frame_equal(t, doe.latin_hypercube(f, 8, seed=3))
+    assert not t.equals(doe.latin_hypercube(f, 8, seed=4))
+
+
+def test_saltelli_size_and_hash():
+    t = doe.saltelli({"a": doe.Range(0, 1), "b": doe.Range(-1, 1)}, 8, seed=1)
+    assert len(t) == 8 * (2 * 2 + 2) and t.attrs["sobol"]["N"] == 8
+    assert doe.table_hash(t) == doe.table_hash(doe.saltelli({"a": doe.Range(0, 1), "b": doe.Range(-1, 1)}, 8, seed=1))
+    t1 = doe.saltelli({"a": doe.Range(0, 1), "b": doe.Range(-1, 1)}, 8, seed=1, second_order=False)
+    assert len(t1) == 8 * 4
+    with pytest.raises(ValueError, match="n: .*power of 2"):
+        doe.saltelli({"a": doe.Range(0, 1)}, 6)
+
+
+def test_sobol_indices_of_an_additive_function():
+    t = doe.saltelli({"x1": doe.Range(0, 1), "x2": doe.Range(0, 1), "x3": doe.Range(0, 1)}, 1024, seed=2)
+    t["y"] = t["x1"] + 0.1 * t["x2"]            # variances 1/12 and 0.01/12: S1 = ST = 0.990, 0.0099, 0
+    si = doe.sobol(t, "y", seed=1)
+    assert si.loc["x1", "S1"] == pytest.approx(1 / 1.01, abs=0.02)
+    assert si.loc["x2", "ST"] == pytest.approx(0.01 / 1.01, abs=0.005)
+    assert abs(si.loc["x3", "ST"]) < 1e-3
+    with pytest.raises(ValueError, match="response"):
+        doe.sobol(t, "nope")
+
+
+def test_bad_factors_are_named():
+    with pytest.raises(ValueError, match="factors: no factor"):
+        doe.full_factorial({})
+    with pytest.raises(ValueError, match=r"factors\['ck'\]: no levels"):
+        doe.full_factorial({"ck": []})
+    with pytest.raises(ValueError, match=r"factors\['dk'\]: level nan is not finite"):
+        doe.full_factorial({"ck": [1.0], "dk": [1.0, math.nan]})
+    with pytest.raises(ValueError, match=r"factors\['H'\]: level 0.001 appears more than once"):
+        doe.full_factorial({"H": [1e-3, 1e-3]})
+    with pytest.raises(ValueError, match="'status' is reserved"):
+        doe.full_factorial({"status": [1]})
+    with pytest.raises(ValueError, match=r"factors\['x'\]: a Range needs a sampled design"):
+        doe.full_factorial({"x": doe.Range(0, 1)})
+    with pytest.raises(ValueError, match="low: a log range"):
+        doe.Range(0.0, 1.0, log=True)
+    with pytest.raises(ValueError, match="design: column 'a' has missing"):
+        doe.explicit({"a": [1.0, float("nan")]})
+
+
+# ---------------------------------------------------------------------------------------------------- analysis
+def test_at15_anova_by_hand():
+    """genser2020 AT-15: a 2×3 full factorial with known effects, n = 1 (y_ij below): by hand, grand mean 6, row
+    means 4, 8, column means 3, 5, 10: SS_A = 3·(4 + 4) = 24, SS_B = 2·(9 + 1 + 16) = 52, SS_AB = Σ (y − ȳ_i − ȳ_j
+    + ȳ)² = 1 + 1 + 4 + 1 + 1 + 4 = 12; MS = SS / DoF = 24, 26, 6; normalised % = MS / 56."""
+    t = doe.full_factorial({"A": [0, 1], "B": [0, 1, 2]})
+    t["y"] = [2.0, 4.0, 6.0, 4.0, 6.0, 14.0]
+    tab = doe.anova(t, ["A", "B"], "y")
+    assert tab.attrs["balanced"]
+    np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "SS"], [24, 52, 12], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(tab.loc[["A", "B", "A:B"], "DoF"], [1, 2, 2])
+    np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "MS"], [24, 26, 6], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "percent"], [2400 / 56, 2600 / 56, 600 / 56], rtol=1e-12)
+    assert tab.loc["Residual", "DoF"] == 0 and tab.loc["Residual", "SS"] == pytest.approx(0, abs=1e-12)
+    # main effects only: the interaction becomes the residual, F = MS / MS_res
+    main = doe.anova(t, ["A", "B"], "y", interactions=1)
+    assert main.loc["Residual", "SS"] == pytest.approx(12) and main.loc["Residual", "DoF"] == 2
+    assert main.loc["A", "F"] == pytest.approx(24 / 6) and main.loc["B", "F"] == pytest.approx(26 / 6)
+
+
+def test_at15_table_3_10_normalised_percent():
+    ms = {"timeLearning": 3, "timeSwitchphase": 20, "thresholdMbc2sbcCoupling": 30, "thresholdMbcNoInputOpt": 11,
+          "lambda": 20, "M": 372, "N": 372, "useErrDiffEqu": 44,
+          "tL:tS": 1, "tL:thS": 1, "tL:thM": 0, "tL:l": 3, "tL:M": 2, "tL:N": 2, "tL:u": 3,
+          "tS:thS": 7, "tS:thM": 0, "tS:l": 4, "tS:M": 10, "tS:N": 10, "tS:u": 7,
+          "thS:thM": 10, "thS:l": 6, "thS:M": 18, "thS:N": 18, "thS:u": 5,
+          "thM:l": 2, "thM:M": 0, "thM:N": 0, "thM:u": 1, "l:M": 2, "l:N": 2, "l:u": 3,
+          "M:N": 1524, "M:u": 41, "N:u": 41}
+    assert sum(ms.values()) == 2595                        # genser2020.md §12.1's check
+    pct = doe.normalised_percent(ms)
+    assert pct["M"] == pytest.approx(14.3, abs=0.05)
+    assert pct["M:N"] == pytest.approx(58.7, abs=0.05)
+    assert pct["lambda"] == pytest.approx(0.8, abs=0.05)
+
+
+def _random_unbalanced(seed=1, n=150):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.choice(["x", "y"], n), "c": rng.integers(0, 4, n)})
+    df["y"] = rng.normal(size=n) + 0.5 * df["a"] + (df["b"] == "x") * df["c"]
+    return df
+
+
+def test_anova_equals_statsmodels_on_unbalanced_data():
+    for seed in (1, 2):
+        df = _random_unbalanced(seed)
+        mine = doe.anova(df, ["a", "b", "c"], "y")
+        ref = doe.anova(df, ["a", "b", "c"], "y", method="statsmodels")
+        assert not mine.attrs["balanced"]
+        np.testing.assert_allclose(mine["SS"], ref["SS"], rtol=1e-9)
+        np.testing.assert_array_equal(mine["DoF"], ref["DoF"])
+        np.testing.assert_allclose(mine["F"].iloc[:-1], ref["F"].iloc[:-1], rtol=1e-9)
+        np.testing.assert_allclose(mine["p"].iloc[:-1], ref["p"].iloc[:-1], rtol=1e-7, atol=1e-300)
+
+
+def test_anova_balanced_direct_equals_least_squares_and_statsmodels():
+    t = doe.full_factorial({"a": [1, 2, 3], "b": [0, 1], "c": [1, 2, 3, 4]})
+    t = pd.concat([t, t], ignore_index=True)                     # two replicates
+    t["y"] = np.random.default_rng(5).normal(size=len(t)) + t["a"] * t["b"]
+    d, l, s = (doe.anova(t, ["a", "b", "c"], "y", method=m) for m in ("direct", "lstsq", "statsmodels"))
+    np.testing.assert_allclose(d["SS"], l["SS"], rtol=1e-9)
+    np.testing.assert_allclose(d["SS"], s["SS"], rtol=1e-9)
+    np.testing.assert_allclose(d["F"].iloc[:-1], s["F"].iloc[:-1], rtol=1e-9)
+
+
+def test_anova_errors_name_the_argument():
+    t = doe.full_factorial({"a": [1, 2], "b": [1, 2]})
+    t["y"] = [1.0, 2.0, math.inf, 3.0]
+    with pytest.raises(ValueError, match="response: 1 runs have non-finite 'y'"):
+        doe.anova(t, ["a", "b"], "y")
+    with pytest.raises(ValueError, match=r"factors: \['z'\] are not columns"):
+        doe.anova(t, ["a", "z"], "y")
+    with pytest.raises(ValueError, match="interactions"):
+        doe.anova(t, ["a", "b"], "y", interactions=3)
+
+
+AT16 = [  # (histogram counts, divisor, printed value, ± one unit in the last printed digit)
+    ({1: 25, 10: 24, 100: 24, 1000: 24}, 97, 275, 1),                      # stepsErrDiffEqu, §12.2
+    ({0.1: 50, 0.2: 99, 0.5: 30}, 179, 0.22, 0.01),                         # timeLearning, RLS
+    ({0.002: 101, 0.01: 78}, 179, 0.005, 0.001),                            # timeSwitchphase, RLS
+    ({1: 60, 0.999: 72, 0.99: 33, 0.98: 14}, 179, 0.996, 0.001),            # λ, RLS
+    ({2: 87, 5: 92}, 179, 3.54, 0.01),                                      # th_SBC, RLS (87, §16 fix)
+    ({0.1: 5, 0.2: 28, 0.5: 17}, 50, 0.29, 0.01),                           # timeLearning, MOESP
+    ({0.002: 37, 0.01: 13}, 50, 0.004, 0.001),                              # timeSwitchphase, MOESP
+    ({2: 13, 5: 37}, 50, 4.22, 0.01),                                       # th_SBC, MOESP
+    ({0.01: 6, 0.05: 6, 0.1: 6, 0.5: 6, 1: 6, 2: 8, 5: 12}, 50, 1.72, 0.01),  # th_mod, MOESP
+    ({200: 2, 500: 19, 1000: 29}, 50, 778, 1),                              # windowSize, MOESP
+]
+
+
+@pytest.mark.parametrize("counts, n, printed, unit", AT16)
+def test_at16_optimum_from_histogram_counts(counts, n, printed, unit):
+    assert sum(counts.values()) == n
+    assert abs(doe.histogram_optimum(counts) - printed) <= unit
+
+
+def test_optimum_rule_recovers_the_histogram_mean():
+    """Ascending sorting on a table whose nearly optimal runs (≤ 1.1·min) have the RLS timeLearning histogram."""
+    levels = [0.1] * 50 + [0.2] * 99 + [0.5] * 30
+    good = pd.DataFrame({"tL": levels, "use": [True] * 120 + [False] * 59,
+                         "eps": np.linspace(0.010, 0.0109, len(levels))})
+    bad = pd.DataFrame({"tL": [0.5] * 40, "use": [False] * 40, "eps": np.linspace(0.0111, 1.0, 40)})
+    df = pd.concat([bad, good], ignore_index=True)
+    opt = doe.optimum(df, "eps", ["tL", "use"])
+    assert opt.attrs["n"] == 179 and opt.attrs["counts"]["tL"] == {0.1: 50, 0.2: 99, 0.5: 30}
+    assert opt["tL"] == pytest.approx(0.22, abs=0.005) and opt["use"] is True
+    assert doe.optimum(df, "eps", ["tL"], top=10).attrs["n"] == 10
+    assert doe.optimum(df, "eps", ["tL"], tol=1.0, min_runs=50).attrs["n"] == 50
+
+
+# ---------------------------------------------------------------------------------------------------- runner
+def _build(p):
+    approx = cosim.ZOH() if p["approx"] == "zoh" else cosim.Lagrange(k=1)
+    return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"], dk=1e3), t_end=0.05, H=p["H"],
+                approximation=approx, solver=cosim.Exact())
+
+
+FACTORS = {"ck": [1e5, 1e7], "approx": ["zoh", "lagrange"], "H": [1e-3, 5e-3]}
+
+
+def _responses(res, ref):
+    return {"eps": doe.eps_mono(res, ref), "eps_sat": doe.eps_mono(res, ref, saturate=1.0),
+            "stable": doe.amplitude_stable(res)}
+
+
+@pytest.fixture(scope="module")
+def serial_table():
+    return doe.Study(_build, FACTORS, responses=_responses, reference=True).run()
+
+
+def test_serial_study_table(serial_table):
+    df = serial_table
+    assert len(df) == 8 and list(df.columns[:3]) == ["ck", "approx", "H"]
+    assert {"eps", "eps_sat", "stable", "status", "message", "wall"} <= set(df.columns)
+    soft = df[df.ck == 1e5]                                  # the nominal coupling: stable, accurate runs
+    assert (soft.status == "ok").all() and (soft.eps < 0.5).all() and soft.stable.all()
+    assert (df.eps_sat == np.minimum(df.eps.fillna(1.0), 1.0)).all()
+    # one run by hand gives the same eps
+    p = {"ck": 1e5, "approx": "lagrange", "H": 1e-3}
+    kw = _build(p)
+    res = cosim.simulate(kw.pop("system"), **kw)
+    ref = cosim.simulate_monolithic(res.system, 0.05, t_eval=res.t)
+    row = df[(df.ck == 1e5) & (df.approx == "lagrange") & (df.H == 1e-3)].iloc[0]
+    assert row.eps == res.error_to(ref)["eps_mono"]
+
+
+def test_failed_runs_are_rows():
+    """ck = 1e7 with Lagrange k = 1 at H = 5 ms diverges: a row with its status and message, eps saturated at 1."""
+    study = doe.Study(_build, {"ck": [1e7], "approx": ["lagrange"], "H": [5e-3, 1e-3]}, responses=_responses,
+                      reference=True)
+    df = study.run()
+    bad = df[df.status != "ok"]
+    assert len(bad) >= 1
+    assert set(bad.status) <= {"diverged", "solver_error"} and bad.message.str.len().min() > 0
+    assert (bad.eps_sat == 1.0).all()
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_backends_give_identical_tables(serial_table, backend):
+    df = doe.Study(_build, FACTORS, responses=_responses, reference=True).run(backend=backend, workers=2)
+    cols = ["ck", "approx", "H", "eps", "eps_sat", "stable", "status", "message"]
+    pd.testing.assert_frame_equal(df[cols], serial_table[cols])
+
+
+def test_dask_local_cluster_gives_identical_table(serial_table):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        df = doe.Study(_build, FACTORS, responses=_responses, reference=True).run(backend=client)
+    cols = ["ck", "approx", "H", "eps", "eps_sat", "stable", "status", "message"]
+    pd.testing.assert_frame_equal(df[cols], serial_table[cols])
+
+
+def test_reference_once_per_distinct_system_and_grid(monkeypatch):
+    calls = []
+    orig = doe_runner.compute_reference
+
+    def counting(kw, grid, options):
+        calls.append((kw["system"].params["ck"], len(grid)))
+        return orig(kw, grid, options)
+
+    monkeypatch.setattr(doe_runner, "compute_reference", counting)
+    doe.Study(_build, FACTORS, responses=["eps_mono", "stable"], reference=True).run(backend="threads", workers=2)
+    assert sorted(calls) == sorted({(ck, int(round(0.05 / H)) + 1) for ck in FACTORS["ck"] for H in FACTORS["H"]})
+
+
+def test_checkpoint_resume_and_changed_factors(tmp_path):
+    path = tmp_path / "study.sqlite"
+    built = []
+
+    def build(p):
+        built.append(p["i"])
+        return dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=1e-3, solver=cosim.Exact())
+
+    def failing_responses(res, ref):
+        if len(built) > 5:
+            raise RuntimeError("disk full")
+        return {"g": float(res.growth)}
+
+    study = doe.Study(build, {"i": list(range(10))}, responses=failing_responses)
+    with pytest.raises(doe.StudyError, match=r"run 5 \(i=5\): responses raised RuntimeError: disk full"):
+        study.run(checkpoint=path)
+    assert sorted(doe.load(path).index) == [0, 1, 2, 3, 4]
+    built.clear()
+    df = doe.Study(build, {"i": list(range(10))}, responses=lambda r, ref: {"g": float(r.growth)}).run(
+        checkpoint=path, backend="threads", workers=2)
+    assert sorted(built) == [5, 6, 7, 8, 9]                      # finished runs are not repeated
+    assert list(df.index) == list(range(10)) and (df.status == "ok").all() and df.g.notna().all()
+    built.clear()
+    doe.Study(build, {"i": list(range(10))}, responses=["growth"]).run(checkpoint=path)
+    assert built == []
+    with pytest.raises(doe.StudyError, match="checkpoint: .* belongs to a different study"):
+        doe.Study(build, {"i": list(range(11))}, responses=["growth"]).run(checkpoint=path)
+
+
+def test_study_errors_name_the_argument():
+    def bad_build(p):
+        if p["ck"] > 1e5:
+            raise ZeroDivisionError("boom")
+        return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.01, H=1e-3, solver=cosim.Exact())
+
+    with pytest.raises(doe.StudyError, match=r"build: raised ZeroDivisionError for run 1 \(ck=1000000.0\): boom"):
+        doe.Study(bad_build, {"ck": [1e5, 1e6]}).run()
+    with pytest.raises(doe.StudyError, match="has no 'system'"):
+        doe.Study(lambda p: dict(t_end=1.0), {"ck": [1.0]}).run()
+    with pytest.raises(doe.StudyError, match="cosim.simulate refused the options: ValueError: H"):
+        doe.Study(lambda p: dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=-1.0), {"ck": [1.0]}).run()
+    with pytest.raises(TypeError, match="build: expected a function"):
+        doe.Study(None, {"ck": [1.0]})
+    with pytest.raises(ValueError, match="responses: unknown response name"):
+        doe.Study(bad_build, {"ck": [1.0]}, responses=["eps"])
+    with pytest.raises(ValueError, match="need the monolithic reference"):
+        doe.Study(bad_build, {"ck": [1.0]}, responses=["eps_mono"])
+    with pytest.raises(ValueError, match="backend: unknown backend 'gpu'"):
+        doe.Study(bad_build, {"ck": [1e5]}).run(backend="gpu")
+    with pytest.raises(ValueError, match="workers"):
+        doe.Study(bad_build, {"ck": [1e5]}).run(backend="threads", workers=0)
+
+
+def test_progress_bar_and_plots(tmp_path, capsys):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    study = doe.Study(_build, FACTORS, responses=["eps_mono_sat", "stable"], reference=True)
+    df = study.run(progress=True)
+    assert "8/8" in capsys.readouterr().err
+    tab = doe.anova(df, response="eps_mono_sat")
+    for fig in (doe.plots.main_effects(df, "eps_mono_sat"), doe.plots.interaction_heatmap(tab),
+                doe.plots.sorted_runs(df, "eps_mono_sat"), doe.plots.optimum_histograms(df, "eps_mono_sat", top=3)):
+        fig.savefig(tmp_path / "f.png")
+        assert (tmp_path / "f.png").stat().st_size > 5000
+        plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------------- genser example
+def _genser_example():
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "genser_doe.py"
+    spec = importlib.util.spec_from_file_location("genser_doe", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_genser_designs_have_the_thesis_sizes():
+    g = _genser_example()
+    assert len(doe.full_factorial(g.FACTORS_12_2)) == 512           # §12.2
+    assert len(doe.full_factorial(g.FACTORS_RLS)) == 17640          # §12.3 RLS
+    assert len(doe.full_factorial(g.FACTORS_MOESP)) == 7056         # §12.3 MOESP
+
+
+def test_genser_example_reduced(tmp_path, capsys):
+    g = _genser_example()
+    name = "rls" if g.have_prestep() else "zoh"
+    assert g.main([name, "--runs", "4", "--workers", "2", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr()
+    if name == "zoh":
+        assert "needs the pre-step coupling cosim.PreStep" not in out.err   # asked for zoh directly
+        assert g.main(["rls", "--runs", "4", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
+        assert "needs the pre-step coupling cosim.PreStep" in capsys.readouterr().err
+    table = pd.read_csv(tmp_path / f"{name}.csv", index_col="run")
+    assert len(table) == 4 and table["eps_mono_sat"].between(0, 1).all()

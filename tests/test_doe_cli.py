@@ -1,0 +1,103 @@
+"""`python -m cosim doe study.toml`: the example study, resume, and errors naming the bad key or factor."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cosim
+from cosim import doe
+from cosim.doe.config import load_study
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+SMALL = """
+title = "small"
+[model]
+library = "two_mass_oscillator"
+[simulation]
+t_end = 0.05
+solver = {{ type = "exact" }}
+[factors]
+{factors}
+[responses]
+names = ["eps_mono_sat", "stable"]
+[run]
+backend = "serial"
+[output]
+dir = "o"
+table = "{table}"
+"""
+
+
+def _run(args, cwd):
+    return subprocess.run([sys.executable, "-m", "cosim", "doe", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env=dict(os.environ, MPLBACKEND="Agg"))
+
+
+def test_example_study_writes_table_and_anova_and_resumes(tmp_path):
+    proc = _run([str(EXAMPLES / "doe_two_mass.toml"), "--no-progress"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(tmp_path / "out" / "doe_two_mass.csv", index_col="run")
+    anova = pd.read_csv(tmp_path / "out" / "doe_two_mass_anova.csv", index_col="effect")
+    assert len(table) == 54 and (table.status == "ok").all()
+    assert list(anova.index) == ["ck", "dk", "H", "approximation", "ck:dk", "ck:H", "ck:approximation", "dk:H",
+                                 "dk:approximation", "H:approximation", "Residual"]
+    assert anova["percent"].iloc[:-1].sum() == pytest.approx(100.0)
+    assert "ANOVA of eps_mono_sat" in proc.stdout
+    # one run through the API gives the same response
+    row = table[(table.ck == 1e5) & (table.dk == 100.0) & (table.H == 1e-3) & (table.approximation == "zoh")].iloc[0]
+    system = cosim.models.two_mass_oscillator(ck=1e5, dk=100.0, coupling="force/displacement")
+    res = cosim.simulate(system, 0.2, 1e-3, solver=cosim.Exact(), scheme="jacobi", approximation=cosim.ZOH())
+    ref = cosim.simulate_monolithic(system, 0.2, t_eval=res.t)
+    assert row.eps_mono_sat == pytest.approx(doe.eps_mono(res, ref, saturate=1.0), rel=1e-14)
+    # started again: resumes from the checkpoint with nothing left to run, same table
+    again = _run([str(EXAMPLES / "doe_two_mass.toml"), "--no-progress"], tmp_path)
+    assert again.returncode == 0, again.stderr
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out" / "doe_two_mass.csv", index_col="run"), table)
+
+
+def test_parquet_output_and_factor_routes(tmp_path):
+    pytest.importorskip("pyarrow")
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL.format(factors='"model.ck" = [1e5, 2e5]\nH = [1e-3, 5e-3]\n'
+                              'solver = ["exact", "rk4 substeps=4"]', table="s.parquet"))
+    proc = _run([str(f), "--no-progress", "--backend", "threads", "--workers", "2"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    df = pd.read_parquet(tmp_path / "o" / "s.parquet")
+    assert len(df) == 8 and set(df["solver"]) == {"exact", "rk4 substeps=4"}
+    study, _, _, _ = load_study(f)
+    kw = study.build({"model.ck": 2e5, "H": 1e-3, "solver": "rk4 substeps=4"})
+    assert kw["system"].params["ck"] == 2e5 and kw["H"] == 1e-3
+    assert isinstance(kw["solver"], cosim.RK4) and kw["solver"].substeps == 4
+
+
+@pytest.mark.parametrize("factors, message", [
+    ("foo = [1, 2]", "factors.foo: unknown name 'foo'"),
+    ("ck = []", r"factors\['ck'\]: no levels"),
+    ("ck = [1e5, nan]", r"factors\['ck'\]: level nan is not finite"),
+    ('"model.H" = [1.0]', "factors.model.H: 'H' is not a parameter of the model"),
+    ('approximation = ["spline"]', "unknown approximation 'spline'"),
+])
+def test_bad_factors_are_named(tmp_path, factors, message):
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL.format(factors=factors + "\nH = [1e-3]" if "H" not in factors else factors, table="s.csv"))
+    proc = _run([str(f), "--no-progress"], tmp_path)
+    assert proc.returncode == 2
+    import re
+    assert re.search(message, proc.stderr), proc.stderr
+
+
+def test_bad_sections_are_named(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL.format(factors="ck = [1e5]\nH = [1e-3]", table="s.csv") + "[extra]\n")
+    assert "study: unknown key(s) ['extra']" in _run([str(f)], tmp_path).stderr
+    f.write_text(SMALL.format(factors="ck = [1e5]\nH = [1e-3]", table="s.csv").replace("[run]", "[run]\nthreads = 2"))
+    assert "run: unknown key(s) ['threads']" in _run([str(f)], tmp_path).stderr
+    f.write_text(SMALL.format(factors="ck = [1e5]", table="s.csv"))
+    assert "simulation.H: missing" in _run([str(f)], tmp_path).stderr
+    f.write_text(SMALL.format(factors="ck = [1e5]\nH = [1e-3]", table="s.txt"))
+    assert "output.table: expected a .csv or .parquet" in _run([str(f)], tmp_path).stderr

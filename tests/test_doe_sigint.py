@@ -1,0 +1,67 @@
+"""A study stopped by SIGINT (Ctrl-C) after some runs and resumed has every run exactly once."""
+import collections
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from cosim import doe
+
+N_RUNS = 120
+
+SCRIPT = textwrap.dedent(f"""
+    import os, sys
+    import cosim
+    from cosim import doe
+
+    backend, checkpoint, log = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    def build(p):
+        return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.1, H=1e-4,
+                    solver=cosim.Euler(substeps=40))
+
+    def responses(res, ref):
+        with open(log, "a") as fh:              # one line per finished run (the run's ck identifies it)
+            fh.write(repr(res.system.params["ck"]) + "\\n")
+        return {{"growth": res.growth}}
+
+    study = doe.Study(build, {{"ck": [1e5 + i for i in range({N_RUNS})]}}, responses=responses)
+    df = study.run(backend=backend, workers=None if backend == "serial" else 2, checkpoint=checkpoint)
+    print("done", len(df))
+""")
+
+
+def _finished(path):
+    try:
+        return len(doe.load(path))
+    except doe.StudyError:
+        return 0
+
+
+@pytest.mark.parametrize("backend", ["threads", "serial"])
+def test_sigint_then_resume_runs_everything_exactly_once(tmp_path, backend):
+    script, ck, log = tmp_path / "study.py", tmp_path / "study.sqlite", tmp_path / "runs.log"
+    script.write_text(SCRIPT)
+    cmd = [sys.executable, str(script), backend, str(ck), str(log)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while (not ck.exists() or _finished(ck) < 5) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the study ended before the interrupt: {proc.communicate()}"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err and "study interrupted" in err, (out, err)
+    first = _finished(ck)
+    assert 5 <= first < N_RUNS
+    before = collections.Counter(log.read_text().split())
+    assert len(before) == first and max(before.values()) == 1         # every finished run is in the checkpoint
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and f"done {N_RUNS}" in res.stdout, res.stderr
+    counts = collections.Counter(log.read_text().split())
+    assert len(counts) == N_RUNS and set(counts.values()) == {1}      # every run exactly once over both processes
+    df = doe.load(ck)
+    assert sorted(df.index) == list(range(N_RUNS)) and (df.status == "ok").all()
