@@ -32,6 +32,9 @@ _FLOOR = 1e-3
 # The divergence criterion needs this many macro points in the early window (fewer: the first window does not
 # resolve the early amplitude, e.g. a velocity starting from rest).
 _MIN_EARLY_POINTS = 5
+#: divergence(): a signal counts as still growing when max |s| over the last window exceeds GROWING times max |s|
+#: over the window before it
+GROWING = 2.0
 
 
 def _window(window, name="window"):
@@ -176,7 +179,10 @@ def divergence(t, groups, limit=None, window=None):
     ``groups``: a sequence of (values (n, m), names) pairs (e.g. the states and the outputs of a run). For every
     signal s, A_0 = max |s| over the first ``window`` (default 20 %) of the run, floored at 1e-3 times the largest
     A_0 of its group; the run has diverged if max |s| after that window exceeds ``limit`` · A_0 (default
-    :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3). Signals that are 0 throughout the early window of a group that
+    :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3) and s is still growing at the end of the run: max |s| over the
+    last window exceeds :data:`GROWING` (2) times max |s| over the window before it. A numerical instability grows
+    geometrically to the end; a solution that grows physically (a system forced from rest, a pilot command that
+    starts late) levels off and is not flagged. Signals that are 0 throughout the early window of a group that
     is all 0 there are not judged. Non-finite values count as diverged. Needs at least 5 macro points in the early
     window; shorter runs return None (only the absolute bound of the engine applies to them).
 
@@ -196,6 +202,12 @@ def divergence(t, groups, limit=None, window=None):
     k = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))   # t[:k]: the early window
     if k < _MIN_EARLY_POINTS or k >= t.size:
         return None
+    # the last window and the one before it (still growing?); too few points: judge by the factor alone
+    j1 = int(np.searchsorted(t, t[-1] - w * span * (1 + 1e-12), side="left"))
+    j0 = int(np.searchsorted(t, t[-1] - 2 * w * span * (1 + 1e-12), side="left"))
+    late = before = None
+    if j1 >= k and t.size - j1 >= _MIN_EARLY_POINTS and j1 - j0 >= _MIN_EARLY_POINTS:
+        late, before = slice(j1, t.size), slice(j0, j1)
     worst = None
     for values, names in groups:
         V = np.asarray(values, dtype=float)
@@ -212,6 +224,10 @@ def divergence(t, groups, limit=None, window=None):
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = np.where(ok, peak / np.where(ref > 0, ref, 1.0), np.inf)
         factor[ok & (ref == 0.0)] = -np.inf                       # 0 throughout a quiet early window: not judged
+        if late is not None:                                       # levelled off at the end: not a divergence
+            with np.errstate(invalid="ignore"):
+                growing = ~(_absmax(V[late]) <= GROWING * _absmax(V[before]))
+            factor[ok & ~growing] = -np.inf
         j = int(np.argmax(factor))
         if factor[j] > limit and (worst is None or factor[j] > worst.factor):
             col = V[:, j]

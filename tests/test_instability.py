@@ -259,3 +259,21 @@ def test_divergence_criterion_validates_arguments():
         metrics.divergence(t[::-1], [(np.ones((101, 1)), ["a"])], 1e3)
     with pytest.raises(TypeError, match="result"):
         metrics.growth("not a result")
+
+
+def test_divergence_criterion_spares_growth_that_levels_off():
+    """A solution that grows physically (a late step input from rest) passes the factor but has levelled off by the
+    end; the same factor with geometric growth to the end is flagged (metrics.GROWING)."""
+    t = np.linspace(0.0, 10.0, 1001)
+    step = np.where(t < 5.0, 1e-9, 1.0 - np.exp(-(t - 5.0) * 5.0))[:, None]          # 1e9 growth, levels off
+    assert metrics.divergence(t, [(step, ["s"])]) is None
+    geometric = (1e-9 * np.exp(t * 3.0))[:, None]                                        # grows to the end
+    d = metrics.divergence(t, [(geometric, ["s"])])
+    assert d is not None and d.signal == "s" and d.factor > 1e3
+    # end to end: a lag driven by a source that switches on late (a pilot command from rest) runs through
+    src = cosim.ODE(lambda t_, x, u: np.zeros(0), lambda t_, x, u: np.array([0.0 if t_ < 5.0 else 1.0]), 0, 0, 1,
+                    name="src")
+    lag = cosim.LTI([[-2.0]], [[2.0]], [[1.0]], x0=[1e-12], name="lag")
+    sys_ = cosim.CoupledSystem([src, lag], [cosim.connect("src.y[0]", "lag.u[0]")])
+    res = cosim.simulate(sys_, t_end=10.0, H=0.05, solver=cosim.RK4())
+    assert res["lag.y[0]"][-1] == pytest.approx(1.0, abs=1e-3) and res.status == 0
