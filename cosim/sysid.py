@@ -57,6 +57,8 @@ def _float(value, name, *, positive=False, finite=True):
         v = float(value)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}") from None
+    except OverflowError:   # an int beyond the double range
+        raise ValueError(f"{name}: must be finite, got an integer of {int(value).bit_length()} bits") from None
     if finite and not math.isfinite(v):
         raise ValueError(f"{name}: must be finite, got {v}")
     if positive and not v > 0:
