@@ -1,4 +1,6 @@
 """Long runs through every C path, for `make valgrind` (not collected by pytest: no test_ prefix)."""
+import math
+
 import numpy as np
 
 import cosim
@@ -71,4 +73,42 @@ try:
     cosim.simulate(loop, 0.1, 0.01, solver=cosim.Exact())
 except cosim.SolverError:
     pass
+# wave 2: adaptive steps (exMD, exCV), implicit and waveform relaxation, threads and timing, pre-step, NEPCE, balance
+# correction, ECCO, chains with the band solver, a failing adaptive run
+m1 = models.kraft_two_mass("M1")
+for est in ("exMD", "exCV", "exLE"):
+    cosim.simulate(m1, 0.01, 1e-4, approximation=cosim.Lagrange(k=1), solver=cosim.Exact(),
+                   step_control=cosim.StepControl(estimator=est, rtol=1e-5))
+try:
+    cosim.simulate(m1, 0.01, 1e-4, approximation=cosim.Lagrange(k=1), solver=cosim.Exact(),
+                   step_control=cosim.StepControl(estimator="exCV", rtol=1e-14, H_min=1e-5))
+except cosim.SolverError:
+    pass
+po = models.precice_oscillator()
+cosim.simulate(po, 0.1, 0.02, approximation=cosim.Lagrange(k=1), solver=cosim.RK4(h=0.005),
+               scheme=cosim.Implicit(jacobian="fd", tol=1e-10, max_iter=20))
+cosim.simulate(po, 0.1, 0.02, approximation=cosim.Lagrange(k=1), solver=cosim.RK4(h=0.005), scheme=cosim.
+               WaveformRelaxation(omega=1.0, acceleration="iqn-ils", tol=1e-10, max_iter=50, waveform="substeps"))
+try:
+    cosim.simulate(po, 0.1, 0.05, approximation=cosim.Lagrange(k=1), solver=cosim.RK4(h=0.005),
+                   scheme=cosim.Implicit(jacobian="fd", tol=1e-14, max_iter=1))
+except cosim.SolverError:
+    pass
+chain = models.oscillator_chain(preset="table5.3", n_bodies=40, n_subsystems=8, seed=2)
+cosim.simulate(chain, 2e-5, 2e-6, solver=cosim.CVODE(rtol=1e-6, atol=1e-9), threads=2, timing=True,
+               divergence_growth=math.inf)
+cosim.simulate_monolithic(chain, 2e-5, 2e-6, solver=cosim.CVODE(linear_solver="band"))
+dmo = models.two_mass_oscillator()
+for cpl in (cosim.PreStep(), cosim.NEPCE(), cosim.FOH()):
+    cosim.simulate(dmo, 0.02, 1e-3, solver=cosim.Euler(h=1e-5), coupling=cpl)
+cosim.simulate(models.two_mass_oscillator(ck=2e5, dk=200), 0.02, 1e-3, solver=cosim.Euler(h=1e-5),
+               coupling=cosim.PreStep(variant="discrete"))
+cosim.simulate(dmo, 0.02, 1e-3, solver=cosim.Euler(h=1e-5), coupling=cosim.PreStep(
+    variant="discrete", jacobians=cosim.sysid.RLS(1, 1, lam=0.99), timeLearning=0.005))
+sm = models.spring_mass()
+cosim.simulate(sm, 1.0, 0.05, approximation=cosim.Hermite(1), solver=cosim.Exact(),
+               coupling=cosim.BalanceCorrection(kernel="smooth", spread=2))
+truck = models.quarter_truck()
+cosim.simulate(truck, 0.05, 1e-4, solver=cosim.Exact(), step_control=cosim.ECCO(
+    power_bonds=[("chassis.v", "chassis.F", "wheel.F", "wheel.v")], rtol=1e-4, atol=1e-4, H_min=1e-5, H_max=1e-2))
 print("leakcheck done")
