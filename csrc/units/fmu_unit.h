@@ -23,6 +23,8 @@ typedef struct cs_fmu_spec {
     int can_state;                   /* canGetAndSetFMUstate */
     int logging_on;
     double t0, tol;                  /* start time; tolerance for the FMU's own solver (< 0: not given) */
+    int niu;                         /* CS, FMI 3: inputs declared intermediateUpdate="true" ... */
+    const int *iu;                   /* ... their indices into u (set at the FMU's intermediate update times) */
 } cs_fmu_spec;
 
 /* A unit for the FMU described by spec: co-simulation (solver unused) or model exchange (integrated with solver).
