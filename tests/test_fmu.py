@@ -326,9 +326,24 @@ def test_fmu_log_messages_go_to_python_logging(fmus, caplog):
     assert any("instantiated S1" in r.getMessage() and r.name == "cosim.fmu.S1" for r in caplog.records)
 
 
-def test_monolithic_reference_not_available_with_fmus(fmus):
-    with pytest.raises(ValueError, match="monolithic"):
-        cosim.simulate_monolithic(system(fmus, "me"), t_end=0.01)
+@pytest.mark.parametrize("key", [2, "3me"])
+def test_monolithic_reference_with_model_exchange_fmus(fmus, key):
+    """Model-exchange FMUs are models of the monolithic composite: the same reference as the built-in units (CVODE
+    at rtol 1e-10; the same steps up to rounding)."""
+    t = np.linspace(0, 0.02, 21)
+    r1 = cosim.simulate_monolithic(system(fmus, "me", key=key), t_end=0.02, t_eval=t)
+    r2 = cosim.simulate_monolithic(REF, t_end=0.02, t_eval=t, solver=cosim.CVODE(rtol=1e-10, atol=1e-12))
+    assert rel(r1.X, r2.X) < 1e-8
+
+
+def test_monolithic_reference_refuses_co_simulation_and_event_fmus(fmus):
+    with pytest.raises(ValueError, match="S1 is a co-simulation FMU.*kind='me'"):
+        cosim.simulate_monolithic(system(fmus, "cs"), t_end=0.01)
+    ball = cosim.FMU(fmus["ball"], name="B", kind="me")
+    with pytest.raises(ValueError, match="B has 1 event indicator"):
+        cosim.simulate_monolithic(cosim.CoupledSystem([ball], [], allow_unconnected=True), t_end=0.01)
+    with pytest.raises(ValueError, match="S1 has a time event at t = 0.005"):
+        cosim.simulate_monolithic(system(fmus, "me", starts1={"t_kick": 0.005, "kick": 1.0}), t_end=0.01)
 
 
 def test_hermite_uses_fmu_output_derivatives(fmus):

@@ -129,7 +129,8 @@ int cs_py_is_fmu_spec(PyObject *spec) {
     return PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(spec, 0), "fmu") == 0;
 }
 
-cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index) {
+/* as_model = 0: a unit (integrated with solver where ME); 1: the ME FMU as a bare cs_model (monolithic) */
+static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index, int as_model) {
     const char *tag, *name, *token, *resources;
     PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu;
     cs_fmu_spec s;
@@ -147,7 +148,7 @@ cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, 
     unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
     int *iv = NULL, *bv = NULL, *iu = NULL;
     PyArrayObject *real = NULL;
-    cs_unit *u = NULL;
+    void *u = NULL;
     int nreal = 0, nint = 0, nbool = 0;
     if (!(vu = uints(ovu, "inputs", &s.nu)) || !(vy = uints(ovy, "outputs", &s.ny)) ||
         !(vr = uints(ovr, "start_values", &nreal)) || !(vi = uints(ovi, "start_values", &nint)) ||
@@ -174,13 +175,22 @@ cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, 
     s.t0 = t0;
     cs_err err = {0};
     Py_BEGIN_ALLOW_THREADS
-    u = cs_fmu_unit_new(&s, solver, &err);
+    if (as_model) u = cs_fmu_model_from_spec(&s, &err);
+    else u = cs_fmu_unit_new(&s, solver, &err);
     Py_END_ALLOW_THREADS
     if (!u) cs_py_raise(&err);
 done:
     free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu);
     Py_XDECREF(real);
     return u;
+}
+
+cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index) {
+    return from_spec(spec, solver, t0, index, 0);
+}
+
+cs_model *cs_py_fmu_model_from_spec(PyObject *spec, double t0, int index) {
+    return from_spec(spec, NULL, t0, index, 1);
 }
 
 static PyObject *py_fmu_initial_states(PyObject *self, PyObject *args) {

@@ -507,3 +507,28 @@ int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
     if (u->ops->do_step != me_do_step) return CS_OK;
     return cs_fmu_model_states(ME(u)->model, x, err);
 }
+
+cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *s, cs_err *err) {
+    if (!s->lib) { cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded"); return NULL; }
+    if (s->kind != CS_FMI_ME) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s is a co-simulation FMU (a black box without states to integrate "
+                "together); the monolithic reference needs model-exchange FMUs (cosim.FMU(..., kind='me'))", s->name);
+        return NULL;
+    }
+    if (s->nz > 0) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d event indicator(s); the monolithic reference integrates "
+                "without event handling (use cosim.simulate, which locates its state events)", s->name, s->nz);
+        return NULL;
+    }
+    cs_fmi_inst *inst;
+    if (cs_fmi_inst_create(s->lib, CS_FMI_ME, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,
+                           s->tol, &inst, err))
+        return NULL;
+    if (inst->next_defined) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has a time event at t = %.10g; the monolithic reference "
+                "integrates without event handling (use cosim.simulate)", s->name, inst->next_time);
+        cs_fmi_inst_destroy(inst);
+        return NULL;
+    }
+    return cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
+}
