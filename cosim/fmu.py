@@ -13,9 +13,11 @@ Supported (see README "FMU units"):
 * rollback (rejected steps, dense output) through ``fmiGet/SetFMUstate`` where ``canGetAndSetFMUstate``; a run
   that needs a rollback the FMU cannot give fails with a :class:`cosim.SolverError` saying so;
 * output derivatives (``maxOutputDerivativeOrder`` >= 1, Hermite) and directional derivatives as ∂y/∂u;
-* model exchange: time events (the step is split at the event time) and state events (sign change of an event
-  indicator, detected at the end of each step, not located by root finding); both run the event iteration and
-  restart the integrator. FMI 3.0 model exchange is not supported;
+* FMI 3 co-simulation inputs declared ``intermediateUpdate="true"``: set to the coupling polynomial at the FMU's
+  intermediate update times inside ``fmi3DoStep``;
+* model exchange (FMI 2.0 and 3.0): time events (the step is split at the event time) and state events (sign change
+  of an event indicator, located by root finding on the integrator's solution); both run the event iteration and
+  restart the integrator;
 * Real (Float64) inputs and outputs; start values of Real, Integer and Boolean variables (by name or value
   reference);
 * the FMU's log messages go to the Python logger ``cosim.fmu.<name>`` after each run (OK/Warning/Discard/Error/
@@ -74,7 +76,7 @@ class FMU(Subsystem):
     ----------
     path : the ``.fmu`` file (a zip archive with ``modelDescription.xml`` and a binary for this platform).
     name : subsystem name (default: the FMU's model name, made identifier-like).
-    kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator, FMI 2.0) or None
+    kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator) or None
         (co-simulation where the FMU offers it, else model exchange).
     start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
         values of states and inputs); Real, Integer and Boolean variables.

@@ -8,9 +8,12 @@
  * (Hermite) where maxOutputDerivativeOrder >= 1; dy/du by directional derivatives where provided (else the
  * generic difference quotients of cs_unit_output_jacobian).
  *
- * Model-exchange FMU (FMI 2.0): a cs_model (models/fmu_model.c) integrated by the model unit; this wrapper adds
- * the FMU's events: time events split the step at the event time, state events (sign changes of the event
- * indicators) are detected at the end of each (split) step; both run the FMU's event iteration and restart the
+ * FMI 3 co-simulation: inputs declared intermediateUpdate are set to the coupling polynomial whenever the FMU's
+ * intermediate update callback asks for inputs during doStep (cs_intermediate).
+ *
+ * Model-exchange FMU (FMI 2.0 / 3.0): a cs_model (models/fmu_model.c) integrated by the model unit; this wrapper
+ * adds the FMU's events: time events split the step at the event time, state events (sign changes of the event
+ * indicators) are located by root finding (me_locate); both run the FMU's event iteration and restart the
  * integrator with the FMU's new states. */
 #include "units/fmu_unit.h"
 
