@@ -7,7 +7,8 @@ Peers:
   the outputs exchanged at the macro points exactly as cosim's consistent update does);
 * fmpy.simulate_fmu for a single FMU (Mass1, input held at 0), cosim on the same FMU;
 * fmpy.simulate_fmu model exchange (Euler, one FMU), cosim with Euler on the same FMU;
-* OMSimulator and libcosimpy where they are installed (pip); otherwise the script says so.
+* libcosimpy (0.0.6, libcosim's fixed-step master) on the same two FMUs and connections;
+* OMSimulator where it is installed (pip: only an sdist whose build fails here); otherwise the script says so.
 
 Prints the agreement (max |difference| relative to the signal's max) and the wall-time ratio peer / cosim (target:
 >= 10). Usage: .venv/bin/python benchmarks/fmu.py [--t-end 1.0] [--H 1e-4]
@@ -77,6 +78,30 @@ def fmpy_master(p1, p2, t_end, H):
     return t, out
 
 
+def libcosim_master(p1, p2, t_end, H):
+    """libcosimpy (libcosim's fixed-step master, step in ns) on the same two FMUs; returns (t, x1)."""
+    from libcosimpy.CosimEnums import CosimVariableType
+    from libcosimpy.CosimExecution import CosimExecution
+    from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimObserver import CosimObserver
+    from libcosimpy.CosimSlave import CosimLocalSlave
+    log_output_level(CosimLogLevel.ERROR)
+    ex = CosimExecution.from_step_size(step_size=int(round(H * 1e9)))
+    i1 = ex.add_local_slave(CosimLocalSlave(fmu_path=str(p1), instance_name="S1"))
+    i2 = ex.add_local_slave(CosimLocalSlave(fmu_path=str(p2), instance_name="S2"))
+    # value references of the fixture: x 0, v 1, in0 10, in1 11, F 12
+    ex.connect_real_variables(i1, 0, i2, 10)
+    ex.connect_real_variables(i1, 1, i2, 11)
+    ex.connect_real_variables(i2, 12, i1, 10)
+    n = int(round(t_end / H))
+    obs = CosimObserver.create_time_series(buffer_size=n + 10)
+    ex.add_observer(obs)
+    obs.start_time_series(i1, 0, CosimVariableType.REAL)
+    ex.simulate_until(target_time=int(round(t_end * 1e9)))
+    times, _, x = obs.time_series_real_samples(i1, 0, 0, n + 1)
+    return np.asarray(times) * 1e-9, np.asarray(x)
+
+
 def rel(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(np.asarray(b))))
 
@@ -123,12 +148,21 @@ def main(argv=None):
         tc = row[3] if len(row) > 3 else t_cosim
         print(f"{name:42s} {tp * 1e3:9.2f} {tc * 1e3:9.2f} {tp / tc:7.1f} {diff:13.3g}")
 
-    for mod, label in (("OMSimulator", "OMSimulator"), ("libcosimpy", "libcosimpy")):
-        try:
-            __import__(mod)
-            print(f"{label}: installed, but no driver for it in this script yet (not compared)")
-        except Exception as e:  # not installed or not importable
-            print(f"{label}: not available ({type(e).__name__}: {e})")
+    try:
+        (tl, xl), t_lc = best(lambda: libcosim_master(p1, p2, t_end, H), repeat=1)
+        m = len(tl)
+        ok = np.allclose(tl, res.t[:m], rtol=0, atol=1e-9)
+        d = rel(res["S1.x"][:m], xl) if ok else float("nan")
+        print(f"{'libcosimpy (libcosim fixed step, S1.x)':42s} {t_lc * 1e3:9.2f} {t_cosim * 1e3:9.2f} "
+              f"{t_lc / t_cosim:7.1f} {d:13.3g}   ({m} samples{'' if ok else ', time grids differ'})")
+    except Exception as e:  # not installed or not importable
+        print(f"libcosimpy: not available ({type(e).__name__}: {e})")
+    try:
+        __import__("OMSimulator")
+        print("OMSimulator: installed, but no driver for it in this script (not compared)")
+    except Exception as e:
+        print(f"OMSimulator: not available ({type(e).__name__}: {e}; `pip install OMSimulator` finds only an sdist "
+              "whose build fails here)")
     tmp.cleanup()
 
 

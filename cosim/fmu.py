@@ -13,9 +13,11 @@ Supported (see README "FMU units"):
 * rollback (rejected steps, dense output) through ``fmiGet/SetFMUstate`` where ``canGetAndSetFMUstate``; a run
   that needs a rollback the FMU cannot give fails with a :class:`cosim.SolverError` saying so;
 * output derivatives (``maxOutputDerivativeOrder`` >= 1, Hermite) and directional derivatives as ∂y/∂u;
-* model exchange: time events (the step is split at the event time) and state events (sign change of an event
-  indicator, detected at the end of each step, not located by root finding); both run the event iteration and
-  restart the integrator. FMI 3.0 model exchange is not supported;
+* FMI 3 co-simulation inputs declared ``intermediateUpdate="true"``: set to the coupling polynomial at the FMU's
+  intermediate update times inside ``fmi3DoStep``;
+* model exchange (FMI 2.0 and 3.0): time events (the step is split at the event time) and state events (sign change
+  of an event indicator, located by root finding on the integrator's solution); both run the event iteration and
+  restart the integrator;
 * Real (Float64) inputs and outputs; start values of Real, Integer and Boolean variables (by name or value
   reference);
 * the FMU's log messages go to the Python logger ``cosim.fmu.<name>`` after each run (OK/Warning/Discard/Error/
@@ -50,6 +52,18 @@ def _label(name):
     return s if re.match(r"[A-Za-z_]", s) else "_" + s
 
 
+def _intermediate_update_vrs(md_path):
+    """Value references of the FMI 3 variables declared intermediateUpdate="true"."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(md_path).getroot()
+    vars_ = root.find("ModelVariables")
+    out = set()
+    for v in (vars_ if vars_ is not None else []):
+        if v.get("intermediateUpdate") in ("true", "1") and v.get("valueReference") is not None:
+            out.add(int(v.get("valueReference")))
+    return out
+
+
 def _platform_dirs():
     import fmpy
     return [fmpy.platform, fmpy.platform_tuple]
@@ -62,7 +76,7 @@ class FMU(Subsystem):
     ----------
     path : the ``.fmu`` file (a zip archive with ``modelDescription.xml`` and a binary for this platform).
     name : subsystem name (default: the FMU's model name, made identifier-like).
-    kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator, FMI 2.0) or None
+    kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator) or None
         (co-simulation where the FMU offers it, else model exchange).
     start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
         values of states and inputs); Real, Integer and Boolean variables.
@@ -137,8 +151,6 @@ class FMU(Subsystem):
             have = [k for k, i in (("cs", md.coSimulation), ("me", md.modelExchange)) if i is not None]
             raise ValueError(f"kind: the FMU offers no {'co-simulation' if kind == 'cs' else 'model exchange'} "
                              f"interface (it offers {have or 'none'})")
-        if kind == "me" and version == 3:
-            raise ValueError("kind: FMI 3.0 model exchange is not supported; use kind='cs'")
         self.kind = kind
         ident = iface.modelIdentifier
         suffix = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}.get(os.sys.platform, ".so")
@@ -242,6 +254,13 @@ class FMU(Subsystem):
                            or getattr(iface, "providesDirectionalDerivatives", False))
         max_in = 1 if (cs is not None and version == 2 and cs.canInterpolateInputs) else 0
         max_out = int(cs.maxOutputDerivativeOrder or 0) if cs is not None else 0
+        # FMI 3 co-simulation: inputs the FMU lets cosim set during doStep (intermediateUpdate="true"); the FMU asks
+        # for them through its intermediate update callback (FMI 3.0 §4.2.2)
+        # (FMPy does not read the attribute: taken from the XML here)
+        self.intermediate_inputs = []
+        if cs is not None and version == 3:
+            flagged = _intermediate_update_vrs(os.path.join(self._dir, "modelDescription.xml"))
+            self.intermediate_inputs = [j for j, v in enumerate(uvars) if int(v.valueReference) in flagged]
         token = md.guid if version == 2 else md.instantiationToken
         res = os.path.join(self._dir, "resources")
         resources = pathlib.Path(res).as_uri() + "/" if version == 2 else res + os.sep
@@ -249,7 +268,8 @@ class FMU(Subsystem):
                             [int(v.valueReference) for v in uvars], [int(v.valueReference) for v in yvars],
                             self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
                             sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
-                            int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0)
+                            int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
+                            self.intermediate_inputs)
         labels = lambda vs: [_label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
         x0 = None

@@ -30,6 +30,9 @@ def fmus(tmp_path_factory):
         out[(m, 2)] = build.build_fmu(d, m, 2)
         out[(m, 3)] = build.build_fmu(d, m, 3)
         out[(m, "nostate")] = build.build_fmu(d, m, 2, kinds=("cs",), can_state=False)
+        out[(m, "3me")] = build.build_fmu(d, m, 3, kinds=("cs", "me"))
+        out[(m, "3iu")] = build.build_fmu(d, m, 3, intermediate=True)
+    out["ball"] = build.build_bouncing_ball(d)
     out["nobinary"] = build.build_fmu(d, 1, 2, name="nobinary", binary=False)
     (d / "notzip.fmu").write_text("not a zip archive")
     out["notzip"] = d / "notzip.fmu"
@@ -110,6 +113,94 @@ def test_time_event_of_a_model_exchange_fmu(fmus):
     r_no = cosim.simulate(REF, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=10))
     assert rel(r_me.Y, r_cs.Y) < 1e-12
     assert rel(r_me.Y, r_no.Y) > 1e-2
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# FMI 3.0 model exchange and intermediate update
+
+@pytest.mark.parametrize("solver", [cosim.RK4(substeps=10), cosim.Euler(substeps=5)], ids=["RK4", "Euler"])
+def test_fmi3_model_exchange_matches_builtin_units(fmus, solver):
+    me = system(fmus, "me", key="3me")
+    assert me["S1"].fmi_version == 3 and me["S1"].kind == "me" and me["S1"].nx == 2
+    np.testing.assert_array_equal(me["S1"].x0, [0.1, 0.0])
+    r1 = cosim.simulate(me, t_end=0.1, H=1e-3, solver=solver)
+    r2 = cosim.simulate(REF, t_end=0.1, H=1e-3, solver=solver)
+    assert rel(r1.X, r2.X) < 1e-12 and rel(r1.Y, r2.Y) < 1e-12
+
+
+def test_fmi3_model_exchange_time_event_and_rollback(fmus):
+    """The kick (a time event from fmi3UpdateDiscreteStates) gives the FMI 2 result; rejected steps roll back
+    bit for bit."""
+    starts = {"t_kick": 0.0505, "kick": 1.0}
+    opts = dict(t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=10))
+    r3 = cosim.simulate(system(fmus, "me", starts1=starts, key="3me"), **opts)
+    r2 = cosim.simulate(system(fmus, "me", starts1=starts), **opts)
+    np.testing.assert_array_equal(r3.X, r2.X)
+    r4 = cosim.simulate(system(fmus, "me", starts1=starts, key="3me"), **opts, _reject_steps=[3, 50, 51])
+    assert r4.stats["rejected_steps"] == 3
+    np.testing.assert_array_equal(r3.X, r4.X)
+
+
+def test_fmi3_model_exchange_error_during_a_step(fmus):
+    s = system(fmus, "me", starts2={"fail_time": 0.0305}, key="3me")
+    with pytest.raises(cosim.SolverError, match="spring broke at t = 0.03") as e:
+        cosim.simulate(s, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=2))
+    assert "GetContinuousStateDerivatives" in str(e.value) and 0.029 <= e.value.result.t[-1] <= 0.0305
+
+
+def test_fmi3_intermediate_update_sets_inputs_inside_do_step(fmus):
+    """FMI 3 co-simulation with inputs declared intermediateUpdate: the FMU asks for its inputs at every RK4
+    stage (intermediate update callback) and cosim sets them to the coupling polynomial there, so a linear
+    extrapolation reaches the FMU exactly as it reaches the built-in units with the same RK4."""
+    s = system(fmus, "cs", key="3iu")
+    assert s["S1"].intermediate_inputs == [0] and s["S2"].intermediate_inputs == [0, 1]
+    appr = cosim.Lagrange(k=1)
+    r_ref = cosim.simulate(REF, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=10), approximation=appr)
+    r = cosim.simulate(s, t_end=0.1, H=1e-3, approximation=appr)
+    assert rel(r.Y, r_ref.Y) < 1e-12
+    r_zoh = cosim.simulate(s, t_end=0.1, H=1e-3)  # ZOH: the polynomial is constant, the same as without
+    r_zoh_ref = cosim.simulate(REF, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=10))
+    assert rel(r_zoh.Y, r_zoh_ref.Y) < 1e-12
+    # rejected steps: the intermediate inputs come from the polynomial of the repeated step
+    r2 = cosim.simulate(s, t_end=0.05, H=1e-3, approximation=appr, _reject_steps=[4, 20])
+    r1 = cosim.simulate(s, t_end=0.05, H=1e-3, approximation=appr)
+    np.testing.assert_array_equal(r1.Y, r2.Y)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# state events located by root finding
+
+def ball_analytic(t, h0=1.0, g=9.81, e=0.7):
+    """Height and velocity of the bouncing ball at the times t, and its impact times (exact): the first impact at
+    t1 = sqrt(2 h0 / g) with speed g t1; each impact multiplies the speed by e; a flight at speed w lasts 2 w / g."""
+    h, v = np.empty_like(t), np.empty_like(t)
+    impacts = []
+    t_prev, h_start, v0, t_imp = 0.0, h0, 0.0, np.sqrt(2 * h0 / g)
+    while t_prev <= t[-1]:
+        m = (t >= t_prev) & (t < t_imp)
+        s = t[m] - t_prev
+        h[m] = h_start + v0 * s - 0.5 * g * s ** 2
+        v[m] = v0 - g * s
+        impacts.append(t_imp)
+        w = e * (g * t_imp if not v0 else v0)  # speed after this impact
+        t_prev, h_start, v0, t_imp = t_imp, 0.0, w, t_imp + 2 * w / g
+    return h, v, impacts
+
+
+@pytest.mark.parametrize("solver,tol", [(cosim.RK4(substeps=2), 1e-10), (cosim.Euler(substeps=50), 5e-3),
+                                        (cosim.CVODE(rtol=1e-10, atol=1e-12), 1e-7)], ids=["RK4", "Euler", "CVODE"])
+def test_bouncing_ball_state_events_located(fmus, solver, tol):
+    """z = h changes sign inside macro steps (H = 0.01): the impacts are located by root finding on the event
+    indicator (the integrator's solution restarted from the step's start), not at the end of the step. RK4 is
+    exact for this motion (a quadratic in t), so heights and velocities match the analytic bounces to rounding
+    (measured 2e-15 / 2e-14; Euler 2.6e-3 / 2.0e-2 first order; CVODE 2.3e-8 / 1.7e-7)."""
+    ball = cosim.FMU(fmus["ball"], name="B", kind="me")
+    assert ball.nx == 2 and ball._nz == 1
+    r = cosim.simulate(cosim.CoupledSystem([ball], [], allow_unconnected=True), t_end=2.0, H=0.01, solver=solver)
+    h, v, impacts = ball_analytic(r.t)
+    assert impacts[0] < 0.46 and impacts[1] < 1.1 and impacts[2] < 1.6  # three bounces inside the run
+    assert np.max(np.abs(r["B.h"] - h)) < tol and np.max(np.abs(r["B.v"] - v)) < 10 * tol
+    assert np.min(r["B.h"]) > -1e-9
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -235,9 +326,24 @@ def test_fmu_log_messages_go_to_python_logging(fmus, caplog):
     assert any("instantiated S1" in r.getMessage() and r.name == "cosim.fmu.S1" for r in caplog.records)
 
 
-def test_monolithic_reference_not_available_with_fmus(fmus):
-    with pytest.raises(ValueError, match="monolithic"):
-        cosim.simulate_monolithic(system(fmus, "me"), t_end=0.01)
+@pytest.mark.parametrize("key", [2, "3me"])
+def test_monolithic_reference_with_model_exchange_fmus(fmus, key):
+    """Model-exchange FMUs are models of the monolithic composite: the same reference as the built-in units (CVODE
+    at rtol 1e-10; the same steps up to rounding)."""
+    t = np.linspace(0, 0.02, 21)
+    r1 = cosim.simulate_monolithic(system(fmus, "me", key=key), t_end=0.02, t_eval=t)
+    r2 = cosim.simulate_monolithic(REF, t_end=0.02, t_eval=t, solver=cosim.CVODE(rtol=1e-10, atol=1e-12))
+    assert rel(r1.X, r2.X) < 1e-8
+
+
+def test_monolithic_reference_refuses_co_simulation_and_event_fmus(fmus):
+    with pytest.raises(ValueError, match="S1 is a co-simulation FMU.*kind='me'"):
+        cosim.simulate_monolithic(system(fmus, "cs"), t_end=0.01)
+    ball = cosim.FMU(fmus["ball"], name="B", kind="me")
+    with pytest.raises(ValueError, match="B has 1 event indicator"):
+        cosim.simulate_monolithic(cosim.CoupledSystem([ball], [], allow_unconnected=True), t_end=0.01)
+    with pytest.raises(ValueError, match="S1 has a time event at t = 0.005"):
+        cosim.simulate_monolithic(system(fmus, "me", starts1={"t_kick": 0.005, "kick": 1.0}), t_end=0.01)
 
 
 def test_hermite_uses_fmu_output_derivatives(fmus):

@@ -22,8 +22,6 @@ static void *sym(cs_fmi_lib *lib, const char *name) { return dlsym(lib->handle, 
 int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, cs_err *err) {
     *out = NULL;
     if (version != 2 && version != 3) return cs_fail(err, CS_ERR_ARG, "fmu: unsupported FMI version %d", version);
-    if (version == 3 && kind != CS_FMI_CS)
-        return cs_fail(err, CS_ERR_ARG, "fmu: FMI 3.0 model exchange is not supported (use kind='cs')");
     cs_fmi_lib *lib = calloc(1, sizeof *lib);
     if (!lib) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     lib->log = calloc(CS_FMI_LOG_MAX, sizeof *lib->log);
@@ -76,7 +74,8 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         }
     } else {
         cs_fmi3_fns *f = &lib->f3;
-        REQ(f->instantiateCoSimulation, "fmi3InstantiateCoSimulation");
+        if (kind == CS_FMI_CS) REQ(f->instantiateCoSimulation, "fmi3InstantiateCoSimulation");
+        else REQ(f->instantiateModelExchange, "fmi3InstantiateModelExchange");
         REQ(f->freeInstance, "fmi3FreeInstance");
         REQ(f->enterInitializationMode, "fmi3EnterInitializationMode");
         REQ(f->exitInitializationMode, "fmi3ExitInitializationMode");
@@ -85,7 +84,19 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         REQ(f->setFloat64, "fmi3SetFloat64");
         REQ(f->setInt32, "fmi3SetInt32");
         REQ(f->setBoolean, "fmi3SetBoolean");
-        REQ(f->doStep, "fmi3DoStep");
+        if (kind == CS_FMI_CS) {
+            REQ(f->doStep, "fmi3DoStep");
+        } else {
+            REQ(f->enterEventMode, "fmi3EnterEventMode");
+            REQ(f->updateDiscreteStates, "fmi3UpdateDiscreteStates");
+            REQ(f->enterContinuousTimeMode, "fmi3EnterContinuousTimeMode");
+            REQ(f->completedIntegratorStep, "fmi3CompletedIntegratorStep");
+            REQ(f->setTime, "fmi3SetTime");
+            REQ(f->setContinuousStates, "fmi3SetContinuousStates");
+            REQ(f->getContinuousStateDerivatives, "fmi3GetContinuousStateDerivatives");
+            REQ(f->getEventIndicators, "fmi3GetEventIndicators");
+            REQ(f->getContinuousStates, "fmi3GetContinuousStates");
+        }
         OPT(f->getFMUState, "fmi3GetFMUState");
         OPT(f->setFMUState, "fmi3SetFMUState");
         OPT(f->freeFMUState, "fmi3FreeFMUState");
@@ -166,6 +177,21 @@ static void logger3(fmi3InstanceEnvironment env, fmi3Status status, fmi3String c
     if (in) record(in, (int)status, category, message);
 }
 
+/* FMI 3 intermediate update (co-simulation, §4.2.2): inside doStep the FMU reports an intermediate time; where it
+ * asks for inputs, the unit's hook sets them to the coupling polynomial at that time. Never returns early. */
+static void update3(fmi3InstanceEnvironment env, fmi3Float64 t, fmi3Boolean set_requested, fmi3Boolean get_allowed,
+                    fmi3Boolean step_finished, fmi3Boolean can_return_early, fmi3Boolean *early_requested,
+                    fmi3Float64 *early_time) {
+    cs_fmi_inst *in = env;
+    if (early_requested) *early_requested = 0;
+    if (early_time) *early_time = t;
+    if (!in || !set_requested || !in->intermediate || in->cb_rc) return;
+    cs_err e = {0};
+    in->intermediate_calls++;
+    if ((in->cb_rc = in->intermediate(in->intermediate_ctx, t, &e)) != CS_OK)
+        snprintf(in->cb_msg, sizeof in->cb_msg, "%s", e.msg);
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* instances */
 
@@ -221,23 +247,6 @@ static int set_starts(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err
     return CS_OK;
 }
 
-static int event_iteration2(cs_fmi_inst *in, double t, cs_err *err) {
-    fmi2EventInfo ei = {0};
-    ei.newDiscreteStatesNeeded = 1;
-    for (int k = 0; ei.newDiscreteStatesNeeded; k++) {
-        if (k >= 1000) return cs_fail(err, CS_ERR_SOLVER, "FMU %s: event iteration did not converge at t = %.10g",
-                                      in->name, t);
-        CHECK(in->lib->f2.newDiscreteStates(in->c, &ei), "NewDiscreteStates", t);
-        if (ei.terminateSimulation)
-            return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
-                           in->last[0] ? ": " : "", in->last);
-    }
-    CHECK(in->lib->f2.enterContinuousTimeMode(in->c), "EnterContinuousTimeMode", t);
-    in->next_defined = ei.nextEventTimeDefined;
-    in->next_time = ei.nextEventTime;
-    return CS_OK;
-}
-
 int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *token, const char *resources,
                        int logging_on, const cs_fmi_starts *st, double t0, double tol, cs_fmi_inst **out,
                        cs_err *err) {
@@ -252,9 +261,11 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
         in->cb2 = (fmi2CallbackFunctions){logger2, calloc, free, NULL, in};
         in->c = lib->f2.instantiate(name, kind == CS_FMI_ME ? fmi2ModelExchange : fmi2CoSimulation, token, resources,
                                     &in->cb2, 0, logging_on != 0);
+    } else if (kind == CS_FMI_ME) {
+        in->c = lib->f3.instantiateModelExchange(name, token, resources, 0, logging_on != 0, in, logger3);
     } else {
         in->c = lib->f3.instantiateCoSimulation(name, token, resources, 0, logging_on != 0, 0, 0, NULL, 0, in,
-                                                logger3, NULL);
+                                                logger3, update3);
     }
     if (!in->c) {
         rc = cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi%dInstantiate failed%s%s", name, lib->version,
@@ -270,13 +281,20 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
         TRY(set_starts(in, st, t0, err));
         TRY(cs_fmi_check(in, f->enterInitializationMode(in->c), "EnterInitializationMode", t0, err));
         TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
-        if (kind == CS_FMI_ME) TRY(event_iteration2(in, t0, err));
+        if (kind == CS_FMI_ME) { /* FMI 2: event mode after initialisation */
+            int changed = 0;
+            TRY(cs_fmi_me_event(in, t0, 1, &changed, err));
+        }
     } else {
         const cs_fmi3_fns *f = &lib->f3;
         TRY(set_starts(in, st, t0, err));
         TRY(cs_fmi_check(in, f->enterInitializationMode(in->c, tol > 0, tol > 0 ? tol : 0.0, t0, 0, 0.0),
                          "EnterInitializationMode", t0, err));
         TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+        if (kind == CS_FMI_ME) { /* FMI 3: event mode after initialisation */
+            int changed = 0;
+            TRY(cs_fmi_me_event(in, t0, 1, &changed, err));
+        }
     }
 #undef TRY
     *out = in;
@@ -323,7 +341,13 @@ int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
     }
     fmi3Boolean event = 0, terminate = 0, early = 0;
     fmi3Float64 last = T + H;
-    CHECK(in->lib->f3.doStep(in->c, T, H, 0, &event, &terminate, &early, &last), "DoStep", T);
+    in->cb_rc = CS_OK;
+    int s = in->lib->f3.doStep(in->c, T, H, 0, &event, &terminate, &early, &last);
+    if (in->cb_rc) { /* the inputs of an intermediate update could not be set */
+        if (s == 4) in->fatal = 1;
+        return cs_fail(err, in->cb_rc, "%s", in->cb_msg);
+    }
+    CHECK(s, "DoStep", T);
     if (terminate)
         return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, last,
                        in->last[0] ? ": " : "", in->last);
@@ -412,4 +436,103 @@ void cs_fmi_free_state(cs_fmi_inst *in, void **state) {
     if (in->lib->version == 2) in->lib->f2.freeFMUstate(in->c, state);
     else in->lib->f3.freeFMUState(in->c, state);
     *state = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* model exchange (FMI 2.0 §3, FMI 3.0 §3) */
+
+int cs_fmi_me_set_time(cs_fmi_inst *in, double t, cs_err *err) {
+    if (in->lib->version == 2) CHECK(in->lib->f2.setTime(in->c, t), "SetTime", t);
+    else CHECK(in->lib->f3.setTime(in->c, t), "SetTime", t);
+    return CS_OK;
+}
+
+int cs_fmi_me_set_states(cs_fmi_inst *in, const double *x, int nx, double t, cs_err *err) {
+    if (nx == 0) return CS_OK;
+    if (in->lib->version == 2) CHECK(in->lib->f2.setContinuousStates(in->c, x, (size_t)nx), "SetContinuousStates", t);
+    else CHECK(in->lib->f3.setContinuousStates(in->c, x, (size_t)nx), "SetContinuousStates", t);
+    return CS_OK;
+}
+
+int cs_fmi_me_get_states(cs_fmi_inst *in, double *x, int nx, double t, cs_err *err) {
+    if (nx == 0) return CS_OK;
+    if (in->lib->version == 2) CHECK(in->lib->f2.getContinuousStates(in->c, x, (size_t)nx), "GetContinuousStates", t);
+    else CHECK(in->lib->f3.getContinuousStates(in->c, x, (size_t)nx), "GetContinuousStates", t);
+    return CS_OK;
+}
+
+int cs_fmi_me_derivatives(cs_fmi_inst *in, double *xdot, int nx, double t, cs_err *err) {
+    if (nx == 0) return CS_OK;
+    if (in->lib->version == 2) CHECK(in->lib->f2.getDerivatives(in->c, xdot, (size_t)nx), "GetDerivatives", t);
+    else CHECK(in->lib->f3.getContinuousStateDerivatives(in->c, xdot, (size_t)nx), "GetContinuousStateDerivatives", t);
+    return CS_OK;
+}
+
+int cs_fmi_me_indicators(cs_fmi_inst *in, double *z, int nz, double t, cs_err *err) {
+    if (nz == 0) return CS_OK;
+    if (in->lib->version == 2) CHECK(in->lib->f2.getEventIndicators(in->c, z, (size_t)nz), "GetEventIndicators", t);
+    else CHECK(in->lib->f3.getEventIndicators(in->c, z, (size_t)nz), "GetEventIndicators", t);
+    return CS_OK;
+}
+
+static int terminated(cs_fmi_inst *in, double t, cs_err *err) {
+    return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
+                   in->last[0] ? ": " : "", in->last);
+}
+
+int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err) {
+    *enter = 0;
+    if (in->lib->version == 2) {
+        fmi2Boolean e = 0, term = 0;
+        CHECK(in->lib->f2.completedIntegratorStep(in->c, 1, &e, &term), "CompletedIntegratorStep", t);
+        if (term) return terminated(in, t, err);
+        *enter = e != 0;
+    } else {
+        fmi3Boolean e = 0, term = 0;
+        CHECK(in->lib->f3.completedIntegratorStep(in->c, 1, &e, &term), "CompletedIntegratorStep", t);
+        if (term) return terminated(in, t, err);
+        *enter = e != 0;
+    }
+    return CS_OK;
+}
+
+int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_changed, cs_err *err) {
+    *states_changed = 0;
+    int more = 1, next_defined = 0;
+    double next_time = 0.0;
+    if (in->lib->version == 2) {
+        const cs_fmi2_fns *f = &in->lib->f2;
+        if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
+        for (int k = 0; more; k++) {
+            if (k >= 1000) break;
+            fmi2EventInfo ei = {0};
+            CHECK(f->newDiscreteStates(in->c, &ei), "NewDiscreteStates", t);
+            if (ei.terminateSimulation) return terminated(in, t, err);
+            more = ei.newDiscreteStatesNeeded;
+            *states_changed |= ei.valuesOfContinuousStatesChanged != 0;
+            next_defined = ei.nextEventTimeDefined != 0;
+            next_time = ei.nextEventTime;
+        }
+        if (!more) CHECK(f->enterContinuousTimeMode(in->c), "EnterContinuousTimeMode", t);
+    } else {
+        const cs_fmi3_fns *f = &in->lib->f3;
+        if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
+        for (int k = 0; more; k++) {
+            if (k >= 1000) break;
+            fmi3Boolean need = 0, term = 0, nominals = 0, values = 0, defined = 0;
+            fmi3Float64 next = 0.0;
+            CHECK(f->updateDiscreteStates(in->c, &need, &term, &nominals, &values, &defined, &next),
+                  "UpdateDiscreteStates", t);
+            if (term) return terminated(in, t, err);
+            more = need != 0;
+            *states_changed |= values != 0;
+            next_defined = defined != 0;
+            next_time = next;
+        }
+        if (!more) CHECK(f->enterContinuousTimeMode(in->c), "EnterContinuousTimeMode", t);
+    }
+    if (more) return cs_fail(err, CS_ERR_SOLVER, "FMU %s: event iteration did not converge at t = %.10g", in->name, t);
+    in->next_defined = next_defined;
+    in->next_time = next_time;
+    return CS_OK;
 }

@@ -82,7 +82,7 @@ typedef struct cs_fmi2_fns {
     fmi2Status (*getContinuousStates)(fmi2Component, fmi2Real[], size_t);
 } cs_fmi2_fns;
 
-/* ---- FMI 3.0 types (standard §2.2.2-2.2.4), the co-simulation subset ---- */
+/* ---- FMI 3.0 types (standard §2.2.2-2.2.4): co-simulation and model exchange ---- */
 typedef void *fmi3Instance;
 typedef void *fmi3InstanceEnvironment;
 typedef void *fmi3FMUState;
@@ -120,6 +120,19 @@ typedef struct cs_fmi3_fns {
                                        fmi3Float64[], size_t);
     fmi3Status (*doStep)(fmi3Instance, fmi3Float64, fmi3Float64, fmi3Boolean, fmi3Boolean *, fmi3Boolean *,
                          fmi3Boolean *, fmi3Float64 *);
+    /* model exchange (FMI 3.0 §3) */
+    fmi3Instance (*instantiateModelExchange)(fmi3String, fmi3String, fmi3String, fmi3Boolean, fmi3Boolean,
+                                             fmi3InstanceEnvironment, fmi3LogMessageCallback);
+    fmi3Status (*enterEventMode)(fmi3Instance);
+    fmi3Status (*updateDiscreteStates)(fmi3Instance, fmi3Boolean *, fmi3Boolean *, fmi3Boolean *, fmi3Boolean *,
+                                       fmi3Boolean *, fmi3Float64 *);
+    fmi3Status (*enterContinuousTimeMode)(fmi3Instance);
+    fmi3Status (*completedIntegratorStep)(fmi3Instance, fmi3Boolean, fmi3Boolean *, fmi3Boolean *);
+    fmi3Status (*setTime)(fmi3Instance, fmi3Float64);
+    fmi3Status (*setContinuousStates)(fmi3Instance, const fmi3Float64[], size_t);
+    fmi3Status (*getContinuousStateDerivatives)(fmi3Instance, fmi3Float64[], size_t);
+    fmi3Status (*getEventIndicators)(fmi3Instance, fmi3Float64[], size_t);
+    fmi3Status (*getContinuousStates)(fmi3Instance, fmi3Float64[], size_t);
 } cs_fmi3_fns;
 
 /* ---- the loaded binary ---- */
@@ -162,6 +175,15 @@ typedef struct cs_fmi_inst {
     int next_defined;                  /* ME: a time event after initialisation */
     double next_time;
     fmi2CallbackFunctions cb2;
+    /* FMI 3 co-simulation intermediate update (§4.2.2): while doStep runs, the FMU's intermediateUpdate callback
+     * calls intermediate(intermediate_ctx, t) when it asks for inputs (intermediateVariableSetRequested); that
+     * sets the inputs declared intermediateUpdate="true" to the coupling polynomial at t. A failure there is kept
+     * in cb_rc/cb_msg and reported when doStep returns. NULL: the FMU keeps the inputs of T_N. */
+    int (*intermediate)(void *ctx, double t, cs_err *err);
+    void *intermediate_ctx;
+    long intermediate_calls;
+    int cb_rc;
+    char cb_msg[CS_ERRMSG_LEN];
 } cs_fmi_inst;
 
 /* Start values of one instance, by type. */
@@ -199,5 +221,18 @@ int cs_fmi_has_state(const cs_fmi_inst *in);
 int cs_fmi_get_state(cs_fmi_inst *in, void **state, cs_err *err);
 int cs_fmi_set_state(cs_fmi_inst *in, void *state, cs_err *err);
 void cs_fmi_free_state(cs_fmi_inst *in, void **state);
+
+/* ---- model exchange, FMI 2.0 and 3.0 alike ---- */
+int cs_fmi_me_set_time(cs_fmi_inst *in, double t, cs_err *err);
+int cs_fmi_me_set_states(cs_fmi_inst *in, const double *x, int nx, double t, cs_err *err);
+int cs_fmi_me_get_states(cs_fmi_inst *in, double *x, int nx, double t, cs_err *err);
+int cs_fmi_me_derivatives(cs_fmi_inst *in, double *xdot, int nx, double t, cs_err *err);
+int cs_fmi_me_indicators(cs_fmi_inst *in, double *z, int nz, double t, cs_err *err);
+/* completedIntegratorStep: *enter = the FMU asks for event mode (terminateSimulation is an error) */
+int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err);
+/* Event mode at t: enterEventMode (unless `from_init`: FMI 3 is in event mode after initialisation), the event
+ * iteration (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates until no update is needed), continuous-time mode.
+ * *states_changed: the FMU changed its continuous states; in->next_defined/next_time: the next time event. */
+int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_changed, cs_err *err);
 
 #endif

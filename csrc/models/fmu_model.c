@@ -30,8 +30,8 @@ static int fail(fmu_model *f, cs_err *e) {
 /* time, states and inputs into the FMU */
 static int put(fmu_model *f, double t, const double *x, const double *u, cs_err *e) {
     cs_fmi_inst *in = f->inst;
-    CS_TRY(cs_fmi_check(in, in->lib->f2.setTime(in->c, t), "SetTime", t, e));
-    if (f->nx) CS_TRY(cs_fmi_check(in, in->lib->f2.setContinuousStates(in->c, x, (size_t)f->nx), "SetContinuousStates", t, e));
+    CS_TRY(cs_fmi_me_set_time(in, t, e));
+    CS_TRY(cs_fmi_me_set_states(in, x, f->nx, t, e));
     return cs_fmi_set_real(in, f->vr_u, f->nu, u, t, e);
 }
 
@@ -39,9 +39,7 @@ static int fm_rhs(void *ctx, double t, const double *x, const double *u, double 
     fmu_model *f = ctx;
     cs_err e = {0};
     if (put(f, t, x, u, &e)) return fail(f, &e);
-    if (f->nx && cs_fmi_check(f->inst, f->inst->lib->f2.getDerivatives(f->inst->c, xdot, (size_t)f->nx),
-                              "GetDerivatives", t, &e))
-        return fail(f, &e);
+    if (cs_fmi_me_derivatives(f->inst, xdot, f->nx, t, &e)) return fail(f, &e);
     return CS_OK;
 }
 
@@ -60,9 +58,9 @@ static unsigned *copy_vr(const unsigned *v, int n) {
 
 cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u,
                            const unsigned *vr_y, int feedthrough, const char *name, cs_err *err) {
-    if (inst->lib->version != 2 || inst->kind != CS_FMI_ME) {
+    if (inst->kind != CS_FMI_ME) {
         cs_fmi_inst_destroy(inst);
-        cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs an FMI 2.0 model-exchange instance");
+        cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
         return NULL;
     }
     cs_model *m = cs_model_new(nx, nu, ny, name);
@@ -94,8 +92,7 @@ cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, co
      * indicators */
     f->ev.next_defined = inst->next_defined;
     f->ev.next_time = inst->next_time;
-    if (nz && cs_fmi_check(inst, inst->lib->f2.getEventIndicators(inst->c, f->ev.z, (size_t)nz),
-                           "GetEventIndicators", 0.0, err)) {
+    if (cs_fmi_me_indicators(inst, f->ev.z, nz, 0.0, err)) {
         cs_model_free(m);
         return NULL;
     }
@@ -108,55 +105,50 @@ cs_fmu_events *cs_fmu_model_event_state(cs_model *m) { return &((fmu_model *)m->
 
 int cs_fmu_model_states(cs_model *m, double *x, cs_err *err) {
     fmu_model *f = m->ctx;
-    if (!f->nx) return CS_OK;
-    return cs_fmi_check(f->inst, f->inst->lib->f2.getContinuousStates(f->inst->c, x, (size_t)f->nx),
-                        "GetContinuousStates", 0.0, err);
+    return cs_fmi_me_get_states(f->inst, x, f->nx, 0.0, err);
+}
+
+int cs_fmu_model_indicators(cs_model *m, double t, const double *x, const double *u, double *z, cs_err *err) {
+    fmu_model *f = m->ctx;
+    CS_TRY(put(f, t, x, u, err));
+    return cs_fmi_me_indicators(f->inst, z, f->nz, t, err);
+}
+
+int cs_fmu_model_crossed(const cs_model *m, const double *z) {
+    const fmu_model *f = m->ctx;
+    for (int k = 0; k < f->nz; k++)
+        if ((z[k] > 0) != (f->ev.z[k] > 0)) return k;
+    return -1;
 }
 
 int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
                         int *events, cs_err *err) {
     fmu_model *f = m->ctx;
     cs_fmi_inst *in = f->inst;
-    const cs_fmi2_fns *fn = &in->lib->f2;
     *changed = 0;
     *events = 0;
     CS_TRY(put(f, t, x, u, err));
-    fmi2Boolean enter = 0, terminate = 0;
-    CS_TRY(cs_fmi_check(in, fn->completedIntegratorStep(in->c, 1, &enter, &terminate), "CompletedIntegratorStep", t,
-                        err));
-    if (terminate)
-        return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
-                       in->last[0] ? ": " : "", in->last);
+    int enter = 0;
+    CS_TRY(cs_fmi_me_completed(in, t, &enter, err));
     int ev = enter || (f->ev.next_defined && t >= f->ev.next_time);
     if (f->nz) {
-        CS_TRY(cs_fmi_check(in, fn->getEventIndicators(in->c, f->zz, (size_t)f->nz), "GetEventIndicators", t, err));
-        for (int k = 0; k < f->nz && !ev; k++) ev = (f->zz[k] > 0) != (f->ev.z[k] > 0);
+        CS_TRY(cs_fmi_me_indicators(in, f->zz, f->nz, t, err));
+        if (!ev) ev = cs_fmu_model_crossed(m, f->zz) >= 0;
     }
     if (!ev) {
         if (f->nz) memcpy(f->ev.z, f->zz, sizeof(double) * (size_t)f->nz);
         return CS_OK;
     }
     *events = 1;
-    CS_TRY(cs_fmi_check(in, fn->enterEventMode(in->c), "EnterEventMode", t, err));
-    fmi2EventInfo ei = {0};
-    ei.newDiscreteStatesNeeded = 1;
     int states_changed = 0;
-    for (int k = 0; ei.newDiscreteStatesNeeded; k++) {
-        if (k >= 1000) return cs_fail(err, CS_ERR_SOLVER, "FMU %s: event iteration did not converge at t = %.10g",
-                                      in->name, t);
-        CS_TRY(cs_fmi_check(in, fn->newDiscreteStates(in->c, &ei), "NewDiscreteStates", t, err));
-        if (ei.terminateSimulation)
-            return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
-                           in->last[0] ? ": " : "", in->last);
-        states_changed |= ei.valuesOfContinuousStatesChanged;
-    }
-    CS_TRY(cs_fmi_check(in, fn->enterContinuousTimeMode(in->c), "EnterContinuousTimeMode", t, err));
-    f->ev.next_defined = ei.nextEventTimeDefined;
-    f->ev.next_time = ei.nextEventTime;
+    CS_TRY(cs_fmi_me_event(in, t, 0, &states_changed, err));
+    f->ev.next_defined = in->next_defined;
+    f->ev.next_time = in->next_time;
     if (states_changed && f->nx) {
-        CS_TRY(cs_fmi_check(in, fn->getContinuousStates(in->c, xnew, (size_t)f->nx), "GetContinuousStates", t, err));
+        CS_TRY(cs_fmi_me_get_states(in, xnew, f->nx, t, err));
         *changed = 1;
     }
-    if (f->nz) CS_TRY(cs_fmi_check(in, fn->getEventIndicators(in->c, f->ev.z, (size_t)f->nz), "GetEventIndicators", t, err));
+    /* the indicators after the event, at the (possibly re-initialised) states */
+    if (f->nz) CS_TRY(cs_fmu_model_indicators(m, t, *changed ? xnew : x, u, f->ev.z, err));
     return CS_OK;
 }

@@ -1,5 +1,6 @@
-/* A model-exchange FMU (FMI 2.0) as a cs_model: x' = f(t, x, u) is fmi2GetDerivatives after fmi2SetTime,
- * fmi2SetContinuousStates and fmi2SetReal of the inputs; y = g(t, x, u) is fmi2GetReal of the outputs. cosim's
+/* A model-exchange FMU (FMI 2.0 or 3.0) as a cs_model: x' = f(t, x, u) is fmi2GetDerivatives /
+ * fmi3GetContinuousStateDerivatives after SetTime, SetContinuousStates and setting the inputs; y = g(t, x, u) is
+ * fmi2GetReal / fmi3GetFloat64 of the outputs. cosim's
  * integrators (CVODE, RK4, Euler) integrate it through the model unit (units/model_unit.c); the FMU's events are
  * handled between integrator steps by cs_fmu_model_events (called by the ME unit in units/fmu_unit.c). */
 #ifndef COSIM_FMU_MODEL_H
@@ -25,10 +26,16 @@ typedef struct cs_fmu_events {
 int cs_fmu_model_nz(const cs_model *m);
 cs_fmu_events *cs_fmu_model_event_state(cs_model *m);
 
-/* After an integrator step ending at (t, x, u): fmi2CompletedIntegratorStep, time events (t >= next event time),
+/* The event indicators z (nz) at (t, x, u). */
+int cs_fmu_model_indicators(cs_model *m, double t, const double *x, const double *u, double *z, cs_err *err);
+/* Index of the first indicator whose sign differs between z and the last accepted point, or -1. */
+int cs_fmu_model_crossed(const cs_model *m, const double *z);
+
+/* After an integrator step ending at (t, x, u): CompletedIntegratorStep, time events (t >= next event time),
  * state events (a sign change of an event indicator since the last call) -> event mode, event iteration,
  * continuous-time mode. *changed = 1 when the FMU changed its continuous states (then xnew holds them and the
- * integrator must restart). Events are thus located at integrator-step resolution, not by root finding. */
+ * integrator must restart). The caller (units/fmu_unit.c) first locates a state event by root finding, so that t
+ * is just past the zero crossing. */
 int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
                         int *events, cs_err *err);
 

@@ -280,7 +280,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     for (int i = 0; i < n; i++) {
         if (!cs_py_is_fmu_spec(PyList_GET_ITEM(omodels, i))) continue;
         double ft0;
-        if (monolithic) { PyErr_SetString(PyExc_ValueError, "system: the monolithic reference is not available with FMU subsystems"); goto done; }
+        if (monolithic) { /* a model-exchange FMU as a model of the composite (py/fmu.c) */
+            if (opt_double(opts, "t0", &ft0) || !(models[i] = cs_py_fmu_model_from_spec(PyList_GET_ITEM(omodels, i), ft0, i)))
+                goto done;
+            continue;
+        }
         if (!units && !(units = calloc((size_t)n, sizeof(cs_unit *)))) { PyErr_NoMemory(); goto done; }
         if (opt_double(opts, "t0", &ft0) ||
             !(units[i] = cs_py_fmu_unit_from_spec(PyList_GET_ITEM(omodels, i), &solvers[i], ft0, i)))

@@ -6,7 +6,8 @@
  *
  * The spec tuple built by cosim/fmu.py (FMU._spec):
  *   ("fmu", name, capsule, kind, token, resources, vr_u, vr_y, nx, nz, vr_real, real, vr_int, ints, vr_bool, bools,
- *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance) */
+ *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance,
+ *    intermediate_inputs)   the last: indices into vr_u of the FMI 3 inputs declared intermediateUpdate="true" */
 #include "py/fmu.h"
 
 #include <stdlib.h>
@@ -128,15 +129,16 @@ int cs_py_is_fmu_spec(PyObject *spec) {
     return PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(spec, 0), "fmu") == 0;
 }
 
-cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index) {
+/* as_model = 0: a unit (integrated with solver where ME); 1: the ME FMU as a bare cs_model (monolithic) */
+static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index, int as_model) {
     const char *tag, *name, *token, *resources;
-    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool;
+    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu;
     cs_fmu_spec s;
     memset(&s, 0, sizeof s);
-    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipd:fmu spec", &tag, &name, &cap, &s.kind, &token,
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdO:fmu spec", &tag, &name, &cap, &s.kind, &token,
                           &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
                           &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
-                          &s.logging_on, &s.tol))
+                          &s.logging_on, &s.tol, &oiu))
         return NULL;
     if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
         PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);
@@ -144,9 +146,9 @@ cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, 
     }
     if (!(s.lib = lib_of(cap))) return NULL;
     unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
-    int *iv = NULL, *bv = NULL;
+    int *iv = NULL, *bv = NULL, *iu = NULL;
     PyArrayObject *real = NULL;
-    cs_unit *u = NULL;
+    void *u = NULL;
     int nreal = 0, nint = 0, nbool = 0;
     if (!(vu = uints(ovu, "inputs", &s.nu)) || !(vy = uints(ovy, "outputs", &s.ny)) ||
         !(vr = uints(ovr, "start_values", &nreal)) || !(vi = uints(ovi, "start_values", &nint)) ||
@@ -156,6 +158,14 @@ cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, 
     if (!(real = cs_py_darray(oreal, "start_values", 1, d, 0)) || !(iv = ints(oint, "start_values", nint)) ||
         !(bv = ints(obool, "start_values", nbool)))
         goto done;
+    Py_ssize_t niu = PySequence_Size(oiu);
+    if (niu < 0 || niu > s.nu) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "subsystems[%d]: too many intermediate-update inputs", index);
+        goto done;
+    }
+    if (!(iu = ints(oiu, "intermediate_inputs", (int)niu))) goto done;
+    s.niu = (int)niu;
+    s.iu = iu;
     s.name = name;
     s.token = token;
     s.resources = resources;
@@ -165,13 +175,22 @@ cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, 
     s.t0 = t0;
     cs_err err = {0};
     Py_BEGIN_ALLOW_THREADS
-    u = cs_fmu_unit_new(&s, solver, &err);
+    if (as_model) u = cs_fmu_model_from_spec(&s, &err);
+    else u = cs_fmu_unit_new(&s, solver, &err);
     Py_END_ALLOW_THREADS
     if (!u) cs_py_raise(&err);
 done:
-    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv);
+    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu);
     Py_XDECREF(real);
     return u;
+}
+
+cs_unit *cs_py_fmu_unit_from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index) {
+    return from_spec(spec, solver, t0, index, 0);
+}
+
+cs_model *cs_py_fmu_model_from_spec(PyObject *spec, double t0, int index) {
+    return from_spec(spec, NULL, t0, index, 1);
 }
 
 static PyObject *py_fmu_initial_states(PyObject *self, PyObject *args) {

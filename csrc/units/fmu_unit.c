@@ -8,12 +8,16 @@
  * (Hermite) where maxOutputDerivativeOrder >= 1; dy/du by directional derivatives where provided (else the
  * generic difference quotients of cs_unit_output_jacobian).
  *
- * Model-exchange FMU (FMI 2.0): a cs_model (models/fmu_model.c) integrated by the model unit; this wrapper adds
- * the FMU's events: time events split the step at the event time, state events (sign changes of the event
- * indicators) are detected at the end of each (split) step; both run the FMU's event iteration and restart the
+ * FMI 3 co-simulation: inputs declared intermediateUpdate are set to the coupling polynomial whenever the FMU's
+ * intermediate update callback asks for inputs during doStep (cs_intermediate).
+ *
+ * Model-exchange FMU (FMI 2.0 / 3.0): a cs_model (models/fmu_model.c) integrated by the model unit; this wrapper
+ * adds the FMU's events: time events split the step at the event time, state events (sign changes of the event
+ * indicators) are located by root finding (me_locate); both run the FMU's event iteration and restart the
  * integrator with the FMU's new states. */
 #include "units/fmu_unit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +37,13 @@ typedef struct fmu_cs {
     cs_unit_stats stats;
     int pending;              /* error code of a failed rollback, reported by the next do_step */
     char pending_msg[CS_ERRMSG_LEN];
+    /* FMI 3 intermediate update: the inputs declared intermediateUpdate="true" (indices into u, their value
+     * references) set to the coupling polynomial at the FMU's intermediate times during doStep */
+    int niu;
+    int *iu;
+    unsigned *vr_iu;
+    double *iubuf;
+    const cs_input *cur;      /* the input function of the running doStep (NULL outside) */
 } fmu_cs;
 
 typedef struct fmu_snap {
@@ -43,6 +54,16 @@ typedef struct fmu_snap {
 } fmu_snap;
 
 static fmu_cs *CS(const cs_unit *u) { return u->content; }
+
+/* fmi/fmi.c calls this from the FMU's intermediateUpdate callback (inside fmi3DoStep) */
+static int cs_intermediate(void *ctx, double t, cs_err *err) {
+    cs_unit *u = ctx;
+    fmu_cs *f = CS(u);
+    if (!f->cur || !f->niu) return CS_OK;
+    cs_input_eval(f->cur, t, f->ubuf);
+    for (int j = 0; j < f->niu; j++) f->iubuf[j] = f->ubuf[f->iu[j]];
+    return cs_fmi_set_real(f->inst, f->vr_iu, f->niu, f->iubuf, t, err);
+}
 
 static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
     fmu_cs *f = CS(u);
@@ -68,7 +89,9 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
             }
         }
     }
+    f->cur = in;
     int rc = cs_fmi_do_step(f->inst, T, H, err);
+    f->cur = NULL;
     if (rc) { f->stats.failures++; return rc; }
     f->stats.steps++;
     return CS_OK;
@@ -154,6 +177,7 @@ static void cs_destroy(cs_unit *u) {
     if (!f) return;
     cs_fmi_inst_destroy(f->inst);
     free(f->vr_u); free(f->vr_y); free(f->ubuf); free(f->col); free(f->one);
+    free(f->iu); free(f->vr_iu); free(f->iubuf);
     free(f);
     u->content = NULL;
 }
@@ -181,12 +205,25 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
     f->ubuf = calloc((size_t)s->nu + 1, sizeof(double));
     f->col = calloc((size_t)s->ny + 1, sizeof(double));
     f->one = calloc(1, sizeof(double));
-    if (!f->vr_u || !f->vr_y || !f->ubuf || !f->col || !f->one) {
+    f->niu = s->lib->version == 3 ? s->niu : 0;
+    f->iu = calloc((size_t)f->niu + 1, sizeof(int));
+    f->vr_iu = calloc((size_t)f->niu + 1, sizeof(unsigned));
+    f->iubuf = calloc((size_t)f->niu + 1, sizeof(double));
+    if (!f->vr_u || !f->vr_y || !f->ubuf || !f->col || !f->one || !f->iu || !f->vr_iu || !f->iubuf) {
         cs_unit_destroy(u);
         cs_fail(err, CS_ERR_NOMEM, "out of memory");
         return NULL;
     }
     f->one[0] = 1.0;
+    for (int j = 0; j < f->niu; j++) {
+        if (s->iu[j] < 0 || s->iu[j] >= s->nu) {
+            cs_unit_destroy(u);
+            cs_fail(err, CS_ERR_ARG, "FMU %s: intermediate-update input index %d out of range", s->name, s->iu[j]);
+            return NULL;
+        }
+        f->iu[j] = s->iu[j];
+        f->vr_iu[j] = s->vr_u[s->iu[j]];
+    }
     f->max_in = s->lib->version == 2 && s->lib->f2.setRealInputDerivatives ? s->max_input_order : 0;
     if (f->max_in > CS_MAXDEG) f->max_in = CS_MAXDEG;
     f->max_out = s->max_output_order;
@@ -211,6 +248,10 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         cs_unit_destroy(u);
         return NULL;
     }
+    if (f->niu) {
+        f->inst->intermediate = cs_intermediate;
+        f->inst->intermediate_ctx = u;
+    }
     return u;
 }
 
@@ -222,7 +263,10 @@ typedef struct fmu_me {
     cs_model *model;          /* owned */
     cs_unit *inner;           /* model unit, owned */
     double *ubuf, *xnew;      /* nu, nx */
-    long events;
+    int nz;
+    double *zz, *zlo, *zhi;   /* nz: event indicators at trial, left and right points of the root finding */
+    void *loc;                /* snapshot of the inner unit at the start of a step (root finding restarts there) */
+    long events, locate_steps;
     int can_state;
     int pending;
     char pending_msg[CS_ERRMSG_LEN];
@@ -249,6 +293,61 @@ static int me_events_at(cs_unit *u, double t, const cs_input *in, cs_err *err) {
     return CS_OK;
 }
 
+static int me_indicators(fmu_me *f, double t, const cs_input *in, double *z, cs_err *err) {
+    cs_input_eval(in, t, f->ubuf);
+    return cs_fmu_model_indicators(f->model, t, f->inner->ops->states(f->inner), f->ubuf, z, err);
+}
+
+/* A state event in (t, *stop]: the inner unit has integrated from t to *stop. If an event indicator z_k changed sign,
+ * the zero crossing of z_k(tau) along the integrator's own solution (a step from t to tau with the same integrator)
+ * is bracketed [lo, hi] and narrowed by the Illinois variant of regula falsi (bisection every fourth iteration)
+ * until hi - lo <= 1e-13 max(1, |hi|); the inner unit is left at hi, just past the crossing, and *stop = hi. */
+static int me_locate(fmu_me *f, double t, double *stop, const cs_input *in, cs_err *err) {
+    double hi = *stop;
+    CS_TRY(me_indicators(f, hi, in, f->zhi, err));
+    int k = cs_fmu_model_crossed(f->model, f->zhi);
+    if (k < 0) return CS_OK;
+    memcpy(f->zlo, cs_fmu_model_event_state(f->model)->z, sizeof(double) * (size_t)f->nz);
+    double lo = t, glo = f->zlo[k], ghi = f->zhi[k];
+    const double tol = 1e-13 * (fabs(hi) > 1.0 ? fabs(hi) : 1.0);
+    int at_hi = 1, last = 0;
+    for (int it = 0; it < 200 && hi - lo > tol; it++) {
+        double w = hi - lo, tm = 0.5 * (lo + hi);
+        if (it % 4 != 3 && ghi != glo) {
+            tm = hi - ghi * w / (ghi - glo);
+            if (!(tm > lo + 1e-6 * w)) tm = lo + 1e-6 * w;
+            if (!(tm < hi - 1e-6 * w)) tm = hi - 1e-6 * w;
+        }
+        f->inner->ops->restore_state(f->inner, f->loc);
+        CS_TRY(cs_unit_do_step(f->inner, t, tm - t, in, CS_RESTART, err));
+        CS_TRY(me_indicators(f, tm, in, f->zz, err));
+        f->locate_steps++;
+        int kk = cs_fmu_model_crossed(f->model, f->zz);
+        if (kk >= 0) {
+            hi = tm;
+            memcpy(f->zhi, f->zz, sizeof(double) * (size_t)f->nz);
+            if (kk != k) { k = kk; glo = f->zlo[k]; last = 0; }
+            ghi = f->zhi[k];
+            if (last == 1) glo *= 0.5; /* Illinois: the same end moved twice */
+            last = 1;
+            at_hi = 1;
+        } else {
+            lo = tm;
+            memcpy(f->zlo, f->zz, sizeof(double) * (size_t)f->nz);
+            glo = f->zlo[k];
+            if (last == -1) ghi *= 0.5;
+            last = -1;
+            at_hi = 0;
+        }
+    }
+    if (!at_hi) {
+        f->inner->ops->restore_state(f->inner, f->loc);
+        CS_TRY(cs_unit_do_step(f->inner, t, hi - t, in, CS_RESTART, err));
+    }
+    *stop = hi;
+    return CS_OK;
+}
+
 static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
     fmu_me *f = ME(u);
     if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
@@ -257,7 +356,9 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     while (t < end) {
         double stop = end;
         if (ev->next_defined && ev->next_time > t && ev->next_time < end) stop = ev->next_time;
+        if (f->nz) f->inner->ops->save_state(f->inner, f->loc);
         CS_TRY(cs_unit_do_step(f->inner, t, stop - t, in, restart, err));
+        if (f->nz) CS_TRY(me_locate(f, t, &stop, in, err));
         restart = CS_RESTART;
         CS_TRY(me_events_at(u, stop, in, err));
         t = stop;
@@ -349,15 +450,15 @@ static void me_stats(const cs_unit *u, cs_unit_stats *s) {
 static void me_destroy(cs_unit *u) {
     fmu_me *f = u->content;
     if (!f) return;
+    if (f->loc) f->inner->ops->snapshot_destroy(f->loc);
     cs_unit_destroy(f->inner);
     cs_model_free(f->model);
-    free(f->ubuf); free(f->xnew);
+    free(f->ubuf); free(f->xnew); free(f->zz); free(f->zlo); free(f->zhi);
     free(f);
     u->content = NULL;
 }
 
 static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
-    if (s->lib->version != 2) { cs_fail(err, CS_ERR_ARG, "FMU %s: model exchange needs FMI 2.0", s->name); return NULL; }
     cs_unit *u = cs_unit_alloc(NULL, s->nx, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
     fmu_me *f = calloc(1, sizeof *f);
@@ -370,10 +471,17 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
     u->ops = &f->ops;
     u->content = f;
     u->feedthrough = s->feedthrough;
-    f->can_state = s->can_state && s->lib->f2.getFMUstate && s->lib->f2.setFMUstate && s->lib->f2.freeFMUstate;
+    f->can_state = s->can_state && (s->lib->version == 2 ? s->lib->f2.getFMUstate && s->lib->f2.setFMUstate &&
+                                                           s->lib->f2.freeFMUstate
+                                                         : s->lib->f3.getFMUState && s->lib->f3.setFMUState &&
+                                                           s->lib->f3.freeFMUState);
+    f->nz = s->nz;
+    f->zz = calloc((size_t)s->nz + 1, sizeof(double));
+    f->zlo = calloc((size_t)s->nz + 1, sizeof(double));
+    f->zhi = calloc((size_t)s->nz + 1, sizeof(double));
     f->ubuf = calloc((size_t)s->nu + 1, sizeof(double));
     f->xnew = calloc((size_t)s->nx + 1, sizeof(double));
-    if (!f->ubuf || !f->xnew) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!f->ubuf || !f->xnew || !f->zz || !f->zlo || !f->zhi) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
     cs_fmi_inst *inst;
     if (cs_fmi_inst_create(s->lib, CS_FMI_ME, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,
                            s->tol, &inst, err)) {
@@ -384,6 +492,11 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
     if (!f->model) { cs_unit_destroy(u); return NULL; }
     f->inner = cs_model_unit_new(f->model, solver, err);
     if (!f->inner) { cs_unit_destroy(u); return NULL; }
+    if (f->nz && !(f->loc = f->inner->ops->snapshot_create(f->inner))) {
+        cs_unit_destroy(u);
+        cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
     return u;
 }
 
@@ -396,4 +509,29 @@ cs_unit *cs_fmu_unit_new(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_
 int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
     if (u->ops->do_step != me_do_step) return CS_OK;
     return cs_fmu_model_states(ME(u)->model, x, err);
+}
+
+cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *s, cs_err *err) {
+    if (!s->lib) { cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded"); return NULL; }
+    if (s->kind != CS_FMI_ME) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s is a co-simulation FMU (a black box without states to integrate "
+                "together); the monolithic reference needs model-exchange FMUs (cosim.FMU(..., kind='me'))", s->name);
+        return NULL;
+    }
+    if (s->nz > 0) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d event indicator(s); the monolithic reference integrates "
+                "without event handling (use cosim.simulate, which locates its state events)", s->name, s->nz);
+        return NULL;
+    }
+    cs_fmi_inst *inst;
+    if (cs_fmi_inst_create(s->lib, CS_FMI_ME, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,
+                           s->tol, &inst, err))
+        return NULL;
+    if (inst->next_defined) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has a time event at t = %.10g; the monolithic reference "
+                "integrates without event handling (use cosim.simulate)", s->name, inst->next_time);
+        cs_fmi_inst_destroy(inst);
+        return NULL;
+    }
+    return cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
 }

@@ -23,11 +23,18 @@ typedef struct cs_fmu_spec {
     int can_state;                   /* canGetAndSetFMUstate */
     int logging_on;
     double t0, tol;                  /* start time; tolerance for the FMU's own solver (< 0: not given) */
+    int niu;                         /* CS, FMI 3: inputs declared intermediateUpdate="true" ... */
+    const int *iu;                   /* ... their indices into u (set at the FMU's intermediate update times) */
 } cs_fmu_spec;
 
 /* A unit for the FMU described by spec: co-simulation (solver unused) or model exchange (integrated with solver).
  * The instance is created, given its start values and initialised at spec->t0 here. */
 cs_unit *cs_fmu_unit_new(const cs_fmu_spec *spec, const cs_solver_opts *solver, cs_err *err);
+
+/* A model-exchange FMU as a bare cs_model (for the monolithic composite, which integrates models without event
+ * handling): fails with CS_ERR_ARG for a co-simulation FMU and for an FMU with event indicators (nz > 0) or a time
+ * event after initialisation. */
+cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *spec, cs_err *err);
 
 /* ME: the FMU's continuous states after initialisation (nx values). */
 int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err);

@@ -138,15 +138,21 @@ def _md2(mass, kinds, can_state, interpolate):
     return "\n".join(parts) + "\n"
 
 
-def _md3(mass, can_state):
+def _md3(mass, can_state, kinds=("cs",), intermediate=False):
     ident = f"Mass{mass}"
     st = "true" if can_state else "false"
     parts = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<fmiModelDescription fmiVersion="3.0" modelName="{ident}" instantiationToken="{GUID}" '
-             'generationTool="cosim tests" variableNamingConvention="structured">',
-             f'  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true" '
-             f'canGetAndSetFMUState="{st}" providesDirectionalDerivatives="true" maxOutputDerivativeOrder="1"/>',
-             '  <DefaultExperiment startTime="0" stopTime="0.1" stepSize="1e-4"/>',
+             'generationTool="cosim tests" variableNamingConvention="structured">']
+    if "me" in kinds:
+        parts.append(f'  <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUState="{st}" '
+                     'providesDirectionalDerivatives="true"/>')
+    if "cs" in kinds:
+        iu = ' providesIntermediateUpdate="true"' if intermediate else ""
+        parts.append(f'  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true" '
+                     f'canGetAndSetFMUState="{st}" providesDirectionalDerivatives="true" maxOutputDerivativeOrder="1"'
+                     f'{iu}/>')
+    parts += ['  <DefaultExperiment startTime="0" stopTime="0.1" stepSize="1e-4"/>',
              "  <ModelVariables>",
              '    <Float64 name="time" valueReference="30" causality="independent" variability="continuous"/>']
     for name, vr, typ, caus, var, init, start, der in _variables(mass, 3):
@@ -158,6 +164,8 @@ def _md3(mass, can_state):
             attrs += f' start="{start!r}"' if typ == "Real" else f' start="{start}"'
         if der is not None:
             attrs += f' derivative="{der}"'
+        if intermediate and caus == "input":
+            attrs += ' intermediateUpdate="true"'
         parts.append(f"    <{t3} {attrs}/>")
     parts.append("  </ModelVariables>")
     parts.append("  <ModelStructure>")
@@ -173,15 +181,20 @@ def _md3(mass, can_state):
     return "\n".join(parts) + "\n"
 
 
-def build_fmu(out_dir, mass=1, fmi=2, kinds=("cs", "me"), can_state=True, interpolate=True, name=None,
-              binary=True):
-    """Build ``<out_dir>/<name>.fmu`` for oscillator half ``mass`` (1 or 2), FMI ``fmi`` (2 or 3; FMI 3 is
-    co-simulation only). ``kinds``: FMI 2 interfaces declared ("cs", "me"). ``binary=False`` leaves the binary out
-    (an FMU without a binary for this platform)."""
+def build_fmu(out_dir, mass=1, fmi=2, kinds=None, can_state=True, interpolate=True, name=None,
+              binary=True, intermediate=False):
+    """Build ``<out_dir>/<name>.fmu`` for oscillator half ``mass`` (1 or 2), FMI ``fmi`` (2 or 3). ``kinds``:
+    interfaces declared ("cs", "me"; default both for FMI 2, co-simulation for FMI 3). ``intermediate`` (FMI 3):
+    declare the inputs intermediateUpdate="true" (the FMU asks for them at every RK4 stage of doStep).
+    ``binary=False`` leaves the binary out (an FMU without a binary for this platform)."""
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = name or f"Mass{mass}_fmi{fmi}{'_' + '_'.join(kinds) if fmi == 2 else ''}{'' if can_state else '_nostate'}"
-    md = _md2(mass, kinds, can_state, interpolate) if fmi == 2 else _md3(mass, can_state)
+    if kinds is None:
+        kinds = ("cs", "me") if fmi == 2 else ("cs",)
+    suffix = "_" + "_".join(kinds) if (fmi == 2 or tuple(kinds) != ("cs",)) else ""
+    name = name or (f"Mass{mass}_fmi{fmi}{suffix}{'' if can_state else '_nostate'}"
+                    f"{'_intermediate' if intermediate else ''}")
+    md = _md2(mass, kinds, can_state, interpolate) if fmi == 2 else _md3(mass, can_state, kinds, intermediate)
     path = out_dir / f"{name}.fmu"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("modelDescription.xml", md)
@@ -193,4 +206,41 @@ def build_fmu(out_dir, mass=1, fmi=2, kinds=("cs", "me"), can_state=True, interp
                 plat = "aarch64-linux"
             z.write(lib, f"binaries/{plat}/Mass{mass}.so")
         z.writestr("resources/README.txt", "test FMU of cosim\n")
+    return path
+
+
+def build_bouncing_ball(out_dir, name="BouncingBall"):
+    """``<out_dir>/<name>.fmu``: the bouncing ball of tests/fmus/bouncing_ball_fmi2.c (FMI 2.0 model exchange, one
+    event indicator z = h; parameters g = 9.81, e = 0.7; h(0) = 1, v(0) = 0)."""
+    out_dir = pathlib.Path(out_dir)
+    lib = out_dir / "bin_ball" / "BouncingBall.so"
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-I{_headers()}",
+               str(HERE / "bouncing_ball_fmi2.c"), "-o", str(lib), "-lm"]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    variables = [("h", 0, "output", "continuous", "exact", "1.0", None), ("v", 1, "output", "continuous", "exact",
+                 "0.0", None), ("der(h)", 2, "local", "continuous", "calculated", None, 1),
+                 ("der(v)", 3, "local", "continuous", "calculated", None, 2),
+                 ("g", 4, "parameter", "fixed", "exact", "9.81", None), ("e", 5, "parameter", "fixed", "exact",
+                                                                          "0.7", None)]
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<fmiModelDescription fmiVersion="2.0" modelName="BouncingBall" guid="{GUID}" '
+             'generationTool="cosim tests" numberOfEventIndicators="1">',
+             '  <ModelExchange modelIdentifier="BouncingBall"/>', "  <ModelVariables>"]
+    for name_, vr, caus, var, init, start, der in variables:
+        attrs = f'name="{name_}" valueReference="{vr}" causality="{caus}" variability="{var}"'
+        if init and not (caus == "output" and init == "calculated"):
+            attrs += f' initial="{init}"'
+        inner = (f'start="{start}"' if start else "") + (f' derivative="{der}"' if der else "")
+        parts.append(f"    <ScalarVariable {attrs}><Real {inner}/></ScalarVariable>")
+    parts += ["  </ModelVariables>", "  <ModelStructure>", "    <Outputs>", '      <Unknown index="1" dependencies=""/>',
+              '      <Unknown index="2" dependencies=""/>', "    </Outputs>", "    <Derivatives>",
+              '      <Unknown index="3" dependencies="2"/>', '      <Unknown index="4" dependencies=""/>',
+              "    </Derivatives>", "    <InitialUnknowns>", '      <Unknown index="3"/>', '      <Unknown index="4"/>',
+              "    </InitialUnknowns>", "  </ModelStructure>", "</fmiModelDescription>"]
+    path = out_dir / f"{name}.fmu"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
+        z.write(lib, f"binaries/{_platform_dir()}/BouncingBall.so")
     return path

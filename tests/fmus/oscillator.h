@@ -1,6 +1,7 @@
 /* Test fixture: one half of the two-mass oscillator (kraft2021 §2, force/displacement decomposition), shared by
  * the FMI 2.0 (oscillator_fmi2.c, co-simulation and model exchange) and FMI 3.0 (oscillator_fmi3.c, co-simulation)
- * FMUs that tests/fmus/build.py compiles at test time. Compiled with -DMASS=1 or -DMASS=2.
+ * FMUs that tests/fmus/build.py compiles at test time (FMI 3.0: co-simulation with intermediate update, and model
+ * exchange). Compiled with -DMASS=1 or -DMASS=2.
  *
  *   Mass1 (MASS=1): x' = v, m v' = F - c x - d v;                      input F; outputs x, v
  *   Mass2 (MASS=2): x' = v, m v' = -c x - d v - Fk, Fk = ck (x - x_in) + dk (v - v_in);
@@ -36,6 +37,9 @@ typedef struct osc {
     double du[2];            /* input derivatives (co-simulation, canInterpolateInputs) */
     double t_u;              /* time at which the inputs were set */
     int kicked;
+    /* FMI 3 co-simulation intermediate update: called at every RK4 stage time (the importer may set the inputs) */
+    void (*hook)(void *ctx, double t);
+    void *hook_ctx;
 } osc;
 
 static void osc_defaults(osc *o) {
@@ -81,14 +85,21 @@ static void osc_update(osc *o) {
 #endif
 }
 
+static void osc_at(osc *o, double t) {
+    if (o->hook) o->hook(o->hook_ctx, t);
+}
+
 static void osc_rk4(osc *o, double t, double h) {
     double *x = o->r, k1[2], k2[2], k3[2], k4[2], y[2];
+    osc_at(o, t);
     osc_rhs(o, t, x, k1);
     for (int i = 0; i < 2; i++) y[i] = x[i] + 0.5 * h * k1[i];
+    osc_at(o, t + 0.5 * h);
     osc_rhs(o, t + 0.5 * h, y, k2);
     for (int i = 0; i < 2; i++) y[i] = x[i] + 0.5 * h * k2[i];
     osc_rhs(o, t + 0.5 * h, y, k3);
     for (int i = 0; i < 2; i++) y[i] = x[i] + h * k3[i];
+    osc_at(o, t + h);
     osc_rhs(o, t + h, y, k4);
     for (int i = 0; i < 2; i++) x[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
 }

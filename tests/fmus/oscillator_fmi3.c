@@ -1,4 +1,6 @@
-/* Test fixture: FMI 3.0 co-simulation FMU of one oscillator half (oscillator.h). Compiled against the FMI 3.0
+/* Test fixture: FMI 3.0 FMU of one oscillator half (oscillator.h): co-simulation (with the intermediate update
+ * callback at every RK4 stage, where the importer may set the inputs declared intermediateUpdate) and model
+ * exchange (time event: the kick). Compiled against the FMI 3.0
  * standard headers that FMPy ships (fmpy/c-code). Functions the fixture does not implement are exported as
  * stubs by tests/fmus/build.py. */
 #include <stdio.h>
@@ -11,6 +13,8 @@ typedef struct inst {
     osc o;
     fmi3InstanceEnvironment env;
     fmi3LogMessageCallback log;
+    fmi3IntermediateUpdateCallback upd;
+    int me;                  /* model exchange instance */
     int logging;
     char name[64];
 } inst;
@@ -29,11 +33,15 @@ fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const f
     return fmi3OK;
 }
 
-fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
-                                         fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
-                                         fmi3Boolean early_return, const fmi3ValueReference req[], size_t nreq,
-                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
-                                         fmi3IntermediateUpdateCallback upd) {
+static void at_stage(void *ctx, double t) {
+    inst *c = ctx;
+    fmi3Boolean early = fmi3False;
+    fmi3Float64 t_early = t;
+    c->upd(c->env, t, fmi3True, fmi3False, fmi3False, fmi3False, &early, &t_early);
+}
+
+static inst *make(fmi3String name, fmi3String token, fmi3Boolean logging, fmi3InstanceEnvironment env,
+                  fmi3LogMessageCallback log) {
     if (!token || strcmp(token, GUID) != 0) {
         if (log) log(env, fmi3Error, "logStatusError", "wrong instantiation token");
         return NULL;
@@ -45,6 +53,31 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3
     c->log = log;
     c->logging = logging;
     strncpy(c->name, name ? name : "", sizeof c->name - 1);
+    return c;
+}
+
+fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String resources,
+                                          fmi3Boolean visible, fmi3Boolean logging, fmi3InstanceEnvironment env,
+                                          fmi3LogMessageCallback log) {
+    inst *c = make(name, token, logging, env, log);
+    if (!c) return NULL;
+    c->me = 1;
+    say(c, fmi3OK, "logEvents", "instantiated for model exchange (mass %g)", MASS);
+    return c;
+}
+
+fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
+                                         fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
+                                         fmi3Boolean early_return, const fmi3ValueReference req[], size_t nreq,
+                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
+                                         fmi3IntermediateUpdateCallback upd) {
+    inst *c = make(name, token, logging, env, log);
+    if (!c) return NULL;
+    c->upd = upd;
+    if (upd) {
+        c->o.hook = at_stage;
+        c->o.hook_ctx = c;
+    }
     say(c, fmi3OK, "logEvents", "instantiated (mass %g)", MASS);
     return c;
 }
@@ -67,10 +100,18 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance cc) {
 fmi3Status fmi3EnterStepMode(fmi3Instance c) { return fmi3OK; }
 fmi3Status fmi3EnterEventMode(fmi3Instance c) { return fmi3OK; }
 fmi3Status fmi3Terminate(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3Reset(fmi3Instance c) { osc_defaults(&((inst *)c)->o); return fmi3OK; }
+fmi3Status fmi3Reset(fmi3Instance cc) {
+    inst *c = cc;
+    void (*hook)(void *, double) = c->o.hook;
+    osc_defaults(&c->o);
+    c->o.hook = hook;
+    c->o.hook_ctx = c;
+    return fmi3OK;
+}
 
 fmi3Status fmi3GetFloat64(fmi3Instance cc, const fmi3ValueReference vr[], size_t n, fmi3Float64 v[], size_t nv) {
     inst *c = cc;
+    if (c->me) osc_update(&c->o);
     for (size_t k = 0; k < n; k++) {
         if (vr[k] == 30) { v[k] = c->o.t; continue; } /* time */
         if (vr[k] >= NR) { say(c, fmi3Error, "logStatusError", "unknown value reference %g", vr[k]); return fmi3Error; }
@@ -160,3 +201,76 @@ fmi3Status fmi3DoStep(fmi3Instance cc, fmi3Float64 T, fmi3Float64 H, fmi3Boolean
     osc_do_step(&c->o, T, H);
     return fmi3OK;
 }
+
+/* ---- model exchange ---- */
+fmi3Status fmi3UpdateDiscreteStates(fmi3Instance cc, fmi3Boolean *need_update, fmi3Boolean *terminate,
+                                    fmi3Boolean *nominals_changed, fmi3Boolean *values_changed,
+                                    fmi3Boolean *next_defined, fmi3Float64 *next_time) {
+    inst *c = cc;
+    osc *o = &c->o;
+    *need_update = fmi3False;
+    *terminate = fmi3False;
+    *nominals_changed = fmi3False;
+    *values_changed = fmi3False;
+    *next_defined = fmi3False;
+    *next_time = 0.0;
+    if (o->r[TKICK] > 0 && !o->kicked && o->t >= o->r[TKICK]) {
+        o->r[V] += o->r[KICK];
+        o->kicked = 1;
+        *values_changed = fmi3True;
+        say(c, fmi3OK, "logEvents", "kick at t = %g", o->t);
+    }
+    if (o->r[TKICK] > 0 && !o->kicked) {
+        *next_defined = fmi3True;
+        *next_time = o->r[TKICK];
+    }
+    return fmi3OK;
+}
+
+fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c) { return fmi3OK; }
+
+fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_set_prior, fmi3Boolean *enter,
+                                       fmi3Boolean *terminate) {
+    *enter = fmi3False;
+    *terminate = fmi3False;
+    return fmi3OK;
+}
+
+fmi3Status fmi3SetTime(fmi3Instance c, fmi3Float64 t) {
+    ((inst *)c)->o.t = t;
+    ((inst *)c)->o.t_u = t;
+    return fmi3OK;
+}
+
+fmi3Status fmi3SetContinuousStates(fmi3Instance c, const fmi3Float64 x[], size_t n) {
+    ((inst *)c)->o.r[X] = x[0];
+    ((inst *)c)->o.r[V] = x[1];
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance cc, fmi3Float64 d[], size_t n) {
+    inst *c = cc;
+    if (osc_failed(&c->o, c->o.t)) {
+        fmi3Status s = c->o.fail_fatal ? fmi3Fatal : fmi3Error;
+        say(c, s, "logStatusError", "spring broke at t = %g", c->o.t);
+        return s;
+    }
+    osc_rhs(&c->o, c->o.t, c->o.r, d);
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 z[], size_t n) { return fmi3OK; }
+
+fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
+    x[0] = ((inst *)c)->o.r[X];
+    x[1] = ((inst *)c)->o.r[V];
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
+    for (size_t k = 0; k < n; k++) x[k] = 1.0;
+    return fmi3OK;
+}
+
+fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance c, size_t *n) { *n = 2; return fmi3OK; }
+fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t *n) { *n = 0; return fmi3OK; }
