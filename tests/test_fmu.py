@@ -442,3 +442,16 @@ def test_from_ssp_errors(fmus, tmp_path):
         z.writestr("resources/S2.ssv", SSV)
     with pytest.raises(ValueError, match="system's own connectors"):
         cosim.CoupledSystem.from_ssp(ssp)
+
+
+def test_nepce_uses_macro_point_integrals_for_units_without_a_trace(fmus):
+    """NEPCE integrates the coupled outputs from the units' micro-step traces where they have one; co-simulation
+    FMUs report no intermediate values, so the integral falls back to the trapezoidal rule at the macro points
+    (genser2020.md §9), the same correction the built-in units give with Exact() (whose trace is T and T+H)."""
+    cs = system(fmus, "cs", 2)
+    res = cosim.simulate(cs, t_end=0.02, H=1e-3, coupling=cosim.NEPCE(), update="simplified")
+    log = res.coupling_log
+    assert log["traced_steps"] == 0 and log["macro_point_steps"] == 2 * 20
+    builtin = cosim.simulate(REF, t_end=0.02, H=1e-3, solver=cosim.RK4(substeps=10), coupling=cosim.NEPCE(),
+                             update="simplified")
+    assert builtin.coupling_log["traced_steps"] == 2 * 20 and builtin.coupling_log["macro_point_steps"] == 0
