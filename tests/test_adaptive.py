@@ -189,3 +189,34 @@ def test_kraft_two_mass_models_and_references():
     A, _, _ = M1.monolithic_lti()
     w = np.sort(np.abs(np.linalg.eigvals(A).imag))[::2]
     assert w == pytest.approx([75.71, 229.71], abs=0.01)
+
+
+def test_T19_asymmetric_undamped_ida_climbs_to_5_and_grows_kmax2_stays():
+    """kraft2021 §18.8/T19 (Table 5.6, m1 = 1e-6 kg, d_c = 0, force on m2), reduced to t_end = 3 ms: Listing 3.2
+    raises κ to 5 and |x1| grows (measured 0.112 m from 0.05 m); κ_max = 2 stays at the physical amplitude
+    (measured 0.0597 m; Listing 3.1: 0.0596 m over 10 ms, not run here for time)."""
+    system = cosim.models.kraft_asymmetric()
+    sol = cosim.CVODE(rtol=1e-6, atol=1e-9)
+    amp, kmax = {}, {}
+    for name, kw in (("ida", {}), ("kmax2", dict(k_max=2))):
+        res = cosim.simulate(system, 3e-3, 1e-6, solver=sol, divergence_growth=1e3,
+                             step_control=cosim.StepControl("exMD", 1e-3, atol={"pos": 1e-6, "vel": 1e-3, "u": 1e-2},
+                                                            order="ida", **kw))
+        amp[name] = np.abs(res["S1.x1"]).max()
+        kmax[name] = res.k.max()
+    ref = cosim.simulate_monolithic(system, t_end=3e-3, H=1e-6, solver=sol)
+    phys = np.abs(ref["S1.x1"]).max()
+    assert kmax["ida"] == 5 and kmax["kmax2"] == 2
+    assert amp["kmax2"] <= 1.1 * phys
+    assert amp["ida"] >= 1.5 * phys
+
+
+def test_kraft_asymmetric_arguments():
+    with pytest.raises(ValueError, match="m1"):
+        cosim.models.kraft_asymmetric(m1=0.0)
+    with pytest.raises(ValueError, match="dc"):
+        cosim.models.kraft_asymmetric(dc=-1.0)
+    with pytest.raises(TypeError, match="FH"):
+        cosim.models.kraft_asymmetric(FH="x")
+    s = cosim.models.kraft_asymmetric(m1=1e-2, dc=10.0)
+    assert s.params["m1"] == 1e-2 and s.t_end == 1.0

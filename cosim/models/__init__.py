@@ -6,4 +6,4 @@ from .helicopter import (helicopter, helicopter_plant, helicopter_controller, he
 from .quarter_truck import quarter_truck, quarter_car  # noqa: F401
 from .chain import oscillator_chain, Uniform, PRESETS as CHAIN_PRESETS, chain_states, coupling_bodies  # noqa: F401
 from .precice import precice_oscillator  # noqa: F401
-from .kraft import kraft_two_mass  # noqa: F401
+from .kraft import kraft_asymmetric, kraft_two_mass  # noqa: F401

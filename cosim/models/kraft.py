@@ -95,3 +95,46 @@ def kraft_two_mass(model: str = "M1", **overrides) -> CoupledSystem:
     system.monitor = {g: list(v) for g, v in MONITOR.items()}
     system.t_end = 0.1
     return system
+
+
+#: kraft2021 §18.8 Table 5.6 (linear, c1 = c_c = c2, d_i = 0 except the coupling damping d_c; force on m2)
+TABLE_5_6 = dict(m1=1.0e-6, m2=1.0, c=1.0e6, dc=0.0, x0=(5.0e-2, 0.0, 0.0, 0.0), FH=1.0e5, OmegaH=5.0e1, phiH=0.0)
+
+
+def kraft_asymmetric(m1: float = 1.0e-6, dc: float = 0.0, *, m2: float = 1.0, c: float = 1.0e6, FH: float = 1.0e5,
+                     OmegaH: float = 5.0e1, phiH: float = 0.0, x0=(5.0e-2, 0.0, 0.0, 0.0)) -> CoupledSystem:
+    """Kraft's asymmetric two-mass oscillator (kraft2021 §18.8, Table 5.6; FF decomposition): masses m1 (default
+    1e-6 kg, mass ratio m_r = m2/m1 = 1e6) and m2, springs c1 = c_c = c2 = c, coupling damping d_c (default 0:
+    undamped), the harmonic force ΔF_H sin(Ω_H t + φ_H) on m2 (φ_H unspecified in the thesis: 0), x0 = (x1, v1, x2,
+    v2) = (5e-2, 0, 0, 0). t_sim = 1 s in the thesis (``t_end``). Units: built-in C subsystems S1, S2 and the cut
+    element C (λ = c Δx + d_c Δv), as for M2/M3; ``monitor`` as for :func:`kraft_two_mass`."""
+    vals = {}
+    for k, v in dict(m1=m1, dc=dc, m2=m2, c=c, FH=FH, OmegaH=OmegaH, phiH=phiH).items():
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{k}: expected a real number, got {v!r}")
+        if not np.isfinite(v):
+            raise ValueError(f"{k}: must be finite, got {v!r}")
+        vals[k] = float(v)
+    for k in ("m1", "m2", "c"):
+        if not vals[k] > 0:
+            raise ValueError(f"{k}: must be positive, got {vals[k]!r}")
+    if vals["dc"] < 0:
+        raise ValueError(f"dc: must be >= 0, got {vals['dc']!r}")
+    x0 = np.asarray(x0, dtype=float).reshape(-1)
+    if x0.size != 4 or not np.all(np.isfinite(x0)):
+        raise ValueError(f"x0: expected 4 finite values (x1, v1, x2, v2), got {x0}")
+    S1 = dict(name="S1", states=("x1", "v1"), inputs=["lam"], outputs=["x1", "v1"])
+    S2 = dict(name="S2", states=("x2", "v2"), inputs=["lam"], outputs=["x2", "v2"])
+    s1 = BuiltinModel("kraft_mass", [vals["m1"], vals["c"], 0.0, 0.0, 0.0, 3.0, 3.0, 1.0, 0.0, 0.0], nx=2, nu=1, ny=2,
+                      x0=x0[:2], feedthrough=False, **S1)
+    s2 = BuiltinModel("kraft_mass", [vals["m2"], vals["c"], 0.0, 0.0, 0.0, 3.0, 3.0, -1.0, 0.0, 0.0, vals["FH"],
+                                     vals["OmegaH"], vals["phiH"]], nx=2, nu=1, ny=2, x0=x0[2:], feedthrough=False, **S2)
+    el = BuiltinModel("kraft_element", [vals["c"], vals["dc"], 0.0, 0.0, 3.0, 3.0], nx=0, nu=4, ny=1, x0=np.zeros(0),
+                      name="C", feedthrough=True, inputs=["x1", "v1", "x2", "v2"], outputs=["lam"])
+    conns = [connect("C.lam", "S1.lam"), connect("C.lam", "S2.lam"), connect("S1.x1", "C.x1"),
+             connect("S1.v1", "C.v1"), connect("S2.x2", "C.x2"), connect("S2.v2", "C.v2")]
+    system = CoupledSystem([s1, s2, el], conns)
+    system.params = dict(vals, x0=tuple(x0), model="asymmetric")
+    system.monitor = {g: list(v) for g, v in MONITOR.items()}
+    system.t_end = 1.0
+    return system

@@ -3,7 +3,8 @@
  * "kraft_mass": one body with its wall element (2.9) and the optional contact (2.12):
  *   x' = v,  m v' = -F_w(x, v) + sign λ + A_C exp(B_C x),
  *   F_w = c x + d v + C sgn(x)|x|^e_x + D sgn(v)|v|^e_v,  y = (x, v).
- *   params: m, c, d, C, D, e_x, e_v, sign, A_C, B_C. Overflow guard (kraft2021.md §3.1 remark, thesis silent):
+ *   params: m, c, d, C, D, e_x, e_v, sign, A_C, B_C [, ΔF_H, Ω_H, φ_H: + ΔF_H sin(Ω_H t + φ_H) on the body,
+ *   kraft2021 §18.8]. Overflow guard (kraft2021.md §3.1 remark, thesis silent):
  *   above B_C x = 60 (x = 6 µm for B_C = 1e7/m, twice the deepest penetration of M3) exp is continued linearly
  *   (C1), so an integrator's trial states far inside the wall give large but finite forces.
  * "kraft_element": the cut coupling element (2.19) as a unit without states:
@@ -15,7 +16,7 @@
 
 #include "models/model.h"
 
-typedef struct kmass { double m, c, d, C, D, ex, ev, sign, AC, BC; } kmass;
+typedef struct kmass { double m, c, d, C, D, ex, ev, sign, AC, BC, FH, OmH, phiH; } kmass;
 typedef struct kelem { double c, d, C, D, ex, ev; } kelem;
 
 static double spow(double v, double e) { return v == 0.0 ? 0.0 : copysign(pow(fabs(v), e), v); }
@@ -34,6 +35,7 @@ static int mass_rhs(void *ctx, double t, const double *x, const double *u, doubl
         double z = p->BC * x[0];
         f += p->AC * (z <= 60.0 ? exp(z) : exp(60.0) * (1.0 + (z - 60.0)));
     }
+    if (p->FH != 0.0) f += p->FH * sin(p->OmH * t + p->phiH);   /* harmonic force (kraft2021 §18.8) */
     xdot[0] = x[1];
     xdot[1] = f / p->m;
     return 0;
@@ -56,12 +58,15 @@ static int elem_output(void *ctx, double t, const double *x, const double *u, do
 cs_model *cs_kraft_model_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err) {
     cs_model *m = NULL;
     if (strcmp(kind, "kraft_mass") == 0) {
-        if (nparams != 10) { cs_fail(err, CS_ERR_ARG, "%s: expected 10 parameters", kind); return NULL; }
+        if (nparams != 10 && nparams != 13) {
+            cs_fail(err, CS_ERR_ARG, "%s: expected 10 or 13 parameters", kind);
+            return NULL;
+        }
         if (!(params[0] > 0.0)) { cs_fail(err, CS_ERR_ARG, "%s: mass must be positive", kind); return NULL; }
-        kmass *c = malloc(sizeof *c);
+        kmass *c = calloc(1, sizeof *c);
         m = cs_model_new(2, 1, 2, name);
         if (!c || !m) { free(c); free(m); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
-        memcpy(c, params, sizeof *c);
+        memcpy(c, params, sizeof(double) * (size_t)nparams);
         m->ctx = c; m->rhs = mass_rhs; m->output = mass_output; m->feedthrough = 0;
     } else if (strcmp(kind, "kraft_element") == 0) {
         if (nparams != 6) { cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", kind); return NULL; }
