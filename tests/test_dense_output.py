@@ -62,3 +62,17 @@ def test_output_grid_validation():
         cosim.simulate(s, 0.01, 1e-3, t_eval=[0.001, 0.005])
     r = cosim.simulate(s, 0.01, 1e-3, t_eval=[0.0, 0.0033, 0.01])
     assert np.allclose(r.t, [0.0, 0.0033, 0.01])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_dense_output_of_exact_units_with_polynomial_inputs(k):
+    """Between macro points an Exact unit re-integrates [T_N, t] with the step's input polynomial, which is defined
+    on the whole window: the propagator must see it re-expanded in (t - T_N)/(t - T_N). RK4 with many micro steps
+    integrates the same input and agrees to its own accuracy."""
+    s = models.two_mass_oscillator()
+    t_eval = np.linspace(0.0, 0.02, 81)                     # 4 output points per macro step
+    kw = dict(t_end=0.02, H=1e-3, approximation=cosim.Lagrange(k), t_eval=t_eval)
+    ex = cosim.simulate(s, solver=cosim.Exact(), **kw)
+    rk = cosim.simulate(s, solver=cosim.RK4(substeps=200), **kw)
+    scale = np.max(np.abs(rk.X), axis=0)
+    assert np.max(np.abs(ex.X - rk.X) / scale) < 1e-9

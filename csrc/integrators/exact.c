@@ -1,6 +1,8 @@
 /* Exact integrator for LTI models: x(T+H) = Phi x(T) + sum_m Gam_m c_m for the polynomial input
  * u = sum_m c_m s^m (busch2016 eq. 20, evaluated with the Van Loan augmented exponential, linalg/expm.c).
- * Phi and Gam are cached for the last (H, deg); they change only during start-up and at a shortened last step. */
+ * Phi and Gam are cached for the last (H, deg); they change only during start-up and at a shortened last step.
+ * The input is a polynomial in s = (t - in->T)/in->H; a step [T, T+H] other than the input's own window (dense
+ * output re-integrates [T_N, t] with the step's input) re-expands it in s' = (t - T)/H. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,7 @@
 typedef struct exact_content {
     double H;
     int deg;
-    double *Phi, *Gam, *work, *xn;
+    double *Phi, *Gam, *work, *xn, *cs;  /* cs: the input's coefficients re-expanded for the step */
     int *ipiv;
 } exact_content;
 
@@ -30,9 +32,26 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
         c->H = H;
         c->deg = in->deg;
     }
+    const double *coef = in->c;
+    if (T != in->T || H != in->H) {
+        /* s = a + b s' with a = (T - in->T)/in->H, b = H/in->H: c'_j = sum_{m>=j} binom(m, j) a^(m-j) b^j c_m */
+        const double a = (T - in->T) / in->H, b = H / in->H;
+        for (int j = 0; j <= in->deg; j++) {
+            double *cj = c->cs + (size_t)j * nu;
+            for (int q = 0; q < nu; q++) cj[q] = 0.0;
+            double bj = pow(b, j);
+            for (int mm = j; mm <= in->deg; mm++) {
+                double binom = 1.0;
+                for (int r = 1; r <= j; r++) binom = binom * (mm - j + r) / r;
+                const double f = binom * pow(a, mm - j) * bj;
+                for (int q = 0; q < nu; q++) cj[q] += f * in->c[(size_t)mm * nu + q];
+            }
+        }
+        coef = c->cs;
+    }
     cs_matvec(nx, nx, c->Phi, st->x, c->xn, 0);
     for (int k = 0; k <= in->deg; k++)
-        cs_matvec(nx, nu, c->Gam + (size_t)k * nx * nu, in->c + (size_t)k * nu, c->xn, 1);
+        cs_matvec(nx, nu, c->Gam + (size_t)k * nx * nu, coef + (size_t)k * nu, c->xn, 1);
     memcpy(st->x, c->xn, sizeof(double) * nx);
     st->t = T + H;
     st->stats.steps++;
@@ -58,7 +77,8 @@ cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
     int nx = model->nx, nu = model->nu;
     size_t ws = cs_poly_propagator_work_size(nx, nu, CS_MAXDEG);
     exact_content *c = calloc(1, sizeof *c);
-    double *mem = malloc(sizeof(double) * ((size_t)nx * nx + (size_t)nx * nu * (CS_MAXDEG + 1) + ws + nx + 1));
+    double *mem = malloc(sizeof(double) * ((size_t)nx * nx + (size_t)nx * nu * (CS_MAXDEG + 1) + ws + nx +
+                                           (size_t)nu * (CS_MAXDEG + 1) + 1));
     int *ipiv = malloc(sizeof(int) * ((size_t)nx + (size_t)nu * (CS_MAXDEG + 1) + 1));
     if (!c || !mem || !ipiv) {
         free(c); free(mem); free(ipiv);
@@ -71,6 +91,7 @@ cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
     c->Gam = mem + (size_t)nx * nx;
     c->work = c->Gam + (size_t)nx * nu * (CS_MAXDEG + 1);
     c->xn = c->work + ws;
+    c->cs = c->xn + nx;
     c->ipiv = ipiv;
     c->H = NAN;
     c->deg = -1;
