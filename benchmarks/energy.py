@@ -1,10 +1,9 @@
-"""Quarter truck (OSP parameters): error against wall time for fixed H and ECCO (ZOH and Lagrange(1)), drop test on
-a flat road and the sine road. Prints, per setting, the macro steps, the wall time and the max error of the chassis
-and wheel velocities against the monolithic (exact) solution, and the ECCO/fixed error ratio at the same number of
-macro steps.
+"""Quarter truck (OSP parameters): error against wall time for fixed H, ECCO (ZOH and Lagrange(1)), NEPCE + ECCO
+and Kraft's exCV controller (cosim.StepControl), drop test on a flat road and the sine road. Prints, per setting,
+the macro steps, the wall time and the max error of the chassis and wheel velocities against the monolithic (exact)
+solution, and the error ratio against fixed H at the same number of macro steps (with the same coupling).
 
-Not measured here (reported as such): Kraft's exCV controller (issue 9, not on this branch), NEPCE + ECCO (issue 12,
-not on this branch) and libcosim's ECCO (`pip install libcosimpy` result is printed at the end).
+libcosim's ECCO (libcosimpy) is not compared: see the message printed at the end.
 
 Usage: .venv/bin/python benchmarks/energy.py [--quick]
 """
@@ -43,24 +42,41 @@ def main(quick=False):
     print(f"quarter truck, T = {T}, Exact units, Jacobi; error = max |v - v_mono| (chassis, wheel)")
     for title, truck, x0 in cases:
         print(f"\n== {title}")
-        print(f"{'approximation':<12} {'rtol':>7} {'steps':>7} {'ECCO wall':>10} {'ECCO err':>10} "
+        print(f"{'method':<15} {'rtol':>7} {'steps':>7} {'wall':>10} {'error':>10} "
               f"{'fixed wall':>10} {'fixed err':>10} {'err ratio':>9}")
-        for approx in (cosim.ZOH(), cosim.Lagrange(1)):
-            for rtol in rtols:
-                ctl = cosim.ECCO(BOND, rtol=rtol, atol=rtol, H_min=1e-5, H_max=1e-2)
-                res, tw = timed(lambda: cosim.simulate(truck, T, 1e-4, solver=cosim.Exact(), x0=x0,
-                                                       approximation=approx, step_control=ctl))
-                n = res.stats["macro_steps"]
-                fixed, tf = timed(lambda: cosim.simulate(truck, T, T / n, solver=cosim.Exact(), x0=x0,
-                                                         approximation=approx, last_step="shorten"))
-                ee, ef = error(truck, res, x0), error(truck, fixed, x0)
-                print(f"{type(approx).__name__:<12} {rtol:>7.0e} {n:>7d} {tw * 1e3:>8.1f}ms {ee:>10.3e} "
-                      f"{tf * 1e3:>8.1f}ms {ef:>10.3e} {ee / ef:>9.2f}")
-    print("\nKraft exCV controller: not on this branch (issue 9); NEPCE + ECCO: not on this branch (issue 12).")
+        settings = []
+        for rtol in rtols:
+            ctl = cosim.ECCO(BOND, rtol=rtol, atol=rtol, H_min=1e-5, H_max=1e-2)
+            settings += [("ECCO ZOH", rtol, dict(approximation=cosim.ZOH(), step_control=ctl)),
+                         ("ECCO Lagrange1", rtol, dict(approximation=cosim.Lagrange(1), step_control=ctl)),
+                         ("NEPCE+ECCO", rtol, dict(coupling=cosim.NEPCE(filter=1e-3), step_control=ctl))]
+        for rtol in rtols:
+            for k_max in (0, 2):
+                ctl = cosim.StepControl(estimator="exCV", rtol=rtol, atol=rtol, k_max=k_max, H_min=1e-6, H_max=1e-2)
+                settings.append((f"exCV k<={k_max}", rtol, dict(approximation=cosim.Lagrange(k_max),
+                                                                 step_control=ctl)))
+        for name, rtol, kw in settings:
+            try:
+                res, tw = timed(lambda: cosim.simulate(truck, T, 1e-4, solver=cosim.Exact(), x0=x0, **kw))
+            except cosim.SolverError as e:
+                print(f"{name:<15} {rtol:>7.0e} failed: {str(e)[:80]}")
+                continue
+            n = res.stats["macro_steps"]
+            fixed_kw = {k: v for k, v in kw.items() if k != "step_control"}
+            fixed, tf = timed(lambda: cosim.simulate(truck, T, T / n, solver=cosim.Exact(), x0=x0,
+                                                     last_step="shorten", divergence_growth=np.inf, **fixed_kw))
+            ee, ef = error(truck, res, x0), error(truck, fixed, x0)
+            print(f"{name:<15} {rtol:>7.0e} {n:>7d} {tw * 1e3:>8.1f}ms {ee:>10.3e} "
+                  f"{tf * 1e3:>8.1f}ms {ef:>10.3e} {ee / ef:>9.2f}")
+        print("fixed H (ZOH):")
+        for H in (1e-3, 2.5e-4, 6.25e-5):
+            fixed, tf = timed(lambda: cosim.simulate(truck, T, H, solver=cosim.Exact(), x0=x0))
+            print(f"{'  H = %.3g' % H:<15} {'':>7} {round(T / H):>7d} {'':>10} {'':>10} {tf * 1e3:>8.1f}ms "
+                  f"{error(truck, fixed, x0):>10.3e}")
     try:
         import libcosimpy  # noqa: F401
-        print("libcosimpy: pip-installs (0.0.6, has ecco_algorithm), but it runs FMUs only and the quarter-truck FMUs "
-              "of libcosim's test data are not available here: no wall-time comparison.")
+        print("libcosimpy: installed, but not compared: it runs FMUs only; building the quarter-truck halves as FMI 2 "
+              "CS FMUs and configuring libcosim's ECCO through libcosimpy was not done (benchmarks/README.md).")
     except ImportError:
         print("libcosimpy: not installed (`pip install libcosimpy` did not succeed here): no comparison.")
 

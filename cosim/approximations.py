@@ -16,6 +16,19 @@ MAXDEG = 5
 MAXHIST = 8  # samples the C weights can read (CS_MAXHIST)
 
 
+def _check_smooth(smooth, what):
+    if not isinstance(smooth, bool):
+        raise TypeError(f"{what}: smooth must be True or False, got {smooth!r}")
+    return smooth
+
+
+def smoothstep5(tau):
+    """The quintic switch s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ of the smoothed input (moshagen.md §2.5 [ours]): s(0) = 0,
+    s(1) = 1, s' = s'' = 0 at both ends."""
+    tau = np.asarray(tau, dtype=float)
+    return tau**3 * (10.0 + tau * (-15.0 + 6.0 * tau))
+
+
 def _check_degree(k, kmax, what):
     if isinstance(k, bool) or not isinstance(k, int):
         raise TypeError(f"{what}: k must be an int, got {type(k).__name__}")
@@ -29,6 +42,7 @@ class Approximation:
 
     kind = _KIND_LAGRANGE
     k = 0
+    smooth = False
 
     def spec(self):
         return (self.kind, self.k)
@@ -57,10 +71,16 @@ class Approximation:
 
         With fewer samples than the degree needs, the degree is reduced (start-up), as in the engine.
 
+        With ``smooth=True`` (moshagen §2.2.5) the value is the blend (1 − s(τ)) Ext^{N−1}(t) + s(τ) Ext^N(t) of the
+        previous step's polynomial (from ``t_hist[:-1]``, continued) and this step's, τ = (t − T_N)/H; with a single
+        sample there is no previous polynomial and the value is unsmoothed.
+
         Returns
         -------
         ndarray: shape of ``t`` (1-D ``y_hist``) or shape of ``t`` + (m,).
         """
+        if self.smooth:
+            return self._evaluate_smoothed(t_hist, y_hist, t, H, interpolate, ydot_hist)
         from . import _core
         th = np.asarray(t_hist, dtype=float)
         if th.ndim != 1 or th.size < 1:
@@ -119,6 +139,28 @@ class Approximation:
         out = out.reshape(tt.shape + (Y.shape[1],))
         return out[..., 0] if vector else out
 
+    def _unsmoothed(self):
+        import copy
+        a = copy.copy(self)
+        a.smooth = False
+        return a
+
+    def _evaluate_smoothed(self, t_hist, y_hist, t, H, interpolate, ydot_hist):
+        if not isinstance(interpolate, bool) or interpolate:
+            raise ValueError("interpolate: evaluate() forms the smoothed input of extrapolation steps only")
+        base = self._unsmoothed()
+        cur = base.evaluate(t_hist, y_hist, t, H, ydot_hist=ydot_hist)
+        th = np.asarray(t_hist, dtype=float)
+        if th.ndim != 1 or th.size < 2:
+            return cur
+        H = th[-1] - th[-2] if H is None else float(H)
+        Yd = None if ydot_hist is None else np.asarray(ydot_hist, dtype=float)[:-1]
+        prev = base.evaluate(th[:-1], np.asarray(y_hist, dtype=float)[:-1], t, th[-1] - th[-2], ydot_hist=Yd)
+        q = smoothstep5((np.asarray(t, dtype=float) - th[-1]) / H)
+        if cur.ndim > q.ndim:
+            q = q[..., None]
+        return prev + q * (cur - prev)
+
     def __eq__(self, other):
         return type(self) is type(other) and self.spec() == other.spec() and vars(self) == vars(other)
 
@@ -132,23 +174,32 @@ class Lagrange(Approximation):
     Extrapolation through y(T_N), y(T_{N-1}), ..., y(T_{N-k}); under Gauss-Seidel, a subsystem stepped after the
     source of a signal *interpolates* through y(T_{N+1}), ..., y(T_{N+1-k}) (busch2016 eq. 13). Local
     approximation error O(H^{k+1}); global convergence order k+1 (kraft2021 §4.1, moshagen Thm 3.6).
+
+    ``smooth=True``: the quintic smoothing of the switch between the previous and the current polynomial
+    (moshagen §2.2.5): on [T_N, T_{N+1}] the input is (1 − s(τ)) Ext^{N−1}(t) + s(τ) Ext^N(t), s(τ) = 10τ³ − 15τ⁴ +
+    6τ⁵, C² across the macro points. With k ≥ 1 the smoothed input has degree k + 5 > 5 and is evaluated by a
+    callback: :class:`cosim.Exact` cannot integrate it (use RK4/Euler substeps or CVODE).
     """
 
-    def __init__(self, k: int = 1):
+    def __init__(self, k: int = 1, smooth: bool = False):
         self.k = _check_degree(k, MAXDEG, "Lagrange")
+        self.smooth = _check_smooth(smooth, "Lagrange")
 
     def __repr__(self):
-        return f"Lagrange(k={self.k})"
+        return f"Lagrange(k={self.k}, smooth=True)" if self.smooth else f"Lagrange(k={self.k})"
 
 
 class ZOH(Lagrange):
-    """Zero-order hold: the input stays at its value from the last macro point (Lagrange with k = 0)."""
+    """Zero-order hold: the input stays at its value from the last macro point (Lagrange with k = 0).
 
-    def __init__(self):
-        super().__init__(0)
+    ``smooth=True``: the quintic switch from the previous to the new value (moshagen §2.2.5, Kossel's smoothing),
+    u(t) = u_{N−1} + s(τ)(u_N − u_{N−1}), a degree-5 polynomial (integrated exactly by :class:`cosim.Exact`)."""
+
+    def __init__(self, smooth: bool = False):
+        super().__init__(0, smooth=_check_smooth(smooth, "ZOH"))
 
     def __repr__(self):
-        return "ZOH()"
+        return "ZOH(smooth=True)" if self.smooth else "ZOH()"
 
 
 class ExtrapolatedInterpolation(Approximation):
@@ -184,17 +235,20 @@ class Hermite(Approximation):
 
     Derivatives come from the model's exact output derivative (LTI: ẏ = C(Ax + Bu) + D u̇) or, for user models,
     from a finite-difference directional derivative.
+
+    ``smooth=True``: the quintic smoothing of the switch (moshagen §2.2.5), as for :class:`Lagrange`.
     """
 
-    def __init__(self, k: int = 1, mode: str = "consistent"):
+    def __init__(self, k: int = 1, mode: str = "consistent", smooth: bool = False):
         self.k = _check_degree(k, MAXDEG, "Hermite")
         if mode not in ("consistent", "lagged"):
             raise ValueError(f"Hermite: mode must be 'consistent' or 'lagged', got {mode!r}")
         self.mode = mode
         self.kind = _KIND_HERMITE
+        self.smooth = _check_smooth(smooth, "Hermite")
 
     def __repr__(self):
-        return f"Hermite(k={self.k}, mode={self.mode!r})"
+        return f"Hermite(k={self.k}, mode={self.mode!r}{', smooth=True' if self.smooth else ''})"
 
 
 def as_approximation(obj, name="approximation") -> Approximation:

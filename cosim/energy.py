@@ -247,3 +247,20 @@ def attach(res, raw, coupling=None, step_control=None):
         res.step_sizes = np.diff(et)
         res.energy_residual = np.asarray(ev)[1:]
     return res
+
+
+def smooth_option(approx, coupling=None, step_control=None, iterative=None):
+    """Engine flag of the quintic switch smoothing (moshagen §2.2.5; ``approximation=cosim.ZOH(smooth=True)``,
+    ``Lagrange(k, smooth=True)``, ``Hermite(k, smooth=True)``); raises ValueError naming the argument where it does
+    not combine."""
+    if not getattr(approx, "smooth", False):
+        return 0
+    if coupling is not None:
+        raise ValueError(f"approximation: smoothing wraps the signal-based coupling; not with coupling={coupling!r} "
+                         "(cosim.BalanceCorrection combines)")
+    if step_control is not None:
+        raise ValueError("approximation: smoothing does not combine with cosim.StepControl (it varies the degree of "
+                         "the unsmoothed polynomials)")
+    if iterative is not None:
+        raise ValueError(f"approximation: smoothing does not combine with {type(iterative).__name__}")
+    return 1

@@ -495,6 +495,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     balance = None if cpl is not None else coupling
     ecco = None if kraft_control is not None else step_control
     opts.update(_energy.run_options(system, balance, ecco, H))
+    opts["smooth"] = _energy.smooth_option(approx, cpl, kraft_control, iterative)
     options.update(coupling=coupling, step_control=step_control)
     if cpl is not None:
         opts["coupling"] = cpl._options(system, H, t_end)

@@ -19,6 +19,7 @@ typedef struct nepce {
     double *st;             /* corr (nu), yprev (ny), started, traced, fallback */
     size_t nst;
     double *corr, *yprev, *cnt;
+    double *Hc;             /* in st: the step length the correction rates corr refer to (0: none yet) */
     double *intu;           /* nu: integral of the input handed out in this step */
     double *yint;           /* ny: integral of each output over the step */
     double H;
@@ -28,6 +29,14 @@ typedef struct nepce_snapshot { void *base; double *st; void (*base_destroy)(voi
 
 static int np_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
     nepce *p = c->content;
+    /* Variable macro steps (ECCO, adaptive control): corr is the rate K E_k / H_k that delivers the amount K E_k over
+     * a step of length H_k = *Hc; over a step of another length H the same amount needs the rate corr H_k / H.
+     * (Constant H: no rescaling, the numbers are those of the fixed-step method.) */
+    if (*p->Hc > 0.0 && H != *p->Hc) {
+        const double scale = *p->Hc / H;
+        for (int a = 0; a < p->net->nu; a++) p->corr[a] *= scale;
+    }
+    *p->Hc = H;
     p->H = H;
     return p->base->ops->predict(p->base, T, H, Hnom, err);
 }
@@ -173,7 +182,7 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
     if (rc) { cs_coupling_destroy(c); return rc; }
     c->needs_rates = p->base->needs_rates;
     c->rates_lagged = p->base->rates_lagged;
-    p->nst = (size_t)net->nu + net->ny + 3;
+    p->nst = (size_t)net->nu + net->ny + 3 + 1;
     p->st = calloc(p->nst, sizeof(double));
     p->intu = calloc((size_t)net->nu + 1, sizeof(double));
     p->yint = calloc((size_t)net->ny + 1, sizeof(double));
@@ -186,6 +195,7 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
     p->corr = p->st;
     p->yprev = p->st + net->nu;
     p->cnt = p->yprev + net->ny;
+    p->Hc = p->cnt + 3;
     double *coef = p->incoef;
     for (int i = 0; i < net->nsub; i++) {
         p->in[i].nu = net->uoff[i + 1] - net->uoff[i];

@@ -128,6 +128,13 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         FAIL(cs_nepce_coupling_create(unit_net, r->units, &approx, c->nepce, &r->coupling, err));
     else
     FAIL(cs_signal_coupling_create(unit_net, &approx, c->rates_lagged, &r->coupling, err));
+    if (c->smooth && !c->monolithic) {
+        if (c->coupling_kind != CS_COUPLING_SIGNAL)
+            FAIL(cs_fail(err, CS_ERR_ARG, "approximation: smoothing applies to the signal-based coupling only"));
+        cs_coupling *inner = r->coupling;
+        r->coupling = NULL;
+        FAIL(cs_smooth_coupling_create(inner, unit_net, &r->coupling, err));
+    }
     if (c->balance && !c->monolithic) {
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;

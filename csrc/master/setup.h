@@ -8,6 +8,7 @@
 #include "coupling/approx.h"
 #include "coupling/balance.h"
 #include "coupling/nepce.h"
+#include "coupling/smooth.h"
 #include "coupling/prestep.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
@@ -51,6 +52,7 @@ typedef struct cs_run_config {
     int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
     cs_iter_opts iter;          /* CS_SCHEME_IMPLICIT / CS_SCHEME_WAVEFORM options */
     const cs_kraft_opts *step_control; /* adaptive macro steps (kraft2021 §8-§11), or NULL: fixed controller */
+    int smooth;                 /* quintic smoothing of the input switch (coupling/smooth.h, moshagen §2.5) */
     cs_unit **units;            /* optional: nsub prebuilt units (FMUs); NULL entries wrap models[i], whose entry is
                                  * NULL where a unit is given. Ownership passes to the run (also on failure). */
 } cs_run_config;

@@ -65,6 +65,12 @@ int cs_py_energy_options(PyObject *opts, int nu, cs_run_config *cfg, cs_py_energ
         s->sig = e->sig;
         cfg->ecco = s;
     }
+    PyObject *sm = PyDict_GetItemString(opts, "smooth");   /* quintic switch smoothing (coupling/smooth.h) */
+    if (sm && sm != Py_None) {
+        int on = PyObject_IsTrue(sm);
+        if (on < 0) return -1;
+        cfg->smooth = on;
+    }
     return 0;
 }
 
