@@ -97,6 +97,10 @@ def _approx(approximation):
                          "analysis; use cosim.ZOH(), cosim.Lagrange(k) or cosim.ExtrapolatedInterpolation(k, c)")
     if not isinstance(a, (Lagrange, ExtrapolatedInterpolation)):
         raise TypeError(f"approximation: unsupported type {type(a).__name__}")
+    if getattr(a, "smooth", False):
+        raise ValueError("approximation: the stability analysis covers the unsmoothed approximations; the quintic "
+                         "switch (smooth=True, moshagen §2.5) blends two windows' polynomials and changes the "
+                         "recurrence")
     return a
 
 

@@ -119,3 +119,12 @@ def test_bad_input():
         cosim.ZOH(smooth=True).evaluate([0.0, 0.1], [1.0, 2.0], 0.15, interpolate=True)
     assert repr(cosim.ZOH(smooth=True)) == "ZOH(smooth=True)" and repr(cosim.ZOH()) == "ZOH()"
     assert cosim.Lagrange(1, smooth=True) != cosim.Lagrange(1)
+
+
+def test_stability_analysis_refuses_smoothed_approximations():
+    s = cosim.models.two_mass_oscillator()
+    r = cosim.simulate(s, 0.01, 1e-3, approximation=cosim.ZOH(smooth=True), solver=cosim.RK4(substeps=4))
+    with pytest.raises(ValueError, match="smooth"):
+        r.spectral_radius()
+    with pytest.raises(ValueError, match="smooth"):
+        cosim.analysis.spectral_radius(s, 1e-3, approximation=cosim.Lagrange(1, smooth=True))
