@@ -15,7 +15,10 @@
  * the predicted values, R^j = ||δ^j|| / ||δ^{j-1}||, converged when R/(1-R) ||δ^j|| < τ; for j = 1 (no rate yet) the
  * factor R/(1-R) is replaced by 20 (IDA's start value; kraft leaves R^1 open, spec §22.6). Fails when R^j > 0.9
  * (j >= 2) or after max_iter corrector iterations: CS_ERR_CONVERGENCE (or go on with the last iterate, kraft §5.1).
- * The states and inputs of the step are those of the last integration (with p^l). */
+ * The states and inputs of the step are those of the last integration (with p^l).
+ * Step control (o.kappa = -1): the corrector polynomial has the controller's degree κ (that of p^pre), the states
+ * after the predictor are kept for imMD and u^pre for imCV (scheme op predictor); a failure is retried by the
+ * controller with r = 0.25 (master/algorithm.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,7 +299,8 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
         }
         nprev = norm;
     }
-    for (int k = 0; k < nu; k++) s->lastdiff[k] = fabs(s->uj[k] - s->upre[k]);
+    if (converged || s->o.on_failure == CS_ONFAIL_CONTINUE) /* a failed step is retried (corConvFail): keep Δλ */
+        for (int k = 0; k < nu; k++) s->lastdiff[k] = fabs(s->uj[k] - s->upre[k]);
     CS_TRY(cs_iter_store(&s->rec, x->step, j, err));
     if (!converged && s->o.on_failure != CS_ONFAIL_CONTINUE)
         return cs_fail(err, CS_ERR_CONVERGENCE,
