@@ -6,10 +6,11 @@ co-simulation at equal error.
    order, tol 1e-10: error against the analytic solution (at t = 1 and the maximum over all macro points, both
    displacements), mean iterations per window and wall time, per acceleration.
    Targets: error <= 5e-6 at every window (preCICE: 3.9-5.8e-6); IQN-ILS <= 6 iterations per window.
-2. Implicit (fd) vs explicit (Jacobi, same κ) on the two-mass oscillator (force/force, kraft's M1 is not in the
-   library yet: the genser2020 parameters are used): macro steps and wall time to reach equal error.
+2. Implicit (fd) vs explicit (Jacobi, same κ = 2) on kraft's M1 (cosim.models.kraft_two_mass("M1")), fixed H, Exact
+   and CVODE units: macro steps and wall time at equal error.
+3. The same model under step control: exMD/exCV (explicit) vs imMD/imCV (implicit) at equal rtol.
 
-Usage: .venv/bin/python benchmarks/iterative.py
+Usage: .venv/bin/python benchmarks/iterative.py [--quick]   (--quick: parts 2-3 with Exact units only)
 """
 import time
 
@@ -46,39 +47,79 @@ def oscillator():
               f"largest mean iterations/window over the windows {it:.2f}")
 
 
-def implicit_vs_explicit():
-    sys = cosim.models.two_mass_oscillator(coupling="force/force")
-    T = 0.05
-    ref = cosim.simulate_monolithic(sys, T, 1e-4)
-    print("\n2. two-mass oscillator (force/force, genser2020 parameters), Exact units, Lagrange(2), t_end = 0.05")
-    print(f"{'scheme':10s} {'H':>9s} {'steps':>6s} {'iters':>6s} {'error':>10s} {'wall [s]':>9s}")
-    rows = {"explicit": [], "implicit": []}
-    for H in [1e-4, 5e-5, 2.5e-5, 1.25e-5, 6.25e-6]:
-        for name, scheme in (("explicit", "jacobi"), ("implicit", cosim.Implicit(jacobian="fd", tol=1e-10, max_iter=20))):
-            t0 = time.perf_counter()
-            try:
-                r = cosim.simulate(sys, T, H, scheme=scheme, solver=cosim.Exact(), approximation=cosim.Lagrange(2),
-                                   divergence_growth=float("inf"))
-            except cosim.CosimError as e:
-                print(f"{name:10s} {H:9.2e}  failed: {type(e).__name__}")
+def _m1_error(sys, r):
+    """Largest error of all states over the macro points, relative to max |x| (the monolithic reference at r.t)."""
+    ref = cosim.simulate_monolithic(sys, r.t[-1], t_eval=r.t, solver=cosim.Exact())
+    return np.max(np.abs(r.X - ref.X)) / np.max(np.abs(ref.X))
+
+
+def _timed(fn, repeat):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = fn()
+        best = min(best, time.perf_counter() - t0)
+    return r, best
+
+
+def implicit_vs_explicit(quick=False):
+    """Kraft's M1 (kraft2021 §18.5: m1 = 2, m2 = 1, c1 = 1e5, cc = 5e3, c2 = 1e3, undamped), force/force, κ = 2.
+    Fixed H: explicit Jacobi vs implicit with the fd interface Jacobian (tol 1e-10); for every implicit run the
+    explicit run with the largest H that is at least as accurate (equal error). Units: Exact (one matrix exponential
+    per step: cheapest possible units) and CVODE (rtol 1e-10: units that cost what real subsystems cost). Adaptive:
+    exMD/imMD and exCV/imCV at the same rtol."""
+    sys = cosim.models.kraft_two_mass("M1")
+    T = 0.1
+    Hs = [1e-3, 5e-4, 2.5e-4, 1.25e-4, 6.25e-5, 3.125e-5, 1.5625e-5, 7.8125e-6, 3.90625e-6]
+    solvers = {"Exact": cosim.Exact(), "CVODE": cosim.CVODE(rtol=1e-10, atol=1e-12)}
+    if quick:
+        solvers.pop("CVODE")
+    for sname, solver in solvers.items():
+        print(f"\n2. kraft M1, {sname} units, Lagrange(2), t_end = {T}: fixed H (error: max over macro points, "
+              "relative to max|x|)")
+        print(f"{'scheme':10s} {'H':>10s} {'steps':>6s} {'iters':>6s} {'error':>10s} {'wall [s]':>9s}")
+        rows = {"explicit": [], "implicit": []}
+        # CVODE units (restarted at every macro point) have an error floor of ~1e-6 on M1: smaller H says nothing
+        for H in (Hs if sname == "Exact" else Hs[:6]):
+            for name, scheme in (("explicit", "jacobi"),
+                                 ("implicit", cosim.Implicit(jacobian="fd", tol=1e-10, max_iter=20))):
+                try:
+                    r, wall = _timed(lambda: cosim.simulate(sys, T, H, scheme=scheme, solver=solver,
+                                                            approximation=cosim.Lagrange(2),
+                                                            divergence_growth=float("inf")),
+                                     3 if sname == "Exact" else 1)
+                except cosim.CosimError as e:
+                    print(f"{name:10s} {H:10.3e}  failed: {type(e).__name__}")
+                    continue
+                err = _m1_error(sys, r)
+                rows[name].append((err, H, r.stats["macro_steps"], wall))
+                print(f"{name:10s} {H:10.3e} {r.stats['macro_steps']:6d} {r.stats.get('iterations', 0):6d} "
+                      f"{err:10.2e} {wall:9.4f}")
+        print(f"   equal error ({sname} units): implicit run vs the explicit run with the largest H at least as "
+              "accurate")
+        for e_imp, H_imp, n_imp, w_imp in rows["implicit"]:
+            cands = [r for r in rows["explicit"] if r[0] <= e_imp]
+            if not cands:
+                print(f"   implicit H = {H_imp:.3e} (error {e_imp:.1e}): no explicit run in the sweep is as accurate")
                 continue
-            wall = time.perf_counter() - t0
-            err = np.max(np.abs(r.X[-1] - ref.X[-1])) / np.max(np.abs(ref.X))
-            rows[name].append((err, H, r.stats["macro_steps"], wall))
-            print(f"{name:10s} {H:9.2e} {r.stats['macro_steps']:6d} {r.stats.get('iterations', 0):6d} {err:10.2e} {wall:9.4f}")
-    # equal error: the explicit run closest above the implicit run's error at the largest H
-    if rows["implicit"] and rows["explicit"]:
-        e_imp, H_imp, n_imp, w_imp = rows["implicit"][0]
-        cands = [r for r in rows["explicit"] if r[0] <= e_imp]
-        if cands:
             e_ex, H_ex, n_ex, w_ex = cands[0]
-            print(f"   equal error ~{e_imp:.1e}: implicit H = {H_imp:.2e} ({n_imp} steps, {w_imp:.4f} s) vs explicit "
-                  f"H = {H_ex:.2e} ({n_ex} steps, {w_ex:.4f} s): steps ratio {n_ex / n_imp:.1f}, wall ratio "
-                  f"{w_ex / w_imp:.2f}")
-        else:
-            print(f"   no explicit run reached the implicit error {e_imp:.1e}")
+            print(f"   error <= {e_imp:.1e}: implicit H = {H_imp:.3e} ({n_imp} steps, {w_imp:.4f} s) vs explicit "
+                  f"H = {H_ex:.3e} ({n_ex} steps, {w_ex:.4f} s): steps explicit/implicit {n_ex / n_imp:.1f}, wall "
+                  f"explicit/implicit {w_ex / w_imp:.2f}")
+    print("\n3. kraft M1, Exact units, adaptive (StepControl, k_max = 4, rtol 1e-6): explicit vs implicit estimators")
+    print(f"{'estimator':10s} {'steps':>6s} {'rejected':>8s} {'iters':>6s} {'error':>10s} {'wall [s]':>9s}")
+    for est in ("exMD", "imMD", "exCV", "imCV"):
+        scheme = cosim.Implicit(jacobian="fd", tol=1e-10, max_iter=20) if est.startswith("im") else "jacobi"
+        r, wall = _timed(lambda: cosim.simulate(sys, T, 1e-6, scheme=scheme, solver=cosim.Exact(),
+                                                approximation=cosim.Lagrange(2),
+                                                step_control=cosim.StepControl(est, 1e-6, k_max=4)), 3)
+        print(f"{est:10s} {r.stats['macro_steps']:6d} {r.stats['rejected_steps']:8d} {r.stats.get('iterations', 0):6d} "
+              f"{_m1_error(sys, r):10.2e} {wall:9.4f}")
 
 
 if __name__ == "__main__":
-    oscillator()
-    implicit_vs_explicit()
+    import sys as _sys
+    quick = "--quick" in _sys.argv
+    if not quick:
+        oscillator()
+    implicit_vs_explicit(quick)

@@ -17,7 +17,8 @@ import numpy as np
 
 from . import _core
 
-ESTIMATORS = {"exLE": 0, "exMD": 1, "exCV": 2}
+ESTIMATORS = {"exLE": 0, "exMD": 1, "exCV": 2, "imMD": 3, "imCV": 4, "waCV": 5}
+IMPLICIT_ESTIMATORS = {"imMD": "Implicit", "imCV": "Implicit", "waCV": "WaveformRelaxation"}  # the scheme each needs
 ORDER_STRATEGIES = {"ida": 0, "conservative": 1}
 _GROUPS = ("pos", "vel", "u")
 KMAX_ENGINE = 5          # the coupling polynomials of the engine have degree <= 5 (exLE compares with κ+1: 4)
@@ -191,6 +192,11 @@ class StepControl:
     estimator : "exLE" (local extrapolation, eq. 3.2-3.6), "exMD" (Milne device, eq. 3.7-3.14) or "exCV"
         (coupling-variable local extrapolation, eq. 3.16). exLE/exMD integrate every unit with monitored states a
         second time (comparative polynomial p̂^pre; Jacobi scheme); exCV needs no extra integration.
+        With ``scheme=cosim.Implicit(...)``: "imMD" (Milne device with the predictor states, ε = (1 − C^{κ+1}/C^κ)
+        |x^pre − x|, eq. 3.18/3.19) or "imCV" (ε^u = |u^pre − u_{N+1}|, eq. 3.20); with
+        ``scheme=cosim.WaveformRelaxation(...)``: "waCV" (the same as imCV). They need no extra integration; the
+        corrector's polynomial then has the controller's degree κ, and a corrector that does not converge makes the
+        controller repeat the step with r = 0.25 (corConvFail, §19; counted in ``res.stats["corrector_failures"]``).
     rtol : relative tolerance of the local error test (3.22)/(3.23).
     atol : absolute tolerances by group: ``{"pos": ..., "vel": ..., "u": ...}`` (positions, velocities of the
         monitored states; coupling variables), or one number for all. Defaults (kraft2021 §9, §18.5):
@@ -328,13 +334,22 @@ class StepControl:
         from .approximations import Lagrange, ZOH
         if not isinstance(approximation, (Lagrange, ZOH)):
             raise ValueError(f"approximation: step control needs Lagrange or ZOH, got {approximation!r}")
-        if self.estimator != "exCV" and scheme != "jacobi":
+        need = IMPLICIT_ESTIMATORS.get(self.estimator)
+        if need is not None or not isinstance(scheme, str):  # implicit estimators <-> iterative schemes
+            got = scheme if isinstance(scheme, str) else type(scheme).__name__
+            if need is None:
+                raise ValueError(f"scheme: estimator {self.estimator!r} is explicit; with {got} use "
+                                 f"{[k for k, v in IMPLICIT_ESTIMATORS.items() if v == got]} (kraft2021 §8.5-8.6)")
+            if got != need:
+                raise ValueError(f"scheme: estimator {self.estimator!r} needs scheme=cosim.{need}(...), got {got!r}")
+        elif self.estimator != "exCV" and scheme != "jacobi":
             raise ValueError(f"scheme: estimator {self.estimator!r} needs scheme='jacobi' (its comparative run "
                              "re-integrates every unit with the extrapolated inputs); use 'exCV' for Gauss-Seidel")
         groups = self._resolve(system)
-        if self.estimator == "exCV" and not groups["u"]:
-            raise ValueError("monitor: exCV needs at least one monitored coupling variable (group 'u')")
-        if self.estimator != "exCV" and not (groups["pos"] or groups["vel"]):
+        on_u = self.estimator in ("exCV", "imCV", "waCV")
+        if on_u and not groups["u"]:
+            raise ValueError(f"monitor: {self.estimator} needs at least one monitored coupling variable (group 'u')")
+        if not on_u and not (groups["pos"] or groups["vel"]):
             raise ValueError(f"monitor: {self.estimator} needs monitored states (groups 'pos'/'vel')")
         order = self.order
         k_max = self.k_max
@@ -375,4 +390,5 @@ def _attach(res, raw):
     res.stats["rejected_H"] = sc["H_rejected"]
     res.stats["comparative_integrations"] = sc["comparative_steps"]
     res.stats["h_min_failed"] = bool(sc["h_min_failed"])
+    res.stats["corrector_failures"] = int(sc.get("corrector_failures", 0))
     return res

@@ -503,10 +503,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     if iterative is not None:
         opts.update(scheme=iterative.code, iter=iterative._options(approx.spec()[1]))
     if kraft_control is not None:
-        if iterative is not None:
-            raise ValueError("step_control: the implicit estimators (imMD, imCV, waCV) are not built yet; "
-                             "cosim.StepControl works with the explicit schemes")
-        opts["step_control"] = kraft_control._options(system, approx, sname, t_end, H)
+        opts["step_control"] = kraft_control._options(system, approx, iterative or sname, t_end, H)
+        if iterative is not None:  # imMD/imCV/waCV: the iteration keeps the controller's degree κ (kraft2021 §19)
+            opts["iter"]["kappa"] = -1
     t0 = time.perf_counter()
     try:
         raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,

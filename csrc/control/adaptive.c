@@ -40,7 +40,7 @@ static int record_reject(kraft_state *ks, double T1, double H) {
 /* Degree usable for the next step: κ+1 samples for the polynomial, κ+2 for the comparative runs of exLE/exMD. */
 static int step_degree(const kraft_state *ks) {
     int k = ks->kappa, avail = ks->npts - 1;
-    if (ks->o.estimator != CS_EST_EXCV && ks->npts >= 2) avail = ks->npts - 2;
+    if (CS_EST_COMPARATIVE(ks->o.estimator) && ks->npts >= 2) avail = ks->npts - 2;
     if (k > avail) k = avail;
     if (ks->o.estimator == CS_EST_EXLE && k > CS_MAXDEG - 1) k = CS_MAXDEG - 1;
     if (k > CS_MAXDEG) k = CS_MAXDEG;
@@ -186,14 +186,29 @@ static void ad_destroy(cs_controller *c) {
     c->content = NULL;
 }
 
+/* corConvFail (kraft2021 §19, Listing 3.3): the scheme did not converge on step p; the step is repeated from T_N
+ * with r = 0.25 (not below H_min; at H_min the controller gives up and the scheme's error stands). */
+static int ad_retry(cs_controller *c, const cs_step_plan *p) {
+    kraft_state *ks = c->content;
+    if (!(p->H > ks->o.H_min)) return 0;
+    double Hn = 0.25 * p->H;
+    ks->H = Hn > ks->o.H_min ? Hn : ks->o.H_min;
+    ks->n_fail++;
+    ks->n_succ = 0;
+    ks->initial = 0;
+    ks->conv_fail++;
+    if (record_reject(ks, p->T1, p->H)) ks->rec_lost++;
+    return 1;
+}
+
 static const cs_controller_ops KRAFT_OPS = {.propose = ad_propose, .judge = ad_judge, .commit = ad_commit,
-                                            .destroy = ad_destroy};
+                                            .destroy = ad_destroy, .retry = ad_retry};
 
 int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
                             cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err) {
     *ctl = NULL;
     *est = NULL;
-    if (o->estimator < CS_EST_EXLE || o->estimator > CS_EST_EXCV)
+    if (o->estimator < CS_EST_EXLE || o->estimator > CS_EST_WACV)
         return cs_fail(err, CS_ERR_ARG, "estimator: unknown estimator code %d", o->estimator);
     if (!(o->rtol > 0.0) || !isfinite(o->rtol)) return cs_fail(err, CS_ERR_ARG, "rtol: must be positive, got %g", o->rtol);
     if (!(o->safety > 0.0) || !isfinite(o->safety)) return cs_fail(err, CS_ERR_ARG, "safety: must be positive");
@@ -206,10 +221,10 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
     if (!(o->H_init > 0.0) || !(o->H_min >= 0.0) || !(o->H_max >= o->H_init) || !(o->H_init >= o->H_min))
         return cs_fail(err, CS_ERR_ARG, "H: need 0 <= H_min <= H <= H_max, got %g, %g, %g", o->H_min, o->H_init, o->H_max);
     if (o->nin < 0 || o->nstate < 0 || o->nin > 100000) return cs_fail(err, CS_ERR_ARG, "monitor: bad sizes");
-    if (o->estimator == CS_EST_EXCV && o->nin < 1)
-        return cs_fail(err, CS_ERR_ARG, "monitor: exCV needs at least one monitored coupling variable");
-    if (o->estimator != CS_EST_EXCV && o->nstate < 1)
-        return cs_fail(err, CS_ERR_ARG, "monitor: exLE/exMD need at least one monitored state");
+    if (!CS_EST_ON_STATES(o->estimator) && o->nin < 1)
+        return cs_fail(err, CS_ERR_ARG, "monitor: exCV/imCV/waCV need at least one monitored coupling variable");
+    if (CS_EST_ON_STATES(o->estimator) && o->nstate < 1)
+        return cs_fail(err, CS_ERR_ARG, "monitor: exLE/exMD/imMD need at least one monitored state");
     cs_controller *c = calloc(1, sizeof *c);
     kraft_state *ks = calloc(1, sizeof *ks);
     if (!c || !ks) { free(c); free(ks); return cs_fail(err, CS_ERR_NOMEM, "step control: out of memory"); }
@@ -268,7 +283,7 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
         if (ks->in_index[a] < 0 || ks->in_index[a] >= nu) rc = cs_fail(err, CS_ERR_ARG, "monitor: input index out of range");
         else if (!(ks->in_atol[a] >= 0.0)) rc = cs_fail(err, CS_ERR_ARG, "atol: must be >= 0");
     }
-    if (!rc && o->estimator != CS_EST_EXCV)
+    if (!rc && CS_EST_COMPARATIVE(o->estimator))
         for (int i = 0; i < nsub && !rc; i++)
             if (ks->unit_mon[i] && !(ks->cur[i] = units[i]->ops->snapshot_create(units[i])))
                 rc = cs_fail(err, CS_ERR_NOMEM, "step control: out of memory (snapshots)");
@@ -289,6 +304,6 @@ int cs_kraft_control_records(const cs_controller *c, cs_kraft_records *r) {
     const kraft_state *ks = c->content;
     *r = (cs_kraft_records){.n = ks->n, .T = ks->rT, .H = ks->rH, .eps = ks->reps, .k = ks->rk, .nrej = ks->nrej,
                             .Trej = ks->rTrej, .Hrej = ks->rHrej, .comparative_steps = ks->comparative_steps,
-                            .hmin_failed = ks->hmin_failed};
+                            .hmin_failed = ks->hmin_failed, .conv_fail = ks->conv_fail};
     return 1;
 }

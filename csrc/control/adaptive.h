@@ -19,6 +19,11 @@
 #include "units/unit.h"
 
 enum { CS_EST_EXLE = 0, CS_EST_EXMD = 1, CS_EST_EXCV = 2 };
+/* implicit estimators (kraft2021 §8.5-8.6): imMD (Milne device with the predictor states, eq. 3.18/3.19), imCV
+ * (eq. 3.20) with cosim.Implicit, waCV (the same with waveform relaxation); they need the scheme's predictor */
+enum { CS_EST_IMMD = 3, CS_EST_IMCV = 4, CS_EST_WACV = 5 };
+#define CS_EST_COMPARATIVE(e) ((e) == CS_EST_EXLE || (e) == CS_EST_EXMD) /* second integration from T_N */
+#define CS_EST_ON_STATES(e) (CS_EST_COMPARATIVE(e) || (e) == CS_EST_IMMD)  /* monitors states, else u */
 enum { CS_GROUP_POS = 0, CS_GROUP_VEL = 1 }; /* monitored states: positions (order κ+3) or velocities (κ+2) */
 
 typedef struct cs_kraft_opts {
@@ -54,6 +59,7 @@ typedef struct cs_kraft_records {
     const double *Trej, *Hrej;
     long comparative_steps;     /* unit integrations of the comparative runs (exLE, exMD) */
     int hmin_failed;            /* the run stopped because the step fell below H_min */
+    long conv_fail;             /* steps retried after the scheme did not converge (corConvFail, r = 0.25) */
 } cs_kraft_records;
 
 /* 0 if ctl is not a Kraft controller. */

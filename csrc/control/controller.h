@@ -26,6 +26,9 @@ typedef struct cs_controller_ops {
     int (*judge)(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err);
     void (*commit)(cs_controller *c, const cs_step_plan *p);
     void (*destroy)(cs_controller *c);
+    /* optional: the scheme could not converge on the step p (kraft2021 §19 corConvFail); return 1 when a smaller
+     * step will be proposed (r = 0.25, Listing 3.3), 0 when the controller cannot retry (NULL: never) */
+    int (*retry)(cs_controller *c, const cs_step_plan *p);
 } cs_controller_ops;
 
 struct cs_controller {

@@ -31,6 +31,9 @@ typedef struct cs_estimate_view {
     const double *upre;             /* predicted inputs at T_{N+1} (the input functions' end values) */
     void *const *usnap;             /* units saved at T_N, or NULL */
     const cs_input *const *used;    /* the input function each unit used on this step */
+    /* iterative schemes (scheme op `predictor`), else NULL: the predictor j = 0 of the step (kraft2021 §8.5/8.6) */
+    const double *xpre;             /* stacked states of all units after the predictor integration */
+    const double *upre0;            /* predicted inputs u^pre_{N+1} (upre above holds the converged end values) */
 } cs_estimate_view;
 
 typedef struct cs_estimator cs_estimator;

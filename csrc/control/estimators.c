@@ -1,23 +1,37 @@
-/* Kraft's explicit error estimators exLE, exMD, exCV (kraft2021 §8.2-8.4, §9), on the state shared with the
- * adaptive controller (control/kraft_state.h). eps is the value of the local error test: the largest WRMS norm of
+/* Kraft's error estimators exLE, exMD, exCV (kraft2021 §8.2-8.4, §9) and the implicit imMD, imCV, waCV (§8.5-8.6),
+ * on the state shared with the adaptive controller (control/kraft_state.h). eps is the value of the local error test: the largest WRMS norm of
  * the monitored groups (3.22)/(3.23); the controller reads the group norms for (3.27)/(3.28). */
 #include <math.h>
 #include <stdlib.h>
 
 #include "control/kraft_state.h"
 
-static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
-    kraft_state *ks = e->content;
-    const cs_kraft_opts *o = &ks->o;
-    const double H = v->plan->H, rtol = o->rtol;
-    const int k = ks->kstep;
+/* What every estimate shares with the controller: the candidate u_{N+1}, u_N and cleared group norms. */
+static void est_begin(kraft_state *ks, const cs_estimate_view *v) {
     ks->T1c = v->plan->T1;
-    for (int a = 0; a < o->nin; a++) {
+    for (int a = 0; a < ks->o.nin; a++) {
         ks->ucand[a] = v->u1[ks->in_index[a]];
         ks->hu[a] = v->u0[ks->in_index[a]];    /* u_N, consistent (also u_0 at the first step) */
     }
     for (int g = 0; g < 3; g++) { ks->gnorm[g] = 0.0; ks->gused[g] = 0; }
     ks->tested = 0;
+}
+
+/* eps: the largest group norm (the local error test (3.21)-(3.23)). */
+static double est_finish(kraft_state *ks) {
+    double m = 0.0;
+    for (int g = 0; g < 3; g++)
+        if (ks->gused[g] && !(ks->gnorm[g] <= m)) m = ks->gnorm[g];  /* NaN propagates */
+    ks->eps_last = m;
+    return m;
+}
+
+static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
+    kraft_state *ks = e->content;
+    const cs_kraft_opts *o = &ks->o;
+    const double H = v->plan->H, rtol = o->rtol;
+    const int k = ks->kstep;
+    est_begin(ks, v);
     if (o->estimator == CS_EST_EXCV) {
         /* (3.16): ε^u = |u^pre_{N+1} - u_{N+1}|, weights (3.23) */
         for (int a = 0; a < o->nin; a++) {
@@ -76,22 +90,69 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
         }
         ks->tested = 1;
     }
-    double m = 0.0;
-    for (int g = 0; g < 3; g++)
-        if (ks->gused[g] && !(ks->gnorm[g] <= m)) m = ks->gnorm[g];  /* NaN propagates */
-    ks->eps_last = m;
-    *eps = m;
+    *eps = est_finish(ks);
+    return CS_OK;
+}
+
+/* imMD (3.18)/(3.19): ε = (1 - C^{κ+1}/C^κ) |x^pre - x| from the predictor states x^pre (j = 0, integrated with
+ * p^pre) and the corrected states x (final iterate), since p^pre - p^corr = (u^pre - u_{N+1}) L^κ; the factors with
+ * the actual step ratios a_i (kraft2021 §8.1; errata: (3.17) needs C^{κ+1}, (3.19) uses the constants (3.15)).
+ * imCV (3.20) / waCV: ε^u = |u^pre_{N+1} - u_{N+1}| with the predicted and the converged coupling variables. No
+ * extra integration: the scheme's predictor supplies x^pre / u^pre. */
+static int est_implicit(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
+    kraft_state *ks = e->content;
+    const cs_kraft_opts *o = &ks->o;
+    const double H = v->plan->H, rtol = o->rtol;
+    const int k = ks->kstep;
+    est_begin(ks, v);
+    if (o->estimator == CS_EST_IMMD) {
+        if (!v->xpre)
+            return cs_fail(err, CS_ERR_ARG, "estimator: imMD needs the predictor states of cosim.Implicit (units "
+                           "that expose their states)");
+        double a[CS_KRAFT_KMAX + 1], cp0, cv0, cp1, cv1;
+        for (int i = 2; i <= k + 1 && i - 1 < KH; i++) a[i - 2] = (v->plan->T1 - ks->hT[i - 1]) / H;
+        CS_TRY(cs_kraft_error_constants(k, a, &cp0, &cv0, err));
+        CS_TRY(cs_kraft_error_constants(k + 1, a, &cp1, &cv1, err));
+        const double fpos = fabs(1.0 - cp1 / cp0), fvel = fabs(1.0 - cv1 / cv0);
+        for (int g = 0; g < 2; g++) {
+            int n = 0;
+            for (int q = 0; q < o->nstate; q++) {
+                if (ks->state_group[q] != g) continue;
+                const cs_unit *u = ks->units[ks->st_unit[q]];
+                double x = u->ops->states(u)[ks->st_local[q]];
+                ks->e[n] = (g == CS_GROUP_POS ? fpos : fvel) * fabs(v->xpre[o->state_index[q]] - x);
+                ks->w[n] = 1.0 / (ks->state_atol[q] + rtol * fabs(x));
+                n++;
+            }
+            if (n) { ks->gnorm[g] = cs_kraft_wrms(n, ks->e, ks->w); ks->gused[g] = 1; }
+        }
+        ks->tested = 1;
+    } else {
+        if (!v->upre0)
+            return cs_fail(err, CS_ERR_ARG, "estimator: %s needs the predicted coupling variables of an iterative scheme",
+                           o->estimator == CS_EST_WACV ? "waCV" : "imCV");
+        for (int a = 0; a < o->nin; a++) {
+            int q = ks->in_index[a];
+            ks->e[a] = fabs(v->upre0[q] - v->u1[q]);
+            ks->w[a] = 1.0 / (ks->in_atol[a] + rtol * fabs(v->u1[q]));
+        }
+        ks->gnorm[2] = cs_kraft_wrms(o->nin, ks->e, ks->w);
+        ks->gused[2] = 1;
+        ks->tested = o->nin > 0;
+    }
+    *eps = est_finish(ks);
     return CS_OK;
 }
 
 static const cs_estimator_ops KRAFT_EST_OPS = {.estimate = est_estimate};
+static const cs_estimator_ops KRAFT_IMPLICIT_EST_OPS = {.estimate = est_implicit};
 
 int cs_kraft_estimator_create(kraft_state *ks, cs_estimator **out, cs_err *err) {
     cs_estimator *e = calloc(1, sizeof *e);
     if (!e) return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
-    e->ops = &KRAFT_EST_OPS;
+    e->ops = ks->o.estimator >= CS_EST_IMMD ? &KRAFT_IMPLICIT_EST_OPS : &KRAFT_EST_OPS;
     e->content = ks;            /* owned by the controller */
-    e->needs_snapshot = ks->o.estimator != CS_EST_EXCV;
+    e->needs_snapshot = CS_EST_COMPARATIVE(ks->o.estimator);
     *out = e;
     return CS_OK;
 }

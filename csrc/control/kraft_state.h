@@ -40,6 +40,7 @@ typedef struct kraft_state {
     int *rk;
     int hmin_failed;
     long rec_lost;              /* steps not recorded (out of memory) */
+    long conv_fail;             /* corConvFail retries (kraft2021 §19) */
 } kraft_state;
 
 int cs_kraft_estimator_create(kraft_state *ks, cs_estimator **out, cs_err *err);

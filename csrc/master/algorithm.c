@@ -330,6 +330,8 @@ static int estimate(cs_algorithm *a, const cs_step_plan *p, double *eps, cs_err 
     v->plan = p;
     v->y0 = a->y; v->u0 = a->u; v->y1 = a->ynew; v->u1 = a->unew;
     v->usnap = a->usnap;
+    v->xpre = v->upre0 = NULL;
+    if (a->cfg.scheme->ops->predictor) a->cfg.scheme->ops->predictor(a->cfg.scheme, &v->xpre, &v->upre0);
     int rc = a->cfg.estimator->ops->estimate(a->cfg.estimator, v, eps, err);
     if (rc) { cs_err_prefix(err, "error estimate at t = %.10g: ", p->T1); return rc; }
     if (!(*eps >= 0.0)) return cs_fail(err, CS_ERR_SOLVER, "error estimate at t = %.10g is not a number >= 0", p->T1);
@@ -356,7 +358,17 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
         double tk0 = clk(a);
         CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
         double tk1 = clk(a);
-        CS_TRY(c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err));
+        int rcs = c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err);
+        if (rcs == CS_ERR_CONVERGENCE && a->usnap && ctl->ops->retry && ctl->ops->retry(ctl, &p)) {
+            /* kraft2021 §19 corConvFail: restore units and coupling, repeat the step with r = 0.25 */
+            err->code = CS_OK;
+            err->msg[0] = '\0';
+            restore(a);
+            ctl->rejected++;
+            CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+            continue;
+        }
+        if (rcs) return rcs;
         double tk2 = clk(a);
         CS_TRY(update(a, p.T1, err));
         double eps = 0.0;

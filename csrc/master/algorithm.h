@@ -14,6 +14,8 @@
  *   estimate  error estimate eps of the candidate step (control/estimator.h; 0 without an estimator)
  *   judge     accept: divergence check, commit the history, advance the controller, observers;
  *             reject: restore units and coupling exactly and ask the controller again.
+ *   a scheme that does not converge (CS_ERR_CONVERGENCE) is retried like a rejection when the controller has the
+ *   optional op retry (kraft2021 §19 corConvFail: r = 0.25); otherwise its error ends the run.
  * The master never touches a model or a state vector: it reads states only through the units' states() view for
  * the divergence check. */
 #ifndef COSIM_ALGORITHM_H

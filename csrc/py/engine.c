@@ -59,8 +59,9 @@ static PyObject *step_control_dict(const cs_run *run) {
         Py_XDECREF(T); Py_XDECREF(H); Py_XDECREF(eps); Py_XDECREF(Tr); Py_XDECREF(Hr); Py_XDECREF(k);
         return NULL;
     }
-    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:l,s:i}", "T", T, "H", H, "k", k, "eps", eps, "T_rejected", Tr,
-                         "H_rejected", Hr, "comparative_steps", r.comparative_steps, "h_min_failed", r.hmin_failed);
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N,s:l,s:i,s:l}", "T", T, "H", H, "k", k, "eps", eps, "T_rejected", Tr,
+                         "H_rejected", Hr, "comparative_steps", r.comparative_steps, "h_min_failed", r.hmin_failed,
+                         "corrector_failures", r.conv_fail);
 }
 
 /* kraft options from the dict built by cosim/simulate.py (None: no step control). */

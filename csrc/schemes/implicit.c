@@ -15,7 +15,10 @@
  * the predicted values, R^j = ||δ^j|| / ||δ^{j-1}||, converged when R/(1-R) ||δ^j|| < τ; for j = 1 (no rate yet) the
  * factor R/(1-R) is replaced by 20 (IDA's start value; kraft leaves R^1 open, spec §22.6). Fails when R^j > 0.9
  * (j >= 2) or after max_iter corrector iterations: CS_ERR_CONVERGENCE (or go on with the last iterate, kraft §5.1).
- * The states and inputs of the step are those of the last integration (with p^l). */
+ * The states and inputs of the step are those of the last integration (with p^l).
+ * Step control (o.kappa = -1): the corrector polynomial has the controller's degree κ (that of p^pre), the states
+ * after the predictor are kept for imMD and u^pre for imCV (scheme op predictor); a failure is retried by the
+ * controller with r = 0.25 (master/algorithm.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,9 @@ typedef struct implicit {
     cs_input *in;
     double *coef, *cpre;          /* per unit (CS_MAXDEG+1) x nu_i: p^j and p^pre */
     double *upre, *uj, *uprev, *du, *y, *yprev, *y0, *g, *M, *G, *work, *ypert, *lastdiff, *Wu, *Wy;
+    double *delta;                /* fd: Δλ per input (stacked) */
+    double *xpre;                 /* states of all units after the predictor j = 0 (imMD, kraft2021 §8.5) */
+    int nx, have_xpre;
     int *ipiv, *goff;             /* goff: offset of unit i's block of G */
     double ell[CS_MAXDEG + 1];
     int deg;
@@ -67,16 +73,23 @@ static int alloc_all(implicit *s, cs_step_ctx *x, cs_err *err) {
     s->in = calloc((size_t)s->nsub, sizeof(cs_input));
     s->coef = calloc(nc * nu, sizeof(double));
     s->cpre = calloc(nc * nu, sizeof(double));
-    double **v[] = {&s->upre, &s->uj, &s->uprev, &s->du, &s->g, &s->lastdiff, &s->Wu};
+    double **v[] = {&s->upre, &s->uj, &s->uprev, &s->du, &s->g, &s->lastdiff, &s->Wu, &s->delta};
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) *v[k] = calloc(nu, sizeof(double));
     double **w[] = {&s->y, &s->yprev, &s->y0, &s->Wy};
     for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) *w[k] = calloc(ny, sizeof(double));
     s->M = calloc(nu * nu, sizeof(double));
     s->G = calloc((size_t)gsz + 1, sizeof(double));
     s->work = calloc(nu * nu + nu, sizeof(double));
-    s->ypert = calloc((size_t)maxb + 1, sizeof(double));
+    int maxu = 1;
+    s->nx = 0;
+    for (int i = 0; i < s->nsub; i++) {
+        s->nx += x->units[i]->nx;
+        if (x->units[i]->nu > maxu) maxu = x->units[i]->nu;
+    }
+    s->ypert = calloc((size_t)(2 * maxb + maxu) + 1, sizeof(double)); /* work of cs_unit_window_jacobian_fd */
+    s->xpre = calloc((size_t)s->nx + 1, sizeof(double));
     s->ipiv = calloc(nu, sizeof(int));
-    int ok = s->snap && s->in && s->coef && s->cpre && s->M && s->G && s->work && s->ypert && s->ipiv;
+    int ok = s->snap && s->in && s->coef && s->cpre && s->M && s->G && s->work && s->ypert && s->ipiv && s->xpre;
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) ok = ok && *v[k];
     for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) ok = ok && *w[k];
     for (int i = 0; ok && i < s->nsub; i++) {
@@ -106,29 +119,51 @@ static int sweep(implicit *s, cs_step_ctx *x, double T, double H, const double *
     return CS_OK;
 }
 
-/* Interface Jacobian blocks by perturbed integrations (fd, §6.3). */
+/* The fd columns of one unit (kraft2021 §6.3), shared by the scheme and cs_unit_window_jacobian_fd: from the state
+ * in snap, one perturbed integration per input a with the end value raised by Δ_a = delta[a] (the polynomial gets
+ * + Δ_a ℓ in column a), G[:, a] = (y(T+H; p + Δ_a ℓ e_a) - ybase) / Δ_a with ybase the outputs of the unperturbed
+ * run. `in` is modified and restored; the unit ends in the state of the last perturbed run. work: ny + nu doubles. */
+static int fd_columns(cs_unit *u, const void *snap, double T, double H, cs_input *in, const double *ell, int deg,
+                      const double *uend, const double *delta, const double *ybase, double *G, double *work,
+                      cs_err *err) {
+    const int nu = u->nu, ny = u->ny;
+    double *y1 = work, *ue = work + ny;
+    memcpy(ue, uend, sizeof(double) * nu);
+    for (int a = 0; a < nu; a++) {
+        double d = delta[a];
+        if (!(d > 0.0) || !isfinite(d)) return cs_fail(err, CS_ERR_ARG, "perturbation: must be positive, got %g", d);
+        for (int m = 0; m <= deg; m++) in->c[m * nu + a] += d * ell[m];
+        ue[a] += d;
+        u->ops->restore_state(u, snap);
+        int rc = cs_unit_do_step(u, T, H, in, CS_RESTART, err);
+        if (!rc) rc = u->ops->get_outputs(u, T + H, ue, y1, err);
+        for (int m = 0; m <= deg; m++) in->c[m * nu + a] -= d * ell[m];
+        ue[a] = uend[a];
+        if (rc) return rc;
+        for (int q = 0; q < ny; q++) G[(size_t)q * nu + a] = (y1[q] - ybase[q]) / d;
+    }
+    return CS_OK;
+}
+
+/* Interface Jacobian blocks by perturbed integrations (fd, §6.3): Δλ = max(|u^j - u^{j-1}|, Δλ_min) in the
+ * corrector, max(|u_N - u^pre_N|, Δλ_min) in the predictor (j = 0). The base run is the sweep with u^j (outputs y). */
 static int jacobian_fd(implicit *s, cs_step_ctx *x, double T, double H, int j, cs_err *err) {
     const cs_network *net = x->net;
     for (int i = 0; i < s->nsub; i++) {
         cs_unit *un = x->units[i];
-        const int nu = un->nu, ny = un->ny, a0 = net->uoff[i], y0 = net->yoff[i];
-        double *G = s->G + s->goff[i];
-        for (int la = 0; la < nu; la++) {
+        const int a0 = net->uoff[i];
+        for (int la = 0; la < un->nu; la++) {
             const int a = a0 + la;
             double base = j == 0 ? s->lastdiff[a] : fabs(s->uj[a] - s->uprev[a]);
             double dmin = s->o.perturbation > 0.0 ? s->o.perturbation : 1e-6 * (1.0 + fabs(s->uj[a]));
-            double d = fmax(base, dmin);
-            un->ops->restore_state(un, s->snap[i]);
-            s->uj[a] += d;
-            set_input(s, i, net, s->uj);
-            int rc = cs_unit_do_step(un, T, H, &s->in[i], CS_RESTART, err);
-            if (!rc) rc = un->ops->get_outputs(un, T + H, s->uj + a0, s->ypert, err);
-            s->uj[a] -= d;
-            if (rc) {
-                cs_err_prefix(err, "implicit (fd Jacobian), macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
-                return rc;
-            }
-            for (int q = 0; q < ny; q++) G[(size_t)q * nu + la] = (s->ypert[q] - s->y[y0 + q]) / d;
+            s->delta[a] = fmax(base, dmin);
+        }
+        set_input(s, i, net, s->uj);
+        int rc = fd_columns(un, s->snap[i], T, H, &s->in[i], s->ell, s->deg, s->uj + a0, s->delta + a0,
+                            s->y + net->yoff[i], s->G + s->goff[i], s->ypert, err);
+        if (rc) {
+            cs_err_prefix(err, "implicit (fd Jacobian), macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
+            return rc;
         }
         set_input(s, i, net, s->uj);
     }
@@ -188,6 +223,8 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
      * adds one degree: the first step is linear between u_0 and u_1) */
     double a[CS_MAXDEG];
     int kap = s->o.kappa < deg + 1 ? s->o.kappa : deg + 1;
+    if (s->o.kappa < 0) kap = deg; /* adaptive (kraft2021 §6, §19): the corrector keeps the controller's degree κ of
+                                    * p^pre, so that p^pre - p^corr = (u^pre - u_{N+1}) L^κ (imMD, eq. 3.18) */
     for (int k = 0; k < kap; k++) {
         double Tk = cs_iter_time(&s->rec, x->step, k);
         if (isnan(Tk)) { kap = k; break; }
@@ -211,6 +248,12 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     memcpy(s->uj, s->upre, sizeof(double) * nu);
     CS_TRY(sweep(s, x, T, H, s->uj, s->y, 0, err));
     memcpy(s->y0, s->y, sizeof(double) * ny);
+    s->have_xpre = 1; /* predictor states q^pre, v^pre (imMD) */
+    for (int i = 0, off = 0; i < s->nsub; off += x->units[i]->nx, i++) {
+        const cs_unit *un = x->units[i];
+        if (un->ops->states) memcpy(s->xpre + off, un->ops->states(un), sizeof(double) * un->nx);
+        else s->have_xpre = 0;
+    }
     const double atol = s->o.atol > 0.0 ? s->o.atol : s->o.tol; /* kraft eq. 2.32 */
     for (int k = 0; k < nu; k++) s->Wu[k] = 1.0 / (atol + s->o.tol * fabs(s->upre[k]));
     for (int k = 0; k < ny; k++) s->Wy[k] = 1.0 / (atol + s->o.tol * fabs(s->y0[k]));
@@ -231,6 +274,7 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
         if (rc) {
             cs_err_prefix(err, "implicit, macro step %ld [%.10g, %.10g]: the Newton matrix I - L dy/du is singular: ",
                           x->step, T, T1);
+            err->code = CS_ERR_CONVERGENCE;
             return CS_ERR_CONVERGENCE;
         }
         memcpy(s->uprev, s->uj, sizeof(double) * nu);
@@ -255,7 +299,8 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
         }
         nprev = norm;
     }
-    for (int k = 0; k < nu; k++) s->lastdiff[k] = fabs(s->uj[k] - s->upre[k]);
+    if (converged || s->o.on_failure == CS_ONFAIL_CONTINUE) /* a failed step is retried (corConvFail): keep Δλ */
+        for (int k = 0; k < nu; k++) s->lastdiff[k] = fabs(s->uj[k] - s->upre[k]);
     CS_TRY(cs_iter_store(&s->rec, x->step, j, err));
     if (!converged && s->o.on_failure != CS_ONFAIL_CONTINUE)
         return cs_fail(err, CS_ERR_CONVERGENCE,
@@ -274,6 +319,12 @@ static void implicit_iterations(const cs_scheme *sc, long n, const int **per_ste
     cs_iter_stats(&((implicit *)sc->content)->rec, n, per_step, total);
 }
 
+static void implicit_predictor(const cs_scheme *sc, const double **x, const double **u) {
+    const implicit *s = sc->content;
+    *x = s->ready && s->have_xpre ? s->xpre : NULL;
+    *u = s->ready ? s->upre : NULL;
+}
+
 static void implicit_destroy(cs_scheme *sc) {
     implicit *s = sc->content;
     if (!s) return;
@@ -284,14 +335,14 @@ static void implicit_destroy(cs_scheme *sc) {
     free(s->goff); free(s->in); free(s->coef); free(s->cpre);
     free(s->upre); free(s->uj); free(s->uprev); free(s->du); free(s->g); free(s->lastdiff); free(s->Wu);
     free(s->y); free(s->yprev); free(s->y0); free(s->Wy);
-    free(s->M); free(s->G); free(s->work); free(s->ypert); free(s->ipiv);
+    free(s->M); free(s->G); free(s->work); free(s->ypert); free(s->ipiv); free(s->delta); free(s->xpre);
     cs_iter_free(&s->rec);
     free(s);
     sc->content = NULL;
 }
 
 static const cs_scheme_ops IMPLICIT_OPS = {.macro_step = implicit_step, .destroy = implicit_destroy,
-                                           .iterations = implicit_iterations};
+                                           .iterations = implicit_iterations, .predictor = implicit_predictor};
 
 int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err *err) {
     *out = NULL;
@@ -316,25 +367,10 @@ int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err 
 int cs_unit_window_jacobian_fd(cs_unit *u, const void *snap, double T, double H, cs_input *in, const double *ell,
                                int deg, const double *uend, const double *delta, double *G, double *work,
                                cs_err *err) {
-    const int nu = u->nu, ny = u->ny;
-    double *y0 = work, *y1 = work + ny, *ue = y1 + ny;
+    double *y0 = work;
     if (in->eval || deg > in->deg) return cs_fail(err, CS_ERR_ARG, "fd Jacobian: needs a polynomial input of degree >= %d", deg);
     u->ops->restore_state(u, snap);
     CS_TRY(cs_unit_do_step(u, T, H, in, CS_RESTART, err));
     CS_TRY(u->ops->get_outputs(u, T + H, uend, y0, err));
-    memcpy(ue, uend, sizeof(double) * nu);
-    for (int a = 0; a < nu; a++) {
-        double d = delta[a];
-        if (!(d > 0.0)) return cs_fail(err, CS_ERR_ARG, "perturbation: must be positive, got %g", d);
-        for (int m = 0; m <= deg; m++) in->c[m * nu + a] += d * ell[m];
-        ue[a] += d;
-        u->ops->restore_state(u, snap);
-        int rc = cs_unit_do_step(u, T, H, in, CS_RESTART, err);
-        if (!rc) rc = u->ops->get_outputs(u, T + H, ue, y1, err);
-        for (int m = 0; m <= deg; m++) in->c[m * nu + a] -= d * ell[m];
-        ue[a] = uend[a];
-        if (rc) return rc;
-        for (int q = 0; q < ny; q++) G[(size_t)q * nu + a] = (y1[q] - y0[q]) / d;
-    }
-    return CS_OK;
+    return fd_columns(u, snap, T, H, in, ell, deg, uend, delta, y0, G, work + u->ny, err);
 }

@@ -39,7 +39,8 @@ typedef struct cs_iter_opts {
     int gauss_seidel;    /* sweep order: 0 Jacobi, 1 Gauss-Seidel in `order` */
     int reuse;           /* IQN-ILS: windows whose columns are reused */
     double filter;       /* IQN-ILS: QR filter threshold (columns with |R_ii| < filter ||v_i|| are dropped) */
-    int kappa;           /* degree of the first iterate's extrapolation of the output waveforms (substeps) */
+    int kappa;           /* degree of the first iterate's extrapolation of the output waveforms (substeps);
+                          * -1: the coupling's degree of the step, set by the adaptive controller (kraft2021 §19) */
 } cs_iter_opts;
 
 int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err *err);

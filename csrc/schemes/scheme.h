@@ -47,6 +47,10 @@ typedef struct cs_scheme_ops {
     void (*destroy)(cs_scheme *s);                                                    /* optional */
     /* optional: iterations of the accepted macro steps 0..n-1 (per_step[N]; iterative schemes) */
     void (*iterations)(const cs_scheme *s, long n, const int **per_step, long *total);
+    /* optional (iterative schemes): the predictor j = 0 of the macro step just taken, for the implicit error
+     * estimators (kraft2021 §8.5-8.6): *x the stacked states of all units at T_{N+1} after the predictor integration
+     * (NULL when not kept), *u the predicted inputs u^pre_{N+1} (stacked; NULL when not kept) */
+    void (*predictor)(const cs_scheme *s, const double **x, const double **u);
 } cs_scheme_ops;
 
 struct cs_scheme {

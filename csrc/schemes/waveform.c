@@ -55,6 +55,8 @@ struct waveform {
     long scrcap;
     double *yh;                   /* CS_ITER_HIST x ny: y at macro points */
     double *yN, *uN;
+    double *upre, *yext;          /* predicted inputs u^pre_{N+1} of the first iterate (waCV), outputs at s = 1 */
+    int have_upre;
     double T, H;
     int deg, ideg;
     double B[NC * NC];            /* polynomial mode: basis of nodes {1, s_N, s_{N-1}, ...} */
@@ -230,7 +232,9 @@ static int alloc_all(waveform *w, cs_step_ctx *x, cs_err *err) {
     w->yh = calloc((size_t)CS_ITER_HIST * ny, sizeof(double));
     w->yN = calloc(ny, sizeof(double));
     w->uN = calloc(nu, sizeof(double));
-    if (!w->snap || !w->in || !w->wc || !w->wu || !w->coef || !w->yh || !w->yN || !w->uN)
+    w->upre = calloc(nu, sizeof(double));
+    w->yext = calloc(ny, sizeof(double));
+    if (!w->snap || !w->in || !w->wc || !w->wu || !w->coef || !w->yh || !w->yN || !w->uN || !w->upre || !w->yext)
         return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
     for (int i = 0; i < w->nsub; i++) {
         cs_unit *u = x->units[i];
@@ -337,6 +341,15 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     w->T = T;
     w->H = H;
     cs_iter_note_time(&w->rec, N, T);
+    int kap = w->o.kappa;
+    if (kap < 0) { /* adaptive (kraft2021 §19): the controller's degree κ, set on the coupling for this step */
+        kap = 0;
+        for (int i = 0; i < w->nsub; i++) {
+            const cs_input *p = cpl->ops->input(cpl, i);
+            if (p->deg > kap) kap = p->deg;
+        }
+        if (kap > CS_MAXDEG) kap = CS_MAXDEG;
+    }
     /* y(T_N) from the units with the coupling's u_N (Lagrange inputs interpolate u_N at T_N) */
     for (int i = 0; i < w->nsub; i++) {
         cs_unit *u = x->units[i];
@@ -348,7 +361,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     /* history nodes s_h = (T_{N-h} - T_N)/H, h = 0.. */
     double hs[NC];
     int navail = 0;
-    for (int h = 0; h < NC && h <= w->o.kappa; h++) {
+    for (int h = 0; h < NC && h <= kap; h++) {
         double Th = cs_iter_time(&w->rec, N, h);
         if (isnan(Th)) break;
         hs[navail++] = (Th - T) / H;
@@ -369,9 +382,19 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
             }
         }
     }
+    /* u^pre_{N+1} = L ỹ^0(T_{N+1}) + r, the explicit prediction (waCV, kraft2021 §8.6) */
+    for (int i = 0; i < w->nsub; i++)
+        for (int lj = 0; lj < w->wu[i].ny; lj++) {
+            const double *c = w->wu[i].ext + (size_t)lj * NC;
+            double v = 0.0;
+            for (int m = w->ideg; m >= 0; m--) v += c[m];
+            w->yext[net->yoff[i] + lj] = v;
+        }
+    cs_network_inputs(net, w->yext, w->upre);
+    w->have_upre = 1;
     /* polynomial mode: nodes {1, s_0, ..., s_{d-1}}, d = min(κ, navail) */
     if (w->o.waveform == CS_WAVE_POLYNOMIAL) {
-        int d = navail < w->o.kappa ? navail : w->o.kappa;
+        int d = navail < kap ? navail : kap;
         double nodes[NC];
         nodes[0] = 1.0;
         for (int h = 0; h < d; h++) nodes[h + 1] = hs[h];
@@ -473,6 +496,12 @@ static void wave_iterations(const cs_scheme *sc, long n, const int **per_step, l
     cs_iter_stats(&((waveform *)sc->content)->rec, n, per_step, total);
 }
 
+static void wave_predictor(const cs_scheme *sc, const double **x, const double **u) {
+    const waveform *w = sc->content;
+    *x = NULL;
+    *u = w->have_upre ? w->upre : NULL;
+}
+
 static void wave_destroy(cs_scheme *sc) {
     waveform *w = sc->content;
     if (!w) return;
@@ -483,7 +512,7 @@ static void wave_destroy(cs_scheme *sc) {
             free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->hint); free(q->ext);
         }
     }
-    free(w->snap); free(w->in); free(w->wc); free(w->wu); free(w->coef); free(w->yh); free(w->yN); free(w->uN);
+    free(w->snap); free(w->in); free(w->wc); free(w->wu); free(w->coef); free(w->yh); free(w->yN); free(w->uN); free(w->upre); free(w->yext);
     free(w->vx); free(w->vf); free(w->vn); free(w->scr); free(w->order);
     cs_accel_destroy(w->acc);
     cs_iter_free(&w->rec);
@@ -492,7 +521,7 @@ static void wave_destroy(cs_scheme *sc) {
 }
 
 static const cs_scheme_ops WAVE_OPS = {.macro_step = wave_step, .destroy = wave_destroy,
-                                       .iterations = wave_iterations};
+                                       .iterations = wave_iterations, .predictor = wave_predictor};
 
 int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_scheme **out, cs_err *err) {
     *out = NULL;
@@ -504,7 +533,7 @@ int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_sch
         return cs_fail(err, CS_ERR_ARG, "acceleration: unknown code %d", o->accel);
     if (o->waveform != CS_WAVE_POLYNOMIAL && o->waveform != CS_WAVE_SUBSTEPS)
         return cs_fail(err, CS_ERR_ARG, "waveform: unknown code %d", o->waveform);
-    if (o->kappa < 0 || o->kappa > CS_MAXDEG) return cs_fail(err, CS_ERR_ARG, "waveform relaxation: degree %d", o->kappa);
+    if (o->kappa < -1 || o->kappa > CS_MAXDEG) return cs_fail(err, CS_ERR_ARG, "waveform relaxation: degree %d", o->kappa);
     cs_scheme *sc = calloc(1, sizeof *sc);
     waveform *w = calloc(1, sizeof *w);
     int *ord = malloc(sizeof(int) * (size_t)nsub);

@@ -1,0 +1,137 @@
+"""Adaptive macro steps with the iterative schemes (kraft2021 §8.5-8.6, §19; §21 T13): the implicit estimators imMD,
+imCV, waCV and the corrector-failure path (corConvFail: restore, r = 0.25, retry)."""
+import numpy as np
+import pytest
+from scipy.linalg import expm
+
+import cosim
+from chain_util import chain
+
+M1 = cosim.models.kraft_two_mass("M1")
+A_M1, _, _ = M1.monolithic_lti()
+EXACT = dict(solver=cosim.Exact(), approximation=cosim.Lagrange(k=2))
+
+
+def fixed_H_run(est, H, group, scheme):
+    """Fixed H (H_min = H_max), κ = 2: rtol = 1e-300 and a large atol make every step pass, so that the estimate of
+    every step is recorded (eps = ||ε||_WRMS = ε / atol for one monitored variable)."""
+    name = {"pos": "S1.x1", "vel": "S1.v1", "u": "S1.lam"}[group]
+    atol = 1e8 if group == "u" else 1.0
+    res = cosim.simulate(M1, t_end=40 * H, H=H, scheme=scheme, **EXACT,
+                         step_control=cosim.StepControl(est, 1e-300, atol=atol, order=2, H_min=H, H_max=H,
+                                                        initial_phase=False, monitor={group: [name]}))
+    # exact solution over each step from the co-simulation state at T_N
+    z = np.array([expm(A_M1 * h) @ res.X[n] for n, h in enumerate(res.H)])
+    return res, res.error_estimate * atol, z
+
+
+def imMD_local_errors(H, group):
+    res, est, z = fixed_H_run("imMD", H, group, cosim.Implicit(jacobian="exact", tol=1e-13, max_iter=30))
+    col = 0 if group == "pos" else 1
+    true = np.abs(res.X[1:, col] - z[:, col])
+    sl = slice(8, -2)  # κ = 2 from the third step on; the last steps land on t_end
+    assert np.all(res.k[sl] == 2)
+    return est[sl], true[sl]
+
+
+@pytest.mark.parametrize("group", ["pos", "vel"])
+def test_T13_imMD_estimate_over_true_local_error_tends_to_one(group):
+    """(3.18)/(3.19): (1 − C^{κ+1}/C^κ)|x^pre − x| estimates the local error of the corrected state. Below H = 2e-4
+    the position errors of M1 reach the rounding level of |x| ~ 100 and the ratio stops improving."""
+    dev = []
+    for H in (8e-4, 4e-4, 2e-4):
+        e, t = imMD_local_errors(H, group)
+        dev.append(np.median(np.abs(e / t - 1)))
+    assert dev[2] < dev[1] < dev[0]
+    assert dev[2] < 0.05
+
+
+def test_T13_imMD_factor_two_criterion_M1():
+    e, t = imMD_local_errors(5e-4, "vel")
+    assert np.mean((e / t < 2) & (e / t > 0.5)) >= 0.9
+
+
+@pytest.mark.parametrize("est, scheme", [
+    ("imCV", cosim.Implicit(jacobian="exact", tol=1e-13, max_iter=30)),
+    ("waCV", cosim.WaveformRelaxation(tol=1e-13, max_iter=200))])
+def test_T13_imCV_waCV_ratio_tends_to_one(est, scheme):
+    """(3.20): ε^u = |u^pre − u_{N+1}| estimates |u^pre − u(T_{N+1})|; they differ by the converged value's own error
+    |u_{N+1} − u(T_{N+1})| (u(T_{N+1}) = λ of the exact solution from the co-simulation state at T_N), which vanishes
+    relative to the estimate as H → 0."""
+    q = []
+    for H in (4e-4, 1e-4, 2.5e-5):
+        res, est_u, z = fixed_H_run(est, H, "u", scheme)
+        lam = M1.params["cc"] * (z[:, 2] - z[:, 0])
+        sl = slice(8, -2)
+        q.append(np.median(np.abs(res.U[1:, 0] - lam)[sl] / est_u[sl]))
+    assert q[2] < q[1] < q[0] and q[2] < 0.01
+
+
+@pytest.mark.parametrize("est", ["imMD", "imCV"])
+def test_adaptive_implicit_runs_and_meets_the_tolerance_scale(est):
+    res = cosim.simulate(M1, t_end=0.1, H=1e-5, scheme=cosim.Implicit(jacobian="fd", tol=1e-10, max_iter=20), **EXACT,
+                         step_control=cosim.StepControl(est, 1e-5, k_max=4))
+    n = res.stats["macro_steps"]
+    assert res.t[-1] == 0.1 and res.H.shape == (n,) and np.all(res.error_estimate <= 1.0)
+    assert res.k.max() == 4 and res.k[0] == 0
+    assert res.stats["comparative_integrations"] == 0        # the predictor is the comparison: no extra run
+    assert len(res.stats["iterations_per_step"]) == n
+    ref = cosim.simulate_monolithic(M1, t_end=0.1, t_eval=res.t)
+    err = np.max(np.abs(res.X - ref.X)[:, [1, 3]])
+    assert err < 0.05                                          # velocities ~ 1e2..1e3 (rtol 1e-5, global error)
+    # the same tolerance with the explicit counterpart needs more macro steps (kraft2021 §8.8: imMD allows larger H)
+    ex = cosim.simulate(M1, t_end=0.1, H=1e-5, **EXACT,
+                        step_control=cosim.StepControl({"imMD": "exMD", "imCV": "exCV"}[est], 1e-5, k_max=4))
+    assert n <= ex.stats["macro_steps"]
+
+
+def test_adaptive_waveform_relaxation_with_waCV():
+    res = cosim.simulate(M1, t_end=0.05, H=1e-5, scheme=cosim.WaveformRelaxation(acceleration="iqn-ils", tol=1e-10,
+                                                                                 max_iter=50), **EXACT,
+                         step_control=cosim.StepControl("waCV", 1e-5, k_max=3))
+    ref = cosim.simulate_monolithic(M1, t_end=0.05, t_eval=res.t)
+    assert res.t[-1] == 0.05 and res.k.max() == 3
+    assert np.max(np.abs(res.X - ref.X)[:, [1, 3]]) < 0.05
+
+
+STIFF = chain(ns=4, nb=2, d=1000.0, dc=1000.0)
+SAP = dict(scheme=cosim.Implicit(jacobian="sap", tol=1e-6, max_iter=5), solver=cosim.Exact(),
+           approximation=cosim.Lagrange(2))
+
+
+def test_corrector_failure_is_retried_with_a_quarter_step():
+    """kraft2021 §19 corConvFail: at H = 2e-3 the sap corrector does not converge in 5 iterations (a fixed-H run
+    raises); under step control the step is restored and repeated with r = 0.25 until it converges."""
+    with pytest.raises(cosim.ConvergenceError):
+        cosim.simulate(STIFF, 0.1, 2e-3, **SAP)
+    res = cosim.simulate(STIFF, 0.1, 2e-3, step_control=cosim.StepControl("imCV", 1e-6), **SAP)
+    nf = res.stats["corrector_failures"]
+    assert nf >= 1 and res.stats["rejected_steps"] >= nf
+    Hr = res.stats["rejected_H"]
+    assert Hr[0] == 2e-3 and Hr[1] == pytest.approx(0.25 * Hr[0], rel=1e-15)  # the first step failed twice
+    assert res.t[-1] == 0.1
+    ref = cosim.simulate_monolithic(STIFF, 0.1, t_eval=res.t)
+    assert np.max(np.abs(res.X - ref.X)) < 1e-6 * np.max(np.abs(ref.X))
+
+
+def test_corrector_failure_at_H_min_raises_with_the_partial_result():
+    with pytest.raises(cosim.ConvergenceError, match="did not converge") as ei:
+        cosim.simulate(STIFF, 0.1, 2e-3, step_control=cosim.StepControl("imCV", 1e-6, H_min=2e-3), **SAP)
+    assert isinstance(ei.value, cosim.SolverError)
+    r = ei.value.result
+    assert r is not None and len(r.t) >= 1 and r.t[-1] < 0.1
+
+
+def test_estimators_and_schemes_must_match():
+    imp = cosim.Implicit(jacobian="exact")
+    with pytest.raises(ValueError, match="scheme"):
+        cosim.simulate(M1, 0.01, 1e-5, scheme=imp, step_control=cosim.StepControl("exMD"), **EXACT)
+    with pytest.raises(ValueError, match="scheme"):
+        cosim.simulate(M1, 0.01, 1e-5, step_control=cosim.StepControl("imMD"), **EXACT)
+    with pytest.raises(ValueError, match="WaveformRelaxation"):
+        cosim.simulate(M1, 0.01, 1e-5, scheme=imp, step_control=cosim.StepControl("waCV"), **EXACT)
+    with pytest.raises(ValueError, match="Implicit"):
+        cosim.simulate(M1, 0.01, 1e-5, scheme=cosim.WaveformRelaxation(), step_control=cosim.StepControl("imCV"),
+                       **EXACT)
+    with pytest.raises(ValueError, match="estimator"):
+        cosim.StepControl("imLE")
