@@ -13,7 +13,6 @@ does not (strict xfail with the measured figure). Measured (40 s; σ / ε_mono,g
     0.30   diverged        2.3e3 (unst.)    1.0e3 (unst.)   0.030 / 0.43
 """
 import importlib.util
-import math
 import os
 
 import numpy as np
