@@ -315,8 +315,8 @@ class PreStep(Coupling):
             P0s = {float(r._P0) for r in ids}
             if len(lams) > 1 or len(P0s) > 1:
                 raise ValueError("jacobians: the identifiers must share lam and P0")
-            a0 = np.concatenate([r.parameters()[0].reshape(-1) for r in ids])
-            b0 = np.concatenate([r.parameters()[1].reshape(-1) for r in ids])
+            a0 = np.concatenate([r.parameters[0].reshape(-1) for r in ids])
+            b0 = np.concatenate([r.parameters[1].reshape(-1) for r in ids])
             return ids[0].lam, float(ids[0]._P0), a0, b0
         r = self.jacobians
         return r.lam, float(r._P0), None, None

@@ -6,13 +6,20 @@ Westland Lynx (App. A) + the *reconstructed* controller (cosim.models.helicopter
 design, not the thesis's unpublished S/KS controller) + v1-like pilot commands (cosim.models.pilot_v1), 150 s, both
 subsystems exact (matrix exponential), Jacobi scheduling. Methods:
 
-* ZOH, Lagrange k = 1 (FOH): run today.
-* Pre-step with exact IJs, pre-step RLS with 12 s learning, pre-step RLS with loaded initial parameters and 2 s
-  learning: run once ``cosim.PreStep`` exists (issue 12); until then their rows print "not available".
+* ``zoh`` and ``lagrange1`` (Lagrange k = 1 = FOH), signal-based;
+* ``prestep_exact``: continuous pre-step with the exact IJs of S1 and S2 (pinv of C, eq. 2.12-2.14), 12 s learning
+  with ZOH and 1 s switch as in §15.1 (the pilot's IJs are zero: its commands are held over a step);
+* ``prestep_rls``: discrete pre-step with RLS (n_a = n_b = 1, λ = 0.996, P0 = 1e4, th_SBC = 3.54, th_mod = 0.21,
+  useErrDiffEqu; Table 3.12), timeLearning = 12 s, timeSwitchphase = 1 s (§10.4);
+* ``prestep_rls_loaded``: the same with timeLearning = 2 s and initial RLS parameters loaded from a ΔT = 0.1 s
+  ``prestep_rls`` run at t = 8 s and resampled to ΔT with eq. 4.13-4.14 (:func:`loaded_parameters`).
+  cosim.PreStep takes them as ``jacobians={name: RLS}`` ("their current parameters are the initial ones").
 
-σ_mono,global (eq. 4.11) uses the evar-based helper of cosim.stability_theory (private until cosim.metrics has
-σ_mono); diverged runs count as σ = 1 (saturated, as the thesis plots it). Writes ``<out>.csv`` and ``<out>.png``
-(σ and ε over ΔT) and ``<out>_timeseries.png`` (ΔT = 0.08 s, §15.3) unless ``--no-plots``.
+The pre-step needs every unit to have inputs, so the system is ``models.helicopter(pilot_input=True)`` (the pilot gets
+one unused input) for every method. σ_mono,global (eq. 4.11) is :func:`cosim.metrics.sigma_mono`, ε_mono,global
+(eq. 3.9-3.10, time-mean) :func:`cosim.metrics.eps_mono`; diverged runs count as σ = 1 (saturated, as the thesis
+plots it). Writes ``<out>.csv`` and ``<out>.png`` (σ and ε over ΔT) and ``<out>_timeseries.png`` (ΔT = 0.08 s, §15.3)
+unless ``--no-plots``.
 The thesis's claims to compare with (orderings, not values: the controller differs): ZOH unstable for ΔT > 0.14 s;
 pre-step RLS the only stable method in [0.16, 0.2] s; loaded parameters + 2 s learning stable up to 0.3 s.
 """
@@ -29,67 +36,72 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cosim  # noqa: E402
 from cosim import models  # noqa: E402
-from cosim.stability_theory import _sigma_mono_global  # noqa: E402
+from cosim import metrics  # noqa: E402
 
 DTS = (0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3)
 SOLVER = {"S1": cosim.Exact(), "S2": cosim.Exact(), "pilot": cosim.Euler()}
+#: Table 3.12 settings of the identified pre-step (thesis names) and the helicopter's time parameters (§10.4)
+RLS_LAMBDA, RLS_P0 = 0.996, 1e4
+PRESTEP_RLS = dict(thresholdMbc2sbcCoupling=3.54, thresholdMbcNoInputOpt=0.21, useErrDiffEqu=True,
+                   timeSwitchphase=1.0)
+LOAD_DT, LOAD_TIME = 0.1, 8.0   # loaded parameters: from a ΔT = 0.1 s run at t = 8 s (§10.4, §15.4)
 
 
-def _prestep(variant, dt):
-    """The pre-step couplings of §15 (issue 12's cosim.PreStep). Raises NotImplementedError with the reason when
-    that class is missing or does not take these settings (thesis names, spec §17.2 item 13; Table 3.12 values)."""
-    PreStep = getattr(cosim, "PreStep", None)
-    if PreStep is None:
-        raise NotImplementedError("cosim.PreStep is not available yet (the pre-step coupling of issue 12)")
-    common = dict(useErrDiffEqu=True)
-    if variant == "prestep_exact":
-        kw = dict(ij="exact", **common)
-    else:
-        kw = dict(ij="rls", M=1, N=1, thresholdMbc2sbcCoupling=3.54, thresholdMbcNoInputOpt=0.21,
-                  timeSwitchphase=1.0, **common)
-        kw["lambda"] = 0.996
-        kw["timeLearning"] = 12.0 if variant == "prestep_rls" else 2.0
-        if variant == "prestep_rls_loaded":
-            raise NotImplementedError("loaded initial parameters: needs a saved RLS state from a ΔT = 0.1 s run at "
-                                      "t ≈ 8 s resampled to ΔT (eq. 4.13-4.14); wire it once PreStep can save/load")
-    try:
-        return PreStep(**kw)
-    except TypeError as e:
-        raise NotImplementedError(f"cosim.PreStep does not take the thesis settings {sorted(kw)}: {e}") from None
+def pilot_ijs():
+    """Zero IJs of the state-less pilot (4 outputs, 1 unused input): its commands are held over a step."""
+    return np.zeros((4, 4)), np.zeros((4, 1)), np.zeros((4, 1))
+
+
+def prestep(method, loaded=None, dt=None):
+    """The pre-step coupling of ``method`` ("prestep_exact", "prestep_rls", "prestep_rls_loaded"); the loaded variant
+    needs ``loaded`` (from :func:`loaded_parameters`) and the step ``dt`` it is resampled to."""
+    if method == "prestep_exact":
+        return cosim.PreStep("continuous", {"pilot": pilot_ijs()}, timeLearning=12.0, timeSwitchphase=1.0)
+    if method == "prestep_rls":
+        return cosim.PreStep("discrete", cosim.sysid.RLS(1, 1, lam=RLS_LAMBDA, P0=RLS_P0), timeLearning=12.0,
+                             **PRESTEP_RLS)
+    if method == "prestep_rls_loaded":
+        if loaded is None or dt is None:
+            raise ValueError("loaded: the loaded variant needs the parameters of loaded_parameters() and dt")
+        ids = {}
+        for name, (a, b) in loaded["params"].items():
+            at, bt = cosim.sysid.resample(a, b, dt / loaded["dt"])                 # eq. 4.13-4.14
+            r = cosim.sysid.RLS(b.shape[0], b.shape[1], lam=RLS_LAMBDA, P0=RLS_P0)
+            r.set_parameters(np.reshape(at, (-1, 1)), np.reshape(bt, (b.shape[0], b.shape[1], 1)))
+            ids[name] = r
+        return cosim.PreStep("discrete", ids, timeLearning=2.0, **PRESTEP_RLS)
+    raise ValueError(f"method: unknown pre-step method {method!r}")
+
+
+def loaded_parameters(system, dt=LOAD_DT, t_load=LOAD_TIME):
+    """The RLS parameters (a_i, b_ij) per subsystem of a ``prestep_rls`` run at ΔT = ``dt`` at t = ``t_load``
+    (genser §15.4: ΔT = 0.1 s, t ≈ 8 s, where the parameters are nearly steady). Returns dict(dt, t, params=
+    {name: (a (n_y,), b (n_y, n_u))})."""
+    res = cosim.simulate(system, t_load + 2 * dt, dt, solver=SOLVER, coupling=prestep("prestep_rls"),
+                         divergence_growth=math.inf)
+    log = res.coupling_log
+    k = int(np.argmin(np.abs(log["t"] - t_load)))
+    params = {name: (np.array(p["a"][k]), np.array(p["b"][k])) for name, p in log["params"].items()}
+    return dict(dt=dt, t=float(log["t"][k]), params=params)
 
 
 METHODS = {
-    "zoh": lambda dt: dict(approximation=cosim.ZOH()),
-    "lagrange1": lambda dt: dict(approximation=cosim.Lagrange(1)),
-    "prestep_exact": lambda dt: dict(coupling=_prestep("prestep_exact", dt)),
-    "prestep_rls": lambda dt: dict(coupling=_prestep("prestep_rls", dt)),
-    "prestep_rls_loaded": lambda dt: dict(coupling=_prestep("prestep_rls_loaded", dt)),
+    "zoh": lambda dt, ctx: dict(approximation=cosim.ZOH()),
+    "lagrange1": lambda dt, ctx: dict(approximation=cosim.Lagrange(1)),
+    "prestep_exact": lambda dt, ctx: dict(coupling=prestep("prestep_exact")),
+    "prestep_rls": lambda dt, ctx: dict(coupling=prestep("prestep_rls")),
+    "prestep_rls_loaded": lambda dt, ctx: dict(coupling=prestep("prestep_rls_loaded", ctx["loaded"], dt)),
 }
 
 
-def _eps_mono_global(res, ref, subsystems=("S1", "S2")):
-    """ε_mono,global (eq. 3.9-3.10): per subsystem the time-mean of the per-time relative error with the running
-    range of the monolithic signal, then the root sum of squares; saturated at 1."""
-    tot = 0.0
-    for name in subsystems:
-        Y, R = np.asarray(res.y[name]), np.asarray(ref.y[name])
-        rng = np.maximum.accumulate(R, axis=0) - np.minimum.accumulate(R, axis=0) + 1e-12
-        tot += float(np.mean(np.mean(np.abs(Y - R) / rng, axis=1))) ** 2
-    return min(1.0, math.sqrt(tot))
-
-
-def run_one(system, method, dt, t_end, sigma_limit=0.5):
+def run_one(system, method, dt, t_end, sigma_limit=0.5, ctx=None):
     """One co-simulation: dict(method, dt, stable, sigma, eps, wall, note, result, reference).
 
     Stability is judged as the thesis reads Fig. 4.11, by σ_mono,global: a run is stable if it stays below the
     divergence bound and σ_mono,global < ``sigma_limit``. (The engine's relative-growth check is off here: with the
     pilot commands starting at t = 1 s, the first 20 % of a short run has almost no amplitude to compare with.)"""
     row = dict(method=method, dt=dt, stable=None, sigma=math.nan, eps=math.nan, wall=math.nan, note="")
-    try:
-        kw = METHODS[method](dt)
-    except NotImplementedError as e:
-        row["note"] = f"not available: {e}"
-        return row
+    kw = METHODS[method](dt, ctx or {})
     t0 = time.perf_counter()
     try:
         res = cosim.simulate(system, t_end, dt, solver=SOLVER, last_step="shorten", divergence_growth=math.inf,
@@ -103,8 +115,8 @@ def run_one(system, method, dt, t_end, sigma_limit=0.5):
         row.update(sigma=1.0, eps=1.0, note="diverged")
         return row
     ref = cosim.simulate_monolithic(system, t_end, t_eval=res.t)
-    sigma = _sigma_mono_global(res, ref)
-    row.update(sigma=min(1.0, sigma), eps=_eps_mono_global(res, ref), result=res, reference=ref,
+    sigma = metrics.sigma_mono(res, ref, saturate=False)
+    row.update(sigma=min(1.0, sigma), eps=metrics.eps_mono(res, ref), result=res, reference=ref,
                stable=bool(sigma < sigma_limit))
     if not row["stable"]:
         row["note"] = f"sigma_mono,global = {sigma:.3g} >= {sigma_limit}"
@@ -114,15 +126,15 @@ def run_one(system, method, dt, t_end, sigma_limit=0.5):
 def sweep(dts=DTS, methods=("zoh", "lagrange1", "prestep_exact", "prestep_rls", "prestep_rls_loaded"), t_end=150.0,
           controller=None, pilot="v1", sigma_limit=0.5):
     """The ΔT sweep of §15.2: a list of row dicts (see :func:`run_one`), one per (method, ΔT)."""
-    system = models.helicopter(controller, pilot)
-    rows = []
+    system = models.helicopter(controller, pilot, pilot_input=True)
     for method in methods:
         if method not in METHODS:
             raise ValueError(f"methods: unknown method {method!r}; known: {sorted(METHODS)}")
+    ctx = dict(loaded=loaded_parameters(system)) if "prestep_rls_loaded" in methods else {}
+    rows = []
+    for method in methods:
         for dt in dts:
-            rows.append(run_one(system, method, float(dt), t_end, sigma_limit))
-            if rows[-1]["note"].startswith("not available"):
-                break
+            rows.append(run_one(system, method, float(dt), t_end, sigma_limit, ctx))
     return rows
 
 

@@ -130,3 +130,21 @@ def test_helicopter_bad_arguments():
         models.helicopter(x0=[1.0, 2.0])
     with pytest.raises(ValueError, match="t"):
         models.pilot_v1([0.0, math.nan])
+
+
+def test_pilot_v1_scalar_path_equals_array_path():
+    t = np.linspace(0, 150, 3001)
+    assert np.array_equal(np.array([models.pilot_v1(float(x)) for x in t]), models.pilot_v1(t))
+    assert models.pilot_v1(np.float64(5.0)).shape == (4,) and models.pilot_v1(3).shape == (4,)
+    with pytest.raises(ValueError, match="t"):
+        models.pilot_v1(math.inf)
+
+
+def test_pilot_input_for_prestep():
+    s = models.helicopter(pilot_input=True)
+    p = s["pilot"]
+    assert (p.nu, p.ny) == (1, 4) and p.inputs == ["unused"]
+    assert s.connection_matrix()[0].shape == (11, 14)
+    assert np.allclose(p.output(5.0, np.zeros(0), np.zeros(1)), models.pilot_v1(5.0))
+    with pytest.raises(TypeError, match="pilot_input"):
+        models.helicopter(pilot_input=1)
