@@ -25,9 +25,9 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
     if (in->eval) /* the propagator integrates polynomials only (waveforms of waveform relaxation are not) */
         return cs_fail(err, CS_ERR_ARG, "subsystem %s: Exact() integrates polynomial inputs only (e.g. use RK4 or "
                        "CVODE with waveform='substeps')", m->name);
-    /* Keyed on the nominal step: on a uniform grid T_{N+1} - T_N varies in its last bits, which must not trigger a
-     * new propagator (a difference of a few ulp changes Phi by rounding only). */
-    if (!(fabs(H - c->H) <= 8e-16 * H) || in->deg != c->deg) {
+    /* On a uniform grid T_{N+1} - T_N varies by a few ulp of T (not of H), which must not trigger a new propagator
+     * (Phi would change by rounding only): the key tolerates differences of that size. */
+    if (!(fabs(H - c->H) <= 8e-16 * (fabs(T) + H)) || in->deg != c->deg) {
         CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->A, m->B, H, c->Phi, c->Gam, c->work, c->ipiv, err));
         c->H = H;
         c->deg = in->deg;
