@@ -11,10 +11,17 @@
 #include "linalg/dense.h"
 #include "linalg/expm.h"
 
-typedef struct exact_content {
+/* One cached propagator: Phi = e^{AH} and Gam_m for inputs of degree deg over a step H. */
+typedef struct propagator {
     double H;
     int deg;
-    double *Phi, *Gam, *work, *xn, *cs;  /* cs: the input's coefficients re-expanded for the step */
+    double *Phi, *Gam;
+} propagator;
+
+typedef struct exact_content {
+    propagator slot[2];        /* [0]: whole windows (macro steps), [1]: other steps (dense output), so that dense
+                                * output leaves the macro steps' propagator, and their results, bit for bit alone */
+    double *work, *xn, *cs;    /* cs: the input's coefficients re-expanded for the step */
     int *ipiv;
 } exact_content;
 
@@ -27,10 +34,11 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
                        "CVODE with waveform='substeps')", m->name);
     /* On a uniform grid T_{N+1} - T_N varies by a few ulp of T (not of H), which must not trigger a new propagator
      * (Phi would change by rounding only): the key tolerates differences of that size. */
-    if (!(fabs(H - c->H) <= 8e-16 * (fabs(T) + H)) || in->deg != c->deg) {
-        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->A, m->B, H, c->Phi, c->Gam, c->work, c->ipiv, err));
-        c->H = H;
-        c->deg = in->deg;
+    propagator *p = &c->slot[T != in->T || H != in->H];
+    if (!(fabs(H - p->H) <= 8e-16 * (fabs(T) + H)) || in->deg != p->deg) {
+        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->A, m->B, H, p->Phi, p->Gam, c->work, c->ipiv, err));
+        p->H = H;
+        p->deg = in->deg;
     }
     const double *coef = in->c;
     if (T != in->T || H != in->H) {
@@ -49,9 +57,9 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
         }
         coef = c->cs;
     }
-    cs_matvec(nx, nx, c->Phi, st->x, c->xn, 0);
+    cs_matvec(nx, nx, p->Phi, st->x, c->xn, 0);
     for (int k = 0; k <= in->deg; k++)
-        cs_matvec(nx, nu, c->Gam + (size_t)k * nx * nu, coef + (size_t)k * nu, c->xn, 1);
+        cs_matvec(nx, nu, p->Gam + (size_t)k * nx * nu, coef + (size_t)k * nu, c->xn, 1);
     memcpy(st->x, c->xn, sizeof(double) * nx);
     st->t = T + H;
     st->stats.steps++;
@@ -60,7 +68,7 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
 
 static void exact_destroy(cs_stepper *st) {
     exact_content *c = st->content;
-    if (c) { free(c->Phi); free(c->ipiv); }
+    if (c) { free(c->slot[0].Phi); free(c->ipiv); }
     free(c);
     st->content = NULL;
 }
@@ -77,8 +85,8 @@ cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
     int nx = model->nx, nu = model->nu;
     size_t ws = cs_poly_propagator_work_size(nx, nu, CS_MAXDEG);
     exact_content *c = calloc(1, sizeof *c);
-    double *mem = malloc(sizeof(double) * ((size_t)nx * nx + (size_t)nx * nu * (CS_MAXDEG + 1) + ws + nx +
-                                           (size_t)nu * (CS_MAXDEG + 1) + 1));
+    const size_t prop = (size_t)nx * nx + (size_t)nx * nu * (CS_MAXDEG + 1);
+    double *mem = malloc(sizeof(double) * (2 * prop + ws + nx + (size_t)nu * (CS_MAXDEG + 1) + 1));
     int *ipiv = malloc(sizeof(int) * ((size_t)nx + (size_t)nu * (CS_MAXDEG + 1) + 1));
     if (!c || !mem || !ipiv) {
         free(c); free(mem); free(ipiv);
@@ -87,14 +95,16 @@ cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
         cs_fail(err, CS_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    c->Phi = mem;
-    c->Gam = mem + (size_t)nx * nx;
-    c->work = c->Gam + (size_t)nx * nu * (CS_MAXDEG + 1);
+    for (int k = 0; k < 2; k++) {
+        c->slot[k].Phi = mem + k * prop;
+        c->slot[k].Gam = c->slot[k].Phi + (size_t)nx * nx;
+        c->slot[k].H = NAN;
+        c->slot[k].deg = -1;
+    }
+    c->work = mem + 2 * prop;
     c->xn = c->work + ws;
     c->cs = c->xn + nx;
     c->ipiv = ipiv;
-    c->H = NAN;
-    c->deg = -1;
     st->content = c;
     return st;
 }
