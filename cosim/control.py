@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from . import _core
+from . import _check, _core
 
 ESTIMATORS = {"exLE": 0, "exMD": 1, "exCV": 2, "imMD": 3, "imCV": 4, "waCV": 5}
 IMPLICIT_ESTIMATORS = {"imMD": "Implicit", "imCV": "Implicit", "waCV": "WaveformRelaxation"}  # the scheme each needs
@@ -26,11 +26,7 @@ KMAX_CONSTANTS = 6       # error constants in closed form
 
 
 def _real(name, v, *, positive=False, nonneg=False):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if not math.isfinite(v):
-        raise ValueError(f"{name}: must be finite, got {v!r}")
+    v = _check.real(v, name)
     if positive and not v > 0:
         raise ValueError(f"{name}: must be > 0, got {v!r}")
     if nonneg and not v >= 0:

@@ -14,12 +14,11 @@ csrc/control/ecco.c).
 """
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 
-from . import _core
+from . import _check
 
 KERNELS = {"constant": 0, "smooth": 1}
 VARIANTS = {"telescoping": 0, "literal": 1}
@@ -88,11 +87,7 @@ class BalanceCorrection:
 
 
 def _number(name, v, lo=None, lo_open=False, allow_zero=True):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name}: expected a number, got {v!r}")
-    f = float(v)
-    if not math.isfinite(f):
-        raise ValueError(f"{name}: must be finite, got {v!r}")
+    f = _check.real(v, name)
     if lo is not None and (f < lo or (lo_open and f == lo)):
         raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo}, got {v!r}")
     return f

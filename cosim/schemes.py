@@ -9,9 +9,10 @@ Tolerances: the WRMS norm of kraft2021 eq. 2.32 with weights W = 1/(atol + tol |
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
+
+from . import _check
 
 JACOBIANS = {"fd": 0, "sap": 1, "exact": 2}
 ACCELERATIONS = {None: 0, "none": 0, "aitken": 1, "iqn-ils": 2}
@@ -21,11 +22,7 @@ CONVERGENCE = {"u": 0, "y": 1}
 
 
 def _real(name, v, lo=None, hi=None, lo_open=True, hi_open=True):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if not math.isfinite(v):
-        raise ValueError(f"{name}: must be finite, got {v!r}")
+    v = _check.real(v, name)
     if lo is not None and (v <= lo if lo_open else v < lo):
         raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo}" + (f" and {'<' if hi_open else '<='} {hi}" if hi is not None else "") + f", got {v!r}")
     if hi is not None and (v >= hi if hi_open else v > hi):

@@ -415,3 +415,15 @@ def test_model_sizes_beyond_int_are_value_errors(kw, name):
     with pytest.raises(ValueError, match=f"^{name}: "):
         _core.stepper_new(("cfunc", "S", kw["nx"], kw["nu"], kw["ny"], 1, 1234, 1234, 0), cosim.RK4().spec(),
                           np.zeros(1), 0.0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda v: cosim.StepControl(rtol=v), lambda v: cosim.ECCO(power_bonds=[("a", "b", "c", "d")], rtol=v),
+    lambda v: cosim.Implicit(tol=v), lambda v: cosim.WaveformRelaxation(omega=v),
+    lambda v: cosim.sysid.resample(np.array([0.5]), np.array([[1.0]]), v)], ids=["StepControl", "ECCO", "Implicit",
+                                                                                "WaveformRelaxation", "resample"])
+def test_integers_beyond_the_double_range_are_value_errors(make):
+    """float(10**400) raises OverflowError; the shared check (cosim/_check.py) turns it into a ValueError naming
+    the argument (found by the API fuzz)."""
+    with pytest.raises(ValueError, match="finite"):
+        make(10 ** 400)
