@@ -249,13 +249,68 @@ def test_at29_discrete_rls_nonlinear_dmo():
     assert np.all(np.isfinite(log["eps_si"][1:]))
 
 
-@pytest.mark.xfail(reason="AT-30: MOESP-window identification inside the pre-step is not implemented", strict=True,
-                   raises=ValueError)
 def test_at30_moesp_prestep():
+    """AT-30: MOESP windows with Table 3.13 (W = 778, n = 1, 0.29 s learning, 0.004 s switch, th 4.22 / 1.72, no EDE)
+    on the nonlinear DMO + F_ex: runs stably after learning (qualitative in the spec)."""
     system = two_mass_oscillator(nonlinear=True, external_force=True)
     w = cosim.sysid.MOESPWindow(1, 1, window=778, order=1)
-    cp = cosim.PreStep(variant="discrete", jacobians=w, timeLearning=0.29)
-    cosim.simulate(system, t_end=1.0, H=1e-3, solver=EULER, coupling=cp)
+    cp = cosim.PreStep(variant="discrete", jacobians=w, timeLearning=0.29, timeSwitchphase=0.004,
+                       thresholdMbc2sbcCoupling=4.22, thresholdMbcNoInputOpt=1.72, useErrDiffEqu=False)
+    res = cosim.simulate(system, t_end=1.0, H=1e-3, solver=EULER, coupling=cp)
+    log = res.coupling_log
+    assert cosim.metrics.is_stable(res)
+    k_learn = int(np.sum(log["t"] < 0.29 - 1e-9))
+    assert k_learn == 290
+    assert set(log["phase"][:k_learn]) == {"SBC"} and set(log["reason"][:k_learn]) == {"learning"}
+    assert np.all(log["phase"][k_learn:] == "MBC")              # measured: 710 MBC steps
+    ref = cosim.simulate_monolithic(system, t_end=1.0, t_eval=res.t)
+    assert cosim.metrics.eps_mono(res, ref) < 0.05                # measured 0.031 (ZOH 0.0048, RLS AT-29 0.0103)
+    for name in system.names:
+        p = log["params"][name]
+        assert np.all(p["order"][k_learn:] == 1)
+        assert np.all(np.isfinite(p["Sy"])) and np.all(np.isfinite(p["Su_plus"]))
+    assert 0.9 < log["params"]["S2"]["Sy"][-1, 0, 0] < 1.0       # measured 0.940
+    assert np.all(np.isfinite(log["eps_si"][k_learn:]))
+
+
+def test_moesp_prestep_ijs_are_the_window_fit():
+    """The logged IJs of a step are the standard-form conversion (spec 2.2 [EXT]) of a MOESP window fed with the
+    same aligned samples (u^k, y^k), k >= 1 (u^k: the input held over the step ending at T^k)."""
+    system = two_mass_oscillator(nonlinear=True, external_force=True)
+    cp = cosim.PreStep(variant="discrete", jacobians=cosim.sysid.MOESPWindow(1, 1, window=100, order=1),
+                       timeLearning=0.1, timeSwitchphase=0.0)
+    res = cosim.simulate(system, t_end=0.06, H=1e-3, solver=EULER, coupling=cp)   # identifies while learning
+    log = res.coupling_log
+    k = len(log["t"]) - 1                     # the last step's IJs were fitted on samples 1..k
+    u_held = log["u"][:k]                     # u^{j+1} = the end value of the input built at T^j (HOLD)
+    Y = res.Y[1:k + 1]
+    s2 = system.names.index("S2")
+    yo, uo = system.out_offset[s2], system.in_offset[s2]
+    ny, nu = system.subsystems[s2].ny, system.subsystems[s2].nu
+    w = cosim.sysid.MOESPWindow(nu, ny, window=100, order=1)
+    w.push(u_held[:, uo:uo + nu], Y[:, yo:yo + ny])
+    ij = cosim.sysid.ij_discrete(*(lambda f: (f.A, f.B, f.C, f.D))(w.fit()), form="standard")
+    p = log["params"]["S2"]
+    np.testing.assert_allclose(p["Sy"][k], ij.Sy, rtol=1e-8)
+    np.testing.assert_allclose(p["Su_minus"][k], ij.Su_minus, rtol=1e-8)
+    np.testing.assert_allclose(p["Su_plus"][k], ij.Su_plus, rtol=1e-8)
+
+
+def test_moesp_prestep_bad_arguments():
+    system = two_mass_oscillator(nonlinear=True, external_force=True)
+    run_ = lambda j: cosim.simulate(system, t_end=0.01, H=1e-3, solver=EULER,
+                                    coupling=cosim.PreStep(variant="discrete", jacobians=j))
+    with pytest.raises(ValueError, match="jacobians"):       # sizes of S1 (1 input, 2 outputs) do not match
+        run_({"S1": cosim.sysid.MOESPWindow(1, 1, 50, order=1), "S2": cosim.sysid.MOESPWindow(2, 1, 50, order=1)})
+    with pytest.raises(TypeError, match="jacobians"):
+        cosim.PreStep(variant="discrete", jacobians={"S1": cosim.sysid.RLS(2, 1),
+                                                     "S2": cosim.sysid.MOESPWindow(2, 1, 50, order=1)})
+    with pytest.raises(ValueError, match="order"):           # S2 has one output: order 2 needs block_rows 3
+        run_(cosim.sysid.MOESPWindow(1, 1, 50, order=2, block_rows=2))
+    with pytest.raises(ValueError, match="window"):          # S1 (1 input, 2 outputs): 6 Hankel rows with r = 2
+        run_(cosim.sysid.MOESPWindow(1, 1, 5, order=1, block_rows=2))
+    with pytest.raises(ValueError, match="variant"):
+        cosim.PreStep(variant="continuous", jacobians=cosim.sysid.MOESPWindow(1, 1, 50, order=1))
 
 
 def test_identification_failure_falls_back_and_is_logged():
