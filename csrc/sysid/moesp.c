@@ -285,7 +285,27 @@ static int fit_from_L(cs_moesp *m, int W, int order, double threshold, cs_moesp_
     for (int a = 0; a < nn; a++)
         for (int c = 0; c < p; c++) m->Mt[(size_t)a * p + c] = m->T[(size_t)a * p + c];  /* column a of T^T */
     int rank_u = 0;
-    CS_TRY(lstsq(m, p, p, nn, m->L11t, m->Mt, p, MOESP_RCOND_U, &rank_u, err));
+    /* L11 is lower triangular: a well-conditioned diagonal (the input persistently exciting) allows the direct
+     * solve M L11 = T by substitution; otherwise the rank-revealing least squares */
+    double dmin = INFINITY, dmax = 0.0;
+    for (int c = 0; c < p; c++) {
+        const double d = fabs(L[(size_t)c * P + c]);
+        if (d < dmin) dmin = d;
+        if (d > dmax) dmax = d;
+    }
+    if (dmax > 0.0 && dmin > 1e3 * MOESP_RCOND_U * dmax) {
+        for (int a = 0; a < nn; a++) {
+            double *Ma = m->Mt + (size_t)a * p;
+            for (int c = p - 1; c >= 0; c--) {
+                double v = Ma[c];
+                for (int i = c + 1; i < p; i++) v -= Ma[i] * L[(size_t)i * P + c];
+                Ma[c] = v / L[(size_t)c * P + c];
+            }
+        }
+        rank_u = p;
+    } else {
+        CS_TRY(lstsq(m, p, p, nn, m->L11t, m->Mt, p, MOESP_RCOND_U, &rank_u, err));
+    }
     /* M(a, c) = Mt[a p + c]. Stack, for block i = 0..r-1 (rows i nn .. i nn + nn - 1):
      *   M_i = Lc_i D + (sum_{j > i} Lc_j Gamma_{j-i-1}) PhiB,  Lc_i = U_n^T[:, i ny : (i+1) ny]. */
     const int mk = r * nn, nk = ny + n;
