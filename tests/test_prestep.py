@@ -337,6 +337,23 @@ def test_modified_and_discrete_exact_variants_run_accurately():
         assert stable and eps < 0.1, cp
 
 
+def test_discrete_exact_ijs_nominal_divergence_is_the_methods():
+    """Item 4 of the follow-up: the discrete pre-step with the exact discrete IJs of the thesis form (2.18-2.20,
+    C^+ = pinv of S2's 1x2 output matrix, which drops one of S2's two states, spec 2.1) diverges at the nominal
+    (1e5, 1e3) for ΔT >= 0.5 ms. The exact linear map of the algorithm (φ_A,comb of spec 13.3, AT-17) has the same
+    spectral radius > 1, so the divergence is the method's with this surrogate, not a coding error.
+    Measured ρ(φ_A,comb): nominal 1.027 (0.2 ms), 4.04 (0.5 ms), 8.22 (1 ms); (2e5, 200) 1.000 at 1 ms, 1.37 at 2 ms."""
+    from cosim.stability_theory import prestep_closed_loop
+    nominal = two_mass_oscillator()
+    rho = prestep_closed_loop(nominal, 5e-4).rho
+    assert rho > 3.5                                               # measured 4.04
+    with pytest.raises(cosim.DivergenceError):
+        cosim.simulate(nominal, t_end=0.05, H=5e-4, solver=EULER, coupling=cosim.PreStep(variant="discrete"))
+    stiff = two_mass_oscillator(ck=2e5, dk=200)
+    assert prestep_closed_loop(stiff, 1e-3).rho < 1 + 1e-6
+    assert prestep_closed_loop(stiff, 2e-3).rho > 1.3               # measured 1.37
+
+
 def test_euler_extrapolation_converges_to_exact():
     system = two_mass_oscillator(ck=2e5, dk=200)
     ex = run(system, 2e-3, cosim.PreStep(), t_end=0.05).Y
