@@ -164,8 +164,9 @@ class PreStep(Coupling):
         discrete with identified IJs).
     jacobians : "exact" (the exact IJs of LTI subsystems and of built-in models that know them, eq. 2.12-2.14; for
         the discrete variant their exact discretization at ΔT in the thesis form, eq. 2.18-2.20), a
-        :class:`cosim.sysid.RLS` used as the template of one identifier per subsystem (its ``lam``, ``P0``; n_a =
-        n_b = 1 (the thesis optimum) is what the C core implements), a dict ``{name: RLS}`` of identifiers sized
+        :class:`cosim.sysid.RLS` used as the template of one identifier per subsystem (its ``lam``, ``P0``, ``n_a``,
+        ``n_b``; n_a = n_b = 1, the thesis optimum, gives Sy = diag(a), Su^+ = B directly; higher orders go through
+        the Gilbert realization of each unit's model, Sy = C Φ_A C^+, Su^- = 0, Su^+ = C Φ_B, spec 6.3/6.4), a dict ``{name: RLS}`` of identifiers sized
         for each subsystem (their current parameters are the initial ones), a :class:`cosim.sysid.MOESPWindow`
         used as the template of one recursive MOESP window per subsystem (its ``window`` W, ``order`` n,
         ``block_rows`` r, ``threshold``, ``method``, ``refactor_every``; n_u, n_y are taken from each subsystem) or a
@@ -212,9 +213,9 @@ class PreStep(Coupling):
                 if not isinstance(v, _sysid.RLS):
                     raise TypeError(f"jacobians: expected 'exact', a cosim.sysid.RLS, a cosim.sysid.MOESPWindow or a "
                                     f"dict, got {v!r}")
-                if v.n_a != 1 or v.n_b != 1:
-                    raise ValueError(f"jacobians: the pre-step identifies with n_a = n_b = 1 (the thesis optimum, "
-                                     f"Table 3.12); got n_a = {v.n_a}, n_b = {v.n_b}")
+                if v.n_b < 1 or v.n_a > 64 or v.n_b > 64:
+                    raise ValueError(f"jacobians: the pre-step needs 1 <= n_b <= 64 and n_a <= 64 (the input must act "
+                                     f"on the output); got n_a = {v.n_a}, n_b = {v.n_b}")
                 if np.ndim(v._P0) != 0:
                     raise ValueError("jacobians: the RLS must have a scalar P0 (P(0) = P0 I)")
             if self.variant == "continuous":
@@ -326,6 +327,8 @@ class PreStep(Coupling):
             P0s = {float(r._P0) for r in ids}
             if len(lams) > 1 or len(P0s) > 1:
                 raise ValueError("jacobians: the identifiers must share lam and P0")
+            if len({(r.n_a, r.n_b) for r in ids}) > 1:
+                raise ValueError("jacobians: the identifiers must share n_a and n_b")
             a0 = np.concatenate([r.parameters()[0].reshape(-1) for r in ids])
             b0 = np.concatenate([r.parameters()[1].reshape(-1) for r in ids])
             return ids[0].lam, float(ids[0]._P0), a0, b0
@@ -378,6 +381,8 @@ class PreStep(Coupling):
             d["moesp_cfg"], d["moesp_threshold"], d["moesp_refresh"] = self._moesp_init(system)
         elif self.identified:
             d["rls_lambda"], d["rls_P0"], d["a0"], d["b0"] = self._rls_init(system)
+            r0 = next(iter(self.jacobians.values())) if isinstance(self.jacobians, dict) else self.jacobians
+            d["rls_na"], d["rls_nb"] = r0.n_a, r0.n_b
         else:
             d["Sy"], d["Su"], d["Sd"] = self._given_ijs(system, H)
         return d
@@ -405,11 +410,17 @@ class PreStep(Coupling):
         elif self.identified:
             params, off = {}, 0
             P = raw["params"]
+            r0 = next(iter(self.jacobians.values())) if isinstance(self.jacobians, dict) else self.jacobians
+            na, nb = r0.n_a, r0.n_b
             for s in system.subsystems:
-                a = P[:, off:off + s.ny]
-                b = P[:, off + s.ny:off + s.ny + s.ny * s.nu].reshape(n, s.ny, s.nu)
+                a = P[:, off:off + s.ny * na]
+                b = P[:, off + s.ny * na:off + s.ny * na + s.ny * s.nu * nb]
+                if na == 1 and nb == 1:      # the thesis optimum: a (steps, n_y), b (steps, n_y, n_u)
+                    a, b = a, b.reshape(n, s.ny, s.nu)
+                else:                        # a (steps, n_y, n_a), b (steps, n_y, n_u, n_b)
+                    a, b = a.reshape(n, s.ny, na), b.reshape(n, s.ny, s.nu, nb)
                 params[s.name] = dict(a=a, b=b)
-                off += s.ny + s.ny * s.nu
+                off += s.ny * na + s.ny * s.nu * nb
             out["params"] = params
         return out
 

@@ -313,6 +313,27 @@ def test_moesp_prestep_bad_arguments():
         cosim.PreStep(variant="continuous", jacobians=cosim.sysid.MOESPWindow(1, 1, 50, order=1))
 
 
+@pytest.mark.parametrize("n_a, n_b", [(1, 2), (2, 1), (2, 2)])
+def test_rls_higher_orders_in_the_prestep(n_a, n_b):
+    """genser §12.3 varies M = n_b, N = n_a in {1, 2}: beyond 1 the IJs come from the Gilbert realization of each
+    unit's RLS model (spec 6.3/6.4). AT-29 settings otherwise. Measured ε_mono,global: (1, 2) 0.0096, (2, 1) 0.0099,
+    (2, 2) 0.0097 (n_a = n_b = 1: 0.0103)."""
+    system = two_mass_oscillator(nonlinear=True, external_force=True)
+    cp = cosim.PreStep(variant="discrete", jacobians=cosim.sysid.RLS(1, 1, n_a=n_a, n_b=n_b, lam=0.996, P0=1e4),
+                       timeLearning=0.22, timeSwitchphase=0.005, thresholdMbc2sbcCoupling=3.54,
+                       thresholdMbcNoInputOpt=0.21, useErrDiffEqu=True)
+    res = cosim.simulate(system, t_end=1.0, H=1e-3, solver=EULER, coupling=cp)
+    log = res.coupling_log
+    assert cosim.metrics.is_stable(res)
+    assert np.all(log["phase"][220:] == "MBC")
+    ref = cosim.simulate_monolithic(system, t_end=1.0, t_eval=res.t)
+    assert cosim.metrics.eps_mono(res, ref) < 0.05
+    p = log["params"]["S2"]
+    assert p["a"].shape == (len(log["t"]), 1, n_a) and p["b"].shape == (len(log["t"]), 1, 2, n_b)
+    assert np.all(np.isfinite(p["a"])) and np.all(np.isfinite(log["eps_si"][1:]))
+    assert log["params"]["S1"]["a"].shape == (len(log["t"]), 2, n_a)
+
+
 def test_identification_failure_falls_back_and_is_logged():
     system = two_mass_oscillator(nonlinear=True, external_force=True)
     cp = cosim.PreStep(variant="discrete", jacobians=cosim.sysid.RLS(1, 1, lam=0.996, P0=1e300), timeLearning=0.05,
@@ -456,7 +477,7 @@ def test_bad_input_names_the_argument():
                        coupling=cosim.PreStep(variant="discrete", jacobians={"S1": cosim.sysid.RLS(1, 1),
                                                                              "S2": cosim.sysid.RLS(1, 2)}))
     with pytest.raises(ValueError, match="jacobians"):
-        cosim.PreStep(variant="discrete", jacobians=cosim.sysid.RLS(1, 1, n_a=2))
+        cosim.PreStep(variant="discrete", jacobians=cosim.sysid.RLS(1, 1, n_a=2, n_b=0))   # n_a, n_b > 1 are supported; n_b = 0 is not
     with pytest.raises(ValueError, match="variant"):
         cosim.PreStep(variant="continuous", jacobians=cosim.sysid.RLS(1, 1))
     with pytest.raises(ValueError, match="approximation"):

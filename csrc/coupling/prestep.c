@@ -29,6 +29,7 @@
 #include "linalg/expm.h"
 #include "linalg/pinv.h"
 #include "sysid/qa.h"
+#include "sysid/gilbert.h"
 #include "sysid/ij.h"
 #include "sysid/moesp.h"
 #include "sysid/rls.h"
@@ -73,6 +74,8 @@ typedef struct prestep {
     /* MOESP windows (one per unit), their IJs per unit [n, Sy, Su^-, Su^+] (nparams), conversion workspace, and
      * the last step index k whose sample (u^k, y^k) was pushed (outside the snapshot: a sample depends only on
      * accepted data, so a restored step is not pushed twice) */
+    cs_gilbert **gil;          /* RLS with n_a or n_b > 1: one Gilbert realization per unit */
+    double *gij;               /* per unit IJ scratch: Sy, Su^-, Su^+ (maxn^2 + 2 maxn maxm) */
     cs_moesp **moesp;
     int *mcfg;                 /* per unit: order */
     double *mpar, *ijw;
@@ -403,9 +406,43 @@ static int identify(prestep *p, const double *uk, double *eps_glob) {
         const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
         cs_err e2rr = {0};
         if (cs_rls_update(p->rls[i], uk + a0, s->y + y0, NULL, &e2rr)) failed = 1;
+        const int na = p->spec.rls_na, nb = p->spec.rls_nb;
         cs_rls_get_params(p->rls[i], p->rls_a, p->rls_b);
-        if (!cs_all_finite((size_t)ni, p->rls_a) || !cs_all_finite((size_t)ni * mi, p->rls_b)) failed = 1;
+        if (!cs_all_finite((size_t)ni * na, p->rls_a) || !cs_all_finite((size_t)ni * mi * nb, p->rls_b)) failed = 1;
         if (failed) break;
+        if (p->gil) {
+            /* n_a or n_b > 1: Gilbert realization -> thesis-form IJs Sy = C PhiA C^+, Su^- = 0, Su^+ = C PhiB (D = 0,
+             * spec 6.4); eps_SI from the IJ prediction Sy y^{k-1} + Su^+ u^k */
+            cs_gilbert_result g;
+            cs_err ge = {0};
+            double *Syi = p->gij, *Smi = Syi + (size_t)ni * ni, *Spi = Smi + (size_t)ni * mi;
+            if (cs_gilbert_realize(p->gil[i], p->rls_a, p->rls_b, 1e-10, 1e-6, &g, &ge)) { failed = 1; break; }
+            if (g.nx == 0) {
+                memset(Syi, 0, sizeof(double) * ((size_t)ni * ni + 2 * (size_t)ni * mi));
+            } else if (cs_ij_discrete(CS_IJ_THESIS, g.nx, mi, ni, g.A, g.B, g.C, g.D, g.C, g.D, p->spec.rtol, Syi, Smi,
+                                      Spi, p->ijw, &ge)) {
+                failed = 1;
+                break;
+            }
+            if (!cs_all_finite((size_t)ni * ni + 2 * (size_t)ni * mi, Syi)) { failed = 1; break; }
+            double *yb = p->v3;
+            for (int a = 0; a < ni; a++) {
+                double v = 0.0;
+                for (int b = 0; b < ni; b++) {
+                    p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
+                    v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
+                }
+                for (int b = 0; b < mi; b++) {
+                    p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
+                    p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
+                    v += Spi[(size_t)a * mi + b] * uk[a0 + b] + Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b];
+                }
+                yb[a] = v;
+            }
+            double e = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
+            e2 += e * e;
+            continue;
+        }
         double ybar[64], *yb = ni <= 64 ? ybar : p->v3;
         for (int a = 0; a < ni; a++) {
             p->Sy[(size_t)(y0 + a) * n + y0 + a] = p->rls_a[a];
@@ -427,10 +464,11 @@ static int identify(prestep *p, const double *uk, double *eps_glob) {
 static void rls_recover(prestep *p) {
     for (int i = 0; i < p->nsub; i++) {
         const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
+        const size_t sa = (size_t)ni * p->spec.rls_na, sb = (size_t)ni * mi * p->spec.rls_nb;
         cs_rls_get_params(p->rls[i], p->rls_a, p->rls_b);
-        if (!cs_all_finite((size_t)ni, p->rls_a) || !cs_all_finite((size_t)ni * mi, p->rls_b)) {
-            memset(p->rls_a, 0, sizeof(double) * ni);
-            memset(p->rls_b, 0, sizeof(double) * (size_t)ni * mi);
+        if (!cs_all_finite(sa, p->rls_a) || !cs_all_finite(sb, p->rls_b)) {
+            memset(p->rls_a, 0, sizeof(double) * sa);
+            memset(p->rls_b, 0, sizeof(double) * sb);
             cs_rls_set_params(p->rls[i], p->rls_a, p->rls_b);
         }
         cs_rls_reset(p->rls[i], p->spec.rls_P0);
@@ -579,8 +617,8 @@ static void log_step(prestep *p, int phase, double eps) {
         double *par = p->lpar + (size_t)k * p->nparams;
         for (int i = 0; i < p->nsub; i++) {
             const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-            cs_rls_get_params(p->rls[i], par, par + ni);
-            par += ni + (size_t)ni * mi;
+            cs_rls_get_params(p->rls[i], par, par + (size_t)ni * p->spec.rls_na);
+            par += (size_t)ni * p->spec.rls_na + (size_t)ni * mi * p->spec.rls_nb;
         }
     }
     memcpy(p->ldel + (size_t)k * p->n, s->delta, sizeof(double) * p->n);
@@ -763,6 +801,9 @@ static void ps_destroy(cs_coupling *c) {
     if (p->moesp)
         for (int i = 0; i < p->nsub; i++) cs_moesp_destroy(p->moesp[i]);
     free(p->moesp); free(p->mcfg); free(p->mpar); free(p->ijw);
+    if (p->gil)
+        for (int i = 0; i < p->nsub; i++) cs_gilbert_destroy(p->gil[i]);
+    free(p->gil); free(p->gij);
     free(p->yo); free(p->uo); free(p->L); free(p->Sy); free(p->Su); free(p->Sd); free(p->G);
     free(p->Mc); free(p->M); free(p->cvec); free(p->N); free(p->Phi1); free(p->Gam1); free(p->Phi2); free(p->Gam2);
     free(p->phA); free(p->phB); free(p->phCD); free(p->Ap); free(p->pa); free(p->pb); free(p->rank);
@@ -915,18 +956,39 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
         p->ijw = calloc(nij + 1, sizeof(double));
         if (!p->mpar || !p->ijw) goto nomem;
     } else {
+        const int na = spec->rls_na, nb = spec->rls_nb;
+        if (na < 0 || nb < 1 || na > 64 || nb > 64) {
+            cs_coupling_destroy(c);
+            return cs_fail(err, CS_ERR_ARG, "jacobians: RLS orders must be 0 <= n_a <= 64 and 1 <= n_b <= 64 in the "
+                           "pre-step (got n_a = %d, n_b = %d)", na, nb);
+        }
         p->rls = calloc((size_t)ns, sizeof(cs_rls *));
-        p->rls_a = calloc((size_t)maxn + 1, sizeof(double));
-        p->rls_b = calloc((size_t)maxn * maxm + 1, sizeof(double));
+        p->rls_a = calloc((size_t)maxn * na + 1, sizeof(double));
+        p->rls_b = calloc((size_t)maxn * maxm * nb + 1, sizeof(double));
         if (!p->rls || !p->rls_a || !p->rls_b) goto nomem;
-        size_t oa = 0, ob = 0;
+        const int higher = na != 1 || nb != 1;
+        if (higher) {
+            p->gil = calloc((size_t)ns, sizeof(cs_gilbert *));
+            p->gij = calloc((size_t)maxn * maxn + 2 * (size_t)maxn * maxm + 1, sizeof(double));
+            if (!p->gil || !p->gij) goto nomem;
+        }
+        size_t oa = 0, ob = 0, nij = 1;
         for (int i = 0; i < ns; i++) {
             const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-            int rc = cs_rls_create(ni, mi, 1, 1, spec->rls_lambda, spec->rls_P0, 0.0, &p->rls[i], err);
+            int rc = cs_rls_create(ni, mi, na, nb, spec->rls_lambda, spec->rls_P0, 0.0, &p->rls[i], err);
             if (rc) { cs_coupling_destroy(c); return rc; }
             if (spec->rls_a0 && spec->rls_b0) cs_rls_set_params(p->rls[i], spec->rls_a0 + oa, spec->rls_b0 + ob);
-            oa += ni; ob += (size_t)ni * mi;
-            p->nparams += ni + ni * mi;
+            oa += (size_t)ni * na; ob += (size_t)ni * mi * nb;
+            p->nparams += ni * na + ni * mi * nb;
+            if (higher) {
+                rc = cs_gilbert_create(ni, mi, na, nb, &p->gil[i], err);
+                if (rc) { cs_coupling_destroy(c); return rc; }
+                nij = zmax(nij, cs_ij_work_size(cs_gilbert_max_states(p->gil[i]), mi, ni));
+            }
+        }
+        if (higher) {
+            p->ijw = calloc(nij + 1, sizeof(double));
+            if (!p->ijw) goto nomem;
         }
     }
     p->logcap = spec->log_capacity > 0 ? spec->log_capacity : 0;

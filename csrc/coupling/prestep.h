@@ -38,7 +38,10 @@ typedef struct cs_prestep_spec {
     double time_learning, time_switch;        /* timeLearning, timeSwitchphase [s] (0: none) */
     double th_sbc, th_mod;                    /* thresholdMbc2sbcCoupling, thresholdMbcNoInputOpt */
     double rls_lambda, rls_P0;                /* forgetting factor, P(0) = P0 I */
-    const double *rls_a0, *rls_b0;            /* initial parameters per unit: a (ny_i), b (ny_i x nu_i), or NULL */
+    int rls_na, rls_nb;                       /* RLS orders (thesis N, M); beyond 1 the IJs come from the Gilbert
+                                               * realization of every unit's model (spec 6.3/6.4) */
+    const double *rls_a0, *rls_b0;            /* initial parameters per unit: a (ny_i x na), b (ny_i x nu_i x nb), or
+                                               * NULL */
     double rtol;                              /* pseudo-inverse cut-off */
     /* CS_PRESTEP_IJ_MOESP: per unit 4 values (window W, block rows r, order (< 0: by threshold), method
      * CS_MOESP_PLAIN/PO) of a recursive MOESP window (sysid/moesp.h) fed with the aligned samples (u^k, y^k), k >= 1;
