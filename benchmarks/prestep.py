@@ -9,7 +9,9 @@
    log10(ck/dk) = -3..5 in quarter decades, T_end = 0.2 s, Euler δt = 1e-5 s: A_pre/A_ZOH (thesis 8.2, target >= 3),
    A_pre/A_NEPCE (thesis 5.9, target >= 2), and the wall time of the three area computations.
 
-MOESP-window identification inside the pre-step is not implemented (not measured).
+The discrete step with MOESP windows (W = 778, n = 1, r = 2, Table 3.13) is measured the same way; its NumPy
+counterpart re-fits each window per step from its samples (Hankel matrices, QR, SVD, least squares), as a user
+writing MOESP from the thesis would, and then runs the same Steps 1-3.
 Run: .venv/bin/python benchmarks/prestep.py
 """
 import math
@@ -139,6 +141,82 @@ def numpy_discrete(system):
     return (time.perf_counter() - t0) / (K - 1)
 
 
+def numpy_moesp_fit(u, y, n, r):
+    """Plain MOESP (spec 6.1) of aligned samples u (N, nu), y (N, ny) in NumPy: (PhiA, PhiB, C, D)."""
+    N, nu = u.shape
+    ny = y.shape[1]
+    W = N - r + 1
+    Hu = np.hstack([u[i:i + W] for i in range(r)])          # W x r nu: row j = [u_j .. u_{j+r-1}]
+    Hy = np.hstack([y[i:i + W] for i in range(r)])
+    R = np.linalg.qr(np.hstack([Hu, Hy]), mode="r")
+    L = R.T
+    p, q = r * nu, r * ny
+    L11, L21, L22 = L[:p, :p], L[p:, :p], L[p:, p:]
+    Us, sv, _ = np.linalg.svd(L22)
+    G = Us[:, :n] * np.sqrt(sv[:n])
+    C = G[:ny]
+    A = np.linalg.lstsq(G[:-ny], G[ny:], rcond=None)[0]
+    Un = Us[:, n:].T
+    M = np.linalg.lstsq(L11.T, (Un @ L21).T, rcond=None)[0].T
+    K, Rh = [], []
+    for i in range(r):
+        Li = Un[:, i * ny:(i + 1) * ny]
+        Ni = sum(Un[:, j * ny:(j + 1) * ny] @ G[(j - i - 1) * ny:(j - i) * ny] for j in range(i + 1, r)) \
+            if i < r - 1 else np.zeros((Un.shape[0], n))
+        K.append(np.hstack([Li, Ni]))
+        Rh.append(M[:, i * nu:(i + 1) * nu])
+    X = np.linalg.lstsq(np.vstack(K), np.vstack(Rh), rcond=None)[0]
+    return A, X[ny:], C, X[:ny]
+
+
+def numpy_discrete_moesp(system, W=778, n=1, r=2):
+    """One discrete pre-step step with MOESP windows in NumPy (re-fit per step), fed with a ZOH run's data."""
+    subs = system.subsystems
+    L, rr = system.L, system.r
+    nt, m = L.shape[1], L.shape[0]
+    ref = cosim.simulate(system, t_end=1.0, H=H, solver=cosim.Euler(h=1e-5), update="simplified")
+    Yr, Ur = ref.Y, ref.U
+    mem = dict(delta=np.zeros(nt), e_prev=np.zeros(m))
+
+    def step(k):
+        y, u = Yr[k], Ur[k]
+        Sy = np.zeros((nt, nt)); Sum = np.zeros((nt, m)); Sup = np.zeros((nt, m))
+        yo = uo = 0
+        for s in subs:
+            ni, mi = s.ny, s.nu
+            k0 = max(1, k + 1 - (W + r - 1))
+            A, B, C, D = numpy_moesp_fit(Ur[k0:k + 1, uo:uo + mi], Yr[k0:k + 1, yo:yo + ni], n, r)
+            Cp = np.linalg.pinv(C)
+            Syi = C @ A @ Cp
+            Sy[yo:yo + ni, yo:yo + ni] = Syi
+            Sum[yo:yo + ni, uo:uo + mi] = C @ B - Syi @ D
+            Sup[yo:yo + ni, uo:uo + mi] = D
+            yo += ni; uo += mi
+        Mc = np.eye(nt) - Sup @ L
+        A = Sy + Sum @ L
+        ek = L @ y + rr - u
+        mem["delta"] = np.linalg.solve(Mc, A @ mem["delta"] + Sum @ mem["e_prev"] + Sup @ ek)
+        mem["e_prev"] = ek
+        yhat = np.linalg.solve(Mc, A @ (y + mem["delta"]) + (Sum + Sup) @ rr)
+        uh = L @ yhat + rr
+        out = np.empty(m)
+        yo = uo = 0
+        for s in subs:
+            ni, mi = s.ny, s.nu
+            Ai = Sup[yo:yo + ni, uo:uo + mi]
+            rhs = yhat[yo:yo + ni] - Sy[yo:yo + ni, yo:yo + ni] @ y[yo:yo + ni] - Sum[yo:yo + ni, uo:uo + mi] @ u[uo:uo + mi]
+            out[uo:uo + mi] = uh[uo:uo + mi] + np.linalg.pinv(Ai) @ (rhs - Ai @ uh[uo:uo + mi])
+            yo += ni; uo += mi
+        return out
+
+    K = Yr.shape[0]
+    ks = range(W, K)                     # full windows (the cost of a sliding step)
+    t0 = time.perf_counter()
+    for k in ks:
+        step(k)
+    return (time.perf_counter() - t0) / len(ks)
+
+
 def main():
     system = two_mass_oscillator(ck=2e5, dk=200)
     nl = two_mass_oscillator(nonlinear=True, external_force=True)
@@ -155,7 +233,13 @@ def main():
     print(f"ZOH run (nonlinear, 10 Euler steps), per step:     {zoh_nl * 1e6:8.3f} us")
     print(f"discrete RLS, C (extra over ZOH):                  {c_disc * 1e6:8.3f} us")
     print(f"discrete RLS, NumPy:                               {np_disc * 1e6:8.3f} us   ratio {np_disc / c_disc:7.1f}x")
-    print("discrete MOESP window: not implemented")
+    mo = cosim.PreStep(variant="discrete", jacobians=cosim.sysid.MOESPWindow(1, 1, window=778, order=1),
+                       timeLearning=0.0, timeSwitchphase=0.0, thresholdMbc2sbcCoupling=math.inf,
+                       thresholdMbcNoInputOpt=math.inf, useErrDiffEqu=True)
+    c_mo, _ = c_step_cost(nl, mo, cosim.Euler(h=H / 10))
+    np_mo = numpy_discrete_moesp(nl)
+    print(f"discrete MOESP window (W 778, n 1), C (extra):      {c_mo * 1e6:8.3f} us")
+    print(f"discrete MOESP window, NumPy (re-fit per step):    {np_mo * 1e6:8.3f} us   ratio {np_mo / c_mo:7.1f}x")
     print("== stability-region areas (ck dk = 1e8, ΔT 0.5..10 ms, log10(ck/dk) -3..5 step 0.25, T_end 0.2 s)")
     t0 = time.perf_counter()
     reg = {name: stability_region_area(coupling=c, label=name)

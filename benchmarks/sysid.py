@@ -7,7 +7,12 @@
 2. RLS cost per update for a MISO model with 10 parameters (n_a = 1, n_b = 3, 3 inputs) against a plain NumPy
    implementation of the same update. Target: <= 1 us per update.
 
-3. With ``--paired N R``: per-realization ratio err PO-MOESP / err nfoursid at N samples, 40 dB, over R noise
+3. ``MOESPWindow.push`` + ``fit`` per sample at W = 500 (the per-step cost of online MOESP inside the pre-step):
+   recursive factor (up/down-date, ``refactor_every=0``), the default (one QR re-factorization every W pushes) and
+   a full QR every fit (``refactor_every=1``, the cost before the recursive window: 92 us measured). Also ``--window``
+   runs only this part.
+
+4. With ``--paired N R``: per-realization ratio err PO-MOESP / err nfoursid at N samples, 40 dB, over R noise
    realizations of the same system (the same data for both), to tell a real accuracy difference from noise.
 
 Run:  .venv/bin/python benchmarks/sysid.py [realizations, default 7]   (timings are best of several repeats; never part of the tests)
@@ -20,10 +25,10 @@ import numpy as np
 import pandas as pd
 from nfoursid.nfoursid import NFourSID
 
-from cosim import sysid
+from cosim import _core, sysid
 
 
-REALIZATIONS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] != "--paired" else 7
+REALIZATIONS = int(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else 7
 
 
 def best_time(fn, repeat=5):
@@ -183,9 +188,43 @@ def paired(N, realizations, snr=40, r=8):
           f"PO-MOESP at least as accurate in {int(np.sum(ratios <= 1))} of {realizations}")
 
 
+def bench_window(W=500, steps=3000):
+    print(f"MOESPWindow push + fit per sample, W = {W}, sliding (window full), best of 3 runs of {steps} samples")
+    print(f"{'n_u':>3} {'n_y':>3} {'r':>3} {'order':>5} | {'recursive us':>12} {'default us':>10} {'QR each us':>10} | "
+          f"{'x (QR/rec)':>10} | {'max rel diff rec vs QR':>22}")
+    rng = np.random.default_rng(1)
+    for nu, ny, r, n in ((1, 1, 2, 1), (1, 1, 10, 2), (2, 1, 2, 1), (2, 2, 4, 3)):
+        A, B, C, D = random_system(rng, max(n, 2), nu, ny)
+        N = W + 2 * r + steps
+        u = rng.standard_normal((N, nu))
+        y = simulate(A, B, C, D, u) + 1e-3 * rng.standard_normal((N, ny))
+        out = {}
+        for name, every in (("rec", 0), ("default", W), ("qr", 1)):
+            def run():
+                w = sysid.MOESPWindow(nu, ny, window=W, order=n, block_rows=r, refactor_every=every)
+                w.push(u[:W + 2 * r], y[:W + 2 * r])
+                w.fit()
+                t0 = time.perf_counter()
+                for k in range(W + 2 * r, N):   # the core calls (the Python wrapper adds its argument checks and
+                    _core.sysid_moesp_window_push(w._cap, u[k:k + 1], y[k:k + 1])   # result object: ~10-30 us)
+                    _core.sysid_moesp_window_fit(w._cap, n, w.threshold)
+                return (time.perf_counter() - t0) / steps, w.fit()
+            t, res = min((run() for _ in range(3)), key=lambda x: x[0])
+            out[name] = (t, res)
+        m_rec = np.concatenate([out["rec"][1].D.ravel(), (out["rec"][1].C @ out["rec"][1].B).ravel()])
+        m_qr = np.concatenate([out["qr"][1].D.ravel(), (out["qr"][1].C @ out["qr"][1].B).ravel()])
+        diff = np.max(np.abs(m_rec - m_qr)) / np.max(np.abs(m_qr))
+        print(f"{nu:3d} {ny:3d} {r:3d} {n:5d} | {out['rec'][0] * 1e6:12.2f} {out['default'][0] * 1e6:10.2f} "
+              f"{out['qr'][0] * 1e6:10.2f} | {out['qr'][0] / out['rec'][0]:10.1f} | {diff:22.1e}")
+    print("(core calls _core.sysid_moesp_window_push / _fit; about 1 us of each figure is the call overhead)")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--paired":
+    if len(sys.argv) > 1 and sys.argv[1] == "--window":
+        bench_window()
+    elif len(sys.argv) > 1 and sys.argv[1] == "--paired":
         paired(int(sys.argv[2]), int(sys.argv[3]))
     else:
         bench_moesp()
         bench_rls()
+        bench_window()

@@ -21,6 +21,7 @@ import numbers
 
 import numpy as np
 
+from . import _check
 from . import sysid as _sysid
 from .approximations import Approximation, Lagrange, ZOH
 
@@ -32,11 +33,7 @@ REASONS = ("learning", "threshold", "", "", "identification failed")
 
 
 def _real(v, name, *, minimum=None, positive=False, allow_inf=False):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if math.isnan(v) or (not allow_inf and math.isinf(v)):
-        raise ValueError(f"{name}: must be finite, got {v!r}")
+    v = _check.real(v, name, allow_inf=allow_inf)
     if positive and not v > 0:
         raise ValueError(f"{name}: must be > 0, got {v!r}")
     if minimum is not None and v < minimum:
@@ -164,10 +161,18 @@ class PreStep(Coupling):
         discrete with identified IJs).
     jacobians : "exact" (the exact IJs of LTI subsystems and of built-in models that know them, eq. 2.12-2.14; for
         the discrete variant their exact discretization at ΔT in the thesis form, eq. 2.18-2.20), a
-        :class:`cosim.sysid.RLS` used as the template of one identifier per subsystem (its ``lam``, ``P0``; n_a =
-        n_b = 1 (the thesis optimum) is what the C core implements), a dict ``{name: RLS}`` of identifiers sized
-        for each subsystem (their current parameters are the initial ones), or a dict ``{name: (dSdy, dSdu, dSdud)}``
-        of given IJs.
+        :class:`cosim.sysid.RLS` used as the template of one identifier per subsystem (its ``lam``, ``P0``, ``n_a``,
+        ``n_b``; n_a = n_b = 1, the thesis optimum, gives Sy = diag(a), Su^+ = B directly; higher orders go through
+        the Gilbert realization of each unit's model, Sy = C Φ_A C^+, Su^- = 0, Su^+ = C Φ_B, spec 6.3/6.4), a dict ``{name: RLS}`` of identifiers sized
+        for each subsystem (their current parameters are the initial ones), a :class:`cosim.sysid.MOESPWindow`
+        used as the template of one recursive MOESP window per subsystem (its ``window`` W, ``order`` n,
+        ``block_rows`` r, ``threshold``, ``method``, ``refactor_every``; n_u, n_y are taken from each subsystem) or a
+        dict ``{name: MOESPWindow}`` sized per subsystem, or a dict ``{name: (dSdy, dSdu, dSdud)}`` of given IJs.
+        MOESP (spec 6.1): every step pushes the aligned sample (u^k, y^k) (u^k the input held over (T^{k-1}, T^k])
+        and re-fits the window; the standard-form model x_{j+1} = Φ_A x_j + Φ_B u_j, y_j = C x_j + D u_j of one
+        window gives Sy = C Φ_A C^+, Su^- = C Φ_B − Sy D, Su^+ = D (spec 2.2 [EXT]; the time shift of 2.18-2.20
+        is in the pairing of the samples, C^{k-1} = C^k within one window's LTI model, so no state bases of two
+        fits are mixed). The log's ``params[name]`` then holds ``order``, ``Sy``, ``Su_minus``, ``Su_plus``.
     useErrDiffEqu : solve Step 1 (default False for "continuous", True for "discrete", Tables 3.5 / 3.12).
     optionErrDiffEqu, stepsErrDiffEqu : "exact" or "ex. euler" with that many sub-steps (continuous).
     optionExtrapolation, stepsExtrapolation : "exact" or "ex. euler" with that many sub-steps (continuous).
@@ -196,21 +201,25 @@ class PreStep(Coupling):
             raise ValueError(f"jacobians: must be 'exact', a cosim.sysid.RLS or a dict of them, got {jacobians!r}")
         if identified:
             ids = list(jacobians.values()) if isinstance(jacobians, dict) else [jacobians]
+            kinds = {type(v) for v in ids}
+            if len(kinds) > 1:
+                raise TypeError("jacobians: the identifiers must all be cosim.sysid.RLS or all cosim.sysid.MOESPWindow")
             for v in ids:
                 if isinstance(v, _sysid.MOESPWindow):
-                    raise ValueError("jacobians: MOESP-window identification inside the pre-step is not implemented "
-                                     "(use cosim.sysid.RLS)")
+                    continue
                 if not isinstance(v, _sysid.RLS):
-                    raise TypeError(f"jacobians: expected 'exact', a cosim.sysid.RLS or a dict, got {v!r}")
-                if v.n_a != 1 or v.n_b != 1:
-                    raise ValueError(f"jacobians: the pre-step identifies with n_a = n_b = 1 (the thesis optimum, "
-                                     f"Table 3.12); got n_a = {v.n_a}, n_b = {v.n_b}")
+                    raise TypeError(f"jacobians: expected 'exact', a cosim.sysid.RLS, a cosim.sysid.MOESPWindow or a "
+                                    f"dict, got {v!r}")
+                if v.n_b < 1 or v.n_a > 64 or v.n_b > 64:
+                    raise ValueError(f"jacobians: the pre-step needs 1 <= n_b <= 64 and n_a <= 64 (the input must act "
+                                     f"on the output); got n_a = {v.n_a}, n_b = {v.n_b}")
                 if np.ndim(v._P0) != 0:
                     raise ValueError("jacobians: the RLS must have a scalar P0 (P(0) = P0 I)")
             if self.variant == "continuous":
                 raise ValueError("variant: identified IJs are discrete; use variant='discrete' or 'modified'")
         self.jacobians = jacobians
         self.identified = identified
+        self._moesp = identified and isinstance(ids[0], _sysid.MOESPWindow)
         if useErrDiffEqu is None:
             useErrDiffEqu = self.variant == "discrete" or (self.variant == "modified" and identified)
         if not isinstance(useErrDiffEqu, (bool, np.bool_)):
@@ -315,11 +324,44 @@ class PreStep(Coupling):
             P0s = {float(r._P0) for r in ids}
             if len(lams) > 1 or len(P0s) > 1:
                 raise ValueError("jacobians: the identifiers must share lam and P0")
+            if len({(r.n_a, r.n_b) for r in ids}) > 1:
+                raise ValueError("jacobians: the identifiers must share n_a and n_b")
             a0 = np.concatenate([r.parameters[0].reshape(-1) for r in ids])
             b0 = np.concatenate([r.parameters[1].reshape(-1) for r in ids])
             return ids[0].lam, float(ids[0]._P0), a0, b0
         r = self.jacobians
         return r.lam, float(r._P0), None, None
+
+    def _moesp_init(self, system):
+        """Per unit (window, block_rows, order, method) of the MOESP windows; threshold and refactor period."""
+        if isinstance(self.jacobians, dict):
+            unknown = set(self.jacobians) - set(system.names)
+            missing = set(system.names) - set(self.jacobians)
+            if unknown or missing:
+                raise ValueError(f"jacobians: need one identifier per subsystem {system.names}; unknown "
+                                 f"{sorted(unknown)}, missing {sorted(missing)}")
+            ws = [self.jacobians[n] for n in system.names]
+            for s, w in zip(system.subsystems, ws):
+                if w.n_y != s.ny or w.n_u != s.nu:
+                    raise ValueError(f"jacobians[{s.name!r}]: the MOESP window has n_y = {w.n_y}, n_u = {w.n_u}; "
+                                     f"subsystem {s.name!r} has {s.ny} outputs and {s.nu} inputs")
+            if len({w.threshold for w in ws}) > 1 or len({w.refactor_every for w in ws}) > 1:
+                raise ValueError("jacobians: the MOESP windows must share threshold and refactor_every")
+        else:
+            ws = [self.jacobians] * len(system.subsystems)
+        cfg = []
+        for s, w in zip(system.subsystems, ws):
+            r = w.block_rows
+            if w._order >= 0 and w._order > min((r - 1) * s.ny, r * s.ny - 1):
+                raise ValueError(f"jacobians: order {w._order} exceeds the largest order identifiable for subsystem "
+                                 f"{s.name!r} ({s.ny} outputs) with block_rows = {r}; increase block_rows")
+            rows = (2 if w.method == "po-moesp" else 1) * r * (s.nu + s.ny)
+            if w.window < rows:
+                raise ValueError(f"jacobians: window = {w.window} is below the {rows} Hankel rows of subsystem "
+                                 f"{s.name!r} ({s.nu} inputs, {s.ny} outputs, block_rows = {r})")
+            _sysid._moesp_caps(rows, w.window, "window")
+            cfg += [w.window, r, w._order, _sysid._MOESP_METHODS[w.method]]
+        return np.asarray(cfg, dtype=float), ws[0].threshold, ws[0].refactor_every
 
     def _options(self, system, H, t_end):
         discrete = self._discrete
@@ -331,8 +373,13 @@ class PreStep(Coupling):
                  time_switch=self.timeSwitchphase, th_sbc=self.thresholdMbc2sbcCoupling,
                  th_mod=self.thresholdMbcNoInputOpt, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
                  log_capacity=float(math.floor(t_end / H * (1 + 1e-9)) + 2), Sy=None, Su=None, Sd=None, a0=None, b0=None)
-        if self.identified:
+        if self._moesp:
+            d["ij_source"] = 2
+            d["moesp_cfg"], d["moesp_threshold"], d["moesp_refresh"] = self._moesp_init(system)
+        elif self.identified:
             d["rls_lambda"], d["rls_P0"], d["a0"], d["b0"] = self._rls_init(system)
+            r0 = next(iter(self.jacobians.values())) if isinstance(self.jacobians, dict) else self.jacobians
+            d["rls_na"], d["rls_nb"] = r0.n_a, r0.n_b
         else:
             d["Sy"], d["Su"], d["Sd"] = self._given_ijs(system, H)
         return d
@@ -345,14 +392,32 @@ class PreStep(Coupling):
         out = dict(t=np.arange(n) * float(t), phase=np.array([PHASES[p] for p in ph], dtype=object),
                    reason=np.array([REASONS[p] for p in ph], dtype=object), eps_si=raw["eps_si"],
                    delta=raw["delta"], u=raw["u"], rank=raw["rank"])
-        if self.identified:
+        if self._moesp:
             params, off = {}, 0
             P = raw["params"]
             for s in system.subsystems:
-                a = P[:, off:off + s.ny]
-                b = P[:, off + s.ny:off + s.ny + s.ny * s.nu].reshape(n, s.ny, s.nu)
+                ny, nu = s.ny, s.nu
+                o = off + 1
+                params[s.name] = dict(order=P[:, off].astype(int),
+                                      Sy=P[:, o:o + ny * ny].reshape(n, ny, ny),
+                                      Su_minus=P[:, o + ny * ny:o + ny * ny + ny * nu].reshape(n, ny, nu),
+                                      Su_plus=P[:, o + ny * ny + ny * nu:o + ny * ny + 2 * ny * nu].reshape(n, ny, nu))
+                off = o + ny * ny + 2 * ny * nu
+            out["params"] = params
+        elif self.identified:
+            params, off = {}, 0
+            P = raw["params"]
+            r0 = next(iter(self.jacobians.values())) if isinstance(self.jacobians, dict) else self.jacobians
+            na, nb = r0.n_a, r0.n_b
+            for s in system.subsystems:
+                a = P[:, off:off + s.ny * na]
+                b = P[:, off + s.ny * na:off + s.ny * na + s.ny * s.nu * nb]
+                if na == 1 and nb == 1:      # the thesis optimum: a (steps, n_y), b (steps, n_y, n_u)
+                    a, b = a, b.reshape(n, s.ny, s.nu)
+                else:                        # a (steps, n_y, n_a), b (steps, n_y, n_u, n_b)
+                    a, b = a.reshape(n, s.ny, na), b.reshape(n, s.ny, s.nu, nb)
                 params[s.name] = dict(a=a, b=b)
-                off += s.ny + s.ny * s.nu
+                off += s.ny * na + s.ny * s.nu * nb
             out["params"] = params
         return out
 

@@ -245,10 +245,18 @@ class MOESPWindow:
         r (n_u + n_y) + r - 1 samples (PO-MOESP: 2 r (n_u + n_y) + 2 r - 1).
     method : "moesp" (default here: the thesis' online algorithm, and the thesis' small windows, e.g. W = 50 with
         r = 10, are too short for PO-MOESP's 2 r (n_u + n_y) columns) or "po-moesp" (see ``moesp``).
+    refactor_every : the window is updated recursively: ``push`` up-dates the triangular factor R of the stacked
+        Hankel data (R^T R = H^T H, the L of the LQ step is R^T) with one Givens sweep when a Hankel column enters and
+        down-dates it (LINPACK dchdd) when the oldest one leaves, so ``fit`` costs O(P^3) instead of a QR of
+        O(W P^2), P = r (n_u + n_y) rows. R is re-factored from the samples (one QR) every ``refactor_every``
+        pushes (default W; 0: never) to bound the rounding drift of the up/down-dates, and whenever a downdate
+        fails (the window's data lost rank). The fit equals the batch :func:`moesp` on the same samples to
+        rounding (up to the similarity transform of the identified state basis).
     All memory is allocated here; push and fit do not allocate in C.
     """
 
-    def __init__(self, n_u, n_y, window, order=None, block_rows=None, threshold=1e-8, method="moesp"):
+    def __init__(self, n_u, n_y, window, order=None, block_rows=None, threshold=1e-8, method="moesp",
+                 refactor_every=None):
         self.method = _method_arg(method)
         self.n_u = _int(n_u, "n_u", 1)
         self.n_y = _int(n_y, "n_y", 1)
@@ -259,8 +267,18 @@ class MOESPWindow:
             raise ValueError(f"window: must be >= {'2 * ' if self.method == 'po-moesp' else ''}block_rows * "
                              f"(n_u + n_y) = {rows}, got {self.window}")
         _moesp_caps(rows, self.window, "window")
+        self.refactor_every = self.window if refactor_every is None else _int(refactor_every, "refactor_every", 0)
+        if self.refactor_every > 2 ** 31 - 1:
+            raise ValueError(f"refactor_every: must be < 2**31, got {self.refactor_every}")
         self._cap = _core.sysid_moesp_window_new(self.n_u, self.n_y, self.block_rows, self.window,
                                                  _MOESP_METHODS[self.method])
+        _core.sysid_moesp_window_refresh(self._cap, self.refactor_every)
+
+    @property
+    def stats(self) -> dict:
+        """Counters of the recursive factor: re-factorizations, failed downdates, pushes since the last QR."""
+        a, b, c = _core.sysid_moesp_window_refresh(self._cap)
+        return dict(refactorizations=a, failed_downdates=b, pushes_since_refactor=c)
 
     def push(self, u, y) -> int:
         """Append one sample (u: (n_u,), y: (n_y,)) or several rows; returns the number of samples held."""

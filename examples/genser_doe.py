@@ -102,13 +102,8 @@ STUDIES = {  # name: (factors, build, needs PreStep, optimum rule, thesis table)
 
 
 def supported(name, design):
-    """Rows of ``design`` that today's cosim.PreStep can run, and why the others cannot: the C core identifies
-    with n_a = n_b = 1 only (the thesis optimum), and MOESP inside the pre-step is not built yet."""
-    if name == "rls":
-        keep = (design["M"] == 1) & (design["N"] == 1)
-        return design[keep], "RLS orders M = N = 1 only (n_a = n_b = 1 in the C core)"
-    if name == "moesp":
-        return design.iloc[:0], "MOESP-window identification inside the pre-step is not implemented"
+    """Rows of ``design`` that today's cosim.PreStep can run (all of them: RLS orders M, N in {1, 2} through the
+    Gilbert realization, MOESP through recursive windows), and why others could not (none left)."""
     return design, ""
 
 

@@ -29,6 +29,9 @@
 #include "linalg/expm.h"
 #include "linalg/pinv.h"
 #include "sysid/qa.h"
+#include "sysid/gilbert.h"
+#include "sysid/ij.h"
+#include "sysid/moesp.h"
 #include "sysid/rls.h"
 
 #define NC (CS_MAXDEG + 1)
@@ -68,6 +71,15 @@ typedef struct prestep {
     double *rls_a, *rls_b;     /* scratch: params of one unit */
     double **rls_snap;         /* per unit state vectors for the snapshot in flight */
     int nparams;
+    /* MOESP windows (one per unit), their IJs per unit [n, Sy, Su^-, Su^+] (nparams), conversion workspace, and
+     * the last step index k whose sample (u^k, y^k) was pushed (outside the snapshot: a sample depends only on
+     * accepted data, so a restored step is not pushed twice) */
+    cs_gilbert **gil;          /* RLS with n_a or n_b > 1: one Gilbert realization per unit */
+    double *gij;               /* per unit IJ scratch: Sy, Su^-, Su^+ (maxn^2 + 2 maxn maxm) */
+    cs_moesp **moesp;
+    int *mcfg;                 /* per unit: order */
+    double *mpar, *ijw;
+    long moesp_k;
     /* workspace */
     double *work, *tmp, *w1, *w2, *sb, *yt, *yh, *v1, *v2, *v3;
     size_t nwork;
@@ -394,9 +406,43 @@ static int identify(prestep *p, const double *uk, double *eps_glob) {
         const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
         cs_err e2rr = {0};
         if (cs_rls_update(p->rls[i], uk + a0, s->y + y0, NULL, &e2rr)) failed = 1;
+        const int na = p->spec.rls_na, nb = p->spec.rls_nb;
         cs_rls_get_params(p->rls[i], p->rls_a, p->rls_b);
-        if (!cs_all_finite((size_t)ni, p->rls_a) || !cs_all_finite((size_t)ni * mi, p->rls_b)) failed = 1;
+        if (!cs_all_finite((size_t)ni * na, p->rls_a) || !cs_all_finite((size_t)ni * mi * nb, p->rls_b)) failed = 1;
         if (failed) break;
+        if (p->gil) {
+            /* n_a or n_b > 1: Gilbert realization -> thesis-form IJs Sy = C PhiA C^+, Su^- = 0, Su^+ = C PhiB (D = 0,
+             * spec 6.4); eps_SI from the IJ prediction Sy y^{k-1} + Su^+ u^k */
+            cs_gilbert_result g;
+            cs_err ge = {0};
+            double *Syi = p->gij, *Smi = Syi + (size_t)ni * ni, *Spi = Smi + (size_t)ni * mi;
+            if (cs_gilbert_realize(p->gil[i], p->rls_a, p->rls_b, 1e-10, 1e-6, &g, &ge)) { failed = 1; break; }
+            if (g.nx == 0) {
+                memset(Syi, 0, sizeof(double) * ((size_t)ni * ni + 2 * (size_t)ni * mi));
+            } else if (cs_ij_discrete(CS_IJ_THESIS, g.nx, mi, ni, g.A, g.B, g.C, g.D, g.C, g.D, p->spec.rtol, Syi, Smi,
+                                      Spi, p->ijw, &ge)) {
+                failed = 1;
+                break;
+            }
+            if (!cs_all_finite((size_t)ni * ni + 2 * (size_t)ni * mi, Syi)) { failed = 1; break; }
+            double *yb = p->v3;
+            for (int a = 0; a < ni; a++) {
+                double v = 0.0;
+                for (int b = 0; b < ni; b++) {
+                    p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
+                    v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
+                }
+                for (int b = 0; b < mi; b++) {
+                    p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
+                    p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
+                    v += Spi[(size_t)a * mi + b] * uk[a0 + b] + Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b];
+                }
+                yb[a] = v;
+            }
+            double e = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
+            e2 += e * e;
+            continue;
+        }
         double ybar[64], *yb = ni <= 64 ? ybar : p->v3;
         for (int a = 0; a < ni; a++) {
             p->Sy[(size_t)(y0 + a) * n + y0 + a] = p->rls_a[a];
@@ -418,14 +464,71 @@ static int identify(prestep *p, const double *uk, double *eps_glob) {
 static void rls_recover(prestep *p) {
     for (int i = 0; i < p->nsub; i++) {
         const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
+        const size_t sa = (size_t)ni * p->spec.rls_na, sb = (size_t)ni * mi * p->spec.rls_nb;
         cs_rls_get_params(p->rls[i], p->rls_a, p->rls_b);
-        if (!cs_all_finite((size_t)ni, p->rls_a) || !cs_all_finite((size_t)ni * mi, p->rls_b)) {
-            memset(p->rls_a, 0, sizeof(double) * ni);
-            memset(p->rls_b, 0, sizeof(double) * (size_t)ni * mi);
+        if (!cs_all_finite(sa, p->rls_a) || !cs_all_finite(sb, p->rls_b)) {
+            memset(p->rls_a, 0, sizeof(double) * sa);
+            memset(p->rls_b, 0, sizeof(double) * sb);
             cs_rls_set_params(p->rls[i], p->rls_a, p->rls_b);
         }
         cs_rls_reset(p->rls[i], p->spec.rls_P0);
     }
+}
+
+/* MOESP-window identification (spec 6.1, 2.2 [EXT]): push (u^k, y^k) once per step k >= 1, fit every window
+ * (recursive factor: O(P^3) per fit, no allocation), IJs by the standard-form conversion into the global matrices,
+ * eps_SI,global from the a-posteriori one-step predictions Sy y^{k-1} + Su^- u^{k-1} + Su^+ u^k. Returns 0 when the
+ * IJs are usable, 1 when a fit failed or gave non-finite IJs, 2 while a window holds too few samples for a fit
+ * (the IJs are then zero). */
+static int identify_moesp(prestep *p, const double *uk, long k, double *eps_glob) {
+    ps_state *s = &p->st;
+    const int n = p->n, m = p->m;
+    if (k >= 1 && k > p->moesp_k) {
+        for (int i = 0; i < p->nsub; i++) cs_moesp_push(p->moesp[i], uk + p->uo[i], s->y + p->yo[i]);
+        p->moesp_k = k;
+    }
+    memset(p->Sy, 0, sizeof(double) * (size_t)n * n);
+    memset(p->Su, 0, sizeof(double) * (size_t)n * m);
+    memset(p->Sd, 0, sizeof(double) * (size_t)n * m);
+    memset(p->mpar, 0, sizeof(double) * (size_t)p->nparams);
+    double e2 = 0.0, *par = p->mpar;
+    int status = 0;
+    for (int i = 0; i < p->nsub; i++) {
+        const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
+        double *Syi = par + 1, *Smi = Syi + (size_t)ni * ni, *Spi = Smi + (size_t)ni * mi;
+        par = Spi + (size_t)ni * mi;
+        cs_moesp *w = p->moesp[i];
+        if (cs_moesp_count(w) < cs_moesp_min_samples(w)) { status = status ? status : 2; continue; }
+        cs_moesp_result res;
+        cs_err e = {0};
+        if (cs_moesp_fit_window(w, p->mcfg[i], p->spec.moesp_threshold, &res, &e)) return 1;
+        Syi[-1] = res.n;
+        if (res.n == 0) {
+            memcpy(Spi, res.D, sizeof(double) * (size_t)ni * mi);
+        } else if (cs_ij_discrete(CS_IJ_STANDARD, res.n, mi, ni, res.A, res.B, res.C, res.D, NULL, NULL,
+                                  p->spec.rtol, Syi, Smi, Spi, p->ijw, &e)) {
+            return 1;
+        }
+        if (!cs_all_finite((size_t)ni * ni, Syi) || !cs_all_finite(2 * (size_t)ni * mi, Smi)) return 1;
+        double *yb = p->v3;
+        for (int a = 0; a < ni; a++) {
+            double v = 0.0;
+            for (int b = 0; b < ni; b++) {
+                p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
+                v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
+            }
+            for (int b = 0; b < mi; b++) {
+                p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
+                p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
+                v += Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b] + Spi[(size_t)a * mi + b] * uk[a0 + b];
+            }
+            yb[a] = v;
+        }
+        double ei = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
+        e2 += ei * ei;
+    }
+    *eps_glob = status ? NAN : sqrt(e2);
+    return status;
 }
 
 /* Steps 1-3 of the discrete version with the current global Sy, Su (= Su^-), Sd (= Su^+). Returns an error only
@@ -487,7 +590,7 @@ static int mbc_discrete(prestep *p, const double *uk, int modified, double *c0, 
             }
             rhs[a] = v;
         }
-        if (p->spec.ij_source == CS_PRESTEP_IJ_RLS || !p->given_pinv_ready) {
+        if (p->spec.ij_source != CS_PRESTEP_IJ_GIVEN || !p->given_pinv_ready) {
             cs_err e2 = {0};
             if (unit_pinv(p, i, Ai, &e2)) { *ok = 0; memcpy(c0, uh, sizeof(double) * m); return CS_OK; }
         }
@@ -508,12 +611,14 @@ static void log_step(prestep *p, int phase, double eps) {
     if (k >= p->logcap) return;
     p->lphase[k] = (unsigned char)phase;
     p->leps[k] = eps;
-    if (p->nparams) {
+    if (p->nparams && p->moesp) {
+        memcpy(p->lpar + (size_t)k * p->nparams, p->mpar, sizeof(double) * (size_t)p->nparams);
+    } else if (p->nparams) {
         double *par = p->lpar + (size_t)k * p->nparams;
         for (int i = 0; i < p->nsub; i++) {
             const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-            cs_rls_get_params(p->rls[i], par, par + ni);
-            par += ni + (size_t)ni * mi;
+            cs_rls_get_params(p->rls[i], par, par + (size_t)ni * p->spec.rls_na);
+            par += (size_t)ni * p->spec.rls_na + (size_t)ni * mi * p->spec.rls_nb;
         }
     }
     memcpy(p->ldel + (size_t)k * p->n, s->delta, sizeof(double) * p->n);
@@ -563,13 +668,17 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     uk = ukbuf;
     int phase = CS_PHASE_MBC, ij_ok = 1;
     double eps = 0.0;
-    const int identified = p->spec.ij_source == CS_PRESTEP_IJ_RLS;
-    if (identified) {
+    const int identified = p->spec.ij_source != CS_PRESTEP_IJ_GIVEN;
+    const int learning = T < p->spec.time_learning - 1e-12 * H;
+    if (p->spec.ij_source == CS_PRESTEP_IJ_RLS) {
         if (identify(p, uk, &eps)) { ij_ok = 0; rls_recover(p); }
+    } else if (identified) {
+        /* a window still filling during the learning phase is no failure: its IJs are not used there */
+        int st = identify_moesp(p, uk, k, &eps);
+        if (st == 1 || (st == 2 && !learning)) ij_ok = 0;
     }
     double *c0 = s->nc0, *c1 = s->nc1;
     int ok = 1;
-    const int learning = T < p->spec.time_learning - 1e-12 * H;
     if (!ij_ok) phase = CS_PHASE_FALLBACK;
     else if (learning) phase = CS_PHASE_LEARNING;
     else if (identified && eps >= p->spec.th_sbc) phase = CS_PHASE_SBC;
@@ -689,6 +798,12 @@ static void ps_destroy(cs_coupling *c) {
     if (p->rls)
         for (int i = 0; i < p->nsub; i++) cs_rls_destroy(p->rls[i]);
     free(p->rls); free(p->rls_a); free(p->rls_b); free(p->rls_snap);
+    if (p->moesp)
+        for (int i = 0; i < p->nsub; i++) cs_moesp_destroy(p->moesp[i]);
+    free(p->moesp); free(p->mcfg); free(p->mpar); free(p->ijw);
+    if (p->gil)
+        for (int i = 0; i < p->nsub; i++) cs_gilbert_destroy(p->gil[i]);
+    free(p->gil); free(p->gij);
     free(p->yo); free(p->uo); free(p->L); free(p->Sy); free(p->Su); free(p->Sd); free(p->G);
     free(p->Mc); free(p->M); free(p->cvec); free(p->N); free(p->Phi1); free(p->Gam1); free(p->Phi2); free(p->Gam2);
     free(p->phA); free(p->phB); free(p->phCD); free(p->Ap); free(p->pa); free(p->pb); free(p->rank);
@@ -719,10 +834,13 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
     *out = NULL;
     if (spec->variant != CS_PRESTEP_CONTINUOUS && spec->variant != CS_PRESTEP_DISCRETE)
         return cs_fail(err, CS_ERR_ARG, "variant: unknown pre-step variant code %d", spec->variant);
-    if (spec->ij_source != CS_PRESTEP_IJ_GIVEN && spec->ij_source != CS_PRESTEP_IJ_RLS)
+    if (spec->ij_source != CS_PRESTEP_IJ_GIVEN && spec->ij_source != CS_PRESTEP_IJ_RLS &&
+        spec->ij_source != CS_PRESTEP_IJ_MOESP)
         return cs_fail(err, CS_ERR_ARG, "jacobians: unknown IJ source code %d", spec->ij_source);
     if (spec->ij_source == CS_PRESTEP_IJ_GIVEN && (!spec->Sy || !spec->Su || !spec->Sd))
         return cs_fail(err, CS_ERR_ARG, "jacobians: the interface Jacobians are missing");
+    if (spec->ij_source == CS_PRESTEP_IJ_MOESP && !spec->moesp_cfg)
+        return cs_fail(err, CS_ERR_ARG, "jacobians: the MOESP window settings are missing");
     if (spec->variant == CS_PRESTEP_CONTINUOUS && spec->ij_source != CS_PRESTEP_IJ_GIVEN)
         return cs_fail(err, CS_ERR_ARG, "variant: the continuous version needs given (exact) IJs");
     if (!(spec->time_learning >= 0.0) || !(spec->time_switch >= 0.0) || !(spec->th_mod <= spec->th_sbc))
@@ -740,6 +858,7 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
     p->spec = *spec;
     p->spec.Sy = p->spec.Su = p->spec.Sd = NULL;
     p->spec.rls_a0 = p->spec.rls_b0 = NULL;
+    p->spec.moesp_cfg = NULL;
     const int n = net->ny, m = net->nu, ns = net->nsub;
     p->n = n; p->m = m; p->nsub = ns;
     const size_t nn = (size_t)n * n, nm = (size_t)n * m;
@@ -808,19 +927,68 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
             cs_coupling_destroy(c);
             return cs_fail(err, CS_ERR_ARG, "jacobians: the interface Jacobians have non-finite entries");
         }
-    } else {
-        p->rls = calloc((size_t)ns, sizeof(cs_rls *));
-        p->rls_a = calloc((size_t)maxn + 1, sizeof(double));
-        p->rls_b = calloc((size_t)maxn * maxm + 1, sizeof(double));
-        if (!p->rls || !p->rls_a || !p->rls_b) goto nomem;
-        size_t oa = 0, ob = 0;
+    } else if (spec->ij_source == CS_PRESTEP_IJ_MOESP) {
+        p->moesp = calloc((size_t)ns, sizeof(cs_moesp *));
+        p->mcfg = calloc((size_t)ns + 1, sizeof(int));
+        if (!p->moesp || !p->mcfg) goto nomem;
+        size_t nij = 1;
         for (int i = 0; i < ns; i++) {
             const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-            int rc = cs_rls_create(ni, mi, 1, 1, spec->rls_lambda, spec->rls_P0, 0.0, &p->rls[i], err);
+            const double *cf = spec->moesp_cfg + 4 * (size_t)i;
+            for (int q = 0; q < 4; q++)
+                if (!(fabs(cf[q]) < 2147483647.0) || cf[q] != floor(cf[q])) {
+                    cs_coupling_destroy(c);
+                    return cs_fail(err, CS_ERR_ARG, "jacobians: MOESP settings of unit %d are not integers", i);
+                }
+            int rc = cs_moesp_create(mi, ni, (int)cf[1], (int)cf[0], (int)cf[3], &p->moesp[i], err);
+            if (rc) { cs_err_prefix(err, "jacobians: "); cs_coupling_destroy(c); return rc; }
+            cs_moesp_set_refresh(p->moesp[i], spec->moesp_refresh);
+            p->mcfg[i] = (int)cf[2];
+            if (p->mcfg[i] > cs_moesp_max_order(p->moesp[i])) {
+                cs_coupling_destroy(c);
+                return cs_fail(err, CS_ERR_ARG, "jacobians: order %d of unit %d exceeds the largest identifiable "
+                               "order %d (increase block_rows)", p->mcfg[i], i, cs_moesp_max_order(p->moesp[i]));
+            }
+            nij = zmax(nij, cs_ij_work_size(cs_moesp_max_order(p->moesp[i]), mi, ni));
+            p->nparams += 1 + ni * ni + 2 * ni * mi;
+        }
+        p->mpar = calloc((size_t)p->nparams + 1, sizeof(double));
+        p->ijw = calloc(nij + 1, sizeof(double));
+        if (!p->mpar || !p->ijw) goto nomem;
+    } else {
+        const int na = spec->rls_na, nb = spec->rls_nb;
+        if (na < 0 || nb < 1 || na > 64 || nb > 64) {
+            cs_coupling_destroy(c);
+            return cs_fail(err, CS_ERR_ARG, "jacobians: RLS orders must be 0 <= n_a <= 64 and 1 <= n_b <= 64 in the "
+                           "pre-step (got n_a = %d, n_b = %d)", na, nb);
+        }
+        p->rls = calloc((size_t)ns, sizeof(cs_rls *));
+        p->rls_a = calloc((size_t)maxn * na + 1, sizeof(double));
+        p->rls_b = calloc((size_t)maxn * maxm * nb + 1, sizeof(double));
+        if (!p->rls || !p->rls_a || !p->rls_b) goto nomem;
+        const int higher = na != 1 || nb != 1;
+        if (higher) {
+            p->gil = calloc((size_t)ns, sizeof(cs_gilbert *));
+            p->gij = calloc((size_t)maxn * maxn + 2 * (size_t)maxn * maxm + 1, sizeof(double));
+            if (!p->gil || !p->gij) goto nomem;
+        }
+        size_t oa = 0, ob = 0, nij = 1;
+        for (int i = 0; i < ns; i++) {
+            const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
+            int rc = cs_rls_create(ni, mi, na, nb, spec->rls_lambda, spec->rls_P0, 0.0, &p->rls[i], err);
             if (rc) { cs_coupling_destroy(c); return rc; }
             if (spec->rls_a0 && spec->rls_b0) cs_rls_set_params(p->rls[i], spec->rls_a0 + oa, spec->rls_b0 + ob);
-            oa += ni; ob += (size_t)ni * mi;
-            p->nparams += ni + ni * mi;
+            oa += (size_t)ni * na; ob += (size_t)ni * mi * nb;
+            p->nparams += ni * na + ni * mi * nb;
+            if (higher) {
+                rc = cs_gilbert_create(ni, mi, na, nb, &p->gil[i], err);
+                if (rc) { cs_coupling_destroy(c); return rc; }
+                nij = zmax(nij, cs_ij_work_size(cs_gilbert_max_states(p->gil[i]), mi, ni));
+            }
+        }
+        if (higher) {
+            p->ijw = calloc(nij + 1, sizeof(double));
+            if (!p->ijw) goto nomem;
         }
     }
     p->logcap = spec->log_capacity > 0 ? spec->log_capacity : 0;

@@ -5,8 +5,9 @@
  *           (2.37/2.63, global assembly of section 5.1);
  *   Step 3  per unit, the input whose IJ prediction reaches yhat(T^{k+1}) (2.50/2.65; least squares, square, or the
  *           Lagrange minimum-extrapolation-error solution of section 5.3, all as s = s* + A^+ (rhs - A s*)).
- * IJs: exact continuous (given), exact discrete (given), or identified online by MIMO RLS with n_a = n_b = 1
- * (spec 6.2/6.4: Sy = diag(a), Su^- = 0, Su^+ = B), with the learning phase, the error-based phase check and the
+ * IJs: exact continuous (given), exact discrete (given), identified online by MIMO RLS with n_a = n_b = 1
+ * (spec 6.2/6.4: Sy = diag(a), Su^- = 0, Su^+ = B), or by a recursive MOESP window per unit (spec 6.1; standard-form
+ * conversion Sy = C PhiA C^+, Su^- = C PhiB - Sy D, Su^+ = D of one window's LTI model), with the learning phase, the error-based phase check and the
  * tanh switch phase of section 8. All per-step numerics use workspace allocated at creation. */
 #ifndef COSIM_PRESTEP_H
 #define COSIM_PRESTEP_H
@@ -15,7 +16,7 @@
 #include "network/network.h"
 
 enum { CS_PRESTEP_CONTINUOUS = 0, CS_PRESTEP_DISCRETE = 1 };
-enum { CS_PRESTEP_IJ_GIVEN = 0, CS_PRESTEP_IJ_RLS = 1 };
+enum { CS_PRESTEP_IJ_GIVEN = 0, CS_PRESTEP_IJ_RLS = 1, CS_PRESTEP_IJ_MOESP = 2 };
 /* Phase codes of the log (section 8.2): the reason of a signal-based step is kept apart. */
 enum { CS_PHASE_LEARNING = 0, CS_PHASE_SBC = 1, CS_PHASE_MOD = 2, CS_PHASE_MBC = 3, CS_PHASE_FALLBACK = 4 };
 
@@ -37,8 +38,17 @@ typedef struct cs_prestep_spec {
     double time_learning, time_switch;        /* timeLearning, timeSwitchphase [s] (0: none) */
     double th_sbc, th_mod;                    /* thresholdMbc2sbcCoupling, thresholdMbcNoInputOpt */
     double rls_lambda, rls_P0;                /* forgetting factor, P(0) = P0 I */
-    const double *rls_a0, *rls_b0;            /* initial parameters per unit: a (ny_i), b (ny_i x nu_i), or NULL */
+    int rls_na, rls_nb;                       /* RLS orders (thesis N, M); beyond 1 the IJs come from the Gilbert
+                                               * realization of every unit's model (spec 6.3/6.4) */
+    const double *rls_a0, *rls_b0;            /* initial parameters per unit: a (ny_i x na), b (ny_i x nu_i x nb), or
+                                               * NULL */
     double rtol;                              /* pseudo-inverse cut-off */
+    /* CS_PRESTEP_IJ_MOESP: per unit 4 values (window W, block rows r, order (< 0: by threshold), method
+     * CS_MOESP_PLAIN/PO) of a recursive MOESP window (sysid/moesp.h) fed with the aligned samples (u^k, y^k), k >= 1;
+     * each step's fit gives the IJs by the standard-form conversion (sysid/ij.h, spec 2.2 [EXT]). */
+    const double *moesp_cfg;
+    double moesp_threshold;                   /* relative singular-value threshold of the automatic order */
+    int moesp_refresh;                        /* re-factor the window every this many pushes (0: never) */
     long log_capacity;                        /* steps the log keeps (later steps are not logged) */
 } cs_prestep_spec;
 

@@ -61,6 +61,15 @@ int cs_py_coupling_opts_read(PyObject *opts, cs_run_config *cfg, cs_py_coupling_
             get_array(d, "Sd", &o->arrays[2], &s->Sd) || get_array(d, "a0", &o->arrays[3], &s->rls_a0) ||
             get_array(d, "b0", &o->arrays[4], &s->rls_b0))
             return -1;
+        /* RLS orders (optional keys, default 1) */
+        s->rls_na = s->rls_nb = 1;
+        if (PyDict_GetItemString(d, "rls_na") && (get_int(d, "rls_na", &s->rls_na) || get_int(d, "rls_nb", &s->rls_nb)))
+            return -1;
+        /* MOESP-window IJs (optional keys): per unit (window, block_rows, order, method), threshold, refresh */
+        if (get_array(d, "moesp_cfg", &o->arrays[5], &s->moesp_cfg)) return -1;
+        if (PyDict_GetItemString(d, "moesp_threshold") && (get_double(d, "moesp_threshold", &s->moesp_threshold) ||
+                                                           get_int(d, "moesp_refresh", &s->moesp_refresh)))
+            return -1;
         cfg->prestep = s;
     } else if (kind != CS_COUPLING_SIGNAL) {
         PyErr_Format(PyExc_ValueError, "coupling: unknown coupling kind %d", kind);
@@ -71,7 +80,7 @@ int cs_py_coupling_opts_read(PyObject *opts, cs_run_config *cfg, cs_py_coupling_
 }
 
 void cs_py_coupling_opts_free(cs_py_coupling_opts *o) {
-    for (int q = 0; q < 5; q++) Py_XDECREF(o->arrays[q]);
+    for (int q = 0; q < 6; q++) Py_XDECREF(o->arrays[q]);
     memset(o, 0, sizeof *o);
 }
 

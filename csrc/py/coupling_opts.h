@@ -10,7 +10,7 @@
 typedef struct cs_py_coupling_opts {
     cs_prestep_spec prestep;
     cs_nepce_spec nepce;
-    PyArrayObject *arrays[5];   /* Sy, Su, Sd, a0, b0 (owned references) */
+    PyArrayObject *arrays[6];   /* Sy, Su, Sd, a0, b0, moesp_cfg (owned references) */
 } cs_py_coupling_opts;
 
 /* Reads opts["coupling"] (absent or None: signal coupling) into cfg. Returns 0, or -1 with an exception set. */

@@ -147,6 +147,19 @@ static PyObject *py_moesp_window_info(PyObject *self, PyObject *args) {
     return Py_BuildValue("(iii)", cs_moesp_count(m), cs_moesp_min_samples(m), cs_moesp_max_order(m));
 }
 
+/* sysid_moesp_window_refresh(cap, every) -> (n_refactor, n_downdate_fail, since); every < 0 leaves it unchanged */
+static PyObject *py_moesp_window_refresh(PyObject *self, PyObject *args) {
+    PyObject *cap;
+    int every = -1;
+    if (!PyArg_ParseTuple(args, "O|i:sysid_moesp_window_refresh", &cap, &every)) return NULL;
+    cs_moesp *m = get_moesp(cap);
+    if (!m) return NULL;
+    if (every >= 0) cs_moesp_set_refresh(m, every);
+    long a, b, c;
+    cs_moesp_stats(m, &a, &b, &c);
+    return Py_BuildValue("(lll)", a, b, c);
+}
+
 /* ---------------------------------------------------------------- RLS */
 
 static void rls_capsule_free(PyObject *cap) { cs_rls_destroy(PyCapsule_GetPointer(cap, CAP_RLS)); }
@@ -555,6 +568,8 @@ PyMethodDef cs_py_sysid_methods[] = {
     {"sysid_moesp_window_new", py_moesp_window_new, METH_VARARGS, "sysid_moesp_window_new(nu, ny, r, W) -> capsule."},
     {"sysid_moesp_window_push", py_moesp_window_push, METH_VARARGS, "sysid_moesp_window_push(cap, U, Y) -> count."},
     {"sysid_moesp_window_fit", py_moesp_window_fit, METH_VARARGS, "sysid_moesp_window_fit(cap, order, thr) -> dict."},
+    {"sysid_moesp_window_refresh", py_moesp_window_refresh, METH_VARARGS,
+     "sysid_moesp_window_refresh(cap[, every]) -> (n_refactor, n_downdate_fail, pushes since the last refactor)."},
     {"sysid_moesp_window_info", py_moesp_window_info, METH_VARARGS,
      "sysid_moesp_window_info(cap[, clear]) -> (count, min_samples, max_order)."},
     {"sysid_rls_new", py_rls_new, METH_VARARGS, "sysid_rls_new(ny, nu, na, nb, lam, P0, trace_max) -> capsule."},

@@ -66,7 +66,13 @@ int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order
 void cs_moesp_push(cs_moesp *m, const double *u, const double *y);
 int cs_moesp_count(const cs_moesp *m);   /* samples currently in the window */
 void cs_moesp_clear(cs_moesp *m);
-/* Fit on the samples currently held (all of them: the window grows until full, then slides). */
+/* Fit on the samples currently held (all of them: the window grows until full, then slides). The window keeps the
+ * triangular factor R (R^T R = H^T H of its Hankel columns) up to date in cs_moesp_push: one Givens update when a
+ * column enters, one LINPACK-style downdate when one leaves (O(P^2) each, P = rows of the stacked data matrix), so
+ * the fit costs O(P^3) independent of W. It re-factors from the samples (QR, O(W P^2)) only after a failed downdate
+ * or every `refresh` pushes (default wmax; 0: never), which bounds the rounding drift of the up/downdates. */
+void cs_moesp_set_refresh(cs_moesp *m, int every);
+void cs_moesp_stats(const cs_moesp *m, long *n_refactor, long *n_downdate_fail, long *since);
 int cs_moesp_fit_window(cs_moesp *m, int order, double threshold, cs_moesp_result *res, cs_err *err);
 
 #endif
