@@ -15,6 +15,12 @@ Counters (always): ``mean_micro_step`` per subsystem (simulated time / micro ste
 ``save_time``, ``threads``, ``thread_idle_time`` (each thread's wait at the barrier), ``solver_time`` =
 T^solv = max_L Σ_N T^solv_{L,N} and ``idle_time`` = T^idle = Σ_N max_L T^solv_{L,N} − T^solv (eq. 4.5), and
 ``idle_fraction`` = T^idle / (T^solv + T^idle).
+
+Jacobi runs also measure each unit's steps with the CPU clock of the thread that ran it (CLOCK_THREAD_CPUTIME_ID):
+per subsystem ``cpu_time`` and ``cpu_idle_time`` (eq. 4.5 with CPU clocks) and in ``stats["timing"]``
+``cpu_solver_time``, ``cpu_idle_time``, ``cpu_idle_fraction``. On a shared machine wall clocks charge a preemption
+to the unit that was running (and show it as idle time of all others); CPU clocks do not, so the CPU idle fraction
+is the load imbalance of the units' own work.
 """
 from __future__ import annotations
 
@@ -42,6 +48,14 @@ def augment(raw, names, t_end, kappa):
         t_idle = max(0.0, sum_max - t_solv)
         timing = dict(timing, solver_time=t_solv, idle_time=t_idle,
                       idle_fraction=t_idle / (t_solv + t_idle) if t_solv + t_idle > 0 else 0.0)
+        cpu, cidle = timing.pop("unit_cpu_time", None), timing.pop("unit_cpu_idle_time", None)
+        if cpu is not None and len(cpu) == len(stats):
+            for st, c, ci in zip(stats, cpu, cidle):
+                st["cpu_time"], st["cpu_idle_time"] = c, ci
+            c_solv = max(cpu)
+            c_idle = max(0.0, cidle[0] + cpu[0] - c_solv)
+            timing.update(cpu_solver_time=c_solv, cpu_idle_time=c_idle,
+                          cpu_idle_fraction=c_idle / (c_solv + c_idle) if c_solv + c_idle > 0 else 0.0)
         extra["timing"] = timing
     raw["extra_stats"] = extra
     return raw

@@ -101,6 +101,26 @@ def test_timing_breakdown(threads):
     assert r.stats["mean_H"] == pytest.approx(2e-6) and r.stats["kappa_histogram"] == {1: 1.0}
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_thread_cpu_clock_timing(threads):
+    """The same eq. 4.5 sums with the CPU clock of the thread that ran each unit (CLOCK_THREAD_CPUTIME_ID): every
+    unit's CPU time + CPU idle time is the same Σ_N max_L CPU_{L,N}; the threads cannot have used more CPU time than
+    the scheme's wall time on each of them."""
+    s = small_chain()
+    r = simulate(s, t_end=4e-4, H=2e-6, approximation=cosim.Lagrange(k=1), threads=threads, timing=True,
+                 solver=cosim.CVODE(rtol=1e-6, atol=1e-9))
+    tm, st = r.stats["timing"], r.stats["subsystems"]
+    cpu = np.array([st[n]["cpu_time"] for n in s.names])
+    tot = np.array([st[n]["cpu_time"] + st[n]["cpu_idle_time"] for n in s.names])
+    assert np.all(cpu >= 0.0) and cpu[0] > 0.0
+    assert cpu.sum() <= tm["scheme_time"] * threads * (1 + 1e-6) + 1e-4     # clock granularity
+    assert np.allclose(tot, tot[0], rtol=1e-9, atol=1e-12)
+    assert tm["cpu_solver_time"] == cpu.max()
+    assert np.isclose(tm["cpu_idle_time"], tot[0] - cpu.max(), rtol=1e-9, atol=1e-12)
+    assert 0.0 <= tm["cpu_idle_fraction"] < 1.0
+    assert "unit_cpu_time" not in tm
+
+
 def test_timing_off_has_no_clocks():
     r = simulate(small_chain(), t_end=1e-4, H=1e-5)
     assert "timing" not in r.stats and "idle_time" not in r.stats["subsystems"]["S1"]
