@@ -29,6 +29,22 @@ def test_threads_give_bit_identical_results(approx):
     assert np.max(np.abs(runs[0].X)) > 0
 
 
+@pytest.mark.parametrize("estimator", ["exMD", "exLE"])
+def test_estimators_comparative_integrations_on_the_pool_are_bit_identical(estimator):
+    """exLE/exMD integrate every monitored unit a second time per macro step (kraft2021 §8.2/8.3); with threads=n
+    these run on the scheme's pool: the controller then takes exactly the same steps and the results are equal."""
+    s = small_chain()
+    runs = [simulate(s, t_end=3e-4, H=1e-7, approximation=cosim.Lagrange(k=0), threads=n, last_step="shorten",
+                     step_control=cosim.StepControl(estimator=estimator, rtol=1e-4),
+                     solver=cosim.CVODE(rtol=1e-6, atol=1e-9)) for n in (1, 2, 4)]
+    assert runs[0].stats["rejected_steps"] > 0 and len(set(np.asarray(runs[0].k).tolist())) > 1
+    for r in runs[1:]:
+        assert np.array_equal(r.t, runs[0].t) and np.array_equal(r.X, runs[0].X) and np.array_equal(r.U, runs[0].U)
+        assert np.array_equal(r.H, runs[0].H) and np.array_equal(r.k, runs[0].k)
+        assert r.stats["subsystems"] == runs[0].stats["subsystems"]
+        assert r.stats["rejected_steps"] == runs[0].stats["rejected_steps"]
+
+
 def test_more_threads_than_units_and_fixed_step_solvers():
     s = oscillator_chain(4, 2, masses=1.0, stiffness=100.0, damping=0.5, x0=[0.1, 0, 0, -0.1])
     a = simulate(s, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=4), threads=1)

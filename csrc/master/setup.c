@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/kraft_pool.h"
 #include "coupling/signal.h"
 #include "models/composite.h"
 #include "units/model_unit.h"
@@ -149,6 +150,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         FAIL(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
         FAIL(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
                                      &r->controller, &r->estimator, err));
+        cs_kraft_estimator_use_pool(r->estimator, cs_jacobi_pool(r->scheme));   /* threads=n: comparative runs */
         r->adaptive = 1;
     } else
     if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));

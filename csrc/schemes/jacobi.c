@@ -171,3 +171,8 @@ int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle) {
     }
     return 1;
 }
+
+cs_pool *cs_jacobi_pool(const cs_scheme *s) {
+    const jacobi_content *j = s && s->ops == &JACOBI_OPS ? s->content : NULL;
+    return j ? j->pool : NULL;
+}
