@@ -45,6 +45,36 @@ def test_estimators_comparative_integrations_on_the_pool_are_bit_identical(estim
         assert r.stats["rejected_steps"] == runs[0].stats["rejected_steps"]
 
 
+@pytest.mark.parametrize("jacobian", ["fd", "sap"])
+def test_implicit_corrector_and_perturbed_integrations_on_the_pool_are_bit_identical(jacobian):
+    """cosim.Implicit with threads=n: the corrector's integrations of the units and the fd perturbed integrations
+    (kraft2021 §6.3) run on a pool; iterations and results are the same for every n."""
+    s = small_chain()
+    runs = [simulate(s, t_end=2e-4, H=2e-6, approximation=cosim.Lagrange(k=2), threads=n,
+                     scheme=cosim.Implicit(jacobian=jacobian, tol=1e-8, max_iter=10, on_failure="continue"),
+                     solver=cosim.CVODE(rtol=1e-6, atol=1e-9)) for n in (1, 2, 4)]
+    assert runs[0].stats["iterations"] > runs[0].stats["macro_steps"]
+    for r in runs[1:]:
+        assert np.array_equal(r.X, runs[0].X) and np.array_equal(r.U, runs[0].U) and np.array_equal(r.Y, runs[0].Y)
+        assert r.stats["iterations"] == runs[0].stats["iterations"]
+        assert np.array_equal(r.stats["iterations_per_step"], runs[0].stats["iterations_per_step"])
+        assert r.stats["subsystems"] == runs[0].stats["subsystems"]
+
+
+def test_implicit_reports_the_lowest_failing_unit_for_any_thread_count():
+    """S2 and S3 both fail in the predictor's integrations (CVODE's step limit); every thread count reports S2."""
+    s = oscillator_chain(6, 3, masses=1.0, stiffness=1.0, x0=0.0, v0=0.0,
+                         forces=[dict(kind="harmonic", bodies=[3, 6], amplitude=1.0, omega=1e5)])
+    msgs = []
+    for n in (1, 2, 3):
+        with pytest.raises(cosim.SolverError) as e:
+            simulate(s, t_end=1e-2, H=1e-3, solver=cosim.CVODE(max_steps=5), threads=n,
+                     approximation=cosim.Lagrange(k=1), scheme=cosim.Implicit(on_failure="continue"))
+        msgs.append(str(e.value))
+        assert e.value.result is not None
+    assert msgs[0] == msgs[1] == msgs[2] and "S2" in msgs[0] and "S3" not in msgs[0], msgs[0]
+
+
 def test_more_threads_than_units_and_fixed_step_solvers():
     s = oscillator_chain(4, 2, masses=1.0, stiffness=100.0, damping=0.5, x0=[0.1, 0, 0, -0.1])
     a = simulate(s, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=4), threads=1)

@@ -141,6 +141,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     else if (scheme == CS_SCHEME_IMPLICIT) FAIL(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
     else if (scheme == CS_SCHEME_WAVEFORM) FAIL(cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
+    if (scheme == CS_SCHEME_IMPLICIT && c->threads > 1) FAIL(cs_implicit_use_threads(r->scheme, c->threads, err));
     if (c->ecco && !c->monolithic) {
         FAIL(cs_ecco_estimator_create(c->ecco, unit_net->ny, unit_net->nu, &r->estimator, err));
         FAIL(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
