@@ -10,7 +10,8 @@ Per subsystem L (``res.stats["subsystems"][name]``), with timing on:
   every subsystem waits: the same value for every subsystem.
 
 Counters (always): ``mean_micro_step`` per subsystem (simulated time / micro steps), ``mean_H`` and
-``kappa_histogram`` (fraction of the simulated time spent with approximation degree κ) for the run. With timing:
+``kappa_histogram`` (fraction of the simulated time spent with approximation degree κ; from the accepted
+steps' H and κ when ``step_control`` adapts them) for the run. With timing:
 ``stats["timing"]`` holds ``scheme_time`` (the units' stepping, including waits), ``interface_time``,
 ``save_time``, ``threads``, ``thread_idle_time`` (each thread's wait at the barrier), ``solver_time`` =
 T^solv = max_L Σ_N T^solv_{L,N} and ``idle_time`` = T^idle = Σ_N max_L T^solv_{L,N} − T^solv (eq. 4.5), and
@@ -34,6 +35,14 @@ def augment(raw, names, t_end, kappa):
     extra["mean_H"] = t_end / steps if steps else None
     if kappa is not None and steps:
         extra["kappa_histogram"] = {int(kappa): 1.0}
+    sc = raw.get("step_control")
+    if sc and len(sc.get("H", ())) and len(sc.get("k", ())) == len(sc["H"]):
+        # adaptive degree (cosim.StepControl): the share of the simulated time of each κ
+        import numpy as np
+        Hs, ks = np.asarray(sc["H"], dtype=float), np.asarray(sc["k"]).astype(int)
+        total = float(Hs.sum())
+        if total > 0:
+            extra["kappa_histogram"] = {int(k): float(Hs[ks == k].sum() / total) for k in np.unique(ks)}
     for st in stats:
         n = st.get("steps", 0)
         st["mean_micro_step"] = t_end / n if n else None

@@ -38,6 +38,10 @@ def test_estimators_comparative_integrations_on_the_pool_are_bit_identical(estim
                      step_control=cosim.StepControl(estimator=estimator, rtol=1e-4),
                      solver=cosim.CVODE(rtol=1e-6, atol=1e-9)) for n in (1, 2, 4)]
     assert runs[0].stats["rejected_steps"] > 0 and len(set(np.asarray(runs[0].k).tolist())) > 1
+    # §16 κ histogram of an adaptive run: the share of the simulated time per degree
+    hist, H, k = runs[0].stats["kappa_histogram"], np.asarray(runs[0].H), np.asarray(runs[0].k)
+    assert sum(hist.values()) == pytest.approx(1.0) and set(hist) == set(k.tolist())
+    assert hist[int(k[-1])] == pytest.approx(H[k == k[-1]].sum() / H.sum())
     for r in runs[1:]:
         assert np.array_equal(r.t, runs[0].t) and np.array_equal(r.X, runs[0].X) and np.array_equal(r.U, runs[0].U)
         assert np.array_equal(r.H, runs[0].H) and np.array_equal(r.k, runs[0].k)
