@@ -10,11 +10,18 @@ Per subsystem L (``res.stats["subsystems"][name]``), with timing on:
   every subsystem waits: the same value for every subsystem.
 
 Counters (always): ``mean_micro_step`` per subsystem (simulated time / micro steps), ``mean_H`` and
-``kappa_histogram`` (fraction of the simulated time spent with approximation degree κ) for the run. With timing:
+``kappa_histogram`` (fraction of the simulated time spent with approximation degree κ; from the accepted
+steps' H and κ when ``step_control`` adapts them) for the run. With timing:
 ``stats["timing"]`` holds ``scheme_time`` (the units' stepping, including waits), ``interface_time``,
 ``save_time``, ``threads``, ``thread_idle_time`` (each thread's wait at the barrier), ``solver_time`` =
 T^solv = max_L Σ_N T^solv_{L,N} and ``idle_time`` = T^idle = Σ_N max_L T^solv_{L,N} − T^solv (eq. 4.5), and
 ``idle_fraction`` = T^idle / (T^solv + T^idle).
+
+Jacobi runs also measure each unit's steps with the CPU clock of the thread that ran it (CLOCK_THREAD_CPUTIME_ID):
+per subsystem ``cpu_time`` and ``cpu_idle_time`` (eq. 4.5 with CPU clocks) and in ``stats["timing"]``
+``cpu_solver_time``, ``cpu_idle_time``, ``cpu_idle_fraction``. On a shared machine wall clocks charge a preemption
+to the unit that was running (and show it as idle time of all others); CPU clocks do not, so the CPU idle fraction
+is the load imbalance of the units' own work.
 """
 from __future__ import annotations
 
@@ -28,6 +35,14 @@ def augment(raw, names, t_end, kappa):
     extra["mean_H"] = t_end / steps if steps else None
     if kappa is not None and steps:
         extra["kappa_histogram"] = {int(kappa): 1.0}
+    sc = raw.get("step_control")
+    if sc and len(sc.get("H", ())) and len(sc.get("k", ())) == len(sc["H"]):
+        # adaptive degree (cosim.StepControl): the share of the simulated time of each κ
+        import numpy as np
+        Hs, ks = np.asarray(sc["H"], dtype=float), np.asarray(sc["k"]).astype(int)
+        total = float(Hs.sum())
+        if total > 0:
+            extra["kappa_histogram"] = {int(k): float(Hs[ks == k].sum() / total) for k in np.unique(ks)}
     for st in stats:
         n = st.get("steps", 0)
         st["mean_micro_step"] = t_end / n if n else None
@@ -42,6 +57,14 @@ def augment(raw, names, t_end, kappa):
         t_idle = max(0.0, sum_max - t_solv)
         timing = dict(timing, solver_time=t_solv, idle_time=t_idle,
                       idle_fraction=t_idle / (t_solv + t_idle) if t_solv + t_idle > 0 else 0.0)
+        cpu, cidle = timing.pop("unit_cpu_time", None), timing.pop("unit_cpu_idle_time", None)
+        if cpu is not None and len(cpu) == len(stats):
+            for st, c, ci in zip(stats, cpu, cidle):
+                st["cpu_time"], st["cpu_idle_time"] = c, ci
+            c_solv = max(cpu)
+            c_idle = max(0.0, cidle[0] + cpu[0] - c_solv)
+            timing.update(cpu_solver_time=c_solv, cpu_idle_time=c_idle,
+                          cpu_idle_fraction=c_idle / (c_solv + c_idle) if c_solv + c_idle > 0 else 0.0)
         extra["timing"] = timing
     raw["extra_stats"] = extra
     return raw

@@ -29,6 +29,56 @@ def test_threads_give_bit_identical_results(approx):
     assert np.max(np.abs(runs[0].X)) > 0
 
 
+@pytest.mark.parametrize("estimator", ["exMD", "exLE"])
+def test_estimators_comparative_integrations_on_the_pool_are_bit_identical(estimator):
+    """exLE/exMD integrate every monitored unit a second time per macro step (kraft2021 §8.2/8.3); with threads=n
+    these run on the scheme's pool: the controller then takes exactly the same steps and the results are equal."""
+    s = small_chain()
+    runs = [simulate(s, t_end=3e-4, H=1e-7, approximation=cosim.Lagrange(k=0), threads=n, last_step="shorten",
+                     step_control=cosim.StepControl(estimator=estimator, rtol=1e-4),
+                     solver=cosim.CVODE(rtol=1e-6, atol=1e-9)) for n in (1, 2, 4)]
+    assert runs[0].stats["rejected_steps"] > 0 and len(set(np.asarray(runs[0].k).tolist())) > 1
+    # §16 κ histogram of an adaptive run: the share of the simulated time per degree
+    hist, H, k = runs[0].stats["kappa_histogram"], np.asarray(runs[0].H), np.asarray(runs[0].k)
+    assert sum(hist.values()) == pytest.approx(1.0) and set(hist) == set(k.tolist())
+    assert hist[int(k[-1])] == pytest.approx(H[k == k[-1]].sum() / H.sum())
+    for r in runs[1:]:
+        assert np.array_equal(r.t, runs[0].t) and np.array_equal(r.X, runs[0].X) and np.array_equal(r.U, runs[0].U)
+        assert np.array_equal(r.H, runs[0].H) and np.array_equal(r.k, runs[0].k)
+        assert r.stats["subsystems"] == runs[0].stats["subsystems"]
+        assert r.stats["rejected_steps"] == runs[0].stats["rejected_steps"]
+
+
+@pytest.mark.parametrize("jacobian", ["fd", "sap"])
+def test_implicit_corrector_and_perturbed_integrations_on_the_pool_are_bit_identical(jacobian):
+    """cosim.Implicit with threads=n: the corrector's integrations of the units and the fd perturbed integrations
+    (kraft2021 §6.3) run on a pool; iterations and results are the same for every n."""
+    s = small_chain()
+    runs = [simulate(s, t_end=2e-4, H=2e-6, approximation=cosim.Lagrange(k=2), threads=n,
+                     scheme=cosim.Implicit(jacobian=jacobian, tol=1e-8, max_iter=10, on_failure="continue"),
+                     solver=cosim.CVODE(rtol=1e-6, atol=1e-9)) for n in (1, 2, 4)]
+    assert runs[0].stats["iterations"] > runs[0].stats["macro_steps"]
+    for r in runs[1:]:
+        assert np.array_equal(r.X, runs[0].X) and np.array_equal(r.U, runs[0].U) and np.array_equal(r.Y, runs[0].Y)
+        assert r.stats["iterations"] == runs[0].stats["iterations"]
+        assert np.array_equal(r.stats["iterations_per_step"], runs[0].stats["iterations_per_step"])
+        assert r.stats["subsystems"] == runs[0].stats["subsystems"]
+
+
+def test_implicit_reports_the_lowest_failing_unit_for_any_thread_count():
+    """S2 and S3 both fail in the predictor's integrations (CVODE's step limit); every thread count reports S2."""
+    s = oscillator_chain(6, 3, masses=1.0, stiffness=1.0, x0=0.0, v0=0.0,
+                         forces=[dict(kind="harmonic", bodies=[3, 6], amplitude=1.0, omega=1e5)])
+    msgs = []
+    for n in (1, 2, 3):
+        with pytest.raises(cosim.SolverError) as e:
+            simulate(s, t_end=1e-2, H=1e-3, solver=cosim.CVODE(max_steps=5), threads=n,
+                     approximation=cosim.Lagrange(k=1), scheme=cosim.Implicit(on_failure="continue"))
+        msgs.append(str(e.value))
+        assert e.value.result is not None
+    assert msgs[0] == msgs[1] == msgs[2] and "S2" in msgs[0] and "S3" not in msgs[0], msgs[0]
+
+
 def test_more_threads_than_units_and_fixed_step_solvers():
     s = oscillator_chain(4, 2, masses=1.0, stiffness=100.0, damping=0.5, x0=[0.1, 0, 0, -0.1])
     a = simulate(s, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=4), threads=1)
@@ -99,6 +149,26 @@ def test_timing_breakdown(threads):
     assert 0.0 <= tm["idle_fraction"] <= 1.0
     assert tm["scheme_time"] > 0 and tm["interface_time"] > 0
     assert r.stats["mean_H"] == pytest.approx(2e-6) and r.stats["kappa_histogram"] == {1: 1.0}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_thread_cpu_clock_timing(threads):
+    """The same eq. 4.5 sums with the CPU clock of the thread that ran each unit (CLOCK_THREAD_CPUTIME_ID): every
+    unit's CPU time + CPU idle time is the same Σ_N max_L CPU_{L,N}; the threads cannot have used more CPU time than
+    the scheme's wall time on each of them."""
+    s = small_chain()
+    r = simulate(s, t_end=4e-4, H=2e-6, approximation=cosim.Lagrange(k=1), threads=threads, timing=True,
+                 solver=cosim.CVODE(rtol=1e-6, atol=1e-9))
+    tm, st = r.stats["timing"], r.stats["subsystems"]
+    cpu = np.array([st[n]["cpu_time"] for n in s.names])
+    tot = np.array([st[n]["cpu_time"] + st[n]["cpu_idle_time"] for n in s.names])
+    assert np.all(cpu >= 0.0) and cpu[0] > 0.0
+    assert cpu.sum() <= tm["scheme_time"] * threads * (1 + 1e-6) + 1e-4     # clock granularity
+    assert np.allclose(tot, tot[0], rtol=1e-9, atol=1e-12)
+    assert tm["cpu_solver_time"] == cpu.max()
+    assert np.isclose(tm["cpu_idle_time"], tot[0] - cpu.max(), rtol=1e-9, atol=1e-12)
+    assert 0.0 <= tm["cpu_idle_fraction"] < 1.0
+    assert "unit_cpu_time" not in tm
 
 
 def test_timing_off_has_no_clocks():

@@ -232,7 +232,9 @@ def oscillator_chain(n_bodies=None, n_subsystems=None, *, masses=1.0, stiffness=
 
     Returns a :class:`cosim.CoupledSystem` with subsystems ``S1`` … ``S<n_s>`` (one C chain-segment model each) and,
     for nonlinear cut elements, coupling-element subsystems ``K1`` … ``K<n_s−1>``. ``system.params`` holds the
-    expanded arrays (m, c, d, C, D, e_x, e_v, x0, v0, sizes, cut elements, forces) and the preset's ``t_end``.
+    expanded arrays (m, c, d, C, D, e_x, e_v, x0, v0, sizes, cut elements, forces) and the preset's ``t_end``;
+    ``system.monitor`` the variables Kraft's estimators monitor (positions "pos" and velocities "vel" of the coupling
+    bodies, the cut forces λ "u"), the default of :class:`cosim.StepControl`.
     """
     explicit = dict(n_bodies=n_bodies, n_subsystems=n_subsystems)
     t_end = None
@@ -363,6 +365,17 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
     system = CoupledSystem(subs + elements, conns)
     system.params = dict(n_bodies=n, n_subsystems=n_s, sizes=list(sz), cut_elements=cut_elements, m=m, c=c, d=d,
                          C=C, D=D, e_x=ex, e_v=ev, x0=xs, v0=vs, forces=F, ends=tuple(ends), seed=seed, t_end=t_end)
+    # Kraft's monitored variables (§9, §17 Z^coup): positions and velocities of the coupling bodies, and λ
+    mon = {"pos": [], "vel": [], "u": []}
+    for L in range(n_s):
+        a, b = int(starts[L]), int(starts[L + 1])
+        for body in sorted({a + 1, b} if n_s > 1 else set()):
+            if (body == a + 1 and L > 0) or (body == b and L < n_s - 1):
+                mon["pos"].append(f"S{L + 1}.x{body}")
+                mon["vel"].append(f"S{L + 1}.v{body}")
+        mon["u"] += [f"S{L + 1}.{i}" for i in (["lam_left"] if L > 0 else []) + (["lam_right"] if L < n_s - 1
+                                                                               else [])]
+    system.monitor = mon
     return system
 
 

@@ -4,7 +4,48 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "control/kraft_pool.h"
 #include "control/kraft_state.h"
+#include "parallel/pool.h"
+
+/* The estimator object with what its comparative integrations need on a thread pool (simulate(threads=n), issue
+ * 11): one error buffer and return code per unit, filled by whichever thread ran it, so that the estimate and the
+ * reported error (the lowest failing unit) are the same for every thread count. */
+typedef struct kraft_estimator {
+    cs_estimator base;              /* first: cs_estimator_destroy frees the whole object */
+    cs_pool *pool;                  /* NULL: sequential (not owned: the Jacobi scheme's pool) */
+    cs_err *errs;
+    int *rc;
+    kraft_state *ks;                /* arguments of the current estimate for the pool's task */
+    const cs_estimate_view *v;
+} kraft_estimator;
+
+/* One comparative integration: unit i from its state at T_N over H with the comparative inputs, its monitored
+ * states into xcmp; the unit is left with the actual step's state. Touches only unit i's slots. */
+static int comparative_unit(kraft_state *ks, const cs_estimate_view *v, int i, cs_err *err) {
+    const cs_kraft_opts *o = &ks->o;
+    cs_unit *u = ks->units[i];
+    u->ops->save_state(u, ks->cur[i]);
+    u->ops->restore_state(u, v->usnap[i]);
+    int rc = cs_unit_do_step(u, v->plan->T, v->plan->H, ks->cmp[i], CS_RESTART, err);
+    if (!rc) {
+        const double *x = u->ops->states(u);
+        for (int q = 0; q < o->nstate; q++)
+            if (ks->st_unit[q] == i) ks->xcmp[q] = x[ks->st_local[q]];
+    }
+    u->ops->restore_state(u, ks->cur[i]);
+    if (rc) cs_err_prefix(err, "comparative integration of %s: ", u->name);
+    return rc;
+}
+
+static void comparative_task(void *arg, int i, int worker) {
+    kraft_estimator *ke = arg;
+    (void)worker;
+    ke->rc[i] = 0;
+    if (!ke->ks->unit_mon[i]) return;
+    ke->errs[i].code = 0;
+    ke->rc[i] = comparative_unit(ke->ks, ke->v, i, &ke->errs[i]);
+}
 
 /* What every estimate shares with the controller: the candidate u_{N+1}, u_N and cleared group norms. */
 static void est_begin(kraft_state *ks, const cs_estimate_view *v) {
@@ -53,20 +94,23 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
             const cs_unit *u = ks->units[ks->st_unit[q]];
             ks->xact[q] = u->ops->states(u)[ks->st_local[q]];
         }
-        for (int i = 0; i < ks->nsub; i++) {
-            if (!ks->unit_mon[i]) continue;
-            cs_unit *u = ks->units[i];
-            u->ops->save_state(u, ks->cur[i]);
-            u->ops->restore_state(u, v->usnap[i]);
-            int rc = cs_unit_do_step(u, v->plan->T, H, ks->cmp[i], CS_RESTART, err);
-            if (!rc) {
-                const double *x = u->ops->states(u);
-                for (int q = 0; q < o->nstate; q++)
-                    if (ks->st_unit[q] == i) ks->xcmp[q] = x[ks->st_local[q]];
+        kraft_estimator *ke = (kraft_estimator *)e;
+        if (ke->pool) {             /* the units' comparative integrations in parallel, as the scheme's steps */
+            ke->ks = ks;
+            ke->v = v;
+            cs_pool_set_timing(ke->pool, 0);
+            cs_pool_run(ke->pool, ks->nsub, comparative_task, ke);
+            for (int i = 0; i < ks->nsub; i++) {
+                if (!ks->unit_mon[i]) continue;
+                ks->comparative_steps++;
+                if (ke->rc[i]) { *err = ke->errs[i]; return ke->rc[i]; }
             }
-            u->ops->restore_state(u, ks->cur[i]);
-            ks->comparative_steps++;
-            if (rc) { cs_err_prefix(err, "comparative integration of %s: ", u->name); return rc; }
+        } else {
+            for (int i = 0; i < ks->nsub; i++) {
+                if (!ks->unit_mon[i]) continue;
+                ks->comparative_steps++;
+                CS_TRY(comparative_unit(ks, v, i, err));
+            }
         }
         double fpos = 1.0, fvel = 1.0;
         if (o->estimator == CS_EST_EXMD) {
@@ -144,12 +188,33 @@ static int est_implicit(cs_estimator *e, const cs_estimate_view *v, double *eps,
     return CS_OK;
 }
 
-static const cs_estimator_ops KRAFT_EST_OPS = {.estimate = est_estimate};
-static const cs_estimator_ops KRAFT_IMPLICIT_EST_OPS = {.estimate = est_implicit};
+static void est_destroy(cs_estimator *e) {
+    kraft_estimator *ke = (kraft_estimator *)e;
+    free(ke->errs);
+    free(ke->rc);
+}
+
+static const cs_estimator_ops KRAFT_EST_OPS = {.estimate = est_estimate, .destroy = est_destroy};
+static const cs_estimator_ops KRAFT_IMPLICIT_EST_OPS = {.estimate = est_implicit, .destroy = est_destroy};
+
+int cs_kraft_estimator_use_pool(cs_estimator *e, cs_pool *pool) {
+    if (!e || e->ops != &KRAFT_EST_OPS || !pool || cs_pool_threads(pool) < 2) return 0;
+    kraft_estimator *ke = (kraft_estimator *)e;
+    if (!ke->errs || !ke->rc) return 0;
+    ke->pool = pool;
+    return 1;
+}
 
 int cs_kraft_estimator_create(kraft_state *ks, cs_estimator **out, cs_err *err) {
-    cs_estimator *e = calloc(1, sizeof *e);
-    if (!e) return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
+    kraft_estimator *ke = calloc(1, sizeof *ke);
+    if (!ke) return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
+    ke->errs = calloc((size_t)(ks->nsub > 0 ? ks->nsub : 1), sizeof(cs_err));
+    ke->rc = calloc((size_t)(ks->nsub > 0 ? ks->nsub : 1), sizeof(int));
+    if (!ke->errs || !ke->rc) {
+        free(ke->errs); free(ke->rc); free(ke);
+        return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
+    }
+    cs_estimator *e = &ke->base;
     e->ops = ks->o.estimator >= CS_EST_IMMD ? &KRAFT_IMPLICIT_EST_OPS : &KRAFT_EST_OPS;
     e->content = ks;            /* owned by the controller */
     e->needs_snapshot = CS_EST_COMPARATIVE(ks->o.estimator);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/kraft_pool.h"
 #include "coupling/signal.h"
 #include "models/composite.h"
 #include "units/model_unit.h"
@@ -147,6 +148,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     else if (scheme == CS_SCHEME_IMPLICIT) FAIL(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
     else if (scheme == CS_SCHEME_WAVEFORM) FAIL(cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err));
     else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
+    if (scheme == CS_SCHEME_IMPLICIT && c->threads > 1) FAIL(cs_implicit_use_threads(r->scheme, c->threads, err));
     if (c->ecco && !c->monolithic) {
         FAIL(cs_ecco_estimator_create(c->ecco, unit_net->ny, unit_net->nu, &r->estimator, err));
         FAIL(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
@@ -156,6 +158,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         FAIL(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
         FAIL(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
                                      &r->controller, &r->estimator, err));
+        cs_kraft_estimator_use_pool(r->estimator, cs_jacobi_pool(r->scheme));   /* threads=n: comparative runs */
         r->adaptive = 1;
     } else
     if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));

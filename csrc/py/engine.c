@@ -482,6 +482,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         free(idle);
         if (!timing) PyErr_Clear();
     }
+    if (timing) { /* Jacobi: per unit thread-CPU solver time and CPU idle at the barrier (issue 11, T25) */
+        double *cpu = calloc((size_t)run->nunits, sizeof(double)), *cid = calloc((size_t)run->nunits, sizeof(double));
+        if (cpu && cid && cs_jacobi_cpu_times(run->scheme, run->nunits, cpu, cid)) {
+            PyObject *lc = PyList_New(run->nunits), *li = PyList_New(run->nunits);
+            for (int q = 0; lc && li && q < run->nunits; q++) {
+                PyList_SET_ITEM(lc, q, PyFloat_FromDouble(cpu[q]));
+                PyList_SET_ITEM(li, q, PyFloat_FromDouble(cid[q]));
+            }
+            if (!lc || !li || PyDict_SetItemString(timing, "unit_cpu_time", lc) ||
+                PyDict_SetItemString(timing, "unit_cpu_idle_time", li))
+                PyErr_Clear();
+            Py_XDECREF(lc); Py_XDECREF(li);
+        }
+        free(cpu); free(cid);
+    }
     const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : "error";
     out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O,s:O}", "t", rows(k.arrays[0], nrec), "x",
                         rows(k.arrays[1], nrec), "y", rows(k.arrays[2], nrec), "u", rows(k.arrays[3], nrec),

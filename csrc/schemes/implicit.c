@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "linalg/dense.h"
+#include "parallel/pool.h"
 #include "schemes/iter_common.h"
 
 typedef struct implicit {
@@ -41,6 +42,7 @@ typedef struct implicit {
     double ell[CS_MAXDEG + 1];
     int deg;
     cs_iter_record rec;
+    struct implicit_par *par;     /* threads=n: the units' integrations on a pool (NULL: sequential) */
 } implicit;
 
 static void set_input(implicit *s, int i, const cs_network *net, const double *u) {
@@ -105,8 +107,92 @@ static int alloc_all(implicit *s, cs_step_ctx *x, cs_err *err) {
     return CS_OK;
 }
 
+/* threads=n (issue 11): the corrector's integrations (sweep) and the fd perturbed integrations of the units run on
+ * a pool of the scheme's own. Each unit has its own error buffer and output slice of ypert, and touches only its own
+ * slots (its inputs' slice of uj, its block of G, its in/snap), so the results are the same for every thread count;
+ * a failure reports the lowest failing unit, as the sequential loops do. */
+typedef struct implicit_par {
+    cs_pool *pool;
+    cs_err *errs;
+    int *rc;
+    double *ypert;                /* ny + nu: unit i's fd work at net->yoff[i] + net->uoff[i] (allocated at the first use) */
+    implicit *s;                  /* arguments of the current run */
+    cs_step_ctx *x;
+    double T, H;
+    const double *u;
+    double *y;
+    int restore, j, fd;
+} implicit_par;
+
+static int sweep_unit(implicit *s, cs_step_ctx *x, int i, double T, double H, const double *u, double *y, int restore,
+                      cs_err *err) {
+    const cs_network *net = x->net;
+    cs_unit *un = x->units[i];
+    if (restore) un->ops->restore_state(un, s->snap[i]);
+    set_input(s, i, net, u);
+    int rc = cs_unit_do_step(un, T, H, &s->in[i], CS_RESTART, err);
+    if (!rc) rc = un->ops->get_outputs(un, T + H, u + net->uoff[i], y + net->yoff[i], err);
+    return rc;
+}
+
+static int fd_unit(implicit *s, cs_step_ctx *x, int i, double T, double H, int j, double *work, cs_err *err);
+
+static void par_task(void *arg, int i, int worker) {
+    implicit_par *p = arg;
+    (void)worker;
+    p->errs[i].code = 0;
+    const cs_network *net = p->x->net;
+    p->rc[i] = p->fd ? fd_unit(p->s, p->x, i, p->T, p->H, p->j, p->ypert + net->yoff[i] + net->uoff[i], &p->errs[i])
+                     : sweep_unit(p->s, p->x, i, p->T, p->H, p->u, p->y, p->restore, &p->errs[i]);
+}
+
+static int par_run(implicit *s, cs_step_ctx *x, double T, double H, const double *u, double *y, int restore, int j,
+                   int fd, cs_err *err) {
+    implicit_par *p = s->par;
+    if (fd && !p->ypert && !(p->ypert = calloc((size_t)x->net->ny + (size_t)x->net->nu + 1, sizeof(double))))
+        return cs_fail(err, CS_ERR_NOMEM, "implicit: out of memory");
+    p->s = s; p->x = x; p->T = T; p->H = H; p->u = u; p->y = y; p->restore = restore; p->j = j; p->fd = fd;
+    cs_pool_run(p->pool, s->nsub, par_task, p);
+    for (int i = 0; i < s->nsub; i++)
+        if (p->rc[i]) {
+            *err = p->errs[i];
+            cs_err_prefix(err, fd ? "implicit (fd Jacobian), macro step %ld [%.10g, %.10g]: "
+                                  : "implicit, macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
+            return p->rc[i];
+        }
+    return CS_OK;
+}
+
+static void implicit_par_free(implicit_par *p) {
+    if (!p) return;
+    cs_pool_destroy(p->pool);
+    free(p->errs); free(p->rc); free(p->ypert);
+    free(p);
+}
+
+int cs_implicit_use_threads(cs_scheme *sc, int nthreads, cs_err *err) {
+    implicit *s = sc ? sc->content : NULL;
+    if (!s || sc->kind != CS_SCHEME_IMPLICIT) return cs_fail(err, CS_ERR_ARG, "threads: not an implicit scheme");
+    if (nthreads < 1) return cs_fail(err, CS_ERR_ARG, "threads: must be >= 1, got %d", nthreads);
+    if (nthreads == 1 || s->nsub < 2 || s->par) return CS_OK;
+    implicit_par *p = calloc(1, sizeof *p);
+    if (p) {
+        p->errs = calloc((size_t)s->nsub, sizeof(cs_err));
+        p->rc = calloc((size_t)s->nsub, sizeof(int));
+    }
+    if (!p || !p->errs || !p->rc) {
+        implicit_par_free(p);
+        return cs_fail(err, CS_ERR_NOMEM, "implicit: out of memory");
+    }
+    int rc = cs_pool_create(nthreads < s->nsub ? nthreads : s->nsub, &p->pool, err);
+    if (rc) { implicit_par_free(p); return rc; }
+    s->par = p;
+    return CS_OK;
+}
+
 /* Restore every unit to T_N and integrate with the inputs u (end values); outputs at T1 into y. */
 static int sweep(implicit *s, cs_step_ctx *x, double T, double H, const double *u, double *y, int restore, cs_err *err) {
+    if (s->par) return par_run(s, x, T, H, u, y, restore, 0, 0, err);
     const cs_network *net = x->net;
     for (int i = 0; i < s->nsub; i++) {
         cs_unit *un = x->units[i];
@@ -148,26 +234,34 @@ static int fd_columns(cs_unit *u, const void *snap, double T, double H, cs_input
 /* Interface Jacobian blocks by perturbed integrations (fd, §6.3): Δλ = max(|u^j - u^{j-1}|, Δλ_min) in the
  * corrector, max(|u_N - u^pre_N|, Δλ_min) in the predictor (j = 0). The base run is the sweep with u^j (outputs y). */
 static int jacobian_fd(implicit *s, cs_step_ctx *x, double T, double H, int j, cs_err *err) {
-    const cs_network *net = x->net;
+    if (s->par) return par_run(s, x, T, H, NULL, NULL, 0, j, 1, err);
     for (int i = 0; i < s->nsub; i++) {
-        cs_unit *un = x->units[i];
-        const int a0 = net->uoff[i];
-        for (int la = 0; la < un->nu; la++) {
-            const int a = a0 + la;
-            double base = j == 0 ? s->lastdiff[a] : fabs(s->uj[a] - s->uprev[a]);
-            double dmin = s->o.perturbation > 0.0 ? s->o.perturbation : 1e-6 * (1.0 + fabs(s->uj[a]));
-            s->delta[a] = fmax(base, dmin);
-        }
-        set_input(s, i, net, s->uj);
-        int rc = fd_columns(un, s->snap[i], T, H, &s->in[i], s->ell, s->deg, s->uj + a0, s->delta + a0,
-                            s->y + net->yoff[i], s->G + s->goff[i], s->ypert, err);
+        int rc = fd_unit(s, x, i, T, H, j, s->ypert, err);
         if (rc) {
             cs_err_prefix(err, "implicit (fd Jacobian), macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
             return rc;
         }
-        set_input(s, i, net, s->uj);
     }
     return CS_OK;
+}
+
+/* The fd columns of unit i (one definition for the sequential and the pooled path): its Δλ, then fd_columns from
+ * its snapshot at T_N. Touches only unit i's slices (delta, in, G) and `work` (ny_i + nu_i doubles). */
+static int fd_unit(implicit *s, cs_step_ctx *x, int i, double T, double H, int j, double *work, cs_err *err) {
+    const cs_network *net = x->net;
+    cs_unit *un = x->units[i];
+    const int a0 = net->uoff[i];
+    for (int la = 0; la < un->nu; la++) {
+        const int a = a0 + la;
+        double base = j == 0 ? s->lastdiff[a] : fabs(s->uj[a] - s->uprev[a]);
+        double dmin = s->o.perturbation > 0.0 ? s->o.perturbation : 1e-6 * (1.0 + fabs(s->uj[a]));
+        s->delta[a] = fmax(base, dmin);
+    }
+    set_input(s, i, net, s->uj);
+    int rc = fd_columns(un, s->snap[i], T, H, &s->in[i], s->ell, s->deg, s->uj + a0, s->delta + a0,
+                        s->y + net->yoff[i], s->G + s->goff[i], work, err);
+    set_input(s, i, net, s->uj);
+    return rc;
 }
 
 /* M = I - L G (dense nu x nu). */
@@ -337,6 +431,7 @@ static void implicit_destroy(cs_scheme *sc) {
     free(s->y); free(s->yprev); free(s->y0); free(s->Wy);
     free(s->M); free(s->G); free(s->work); free(s->ypert); free(s->ipiv); free(s->delta); free(s->xpre);
     cs_iter_free(&s->rec);
+    implicit_par_free(s->par);
     free(s);
     sc->content = NULL;
 }

@@ -44,6 +44,8 @@ typedef struct cs_iter_opts {
 } cs_iter_opts;
 
 int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err *err);
+/* threads=n: the corrector's and the fd Jacobian's unit integrations on a pool of n threads (1: sequential). */
+int cs_implicit_use_threads(cs_scheme *s, int nthreads, cs_err *err);
 int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_scheme **out, cs_err *err);
 
 /* The Lagrange basis polynomial of the node s = 1 among the nodes 1, 1 - a_2, ..., 1 - a_{deg+1} in s = (t - T_N)/H

@@ -9,8 +9,12 @@
  * around every callback): correct, but not faster with threads.
  *
  * Timing (units' timing flag): per unit and macro step the solver time T^solv_{L,N}; each unit's idle time at the
- * macro barrier sum_N (max_L' T^solv_{L',N} - T^solv_{L,N}) (kraft2021 eq. 4.5, one core per subsystem). */
+ * macro barrier sum_N (max_L' T^solv_{L',N} - T^solv_{L,N}) (kraft2021 eq. 4.5, one core per subsystem).
+ * The same two sums are also kept with the CPU clock of the thread that ran the unit (CLOCK_THREAD_CPUTIME_ID):
+ * on a shared machine a preemption does not count as solver time of the unit that was running, so the CPU idle time
+ * is the load imbalance of the units' work alone (cs_jacobi_cpu_times). */
 #include <stdlib.h>
+#include <time.h>
 
 #include "parallel/pool.h"
 #include "schemes/scheme.h"
@@ -21,15 +25,32 @@ typedef struct jacobi_content {
     cs_err *errs;        /* one per unit */
     int *rc;
     double *w0;          /* units' wall clocks before the step (timing) */
+    double *cstep;       /* timing: thread CPU seconds of each unit's current step */
+    double *cpu, *cidle; /* timing: per unit sum_N of its CPU time and of (max_L' CPU_{L',N} - CPU_{L,N}) */
+    int timing;          /* the current macro step is timed */
     /* arguments of the current macro step for the pool's task */
     cs_step_ctx *x;
     double T, H;
 } jacobi_content;
 
+static double thread_cpu(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int timed_step(jacobi_content *j, cs_step_ctx *x, int i, double T, double H, cs_err *err) {
+    if (!j->timing) return cs_scheme_step_unit(x, i, T, H, err);
+    double c0 = thread_cpu();
+    int rc = cs_scheme_step_unit(x, i, T, H, err);
+    j->cstep[i] = thread_cpu() - c0;
+    return rc;
+}
+
 static void step_task(void *arg, int i, int worker) {
     jacobi_content *j = arg;
     j->errs[i].code = 0;
-    j->rc[i] = cs_scheme_step_unit(j->x, i, j->T, j->H, &j->errs[i]);
+    j->rc[i] = timed_step(j, j->x, i, j->T, j->H, &j->errs[i]);
 }
 
 static void account_idle(const jacobi_content *j, cs_step_ctx *x) {
@@ -39,6 +60,13 @@ static void account_idle(const jacobi_content *j, cs_step_ctx *x) {
         if (d > mx) mx = d;
     }
     for (int i = 0; i < x->nsub; i++) x->units[i]->idle += mx - (x->units[i]->wall - j->w0[i]);
+    double cm = 0.0;
+    for (int i = 0; i < x->nsub; i++)
+        if (j->cstep[i] > cm) cm = j->cstep[i];
+    for (int i = 0; i < x->nsub; i++) {
+        j->cpu[i] += j->cstep[i];
+        j->cidle[i] += cm - j->cstep[i];
+    }
 }
 
 static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err) {
@@ -50,9 +78,10 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
     const int timing = x->nsub > 0 && x->units[0]->timing && x->nsub <= j->nsub;
     if (timing)
         for (int i = 0; i < x->nsub; i++) j->w0[i] = x->units[i]->wall;
+    j->timing = timing;
     int rc = CS_OK;
     if (!j->pool) {
-        for (int i = 0; i < x->nsub && !rc; i++) rc = cs_scheme_step_unit(x, i, T, H, err);
+        for (int i = 0; i < x->nsub && !rc; i++) rc = timed_step(j, x, i, T, H, err);
     } else {
         j->x = x;
         j->T = T;
@@ -75,6 +104,7 @@ static void jacobi_destroy(cs_scheme *s) {
     if (!j) return;
     cs_pool_destroy(j->pool);
     free(j->errs); free(j->rc); free(j->w0);
+    free(j->cstep); free(j->cpu); free(j->cidle);
     free(j);
     s->content = NULL;
 }
@@ -91,9 +121,12 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
         j->errs = calloc((size_t)nsub, sizeof(cs_err));
         j->rc = calloc((size_t)nsub, sizeof(int));
         j->w0 = calloc((size_t)nsub, sizeof(double));
+        j->cstep = calloc((size_t)nsub, sizeof(double));
+        j->cpu = calloc((size_t)nsub, sizeof(double));
+        j->cidle = calloc((size_t)nsub, sizeof(double));
     }
-    if (!s || !j || !j->errs || !j->rc || !j->w0) {
-        if (j) { free(j->errs); free(j->rc); free(j->w0); }
+    if (!s || !j || !j->errs || !j->rc || !j->w0 || !j->cstep || !j->cpu || !j->cidle) {
+        if (j) { free(j->errs); free(j->rc); free(j->w0); free(j->cstep); free(j->cpu); free(j->cidle); }
         free(j); free(s);
         return cs_fail(err, CS_ERR_NOMEM, "scheme: out of memory");
     }
@@ -127,4 +160,19 @@ int cs_jacobi_threads(const cs_scheme *s, double *idle) {
     }
     if (idle) cs_pool_idle(j->pool, idle);
     return cs_pool_threads(j->pool);
+}
+
+int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle) {
+    const jacobi_content *j = s && s->ops == &JACOBI_OPS ? s->content : NULL;
+    if (!j || n != j->nsub) return 0;
+    for (int i = 0; i < n; i++) {
+        cpu[i] = j->cpu[i];
+        idle[i] = j->cidle[i];
+    }
+    return 1;
+}
+
+cs_pool *cs_jacobi_pool(const cs_scheme *s) {
+    const jacobi_content *j = s && s->ops == &JACOBI_OPS ? s->content : NULL;
+    return j ? j->pool : NULL;
 }

@@ -65,6 +65,11 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
 /* Threads of a Jacobi scheme (1 when sequential); idle (room for that many values, or NULL) gets each thread's
  * accumulated wait at the macro barrier (timing on). */
 int cs_jacobi_threads(const cs_scheme *s, double *idle);
+/* Timing with thread CPU clocks: per unit (n = the scheme's unit count) the summed CPU seconds of its steps and its
+ * CPU idle time at the macro barrier (eq. 4.5 with CPU clocks). Returns 0 (nothing written) for other schemes. */
+int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle);
+/* The thread pool of a Jacobi scheme (NULL when sequential or another scheme), for the estimators' comparative runs. */
+struct cs_pool *cs_jacobi_pool(const cs_scheme *s);
 /* order: stepping order, a permutation of 0..nsub-1 (NULL: as given); copied. */
 int cs_gauss_seidel_create(int nsub, const int *order, cs_scheme **out, cs_err *err);
 void cs_scheme_destroy(cs_scheme *s);
