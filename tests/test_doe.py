@@ -283,6 +283,30 @@ def test_checkpoint_resume_and_changed_factors(tmp_path):
         doe.Study(build, {"i": list(range(11))}, responses=["growth"]).run(checkpoint=path)
 
 
+def test_checkpoint_commits_in_groups(tmp_path):
+    """commit_interval groups the commits; every run is in the file at the end, and at once with 0."""
+    path = tmp_path / "grouped.sqlite"
+    seen = []
+
+    def responses(res, ref):                        # how many runs the file holds while the study runs
+        seen.append(len(doe.load(path)) if path.exists() else 0)
+        return {"g": float(res.growth)}
+
+    def build(p):
+        return dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=1e-3, solver=cosim.Exact())
+
+    df = doe.Study(build, {"i": list(range(6))}, responses=responses).run(checkpoint=path, commit_interval=3600)
+    assert seen == [0] * 6 and sorted(doe.load(path).index) == list(range(6)) and len(df) == 6
+    path2 = tmp_path / "each.sqlite"
+    path = path2
+    seen.clear()
+    doe.Study(build, {"i": list(range(6))}, responses=responses).run(checkpoint=path2, commit_interval=0)
+    assert seen == [0, 1, 2, 3, 4, 5]
+    for bad in (-1.0, float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="commit_interval"):
+            doe.Study(build, {"i": [0]}).run(commit_interval=bad)
+
+
 def test_study_errors_name_the_argument():
     def bad_build(p):
         if p["ck"] > 1e5:

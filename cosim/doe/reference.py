@@ -96,21 +96,44 @@ def predicted_grid(kw):
     return np.append(np.arange(n + 1) * H, t_end)
 
 
-def reference_key(kw, options):
+def _grid_spec(kw, keep):
+    """A fingerprint of the options that define a run's recorded grid (equal specs give equal grids)."""
+    h = hashlib.sha256()
+    for name in ("t_end", "H", "t_eval", "output_interval", "startup", "grid"):
+        v = kw.get(name)
+        _feed(h, None if v is None else (np.asarray(v) if isinstance(v, (list, tuple)) else v), keep)
+    return h.digest()
+
+
+def reference_key(kw, options, grids=None, options_key=None):
     """(key, grid, keep): the cache key of the reference of a run with simulate options ``kw`` (incl. system),
-    its grid, and the objects whose identity the key uses."""
+    its grid, and the objects whose identity the key uses. ``grids`` (a dict kept by the caller) caches the grid
+    of each grid specification, ``options_key`` the fingerprint of ``options``: the key of a run then costs one
+    pickle of its model specifications."""
     if "t_end" not in kw or ("H" not in kw and "grid" not in kw):
         return PER_RUN, None, []
-    try:
-        grid = predicted_grid(kw)
-    except (TypeError, ValueError):
-        grid = None
+    keep = []
+    spec = _grid_spec(kw, keep)
+    if keep:                           # an opaque object in the grid options: its id may be reused, no caching
+        grids = None
+    if grids is not None and spec in grids:
+        grid = grids[spec]
+    else:
+        try:
+            grid = predicted_grid(kw)
+        except (TypeError, ValueError):
+            grid = None
+        if grids is not None:
+            grids[spec] = grid
     if grid is None:
         return PER_RUN, None, []
-    keep = []
     h = hashlib.sha256(system_key(kw["system"], kw.get("x0"), kw.get("start_values"), keep).encode())
-    _feed(h, grid, keep)
-    _feed(h, options, keep)
+    h.update(spec)
+    if options_key is None:
+        oh = hashlib.sha256()
+        _feed(oh, options, keep)
+        options_key = oh.digest()
+    h.update(options_key)
     return h.hexdigest(), grid, keep
 
 
