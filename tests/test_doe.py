@@ -375,3 +375,26 @@ def test_genser_example_reduced(tmp_path, capsys):
         assert "needs the pre-step coupling cosim.PreStep" in capsys.readouterr().err
     table = pd.read_csv(tmp_path / f"{name}.csv", index_col="run")
     assert len(table) == 4 and table["eps_mono_sat"].between(0, 1).all()
+
+
+def test_genser_12_2_reduced_with_the_real_prestep():
+    """genser2020 §12.2 (exact IJs, continuous pre-step, linear DMO, ΔT = 1 ms, δt = 1e-5, 1 s), reduced to the
+    optionExtrapolation × stepsExtrapolation factors that dominate Table 3.4, the others at fixed levels: with exact
+    extrapolation every run is accurate whatever the number of steps; with the explicit Euler extrapolation one step
+    fails, 10 steps are worse and 1000 steps are as accurate as exact (the thesis's findings of §12.2)."""
+    g = _genser_example()
+    if not g.have_prestep():
+        pytest.skip("cosim.PreStep is not available")
+    rows = [dict(optionErrDiffEqu="exact", stepsErrDiffEqu=1, optionExtrapolation=o, stepsExtrapolation=n,
+                 stepsDiscreteSystemMatrices=100, useErrDiffEqu=False)
+            for o in ("exact", "ex. euler") for n in (1, 10, 1000)]
+    study = doe.Study(g.build_12_2, design=pd.DataFrame(rows), responses=["eps_mono", "eps_mono_sat", "stable"],
+                      reference=True)
+    df = study.run(backend="threads", workers=2)
+    exact = df[df.optionExtrapolation == "exact"].set_index("stepsExtrapolation")
+    euler = df[df.optionExtrapolation == "ex. euler"].set_index("stepsExtrapolation")
+    assert (exact.status == "ok").all() and exact.stable.all()
+    assert exact.eps_mono.max() < 1e-3 and exact.eps_mono.max() - exact.eps_mono.min() <= 1e-6 * exact.eps_mono.max()
+    assert euler.status[1] == "diverged" and euler.eps_mono_sat[1] == 1.0 and not euler.stable[1]
+    assert euler.eps_mono[10] > 1.5 * euler.eps_mono[1000]
+    assert abs(euler.eps_mono[1000] - exact.eps_mono[1000]) < 0.05 * exact.eps_mono[1000]

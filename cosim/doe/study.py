@@ -83,8 +83,8 @@ class Study:
             finishes). The runs of the last interval are committed at the end, on Ctrl-C and on a study error; only
             a hard crash or kill of this process can cost them (they run again on resume).
         progress : True shows a tqdm bar (``tqdm.auto``: a widget in Jupyter) with runs/s and the time left.
-        chunksize : runs per task (default 1 for threads, larger for processes and Dask to amortise the
-            dispatch).
+        chunksize : runs per task (default 1 for threads; for processes and Dask about 4 tasks per worker, at
+            most 64 runs each, to amortise the dispatch).
         """
         if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer))
                                       or chunksize < 1):
@@ -97,7 +97,9 @@ class Study:
             raise TypeError(f"progress: expected True or False, got {progress!r}")
         be = _backends.make_backend(backend, workers)
         if chunksize is None:
-            chunksize = 1 if be.name in ("serial", "threads") else max(1, min(32, len(self) // (16 * be.workers)))
+            # a task costs a few ms in a process pool and more in Dask (scheduling, serialising the runs' systems
+            # and results): about 4 tasks per worker, at most 64 runs each, keep the workers balanced
+            chunksize = 1 if be.name in ("serial", "threads") else max(1, min(64, -(-len(self) // (4 * be.workers))))
         ck = None
         rows = {}
         try:
