@@ -398,3 +398,26 @@ def test_genser_12_2_reduced_with_the_real_prestep():
     assert euler.status[1] == "diverged" and euler.eps_mono_sat[1] == 1.0 and not euler.stable[1]
     assert euler.eps_mono[10] > 1.5 * euler.eps_mono[1000]
     assert abs(euler.eps_mono[1000] - exact.eps_mono[1000]) < 0.05 * exact.eps_mono[1000]
+
+
+def test_reference_key_by_value():
+    """The reference cache key: equal systems and grids share it, a changed parameter, initial state or grid does
+    not; systems with Python callables still get a key (by identity)."""
+    from cosim.doe import reference as ref
+
+    def kw(**over):
+        d = dict(system=cosim.models.two_mass_oscillator(ck=1e5), t_end=0.01, H=1e-3)
+        d.update(over)
+        return d
+
+    grids = {}
+    k1 = ref.reference_key(kw(), {}, grids)[0]
+    assert ref.reference_key(kw(), {}, grids)[0] == k1 and len(grids) == 1
+    assert ref.reference_key(kw(system=cosim.models.two_mass_oscillator(ck=2e5)), {}, grids)[0] != k1
+    assert ref.reference_key(kw(H=2e-3), {}, grids)[0] != k1
+    assert ref.reference_key(kw(x0={"S1": [0.2, 0.0]}), {}, grids)[0] != k1
+    assert ref.reference_key(kw(), {"rtol": 1e-9}, grids)[0] != k1
+    assert ref.system_key(cosim.models.two_mass_oscillator(ck=1e5), x0=[1]) != \
+        ref.system_key(cosim.models.two_mass_oscillator(ck=1e5), x0=[1.0])
+    g = ref.reference_key(kw(t_end=0.0105, H=1e-3), {}, grids)[1]
+    np.testing.assert_allclose(g, np.append(np.arange(11) * 1e-3, 0.0105))
