@@ -4,7 +4,7 @@ Tables: ``meta`` (key, value: the parameter table's hash, factor names, number o
 params, status, message, wall, responses; JSON for params and responses). The database runs in WAL mode with
 ``synchronous=NORMAL``: a committed row survives a crash or a kill of the process (not a power loss), and a commit
 costs microseconds, not an fsync. Finished runs are committed in groups, at most ``commit_interval`` seconds after
-they finish (default 0.25 s; 0 commits every run as it arrives): a transaction per run costs about 0.1 ms of a
+they finish (default 0.05 s; 0 commits every run as it arrives): a transaction per run costs about 0.1 ms of a
 cache-cold CPU after each co-simulation, more than the rest of the study layer. The group is committed at the end of
 the study, on Ctrl-C and on a study error, so only a hard crash or a kill of the main process can cost the runs of
 the last ``commit_interval`` seconds (they run again on resume; each run is in the table once, the run number is the

@@ -70,7 +70,7 @@ class Study:
         return self._records[run]
 
     def run(self, backend="serial", workers=None, checkpoint=None, progress=False, chunksize=None,
-            commit_interval=0.25) -> pd.DataFrame:
+            commit_interval=0.05) -> pd.DataFrame:
         """Run every run of the study (those not already in ``checkpoint``) and return the table: index ``run``,
         the factors, the responses, ``status`` ("ok", "diverged", "solver_error", "reference_failed"),
         ``message`` and ``wall`` (seconds of the co-simulation).
@@ -79,7 +79,7 @@ class Study:
             (default: the number of cores).
         checkpoint : an SQLite file: finished runs are written as they finish; a study started again with the
             same file resumes where it stopped (a file of another study is refused).
-        commit_interval : seconds between the checkpoint's commits (default 0.25; 0 commits every run as it
+        commit_interval : seconds between the checkpoint's commits (default 0.05; 0 commits every run as it
             finishes). The runs of the last interval are committed at the end, on Ctrl-C and on a study error; only
             a hard crash or kill of this process can cost them (they run again on resume).
         progress : True shows a tqdm bar (``tqdm.auto``: a widget in Jupyter) with runs/s and the time left.
