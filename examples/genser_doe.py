@@ -6,8 +6,9 @@
   RLS (17 640 runs, Tables 3.7 + 3.8) and MOESP (7 056 runs, Table 3.9); ANOVA (Tables 3.10, 3.11) and optima
   (Tables 3.12, 3.13; ≤ 1.1·min for RLS, the best 50 for MOESP).
 
-The pre-step coupling (``cosim.PreStep``) is built by another issue. Without it this script says so and runs a
-reduced study that works today: the same nonlinear DMO + F_ex, explicit Euler δt = 1e-5, ΔT ∈ {0.5, 1, 2} ms, with
+With ``cosim.PreStep`` the script runs §12.2 in full and the §12.3 rows the pre-step supports (see ``supported``;
+wall times in benchmarks/README.md, ``benchmarks/doe.py --only-full``). Without it this script says so and runs a
+reduced study: the same nonlinear DMO + F_ex, explicit Euler δt = 1e-5, ΔT ∈ {0.5, 1, 2} ms, with
 the signal-based couplings (ZOH, Lagrange k = 1, 2) and the impulse amplitude as factors.
 
 Run: .venv/bin/python examples/genser_doe.py [12.2 | rls | moesp | zoh] [--workers 2] [--runs N] [--out DIR]

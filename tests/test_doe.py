@@ -283,6 +283,30 @@ def test_checkpoint_resume_and_changed_factors(tmp_path):
         doe.Study(build, {"i": list(range(11))}, responses=["growth"]).run(checkpoint=path)
 
 
+def test_checkpoint_commits_in_groups(tmp_path):
+    """commit_interval groups the commits; every run is in the file at the end, and at once with 0."""
+    path = tmp_path / "grouped.sqlite"
+    seen = []
+
+    def responses(res, ref):                        # how many runs the file holds while the study runs
+        seen.append(len(doe.load(path)) if path.exists() else 0)
+        return {"g": float(res.growth)}
+
+    def build(p):
+        return dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=1e-3, solver=cosim.Exact())
+
+    df = doe.Study(build, {"i": list(range(6))}, responses=responses).run(checkpoint=path, commit_interval=3600)
+    assert seen == [0] * 6 and sorted(doe.load(path).index) == list(range(6)) and len(df) == 6
+    path2 = tmp_path / "each.sqlite"
+    path = path2
+    seen.clear()
+    doe.Study(build, {"i": list(range(6))}, responses=responses).run(checkpoint=path2, commit_interval=0)
+    assert seen == [0, 1, 2, 3, 4, 5]
+    for bad in (-1.0, float("inf"), True, "1"):
+        with pytest.raises(ValueError, match="commit_interval"):
+            doe.Study(build, {"i": [0]}).run(commit_interval=bad)
+
+
 def test_study_errors_name_the_argument():
     def bad_build(p):
         if p["ck"] > 1e5:
@@ -351,3 +375,49 @@ def test_genser_example_reduced(tmp_path, capsys):
         assert "needs the pre-step coupling cosim.PreStep" in capsys.readouterr().err
     table = pd.read_csv(tmp_path / f"{name}.csv", index_col="run")
     assert len(table) == 4 and table["eps_mono_sat"].between(0, 1).all()
+
+
+def test_genser_12_2_reduced_with_the_real_prestep():
+    """genser2020 §12.2 (exact IJs, continuous pre-step, linear DMO, ΔT = 1 ms, δt = 1e-5, 1 s), reduced to the
+    optionExtrapolation × stepsExtrapolation factors that dominate Table 3.4, the others at fixed levels: with exact
+    extrapolation every run is accurate whatever the number of steps; with the explicit Euler extrapolation one step
+    fails, 10 steps are worse and 1000 steps are as accurate as exact (the thesis's findings of §12.2)."""
+    g = _genser_example()
+    if not g.have_prestep():
+        pytest.skip("cosim.PreStep is not available")
+    rows = [dict(optionErrDiffEqu="exact", stepsErrDiffEqu=1, optionExtrapolation=o, stepsExtrapolation=n,
+                 stepsDiscreteSystemMatrices=100, useErrDiffEqu=False)
+            for o in ("exact", "ex. euler") for n in (1, 10, 1000)]
+    study = doe.Study(g.build_12_2, design=pd.DataFrame(rows), responses=["eps_mono", "eps_mono_sat", "stable"],
+                      reference=True)
+    df = study.run(backend="threads", workers=2)
+    exact = df[df.optionExtrapolation == "exact"].set_index("stepsExtrapolation")
+    euler = df[df.optionExtrapolation == "ex. euler"].set_index("stepsExtrapolation")
+    assert (exact.status == "ok").all() and exact.stable.all()
+    assert exact.eps_mono.max() < 1e-3 and exact.eps_mono.max() - exact.eps_mono.min() <= 1e-6 * exact.eps_mono.max()
+    assert euler.status[1] == "diverged" and euler.eps_mono_sat[1] == 1.0 and not euler.stable[1]
+    assert euler.eps_mono[10] > 1.5 * euler.eps_mono[1000]
+    assert abs(euler.eps_mono[1000] - exact.eps_mono[1000]) < 0.05 * exact.eps_mono[1000]
+
+
+def test_reference_key_by_value():
+    """The reference cache key: equal systems and grids share it, a changed parameter, initial state or grid does
+    not; systems with Python callables still get a key (by identity)."""
+    from cosim.doe import reference as ref
+
+    def kw(**over):
+        d = dict(system=cosim.models.two_mass_oscillator(ck=1e5), t_end=0.01, H=1e-3)
+        d.update(over)
+        return d
+
+    grids = {}
+    k1 = ref.reference_key(kw(), {}, grids)[0]
+    assert ref.reference_key(kw(), {}, grids)[0] == k1 and len(grids) == 1
+    assert ref.reference_key(kw(system=cosim.models.two_mass_oscillator(ck=2e5)), {}, grids)[0] != k1
+    assert ref.reference_key(kw(H=2e-3), {}, grids)[0] != k1
+    assert ref.reference_key(kw(x0={"S1": [0.2, 0.0]}), {}, grids)[0] != k1
+    assert ref.reference_key(kw(), {"rtol": 1e-9}, grids)[0] != k1
+    assert ref.system_key(cosim.models.two_mass_oscillator(ck=1e5), x0=[1]) != \
+        ref.system_key(cosim.models.two_mass_oscillator(ck=1e5), x0=[1.0])
+    g = ref.reference_key(kw(t_end=0.0105, H=1e-3), {}, grids)[1]
+    np.testing.assert_allclose(g, np.append(np.arange(11) * 1e-3, 0.0105))

@@ -3,8 +3,13 @@
 Tables: ``meta`` (key, value: the parameter table's hash, factor names, number of runs, design) and ``runs`` (run,
 params, status, message, wall, responses; JSON for params and responses). The database runs in WAL mode with
 ``synchronous=NORMAL``: a committed row survives a crash or a kill of the process (not a power loss), and a commit
-costs microseconds, not an fsync. A study resumed from the file skips the runs it holds; a file written by a study
-with another parameter table is refused.
+costs microseconds, not an fsync. Finished runs are committed in groups, at most ``commit_interval`` seconds after
+they finish (default 0.05 s; 0 commits every run as it arrives): a transaction per run costs about 0.1 ms of a
+cache-cold CPU after each co-simulation, more than the rest of the study layer. The group is committed at the end of
+the study, on Ctrl-C and on a study error, so only a hard crash or a kill of the main process can cost the runs of
+the last ``commit_interval`` seconds (they run again on resume; each run is in the table once, the run number is the
+primary key). A study resumed from the file skips the runs it holds; a file written by a study with another
+parameter table is refused.
 """
 from __future__ import annotations
 
@@ -23,9 +28,15 @@ SCHEMA = 1
 class Checkpoint:
     """An open checkpoint file for the study whose table hashes to ``table_hash``."""
 
-    def __init__(self, path, table_hash, factors, n_runs, design="table", extra=None):
+    def __init__(self, path, table_hash, factors, n_runs, design="table", extra=None, commit_interval=0.0):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"checkpoint: expected a file name, got {type(path).__name__}")
+        if (isinstance(commit_interval, bool) or not isinstance(commit_interval, (int, float))
+                or not 0 <= commit_interval < float("inf")):
+            raise ValueError(f"commit_interval: expected seconds >= 0, got {commit_interval!r}")
+        self.commit_interval = float(commit_interval)
+        self._pending = []
+        self._last = time.monotonic()
         self.path = os.fspath(path)
         d = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(d):
@@ -62,13 +73,23 @@ class Checkpoint:
         return {r for (r,) in self.db.execute("SELECT run FROM runs")}
 
     def write(self, rows, params):
-        """Append finished runs (dicts run, status, message, wall, responses) in one transaction."""
+        """Add finished runs (dicts run, status, message, wall, responses); they are committed in one transaction
+        with the others of the last ``commit_interval`` seconds (at once if it is 0)."""
         now = time.time()
+        self._pending.extend((r, params, now) for r in rows)
+        if self.commit_interval == 0.0 or time.monotonic() - self._last >= self.commit_interval:
+            self.flush()
+
+    def flush(self):
+        """Commit the runs added since the last commit."""
+        self._last = time.monotonic()
+        if not self._pending:
+            return
+        batch = [(int(r["run"]), json.dumps(params(r["run"])), r["status"], r["message"], r["wall"],
+                  json.dumps(r["responses"]), now) for r, params, now in self._pending]
         with self.db:
-            self.db.executemany(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(int(r["run"]), json.dumps(params(r["run"])), r["status"], r["message"], r["wall"],
-                  json.dumps(r["responses"]), now) for r in rows])
+            self.db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)", batch)
+        self._pending.clear()
 
     def rows(self):
         """Every finished run as a dict (run, status, message, wall, responses)."""
@@ -76,7 +97,10 @@ class Checkpoint:
         return [dict(run=r, status=s, message=m, wall=w, responses=json.loads(v)) for r, s, m, w, v in cur]
 
     def close(self):
-        self.db.close()
+        try:
+            self.flush()
+        finally:
+            self.db.close()
 
 
 def load(path) -> pd.DataFrame:

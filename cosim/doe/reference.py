@@ -51,11 +51,51 @@ def _feed(h, obj, keep):
         h.update(f"id{type(obj).__name__}{id(obj)}".encode())
 
 
+class _Opaque(Exception):
+    pass
+
+
+def _flat(obj, out):
+    """Append a by-value fingerprint of ``obj`` (numbers, strings, arrays and containers of them) to ``out``;
+    raises _Opaque for anything else. Types are part of it (1, 1.0 and True differ)."""
+    t = type(obj)
+    if t is np.ndarray:
+        if obj.dtype.hasobject:
+            raise _Opaque
+        out.append((obj.dtype.str, obj.shape, obj.tobytes()))
+    elif obj is None or t is float or t is int or t is str or t is bool:
+        out.append((t, obj))
+    elif t is tuple or t is list:
+        out.append((t, len(obj)))
+        for o in obj:
+            _flat(o, out)
+    elif t is dict:
+        out.append((t, len(obj)))
+        for k in sorted(obj, key=repr):
+            _flat(k, out)
+            _flat(obj[k], out)
+    elif isinstance(obj, np.generic) and not isinstance(obj, np.object_):
+        out.append((t, obj.tobytes()))
+    else:
+        raise _Opaque
+
+
 def system_key(system, x0=None, start_values=None, keep=None):
-    """Fingerprint of a system's dynamics, connections and initial state (a pickle of the model specifications
-    where they pickle by value; otherwise opaque objects such as closures count by identity)."""
+    """Fingerprint of a system's dynamics, connections and initial state: a tuple of the model specifications'
+    bytes where they are numbers, strings and arrays (the common case; hashable, no serialisation), a pickle of
+    them where they pickle by value; otherwise opaque objects such as closures count by identity."""
     keep = [] if keep is None else keep
     ci, co, cg = _connections(system)
+    out = []
+    try:
+        for s in system.subsystems:
+            _flat(_model_spec(s), out)
+            _flat(s.x0, out)
+        for o in (ci, co, cg, system.r, x0, start_values):
+            _flat(o, out)
+        return tuple(out)
+    except _Opaque:
+        pass
     try:
         blob = pickle.dumps(([_model_spec(s) for s in system.subsystems], [s.x0 for s in system.subsystems],
                              ci, co, cg, system.r, x0, start_values), protocol=5)
@@ -96,22 +136,63 @@ def predicted_grid(kw):
     return np.append(np.arange(n + 1) * H, t_end)
 
 
-def reference_key(kw, options):
+_GRID_OPTIONS = ("t_end", "H", "t_eval", "output_interval", "startup", "grid")
+
+
+def _grid_spec(kw):
+    """A hashable fingerprint of the options that define a run's recorded grid (equal specs give equal grids),
+    or None if one of them is neither a number, a string nor an array."""
+    spec = []
+    for name in _GRID_OPTIONS:
+        v = kw.get(name)
+        t = type(v)
+        if v is None or t is float or t is int or t is str or t is bool:
+            spec.append((t.__name__, v))
+        elif isinstance(v, (numbers.Number, np.generic)):
+            spec.append((t.__name__, repr(v)))
+        elif isinstance(v, (np.ndarray, list, tuple)):
+            try:
+                a = np.ascontiguousarray(v, dtype=float)
+            except (TypeError, ValueError):
+                return None
+            spec.append(("nd", a.shape, a.tobytes()))
+        else:
+            return None
+    return tuple(spec)
+
+
+def reference_key(kw, options, grids=None, options_key=None):
     """(key, grid, keep): the cache key of the reference of a run with simulate options ``kw`` (incl. system),
-    its grid, and the objects whose identity the key uses."""
+    its grid, and the objects whose identity the key uses. ``grids`` (a dict kept by the caller) caches the grid
+    of each grid specification, ``options_key`` the fingerprint of ``options``: the key of a run then costs one
+    pickle of its model specifications."""
     if "t_end" not in kw or ("H" not in kw and "grid" not in kw):
         return PER_RUN, None, []
-    try:
-        grid = predicted_grid(kw)
-    except (TypeError, ValueError):
-        grid = None
+    spec = _grid_spec(kw)
+    if spec is None:
+        grids = None
+    if grids is not None and spec in grids:
+        grid = grids[spec]
+    else:
+        try:
+            grid = predicted_grid(kw)
+        except (TypeError, ValueError):
+            grid = None
+        if grids is not None:
+            grids[spec] = grid
     if grid is None:
         return PER_RUN, None, []
     keep = []
-    h = hashlib.sha256(system_key(kw["system"], kw.get("x0"), kw.get("start_values"), keep).encode())
-    _feed(h, grid, keep)
-    _feed(h, options, keep)
-    return h.hexdigest(), grid, keep
+    skey = system_key(kw["system"], kw.get("x0"), kw.get("start_values"), keep)
+    if spec is None:
+        h = hashlib.sha256()
+        _feed(h, grid, keep)
+        spec = h.hexdigest()
+    if options_key is None:
+        oh = hashlib.sha256()
+        _feed(oh, options, keep)
+        options_key = oh.hexdigest()
+    return (skey, spec, options_key), grid, keep
 
 
 def compute(system, t_end, grid, options, x0=None, start_values=None):

@@ -126,7 +126,10 @@ def to_row(values):
     out = {}
     for k, v in values.items():
         check_name(k, "responses")
-        if isinstance(v, (bool, np.bool_)):
+        t = type(v)
+        if t is float or t is bool or t is int or t is str:   # the common case, without the ABC checks below
+            out[k] = v
+        elif isinstance(v, (bool, np.bool_)):
             out[k] = bool(v)
         elif isinstance(v, (numbers.Integral, np.integer)):
             out[k] = int(v)

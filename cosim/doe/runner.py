@@ -103,6 +103,13 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
     it = iter(pending)
     exhausted = False
     ref_options = reference
+    grids = {}                         # grid specification -> predicted grid
+    options_key = None
+    if reference is not None:
+        import hashlib
+        oh = hashlib.sha256()
+        _ref._feed(oh, reference, keepalive.setdefault("options", []))
+        options_key = oh.digest()
     park_limit = max(64, backend.window * chunksize)
 
     def submit_ready(flush=False):
@@ -128,7 +135,7 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             if reference is None:
                 ready.append((run, kw, None))
             else:
-                key, grid, keep = _ref.reference_key(kw, ref_options)
+                key, grid, keep = _ref.reference_key(kw, ref_options, grids, options_key)
                 if key == _ref.PER_RUN:
                     ready.append((run, kw, PerRun(ref_options)))
                 elif key in refs:

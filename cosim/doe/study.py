@@ -69,7 +69,8 @@ class Study:
                              for row in self.table.itertuples(index=False, name=None)]
         return self._records[run]
 
-    def run(self, backend="serial", workers=None, checkpoint=None, progress=False, chunksize=None) -> pd.DataFrame:
+    def run(self, backend="serial", workers=None, checkpoint=None, progress=False, chunksize=None,
+            commit_interval=0.05) -> pd.DataFrame:
         """Run every run of the study (those not already in ``checkpoint``) and return the table: index ``run``,
         the factors, the responses, ``status`` ("ok", "diverged", "solver_error", "reference_failed"),
         ``message`` and ``wall`` (seconds of the co-simulation).
@@ -78,23 +79,34 @@ class Study:
             (default: the number of cores).
         checkpoint : an SQLite file: finished runs are written as they finish; a study started again with the
             same file resumes where it stopped (a file of another study is refused).
+        commit_interval : seconds between the checkpoint's commits (default 0.05; 0 commits every run as it
+            finishes). The runs of the last interval are committed at the end, on Ctrl-C and on a study error; only
+            a hard crash or kill of this process can cost them (they run again on resume).
         progress : True shows a tqdm bar (``tqdm.auto``: a widget in Jupyter) with runs/s and the time left.
-        chunksize : runs per task (default 1 for threads, larger for processes and Dask to amortise the
-            dispatch).
+        chunksize : runs per task (default 1 for threads; for processes and Dask about 4 tasks per worker, at
+            most 64 runs each, to amortise the dispatch).
         """
-        be = _backends.make_backend(backend, workers)
-        if chunksize is None:
-            chunksize = 1 if be.name in ("serial", "threads") else max(1, min(32, len(self) // (16 * be.workers)))
-        elif isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)) or chunksize < 1:
+        if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer))
+                                      or chunksize < 1):
             raise ValueError(f"chunksize: expected an int >= 1, got {chunksize!r}")
+        if (isinstance(commit_interval, bool) or not isinstance(commit_interval, (int, float, np.floating))
+                or not 0 <= commit_interval < float("inf")):
+            raise ValueError(f"commit_interval: expected seconds >= 0, got {commit_interval!r}")
+        commit_interval = float(commit_interval)
         if not isinstance(progress, bool):
             raise TypeError(f"progress: expected True or False, got {progress!r}")
+        be = _backends.make_backend(backend, workers)
+        if chunksize is None:
+            # a task costs a few ms in a process pool and more in Dask (scheduling, serialising the runs' systems
+            # and results): about 4 tasks per worker, at most 64 runs each, keep the workers balanced
+            chunksize = 1 if be.name in ("serial", "threads") else max(1, min(64, -(-len(self) // (4 * be.workers))))
         ck = None
         rows = {}
         try:
             if checkpoint is not None:
                 extra = {"sobol": self.table.attrs["sobol"]} if "sobol" in self.table.attrs else None
-                ck = Checkpoint(checkpoint, self.hash, self.factors, len(self), self.design, extra)
+                ck = Checkpoint(checkpoint, self.hash, self.factors, len(self), self.design, extra,
+                                commit_interval=commit_interval)
                 rows = {r["run"]: r for r in ck.rows()}
             pending = [i for i in range(len(self)) if i not in rows]
             bar = None
