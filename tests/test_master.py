@@ -297,3 +297,18 @@ def test_large_system_never_forms_dense_L():
     assert res.X.shape == (11, 2000)
     assert s._L_dense is None
     assert s.L.shape == (2000, 2000) and s.L[1, 0] == 0.5      # formed on request only
+
+
+def test_feedthrough_without_a_loop_is_solved_in_order_without_newton():
+    """u = L y + r with feed-through units whose dependency graph has no cycle (here S2's force reads S1's
+    position, S1 has no feed-through) is solved exactly by evaluating the units in dependency order; a ring of
+    feed-through units (an algebraic loop) still needs Newton's method."""
+    s = models.two_mass_oscillator(feedthrough=True)
+    res = cosim.simulate(s, 0.01, 1e-3, solver=cosim.Exact())
+    assert res.stats["newton_iterations"] == 0
+    L = s.L
+    np.testing.assert_allclose(res.U, res.Y @ L.T + s.r, rtol=0, atol=1e-12 * np.max(np.abs(res.Y)))
+    ring = cosim.CoupledSystem([cosim.LTI([[-1.0]], [[1.0]], [[1.0]], [[0.3]], x0=[1.0], name=f"R{i}")
+                                for i in range(4)],
+                               [cosim.connect(f"R{(i - 1) % 4}.y[0]", f"R{i}.u[0]", 0.5) for i in range(4)])
+    assert cosim.simulate(ring, 0.01, 1e-3, solver=cosim.Exact()).stats["newton_iterations"] > 0

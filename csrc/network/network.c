@@ -93,6 +93,38 @@ static int klu_setup(cs_network *net, cs_err *err) {
     return CS_OK;
 }
 
+/* The feed-through units in an order where every one comes after the feed-through units it reads (Kahn's
+ * algorithm on the graph j -> i, "an input of i reads an output of j", both feed-through). Sets ft_order when the
+ * graph has no cycle (then the coupling conditions have no algebraic loop); leaves it NULL otherwise. -1: no memory. */
+static int feedthrough_order(cs_network *net) {
+    const int n = net->nsub;
+    int *indeg = calloc((size_t)n, sizeof(int)), *order = malloc(sizeof(int) * (size_t)n), nft = 0, head = 0;
+    if (!indeg || !order) { free(indeg); free(order); return -1; }
+    for (int i = 0; i < n; i++) {
+        if (!net->feedthrough[i]) continue;
+        nft++;
+        for (int a = net->uoff[i]; a < net->uoff[i + 1]; a++)
+            for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++)
+                if (net->gain[k] != 0.0 && net->feedthrough[net->out_sub[net->col[k]]]) indeg[i]++;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (net->feedthrough[i] && indeg[i] == 0) order[m++] = i;
+    while (head < m) {
+        const int j = order[head++];
+        for (int i = 0; i < n; i++) {      /* units reading j (O(n * fan-in): once, at set-up) */
+            if (!net->feedthrough[i] || indeg[i] == 0) continue;
+            for (int a = net->uoff[i]; a < net->uoff[i + 1]; a++)
+                for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++)
+                    if (net->gain[k] != 0.0 && net->out_sub[net->col[k]] == j && --indeg[i] == 0) order[m++] = i;
+        }
+    }
+    free(indeg);
+    if (m == nft) { net->ft_order = order; net->nft = nft; }
+    else free(order);
+    return 0;
+}
+
 int cs_network_init(cs_network *net, int nsub, const int *nu, const int *ny, const int *feedthrough,
                     const int *linear, int nconn, const int *conn_in, const int *conn_out, const double *conn_gain,
                     const double *r, cs_err *err) {
@@ -153,7 +185,8 @@ int cs_network_init(cs_network *net, int nsub, const int *nu, const int *ny, con
     }
     free(fill);
     if (r) memcpy(net->r, r, sizeof(double) * NU);
-    if (net->any_feedthrough) {
+    if (net->any_feedthrough && feedthrough_order(net) < 0) goto nomem;
+    if (net->any_feedthrough && !net->ft_order) {
         int rc = klu_setup(net, err);
         if (rc) { cs_network_free(net); return rc; }
     }
@@ -164,6 +197,7 @@ nomem:
 }
 
 void cs_network_free(cs_network *net) {
+    free(net->ft_order);
     free(net->uoff); free(net->yoff); free(net->in_sub); free(net->out_sub); free(net->feedthrough);
     free(net->linear); free(net->rowptr); free(net->col); free(net->gain); free(net->r);
     free(net->F); free(net->ytmp); free(net->G);
@@ -224,9 +258,22 @@ int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const 
     if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
     else if (u_guess != u) memcpy(u, u_guess, sizeof(double) * net->nu);
     for (int i = 0; i < net->nsub; i++)
-        CS_TRY(g->eval(g->ctx, i, t, u + net->uoff[i], y + net->yoff[i], err));
+        if (!net->ft_order || !net->feedthrough[i])
+            CS_TRY(g->eval(g->ctx, i, t, u + net->uoff[i], y + net->yoff[i], err));
+    if (net->ft_order) {
+        /* no algebraic loop: each feed-through unit's inputs are final once the units it reads are evaluated */
+        for (int k = 0; k < net->nft; k++) {
+            const int i = net->ft_order[k];
+            for (int a = net->uoff[i]; a < net->uoff[i + 1]; a++) {
+                double v = net->r[a];
+                for (int q = net->rowptr[a]; q < net->rowptr[a + 1]; q++) v += net->gain[q] * y[net->col[q]];
+                u[a] = v;
+            }
+            CS_TRY(g->eval(g->ctx, i, t, u + net->uoff[i], y + net->yoff[i], err));
+        }
+    }
     cs_network_inputs(net, y, u);
-    if (!net->any_feedthrough) return CS_OK; /* y does not depend on u: done */
+    if (!net->any_feedthrough || net->ft_order) return CS_OK; /* y does not depend on u, or solved in order: done */
     cs_network_klu *k = net->klu;
     memset(net->F, 0, sizeof(double) * ny);
     for (int it = 0; it < 50; it++) {

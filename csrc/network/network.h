@@ -41,6 +41,9 @@ typedef struct cs_network {
     unsigned char *feedthrough; /* per unit: y_i depends on u_i */
     unsigned char *linear;      /* per unit: dy_i/du_i is constant (factor J once) */
     int any_feedthrough;
+    int *ft_order;              /* feed-through units in dependency order when their graph has no cycle, else NULL:
+                                 * the consistent update is then one pass in this order, without Newton */
+    int nft;
     /* Newton workspace */
     double *F, *ytmp, *G;       /* ny, ny, max block ny_i * nu_i */
     cs_network_klu *klu;        /* NULL without feed-through */
