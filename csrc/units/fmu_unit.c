@@ -33,6 +33,8 @@ typedef struct fmu_cs {
     cs_fmi_inst *inst;
     unsigned *vr_u, *vr_y;
     int max_in, max_out, can_state;
+    unsigned zero_set;          /* bit m: the FMU holds zero input derivatives of order m, set by us (ZOH steps need
+                                 * not set them again); cleared when the FMU's state is restored */
     double *ubuf, *col, *one; /* nu, ny, 1 */
     cs_unit_stats stats;
     int pending;              /* error code of a failed rollback, reported by the next do_step */
@@ -76,8 +78,10 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
             int top = in->eval ? 1 : (in->deg < f->max_in ? in->deg : f->max_in);
             double fact = 1.0;
             for (int m = 1; m <= f->max_in; m++) {
+                const unsigned bit = m < 32 ? 1u << m : 0u;
                 fact *= m / in->H;
                 if (m > top) {
+                    if (f->zero_set & bit) continue;
                     memset(f->ubuf, 0, sizeof(double) * (size_t)u->nu);
                 } else if (in->eval) {
                     cs_input_eval_dt(in, T, f->ubuf);
@@ -85,7 +89,9 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
                     for (int j = 0; j < u->nu; j++) f->ubuf[j] = fact * in->c[(size_t)m * u->nu + j];
                 }
                 /* zeros past the polynomial's degree: the FMU keeps no stale derivative of an earlier step */
+                f->zero_set &= ~bit;
                 CS_TRY(cs_fmi_set_input_derivatives(f->inst, f->vr_u, u->nu, m, f->ubuf, T, err));
+                if (m > top) f->zero_set |= bit;
             }
         }
     }
@@ -146,6 +152,7 @@ static void cs_save(cs_unit *u, void *snap) {
 static void cs_restore(cs_unit *u, const void *snap) {
     fmu_cs *f = CS(u);
     const fmu_snap *s = snap;
+    f->zero_set = 0;            /* the restored FMU state may hold other input derivatives */
     cs_err e = {0};
     if (!f->can_state) {
         cs_fail(&e, CS_ERR_SOLVER, "FMU %s: this run needs a rollback of the FMU (a rejected step or dense output), "
