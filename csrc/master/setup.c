@@ -62,6 +62,84 @@ static int mixed_network(cs_network *net, int n, cs_model **m, cs_unit **un, int
     return rc;
 }
 
+/* The units: prebuilt ones (cfg.units, FMUs) as given; the others wrap a model and its integrator (with quadrature
+ * states for balance correction; the composite for the monolithic reference). */
+static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
+    for (int i = 0; i < r->nunits; i++) {
+        if (!r->units[i]) {
+            if (c->balance && !c->monolithic)
+                r->units[i] = cs_model_unit_new_quadrature(r->models[i], &c->solvers[i], err);
+            else
+                r->units[i] = cs_model_unit_new(c->monolithic ? r->composite : r->models[i], &c->solvers[i], err);
+            if (!r->units[i]) return err->code ? err->code : CS_ERR_NOMEM;
+        }
+        r->units[i]->timing = c->timing;
+    }
+    return CS_OK;
+}
+
+/* The coupling: pre-step, NEPCE or the signal-based one, then the wrappers (quintic smoothing, balance correction). */
+static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
+                         cs_err *err) {
+    const int kind = c->monolithic ? CS_COUPLING_SIGNAL : c->coupling_kind;
+    if (kind == CS_COUPLING_PRESTEP) CS_TRY(cs_prestep_coupling_create(net, c->prestep, c->H, &r->coupling, err));
+    else if (kind == CS_COUPLING_NEPCE)
+        CS_TRY(cs_nepce_coupling_create(net, r->units, approx, c->nepce, &r->coupling, err));
+    else CS_TRY(cs_signal_coupling_create(net, approx, c->rates_lagged, &r->coupling, err));
+    if (c->smooth && !c->monolithic) {
+        if (kind != CS_COUPLING_SIGNAL)
+            return cs_fail(err, CS_ERR_ARG, "approximation: smoothing applies to the signal-based coupling only");
+        cs_coupling *inner = r->coupling;
+        r->coupling = NULL;
+        CS_TRY(cs_smooth_coupling_create(inner, net, &r->coupling, err));
+    }
+    if (c->balance && !c->monolithic) {
+        cs_coupling *inner = r->coupling;
+        r->coupling = NULL;
+        CS_TRY(cs_balance_coupling_create(inner, net, r->units, c->balance_corrected, &c->balance_spec,
+                                          &r->coupling, err));
+        r->balance_cum = cs_balance_cumulative(r->coupling);
+    }
+    return CS_OK;
+}
+
+static int make_scheme(const cs_run_config *c, cs_run *r, int scheme, cs_err *err) {
+    const int threads = c->threads > 1 ? c->threads : 1;
+    switch (scheme) {
+    case CS_SCHEME_JACOBI: return cs_jacobi_create_parallel(r->nunits, threads, &r->scheme, err);
+    case CS_SCHEME_GAUSS_SEIDEL: return cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err);
+    case CS_SCHEME_IMPLICIT:
+        CS_TRY(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
+        return threads > 1 ? cs_implicit_use_threads(r->scheme, threads, err) : CS_OK;
+    case CS_SCHEME_WAVEFORM: return cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err);
+    default: return cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme);
+    }
+}
+
+/* The step controller (and its estimator): ECCO, Kraft's adaptive H and κ, the rejecting test controller, or the
+ * fixed grid. */
+static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, cs_err *err) {
+    if (c->ecco && !c->monolithic) {
+        CS_TRY(cs_ecco_estimator_create(c->ecco, net->ny, net->nu, &r->estimator, err));
+        CS_TRY(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
+        r->ecco_cap = cs_ecco_max_steps(c->ecco, c->t0, c->t_end);
+        if (r->ecco_cap < 0) return cs_fail(err, CS_ERR_ARG, "H_min: (t_end - t0)/H_min steps do not fit a long");
+        return CS_OK;
+    }
+    if (c->step_control && !c->monolithic) {
+        CS_TRY(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
+        CS_TRY(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
+                                       &r->controller, &r->estimator, err));
+        cs_kraft_estimator_use_pool(r->estimator, cs_jacobi_pool(r->scheme));   /* threads=n: comparative runs */
+        r->adaptive = 1;
+        return CS_OK;
+    }
+    if (c->reject)
+        return cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err);
+    return cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
+                                      &r->controller, err);
+}
+
 int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     *out = NULL;
     cs_run *r = calloc(1, sizeof *r);
@@ -93,7 +171,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         FAIL(mixed_network(&r->net, c->nsub, r->models, r->units, c->nconn, c->conn_in, c->conn_out, c->conn_gain,
                            c->r, err));
     else
-    FAIL(model_network(&r->net, c->nsub, r->models, c->nconn, c->conn_in, c->conn_out, c->conn_gain, c->r, err));
+        FAIL(model_network(&r->net, c->nsub, r->models, c->nconn, c->conn_in, c->conn_out, c->conn_gain, c->r, err));
     r->have_net = 1;
     cs_network *unit_net = &r->net;
     cs_approx_spec approx = c->approx;
@@ -114,56 +192,10 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     }
     if (!r->units) r->units = calloc((size_t)r->nunits, sizeof(cs_unit *));
     if (!r->units) FAIL(cs_fail(err, CS_ERR_NOMEM, "out of memory"));
-    for (int i = 0; i < r->nunits; i++) {
-        if (r->units[i]) { r->units[i]->timing = c->timing; continue; } /* prebuilt (cfg.units) */
-        if (c->balance && !c->monolithic)
-            r->units[i] = cs_model_unit_new_quadrature(r->models[i], &c->solvers[i], err);
-        else
-        r->units[i] = cs_model_unit_new(c->monolithic ? r->composite : r->models[i], &c->solvers[i], err);
-        if (!r->units[i]) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
-        r->units[i]->timing = c->timing;
-    }
-    if (c->coupling_kind == CS_COUPLING_PRESTEP && !c->monolithic)
-        FAIL(cs_prestep_coupling_create(unit_net, c->prestep, c->H, &r->coupling, err));
-    else if (c->coupling_kind == CS_COUPLING_NEPCE && !c->monolithic)
-        FAIL(cs_nepce_coupling_create(unit_net, r->units, &approx, c->nepce, &r->coupling, err));
-    else
-    FAIL(cs_signal_coupling_create(unit_net, &approx, c->rates_lagged, &r->coupling, err));
-    if (c->smooth && !c->monolithic) {
-        if (c->coupling_kind != CS_COUPLING_SIGNAL)
-            FAIL(cs_fail(err, CS_ERR_ARG, "approximation: smoothing applies to the signal-based coupling only"));
-        cs_coupling *inner = r->coupling;
-        r->coupling = NULL;
-        FAIL(cs_smooth_coupling_create(inner, unit_net, &r->coupling, err));
-    }
-    if (c->balance && !c->monolithic) {
-        cs_coupling *inner = r->coupling;
-        r->coupling = NULL;
-        FAIL(cs_balance_coupling_create(inner, unit_net, r->units, c->balance_corrected, &c->balance_spec,
-                                        &r->coupling, err));
-        r->balance_cum = cs_balance_cumulative(r->coupling);
-    }
-    if (scheme == CS_SCHEME_JACOBI) FAIL(cs_jacobi_create_parallel(r->nunits, c->threads > 1 ? c->threads : 1, &r->scheme, err));
-    else if (scheme == CS_SCHEME_GAUSS_SEIDEL) FAIL(cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err));
-    else if (scheme == CS_SCHEME_IMPLICIT) FAIL(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
-    else if (scheme == CS_SCHEME_WAVEFORM) FAIL(cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err));
-    else FAIL(cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme));
-    if (scheme == CS_SCHEME_IMPLICIT && c->threads > 1) FAIL(cs_implicit_use_threads(r->scheme, c->threads, err));
-    if (c->ecco && !c->monolithic) {
-        FAIL(cs_ecco_estimator_create(c->ecco, unit_net->ny, unit_net->nu, &r->estimator, err));
-        FAIL(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
-        r->ecco_cap = cs_ecco_max_steps(c->ecco, c->t0, c->t_end);
-        if (r->ecco_cap < 0) FAIL(cs_fail(err, CS_ERR_ARG, "H_min: (t_end - t0)/H_min steps do not fit a long"));
-    } else if (c->step_control && !c->monolithic) {
-        FAIL(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
-        FAIL(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
-                                     &r->controller, &r->estimator, err));
-        cs_kraft_estimator_use_pool(r->estimator, cs_jacobi_pool(r->scheme));   /* threads=n: comparative runs */
-        r->adaptive = 1;
-    } else
-    if (c->reject) FAIL(cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err));
-    else FAIL(cs_fixed_controller_create(c->t0, c->t_end, c->H, c->startup, c->startup_factor, c->grid, c->ngrid,
-                                         &r->controller, err));
+    FAIL(make_units(c, r, err));
+    FAIL(make_coupling(c, r, unit_net, &approx, err));
+    FAIL(make_scheme(c, r, scheme, err));
+    FAIL(make_controller(c, r, unit_net, err));
     cs_algorithm_config ac = {.nsub = r->nunits, .units = r->units, .net = unit_net, .coupling = r->coupling,
                               .scheme = r->scheme, .controller = r->controller, .estimator = r->estimator,
                               .observers = r->observers,
