@@ -68,10 +68,28 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be run; the message names the key."""
 
 
-def _unknown(table, known, where):
+def check_keys(table, known, where, error):
+    """Raise ``error`` naming the keys of ``table`` (a TOML table at ``where``) that are not in ``known``."""
     extra = sorted(set(table) - set(known))
     if extra:
-        raise ScenarioError(f"{where}: unknown key(s) {extra}; known: {sorted(known)}")
+        raise error(f"{where}: unknown key(s) {extra}; known: {sorted(known)}")
+
+
+def _unknown(table, known, where):
+    check_keys(table, known, where, ScenarioError)
+
+
+def read_toml(path, what, error):
+    """The TOML file ``path`` as a dict; ``error`` (naming ``what``: scenario, study) if it is missing or invalid."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a file name, got {type(path).__name__}")
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise error(f"{what}: file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{what}: {path} is not valid TOML: {exc}") from None
 
 
 def _from_table(spec, table, what, where):
@@ -100,15 +118,7 @@ def _solver(spec, where):
 
 def load_scenario(path):
     """Read and check a scenario file; returns (scenario dict, directory of the file)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path: expected a file name, got {type(path).__name__}")
-    try:
-        with open(path, "rb") as fh:
-            sc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ScenarioError(f"scenario: file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"scenario: {path} is not valid TOML: {exc}") from None
+    sc = read_toml(path, "scenario", ScenarioError)
     _unknown(sc, _SECTIONS, "scenario")
     for section in ("model", "simulation"):
         if not isinstance(sc.get(section), dict):

@@ -43,12 +43,6 @@ from __future__ import annotations
 import inspect
 import os
 import runpy
-import sys
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 from .errors import StudyError
 
@@ -59,9 +53,8 @@ KEYS = {"model": {"library", "file", "params"}, "design": {"type", "n", "seed", 
 
 
 def _unknown(table, known, where):
-    extra = sorted(set(table) - set(known))
-    if extra:
-        raise StudyError(f"{where}: unknown key(s) {extra}; known: {sorted(known)}")
+    from ..cli import check_keys
+    check_keys(table, known, where, StudyError)
 
 
 def _literal(text):
@@ -177,15 +170,7 @@ def load_study(path):
     """(Study, run options, output options, title) of a study file."""
     from .. import cli
     from .study import Study
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path: expected a file name, got {type(path).__name__}")
-    try:
-        with open(path, "rb") as fh:
-            sc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise StudyError(f"study: file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise StudyError(f"study: {path} is not valid TOML: {exc}") from None
+    sc = cli.read_toml(path, "study", StudyError)
     _unknown(sc, SECTIONS, "study")
     for sec in SECTIONS - {"title"}:
         if not isinstance(sc.setdefault(sec, {}), dict):
