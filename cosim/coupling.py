@@ -308,18 +308,23 @@ class PreStep(Coupling):
                 blocks.append((ij.dSdy, ij.dSdu, ij.dSdud))
         return [np.concatenate([b[q].reshape(-1) for b in blocks]) for q in range(3)]
 
+    def _identifiers(self, system, what):
+        """The per-subsystem identifiers of ``jacobians={name: identifier}``, checked against the subsystems."""
+        unknown = set(self.jacobians) - set(system.names)
+        missing = set(system.names) - set(self.jacobians)
+        if unknown or missing:
+            raise ValueError(f"jacobians: need one identifier per subsystem {system.names}; unknown "
+                             f"{sorted(unknown)}, missing {sorted(missing)}")
+        ids = [self.jacobians[n] for n in system.names]
+        for s, r in zip(system.subsystems, ids):
+            if r.n_y != s.ny or r.n_u != s.nu:
+                raise ValueError(f"jacobians[{s.name!r}]: the {what} has n_y = {r.n_y}, n_u = {r.n_u}; "
+                                 f"subsystem {s.name!r} has {s.ny} outputs and {s.nu} inputs")
+        return ids
+
     def _rls_init(self, system):
         if isinstance(self.jacobians, dict):
-            unknown = set(self.jacobians) - set(system.names)
-            missing = set(system.names) - set(self.jacobians)
-            if unknown or missing:
-                raise ValueError(f"jacobians: need one identifier per subsystem {system.names}; unknown "
-                                 f"{sorted(unknown)}, missing {sorted(missing)}")
-            ids = [self.jacobians[n] for n in system.names]
-            for s, r in zip(system.subsystems, ids):
-                if r.n_y != s.ny or r.n_u != s.nu:
-                    raise ValueError(f"jacobians[{s.name!r}]: the identifier has n_y = {r.n_y}, n_u = {r.n_u}; "
-                                     f"subsystem {s.name!r} has {s.ny} outputs and {s.nu} inputs")
+            ids = self._identifiers(system, "identifier")
             lams = {r.lam for r in ids}
             P0s = {float(r._P0) for r in ids}
             if len(lams) > 1 or len(P0s) > 1:
@@ -335,16 +340,7 @@ class PreStep(Coupling):
     def _moesp_init(self, system):
         """Per unit (window, block_rows, order, method) of the MOESP windows; threshold and refactor period."""
         if isinstance(self.jacobians, dict):
-            unknown = set(self.jacobians) - set(system.names)
-            missing = set(system.names) - set(self.jacobians)
-            if unknown or missing:
-                raise ValueError(f"jacobians: need one identifier per subsystem {system.names}; unknown "
-                                 f"{sorted(unknown)}, missing {sorted(missing)}")
-            ws = [self.jacobians[n] for n in system.names]
-            for s, w in zip(system.subsystems, ws):
-                if w.n_y != s.ny or w.n_u != s.nu:
-                    raise ValueError(f"jacobians[{s.name!r}]: the MOESP window has n_y = {w.n_y}, n_u = {w.n_u}; "
-                                     f"subsystem {s.name!r} has {s.ny} outputs and {s.nu} inputs")
+            ws = self._identifiers(system, "MOESP window")
             if len({w.threshold for w in ws}) > 1 or len({w.refactor_every for w in ws}) > 1:
                 raise ValueError("jacobians: the MOESP windows must share threshold and refactor_every")
         else:
