@@ -394,6 +394,29 @@ static void mbc_continuous(prestep *p, const double *yh, const double *yt, doubl
 /* RLS update with (u^k, y^k) and the IJs Sy = diag(a), Su^- = 0, Su^+ = B (spec 6.4) into the global matrices;
  * eps_SI,global from the a-posteriori one-step predictions (2.92, 2.93). Returns 0 when the identification is
  * usable, 1 when it failed (non-finite parameters or a failed covariance update). */
+/* Places one unit's identified discrete IJs (Sy_i, Su_i^-, Su_i^+) into the global block-diagonal surrogate and
+ * returns its one-step prediction ybar_i = Sy_i y_i^{k-1} + Su_i^- u_i^{k-1} + Su_i^+ u_i^k (for eps_SI, §7), shared
+ * by the RLS and the MOESP identification. */
+static const double *place_block(prestep *p, const ps_state *s, int y0, int a0, int ni, int mi, const double *Syi,
+                                 const double *Smi, const double *Spi, const double *uk) {
+    const int n = p->n, m = p->m;
+    double *yb = p->v3;
+    for (int a = 0; a < ni; a++) {
+        double v = 0.0;
+        for (int b = 0; b < ni; b++) {
+            p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
+            v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
+        }
+        for (int b = 0; b < mi; b++) {
+            p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
+            p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
+            v += Spi[(size_t)a * mi + b] * uk[a0 + b] + Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b];
+        }
+        yb[a] = v;
+    }
+    return yb;
+}
+
 static int identify(prestep *p, const double *uk, double *eps_glob) {
     ps_state *s = &p->st;
     const int n = p->n, m = p->m;
@@ -425,20 +448,7 @@ static int identify(prestep *p, const double *uk, double *eps_glob) {
                 break;
             }
             if (!cs_all_finite((size_t)ni * ni + 2 * (size_t)ni * mi, Syi)) { failed = 1; break; }
-            double *yb = p->v3;
-            for (int a = 0; a < ni; a++) {
-                double v = 0.0;
-                for (int b = 0; b < ni; b++) {
-                    p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
-                    v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
-                }
-                for (int b = 0; b < mi; b++) {
-                    p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
-                    p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
-                    v += Spi[(size_t)a * mi + b] * uk[a0 + b] + Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b];
-                }
-                yb[a] = v;
-            }
+            const double *yb = place_block(p, s, y0, a0, ni, mi, Syi, Smi, Spi, uk);
             double e = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
             e2 += e * e;
             continue;
@@ -510,20 +520,7 @@ static int identify_moesp(prestep *p, const double *uk, long k, double *eps_glob
             return 1;
         }
         if (!cs_all_finite((size_t)ni * ni, Syi) || !cs_all_finite(2 * (size_t)ni * mi, Smi)) return 1;
-        double *yb = p->v3;
-        for (int a = 0; a < ni; a++) {
-            double v = 0.0;
-            for (int b = 0; b < ni; b++) {
-                p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
-                v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
-            }
-            for (int b = 0; b < mi; b++) {
-                p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
-                p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
-                v += Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b] + Spi[(size_t)a * mi + b] * uk[a0 + b];
-            }
-            yb[a] = v;
-        }
+        const double *yb = place_block(p, s, y0, a0, ni, mi, Syi, Smi, Spi, uk);
         double ei = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
         e2 += ei * ei;
     }
