@@ -13,10 +13,54 @@ typedef struct fixed_content {
     double *k1, *k2, *k3, *k4, *xt; /* one allocation of 5 nx */
 } fixed_content;
 
+/* n explicit Euler steps of length h from T (the last one ends exactly at T + H). */
+static int euler_steps(cs_stepper *st, fixed_content *c, double T, double H, double h, long n, const cs_input *in,
+                       cs_err *err) {
+    cs_model *m = st->model;
+    const int nx = m->nx;
+    double *restrict x = st->x, *restrict u = st->u, *restrict k1 = c->k1;
+    for (long i = 0; i < n; i++) {
+        double t = T + i * h; /* multiplication, not accumulation */
+        cs_input_eval(in, t, u);
+        CS_TRY(cs_model_rhs(m, t, x, u, k1, err));
+        if (nx == 1) x[0] += h * k1[0]; /* scalar units: no vector loop set-up */
+        else
+            for (int j = 0; j < nx; j++) x[j] += h * k1[j];
+        st->stats.steps++;
+        if (st->tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
+    }
+    return CS_OK;
+}
+
+/* n classical Runge-Kutta 4 steps of length h from T. */
+static int rk4_steps(cs_stepper *st, fixed_content *c, double T, double H, double h, long n, const cs_input *in,
+                     cs_err *err) {
+    cs_model *m = st->model;
+    const int nx = m->nx;
+    double *restrict x = st->x, *restrict u = st->u, *restrict xt = c->xt;
+    double *restrict k1 = c->k1, *restrict k2 = c->k2, *restrict k3 = c->k3, *restrict k4 = c->k4;
+    for (long i = 0; i < n; i++) {
+        double t = T + i * h;
+        double t1 = (i == n - 1) ? T + H : t + h;
+        cs_input_eval(in, t, u);
+        CS_TRY(cs_model_rhs(m, t, x, u, k1, err));
+        for (int j = 0; j < nx; j++) xt[j] = x[j] + 0.5 * h * k1[j];
+        cs_input_eval(in, t + 0.5 * h, u);
+        CS_TRY(cs_model_rhs(m, t + 0.5 * h, xt, u, k2, err));
+        for (int j = 0; j < nx; j++) xt[j] = x[j] + 0.5 * h * k2[j];
+        CS_TRY(cs_model_rhs(m, t + 0.5 * h, xt, u, k3, err));
+        for (int j = 0; j < nx; j++) xt[j] = x[j] + h * k3[j];
+        cs_input_eval(in, t1, u);
+        CS_TRY(cs_model_rhs(m, t1, xt, u, k4, err));
+        for (int j = 0; j < nx; j++) x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        st->stats.steps++;
+        if (st->tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
+    }
+    return CS_OK;
+}
+
 static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     fixed_content *c = st->content;
-    cs_model *m = st->model;
-    int nx = m->nx;
     long n = c->substeps;
     if (c->h > 0.0) {
         double r = H / c->h;
@@ -28,29 +72,8 @@ static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, in
         if (n < 1) n = 1;
     }
     double h = H / (double)n;
-    double *x = st->x, *u = st->u;
     if (st->tracing) CS_TRY(cs_stepper_trace_reserve(st, n + 1, err));
-    for (long i = 0; i < n; i++) {
-        double t = T + i * h; /* multiplication, not accumulation: the last micro step ends at T+H */
-        cs_input_eval(in, t, u);
-        CS_TRY(cs_model_rhs(m, t, x, u, c->k1, err));
-        if (!c->rk4) {
-            for (int j = 0; j < nx; j++) x[j] += h * c->k1[j];
-        } else {
-            for (int j = 0; j < nx; j++) c->xt[j] = x[j] + 0.5 * h * c->k1[j];
-            cs_input_eval(in, t + 0.5 * h, u);
-            CS_TRY(cs_model_rhs(m, t + 0.5 * h, c->xt, u, c->k2, err));
-            for (int j = 0; j < nx; j++) c->xt[j] = x[j] + 0.5 * h * c->k2[j];
-            CS_TRY(cs_model_rhs(m, t + 0.5 * h, c->xt, u, c->k3, err));
-            for (int j = 0; j < nx; j++) c->xt[j] = x[j] + h * c->k3[j];
-            double t1 = (i == n - 1) ? T + H : t + h;
-            cs_input_eval(in, t1, u);
-            CS_TRY(cs_model_rhs(m, t1, c->xt, u, c->k4, err));
-            for (int j = 0; j < nx; j++) x[j] += h / 6.0 * (c->k1[j] + 2.0 * c->k2[j] + 2.0 * c->k3[j] + c->k4[j]);
-        }
-        st->stats.steps++;
-        if (st->tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
-    }
+    CS_TRY(c->rk4 ? rk4_steps(st, c, T, H, h, n, in, err) : euler_steps(st, c, T, H, h, n, in, err));
     st->t = T + H;
     return CS_OK;
 }

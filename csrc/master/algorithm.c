@@ -17,6 +17,8 @@ struct cs_algorithm {
     void **usnap, *csnap;             /* rollback snapshots (controllers that may reject) */
     void **dpre, **dpost;             /* dense output: units at T_N and at T_{N+1} */
     const cs_input **used;
+    const double **xs;                /* per unit: the states() view (fixed pointers), or NULL */
+    cs_run_view view;                 /* what observers see after a step (the fields that change are set per step) */
     double *yd, *ud;                  /* dense output: outputs and inputs at an output point */
     long kout;                        /* next output point */
     cs_step_ctx ctx;
@@ -56,7 +58,7 @@ void cs_algorithm_destroy(cs_algorithm *a) {
         if (a->dpre && a->dpre[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpre[i]);
         if (a->dpost && a->dpost[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpost[i]);
     }
-    free(a->dpre); free(a->dpost); free(a->used); free(a->yd); free(a->ud);
+    free(a->dpre); free(a->dpost); free(a->used); free(a->xs); free(a->yd); free(a->ud);
     free(a->usnap);
     free(a->x0); free(a->y); free(a->u); free(a->ynew); free(a->unew);
     free(a->uend); free(a->udot); free(a->ystar); free(a->ydot); free(a->zero); free(a->work);
@@ -107,7 +109,8 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
     }
     a->used = calloc((size_t)cfg->nsub, sizeof(cs_input *));
-    if (!a->used) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
+    a->xs = calloc((size_t)cfg->nsub, sizeof(double *));
+    if (!a->used || !a->xs) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
     if (cfg->nout > 0) {
         if (!cfg->t_out || cfg->t_out[0] != cfg->t0) {
             cs_algorithm_destroy(a);
@@ -136,15 +139,21 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     a->ev = (cs_estimate_view){.nsub = cfg->nsub, .units = cfg->units, .net = cfg->net, .coupling = cfg->coupling,
                                .upre = a->uend, .used = a->used};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
+    for (int i = 0; i < cfg->nsub; i++) a->xs[i] = cfg->units[i]->ops->states ? cfg->units[i]->ops->states(cfg->units[i]) : NULL;
+    a->view = (cs_run_view){.nsub = cfg->nsub, .units = cfg->units, .xs = a->xs, .nx = a->nx, .ny = cfg->net->ny,
+                            .nu = cfg->net->nu};
     a->T = cfg->t0;
     *out = a;
     return CS_OK;
 }
 
 void cs_algorithm_view(const cs_algorithm *a, cs_run_view *v) {
-    *v = (cs_run_view){.t = a->T, .step = a->steps, .final = a->T >= a->cfg.t_end, .nsub = a->cfg.nsub,
-                       .units = a->cfg.units, .y = a->y, .u = a->u, .nx = a->nx, .ny = a->cfg.net->ny,
-                       .nu = a->cfg.net->nu};
+    *v = a->view;
+    v->t = a->T;
+    v->step = a->steps;
+    v->final = a->T >= a->cfg.t_end;
+    v->y = a->y;
+    v->u = a->u;
 }
 
 double cs_algorithm_time(const cs_algorithm *a) { return a->T; }
@@ -159,16 +168,15 @@ static int check_divergence(const cs_algorithm *a, double t, const double *y, cs
     const cs_network *net = a->cfg.net;
     int bad = 0;
     for (int i = 0; i < a->cfg.nsub; i++) {
-        const cs_unit *u = a->cfg.units[i];
-        const double *x = u->ops->states ? u->ops->states(u) : NULL;
+        const double *x = a->xs[i];
         if (x)
-            for (int q = 0; q < u->nx; q++) bad |= !(fabs(x[q]) <= b);
+            for (int q = 0, n = a->cfg.units[i]->nx; q < n; q++) bad |= !(fabs(x[q]) <= b);
     }
     for (int j = 0; j < net->ny; j++) bad |= !(fabs(y[j]) < INFINITY);
     if (!bad) return CS_OK;
     for (int i = 0; i < a->cfg.nsub; i++) {
         const cs_unit *u = a->cfg.units[i];
-        const double *x = u->ops->states ? u->ops->states(u) : NULL;
+        const double *x = a->xs[i];
         for (int q = 0; x && q < u->nx; q++)
             if (!(fabs(x[q]) <= b))
                 return cs_fail(err, CS_ERR_DIVERGED, "co-simulation diverged at t = %.10g: state %s.x[%d] = %g %s "
@@ -211,9 +219,13 @@ static int observe_view(cs_algorithm *a, int what, const cs_run_view *vp, cs_err
 }
 
 static int observe(cs_algorithm *a, int start, cs_err *err) {
-    cs_run_view v;
-    cs_algorithm_view(a, &v);
-    return observe_view(a, start ? OBSERVE_START : OBSERVE_STEP, &v, err);
+    cs_run_view *v = &a->view;
+    v->t = a->T;
+    v->step = a->steps;
+    v->final = a->T >= a->cfg.t_end;
+    v->y = a->y;
+    v->u = a->u;
+    return observe_view(a, start ? OBSERVE_START : OBSERVE_STEP, v, err);
 }
 
 /* Dense output for the output points in (T, T1]: between macro points every unit re-integrates from its state at T

@@ -15,6 +15,7 @@ typedef struct cs_run_view {
     int final;                  /* t is the end of the run */
     int nsub;
     cs_unit *const *units;
+    const double *const *xs;    /* per unit: its states() view, or NULL */
     const double *y, *u;        /* consistent outputs and inputs at t (stacked) */
     int nx, ny, nu;             /* totals */
 } cs_run_view;

@@ -36,10 +36,13 @@ static int record(recorder *r, const cs_run_view *v, cs_err *err) {
     double *restrict x = r->x + (size_t)n * v->nx, *restrict y = r->y + (size_t)n * v->ny,
                      *restrict u = r->u + (size_t)n * v->nu;
     for (int i = 0; i < v->nsub; i++) {
-        const cs_unit *un = v->units[i];
-        const double *xs = un->ops->states ? un->ops->states(un) : NULL;
-        for (int q = 0; q < un->nx; q++) x[q] = xs ? xs[q] : 0.0;
-        x += un->nx;
+        const double *xs = v->xs[i];
+        const int nx = v->units[i]->nx;
+        if (xs)
+            for (int q = 0; q < nx; q++) x[q] = xs[q];
+        else
+            for (int q = 0; q < nx; q++) x[q] = 0.0;
+        x += nx;
     }
     for (int j = 0; j < v->ny; j++) y[j] = v->y[j];
     for (int a = 0; a < v->nu; a++) u[a] = v->u[a];

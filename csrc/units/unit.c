@@ -28,8 +28,7 @@ static double now(void) {
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-int cs_unit_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    if (!u->timing) return u->ops->do_step(u, T, H, in, restart, err);
+int cs_unit_do_step_timed(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
     double t0 = now();
     int rc = u->ops->do_step(u, T, H, in, restart, err);
     u->wall += now() - t0;

@@ -15,7 +15,8 @@
  * Optional ops (NULL when absent):
  *   output_jacobian(t, u, G)        dy/du (ny x nu, row-major), exact where the unit knows it (LTI: D)
  *   output_rates(t, u, udot, ydot)  dy/dt along the trajectory (Hermite approximations, moshagen eq. 90)
- *   states()                        read-only view of the current states (nx values) for recording
+ *   states()                        read-only view of the current states (nx values) for recording; the pointer
+ *                                   is fixed for the unit's lifetime (the master reads it once)
  *   set_trace(on) / trace(tr)       micro-step trace: with tracing on, the unit keeps the points of its last do_step
  *                                   (its own micro-step times t_0 = T < ... < t_n = T+H, outputs there, output rates
  *                                   where it knows them); waveform relaxation with sub-step waveforms and NEPCE's
@@ -99,7 +100,11 @@ cs_unit *cs_unit_alloc(const cs_unit_ops *ops, int nx, int nu, int ny, const cha
 void cs_unit_destroy(cs_unit *u);
 
 /* do_step with the optional timing of the unit (the master calls this, not ops->do_step). */
-int cs_unit_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
+int cs_unit_do_step_timed(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
+/* inline: the master calls it for every unit and step */
+static inline int cs_unit_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    return u->timing ? cs_unit_do_step_timed(u, T, H, in, restart, err) : u->ops->do_step(u, T, H, in, restart, err);
+}
 
 /* dy/du: ops->output_jacobian, else forward differences of get_outputs (work: nu + 2 ny doubles). */
 int cs_unit_output_jacobian(cs_unit *u, double t, const double *uin, double *G, double *work, cs_err *err);
