@@ -65,20 +65,12 @@ cs_stepper *cs_ab2_new(cs_model *model, const cs_solver_opts *opts, cs_err *err)
         cs_fail(err, CS_ERR_ARG, "starter: unknown starter code %d", opts->starter);
         return NULL;
     }
-    cs_stepper *st = cs_stepper_alloc(model, &AB2_OPS, err);
+    double *mem;
+    cs_stepper *st = cs_stepper_alloc_with(model, &AB2_OPS, sizeof(ab2_content), 3 * (size_t)model->nx, &mem, err);
     if (!st) return NULL;
-    ab2_content *c = calloc(1, sizeof *c);
-    double *mem = malloc(sizeof(double) * (3 * (size_t)model->nx + 1));
-    if (!c || !mem) {
-        free(c); free(mem);
-        st->ops = NULL;
-        cs_stepper_free(st);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    ab2_content *c = st->content;
     c->heun = opts->starter == CS_AB2_HEUN;
     c->substeps = opts->substeps;
     c->xt = mem; c->f0 = mem + model->nx; c->f1 = c->f0 + model->nx;
-    st->content = c;
     return st;
 }

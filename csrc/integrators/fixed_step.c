@@ -97,22 +97,14 @@ cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_er
                 opts->substeps, CS_MAX_MICRO_STEPS);
         return NULL;
     }
-    cs_stepper *st = cs_stepper_alloc(model, &FIXED_OPS, err);
+    double *mem;
+    cs_stepper *st = cs_stepper_alloc_with(model, &FIXED_OPS, sizeof(fixed_content), 5 * (size_t)model->nx, &mem, err);
     if (!st) return NULL;
-    fixed_content *c = calloc(1, sizeof *c);
-    double *mem = malloc(sizeof(double) * (5 * (size_t)model->nx + 1));
-    if (!c || !mem) {
-        free(c); free(mem);
-        st->ops = NULL;
-        cs_stepper_free(st);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    fixed_content *c = st->content;
     c->rk4 = opts->kind == CS_SOLVER_RK4;
     c->substeps = opts->substeps;
     c->h = opts->h;
     c->k1 = mem; c->k2 = mem + model->nx; c->k3 = c->k2 + model->nx; c->k4 = c->k3 + model->nx;
     c->xt = c->k4 + model->nx;
-    st->content = c;
     return st;
 }

@@ -20,6 +20,24 @@ cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err 
     return st;
 }
 
+cs_stepper *cs_stepper_alloc_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
+                                  double **work, cs_err *err) {
+    cs_stepper *st = cs_stepper_alloc(model, ops, err);
+    if (!st) return NULL;
+    void *c = calloc(1, content_size);
+    double *mem = malloc(sizeof(double) * (nwork + 1));
+    if (!c || !mem) {
+        free(c); free(mem);
+        st->ops = NULL; /* the content's destroy must not run on a content that does not exist */
+        cs_stepper_free(st);
+        cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    st->content = c;
+    *work = mem;
+    return st;
+}
+
 void cs_stepper_free(cs_stepper *st) {
     if (!st) return;
     if (st->ops && st->ops->destroy) st->ops->destroy(st);

@@ -54,6 +54,10 @@ typedef struct cs_stepper_state {
 } cs_stepper_state;
 
 cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err *err);
+/* cs_stepper_alloc with the integrator's zeroed content (content_size bytes, st->content) and nwork doubles of
+ * scratch (*work, owned by the content: its destroy op frees it). Everything is freed again on failure. */
+cs_stepper *cs_stepper_alloc_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
+                                  double **work, cs_err *err);
 void cs_stepper_free(cs_stepper *st);
 int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
 /* CS_ERR_DIVERGED unless every state is finite (the master checks states once per macro step itself). */
