@@ -9,26 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 import math
-import numbers
 
 from . import _core
 from .approximations import MAXDEG
 from .simulate import _model_spec
 from .solvers import CVODE, Exact, Solver, _FixedStep, as_solver
+from . import _check
 from .system import Subsystem, _vector
 
 
 def _real(value, name):
     """A real scalar (int/float, not bool) as float; TypeError/ValueError naming the argument otherwise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
-    try:
-        v = float(value)
-    except OverflowError:
-        raise ValueError(f"{name}: must be finite, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name}: must be finite, got {v!r}")
-    return v
+    return _check.real(value, name)
 
 
 def _real_array(value, name):

@@ -427,3 +427,19 @@ def test_integers_beyond_the_double_range_are_value_errors(make):
     the argument (found by the API fuzz)."""
     with pytest.raises(ValueError, match="finite"):
         make(10 ** 400)
+
+
+@pytest.mark.parametrize("make,name", [
+    (lambda v: cosim.models.two_mass_oscillator(ck=v), "ck"),
+    (lambda v: cosim.models.quarter_truck(m_c=v), "m_c"),
+    (lambda v: cosim.models.oscillator_chain(n_bodies=4, n_subsystems=2, masses=v), "masses"),
+], ids=["two_mass", "quarter_truck", "chain"])
+def test_model_parameters_use_the_shared_real_check(make, name):
+    """The model builders take their scalar checks from cosim/_check.py: bool is refused as a TypeError, an integer
+    beyond the double range and a non-positive value as ValueErrors, each naming the parameter."""
+    with pytest.raises(TypeError, match=f"^{name}"):
+        make(True)
+    with pytest.raises(ValueError, match=f"^{name}.*finite"):
+        make(10 ** 400)
+    with pytest.raises(ValueError, match=f"^{name}"):
+        make(-1.0)

@@ -24,6 +24,7 @@ import numbers
 
 import numpy as np
 
+from .. import _check
 from ..system import BuiltinModel, CoupledSystem, connect
 
 _FORCE_KINDS = ("harmonic", "sine", "contact", "impulse")
@@ -50,12 +51,7 @@ class Uniform:
 
 
 def _real(name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if not np.isfinite(v):
-        raise ValueError(f"{name}: must be finite, got {v!r}")
-    return v
+    return _check.real(v, name)
 
 
 def _per(name, value, n, rng, first=1, positive=False, nonneg=False):
@@ -77,10 +73,14 @@ def _per(name, value, n, rng, first=1, positive=False, nonneg=False):
             except Exception as e:
                 raise TypeError(f"{name}: the callable failed for index arrays and single indices: {e}") from None
     else:
-        if isinstance(value, (str, bytes)) or value is None:
+        if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
             raise TypeError(f"{name}: expected a number, an array, a callable or cosim.models.Uniform, got {value!r}")
+        if isinstance(value, numbers.Real):
+            value = _check.real(value, name)
         try:
             a = np.asarray(value, dtype=float)
+        except OverflowError:
+            raise ValueError(f"{name}: must be finite (an integer beyond the double range)") from None
         except (TypeError, ValueError):
             raise TypeError(f"{name}: expected real numbers, got {value!r}") from None
         if a.ndim == 0:

@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from .. import _check
 from ..system import LTI, ODE, CoupledSystem, _matrix, connect
 
 STATES = ("theta", "phi", "p", "q", "xi", "vx", "vy", "vz")
@@ -109,12 +110,9 @@ V1_PULSES = (
 
 
 def _real_scalar(v, name, positive=False, minimum=None):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if not np.isfinite(v) or (positive and v <= 0) or (minimum is not None and v < minimum):
-        cond = "positive" if positive else (f">= {minimum}" if minimum is not None else "finite")
-        raise ValueError(f"{name}: must be finite and {cond}, got {v!r}")
+    v = _check.real(v, name, positive=positive)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {v!r}")
     return v
 
 

@@ -21,13 +21,12 @@ import math
 
 import numpy as np
 
+from .. import _check
 from ..system import LTI, ODE, CoupledSystem, connect
 
 
 def _positive(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name}: must be a positive finite number, got {v!r}")
-    return float(v)
+    return _check.real(v, name, positive=True)
 
 
 def _ground(road_amplitude, road_frequency):

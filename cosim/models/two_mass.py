@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _check
 from ..system import LTI, BuiltinModel, CoupledSystem, connect
 
 COUPLINGS = ("force/displacement", "displacement/displacement", "force/force")
@@ -38,13 +39,7 @@ NONLINEAR_DEFAULTS = dict(c=5e5, ck_max=2.5e5, ck_min=2.5e4, n_c=1.5, d=1e3, dk_
 
 
 def _positive(name, v, allow_zero=False):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real number, got {v!r}") from None
-    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name}: must be a finite {'non-negative' if allow_zero else 'positive'} number, got {v!r}")
-    return v
+    return _check.real(v, name, positive=not allow_zero, nonneg=allow_zero)
 
 
 def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.0, m2=10.0, c1=1e6, c2=1e7,
