@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import cosim
+from chain_util import chain
 
 RK4S = {"S1": cosim.RK4(h=0.005), "S2": cosim.RK4(h=2e-4)}
 
@@ -130,3 +131,28 @@ def test_precice_oscillator_solution_is_analytic():
     assert np.max(np.abs(ref.X - sys.solution(ref.t))) < 1e-10
     with pytest.raises(ValueError, match="k12"):
         cosim.models.precice_oscillator(k12=-1.0)
+
+
+@pytest.mark.parametrize("waveform,solver,approx,tol", [
+    ("polynomial", cosim.Exact(), cosim.Lagrange(2), 1e-10),
+    ("substeps", cosim.RK4(substeps=8), cosim.ZOH(), 1e-10),
+    ("substeps", cosim.CVODE(rtol=1e-10, atol=1e-12, max_step=2e-4), cosim.ZOH(), 1e-5)])  # CVODE: resampling noise
+@pytest.mark.parametrize("acceleration", [None, "iqn-ils"])
+def test_jacobi_sweeps_on_threads_are_bit_identical(waveform, solver, approx, tol, acceleration):
+    """threads = n runs the units of each Jacobi sweep on a pool; every unit touches only its own slots, so the
+    result does not depend on the thread count (exactly)."""
+    sys = chain(ns=4, nb=3)
+    res = [cosim.simulate(sys, 0.01, 1e-3, solver=solver, approximation=approx, threads=th,
+                          scheme=cosim.WaveformRelaxation(acceleration=acceleration, tol=tol, max_iter=100,
+                                                          waveform=waveform))
+           for th in (1, 2, 4)]
+    assert np.max(np.abs(res[0].X[-1] - res[0].X[0])) > 1e-6  # the run moves
+    for r in res[1:]:
+        np.testing.assert_array_equal(r.X, res[0].X)
+        np.testing.assert_array_equal(r.stats["iterations_per_step"], res[0].stats["iterations_per_step"])
+
+
+def test_gauss_seidel_order_stays_sequential():
+    sys = cosim.models.precice_oscillator()
+    with pytest.raises(ValueError, match="threads"):
+        cosim.simulate(sys, 0.1, 0.01, scheme=wr(), solver=RK4S, approximation=cosim.ZOH(), threads=2)
