@@ -1,7 +1,9 @@
 """Iterative co-simulation schemes: :class:`Implicit` (predictor/corrector with Newton on the coupling residual,
 kraft2021 §6) and :class:`WaveformRelaxation` (fixed-point iteration over whole windows, kraft2021 §7, with the
 Aitken and IQN-ILS accelerations of preCICE). Pass one as ``scheme=`` to :func:`cosim.simulate`; the iterations per
-macro step are in ``res.stats["iterations_per_step"]`` (total: ``res.stats["iterations"]``).
+macro step are in ``res.stats["iterations_per_step"]`` (total: ``res.stats["iterations"]``). Under step control a
+macro step may be attempted several times (corrector failure: restore and retry with r = 0.25; failed error test):
+``iterations_per_step[N]`` counts the iterations of all attempts at step N, so that the total is every iteration done.
 
 Both iterate the end value of the coupling polynomial of the step (kraft2021 eq. 2.24 with u_{N+1} unknown), so the
 approximation must be Lagrange-type (:class:`cosim.Lagrange` of degree κ, or :class:`cosim.ZOH` for κ = 0).

@@ -114,6 +114,51 @@ def test_corrector_failure_is_retried_with_a_quarter_step():
     assert np.max(np.abs(res.X - ref.X)) < 1e-6 * np.max(np.abs(ref.X))
 
 
+def _attempts_per_step(res):
+    """Number of attempts of every accepted macro step: 1 + its rejected attempts (corrector failures or failed error
+    tests), found by the start time T_N = rejected_times - rejected_H of each rejection."""
+    st = res.stats
+    starts = st["rejected_times"] - st["rejected_H"]
+    n = np.ones(st["macro_steps"], dtype=int)
+    for T in starts:
+        N = int(np.argmin(np.abs(res.t[:-1] - T)))
+        assert abs(res.t[N] - T) <= 1e-12 * max(1.0, abs(T))
+        n[N] += 1
+    return n
+
+
+def test_iterations_of_rejected_attempts_are_counted():
+    """Exact Jacobian on a linear system: every attempt (accepted or rejected by the imMD error test) takes exactly one
+    Newton step plus the confirming iteration, so iterations_per_step[N] = 2 x (attempts of step N) and
+    stats["iterations"] = 2 x (accepted + rejected steps)."""
+    res = cosim.simulate(chain(ns=3, nb=2), 0.05, 1e-2, step_control=cosim.StepControl("imMD", 1e-8),
+                         scheme=cosim.Implicit(jacobian="exact", tol=1e-10, max_iter=30), **EXACT)
+    st = res.stats
+    assert st["rejected_steps"] >= 1
+    per = st["iterations_per_step"]
+    np.testing.assert_array_equal(per, 2 * _attempts_per_step(res))
+    assert st["iterations"] == per.sum() == 2 * (st["macro_steps"] + st["rejected_steps"])
+
+
+def test_iterations_of_failed_correctors_are_counted():
+    """sap on the stiff chain: the first step fails (corConvFail) several times before it converges; the iterations of
+    the failed attempts stay in iterations_per_step[0] (1 to max_iter = 5 per attempt)."""
+    res = cosim.simulate(STIFF, 0.1, 2e-3, step_control=cosim.StepControl("imCV", 1e-6), **SAP)
+    per, n = res.stats["iterations_per_step"], _attempts_per_step(res)
+    assert res.stats["corrector_failures"] >= 1 and n[0] >= 6
+    assert np.all(per >= n) and np.all(per <= 5 * n)
+    assert per.sum() == res.stats["iterations"]
+
+
+def test_waveform_iterations_of_rejected_attempts_are_counted():
+    res = cosim.simulate(M1, t_end=0.01, H=1e-3, scheme=cosim.WaveformRelaxation(tol=1e-10, max_iter=50), **EXACT,
+                         step_control=cosim.StepControl("waCV", 1e-7))
+    per, n = res.stats["iterations_per_step"], _attempts_per_step(res)
+    assert res.stats["rejected_steps"] >= 1
+    assert n[0] >= 2 and np.all(per >= n) and np.all(per <= 50 * n)  # 1 to max_iter sweeps per attempt
+    assert per.sum() == res.stats["iterations"]
+
+
 def test_corrector_failure_at_H_min_raises_with_the_partial_result():
     with pytest.raises(cosim.ConvergenceError, match="did not converge") as ei:
         cosim.simulate(STIFF, 0.1, 2e-3, step_control=cosim.StepControl("imCV", 1e-6, H_min=2e-3), **SAP)

@@ -382,6 +382,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     PyObject *othreads = PyDict_GetItemString(opts, "threads"); /* optional: default sequential */
     cfg.threads = 1;
     if (othreads && opt_int(opts, "threads", &cfg.threads)) goto done;
+    cfg.iter.threads = cfg.threads; /* waveform relaxation: Jacobi sweeps on a pool (schemes/waveform.c) */
     osc = PyDict_GetItemString(opts, "step_control");
     if (osc && osc != Py_None) {
         if (!PyDict_Check(osc)) { PyErr_SetString(PyExc_TypeError, "step_control: expected a dict"); goto done; }

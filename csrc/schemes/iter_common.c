@@ -26,7 +26,7 @@ int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err) {
         r->n = p;
         r->cap = c;
     }
-    r->n[N] = iterations;
+    r->n[N] += iterations; /* a restored and repeated step N adds its attempts: all iterations done for N */
     return CS_OK;
 }
 

@@ -8,7 +8,7 @@
 #define CS_ITER_HIST 8 /* > CS_MAXDEG + 1 past macro points */
 
 typedef struct cs_iter_record {
-    int *n;          /* iterations of step N */
+    int *n;          /* iterations done for step N: every attempt (corrector failures and rejected steps too) */
     long cap;
     double Thist[CS_ITER_HIST];  /* T_N of step N at [N % CS_ITER_HIST] */
     long Nhist[CS_ITER_HIST];
@@ -18,6 +18,7 @@ typedef struct cs_iter_record {
 void cs_iter_note_time(cs_iter_record *r, long N, double T);
 /* T_{N-k} if known (k < CS_ITER_HIST), else NAN. */
 double cs_iter_time(const cs_iter_record *r, long N, int k);
+/* Adds the iterations of one attempt at step N (a retried or rejected step is stored again: the counts add up). */
 int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err);
 void cs_iter_free(cs_iter_record *r);
 void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *total);

@@ -41,12 +41,17 @@ typedef struct cs_iter_opts {
     double filter;       /* IQN-ILS: QR filter threshold (columns with |R_ii| < filter ||v_i|| are dropped) */
     int kappa;           /* degree of the first iterate's extrapolation of the output waveforms (substeps);
                           * -1: the coupling's degree of the step, set by the adaptive controller (kraft2021 §19) */
+    int threads;         /* waveform relaxation, Jacobi order: the units of a sweep on a pool of this many threads
+                          * (<= 1 sequential; filled from the run's threads=) */
 } cs_iter_opts;
 
 int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err *err);
 /* threads=n: the corrector's and the fd Jacobian's unit integrations on a pool of n threads (1: sequential). */
 int cs_implicit_use_threads(cs_scheme *s, int nthreads, cs_err *err);
 int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_scheme **out, cs_err *err);
+/* threads=n: the units of every Jacobi-order sweep on a pool of n threads (bit-identical results for every n);
+ * Gauss-Seidel order stays sequential. cs_waveform_create calls it when o->threads > 1. */
+int cs_waveform_use_threads(cs_scheme *s, int nthreads, cs_err *err);
 
 /* The Lagrange basis polynomial of the node s = 1 among the nodes 1, 1 - a_2, ..., 1 - a_{deg+1} in s = (t - T_N)/H
  * (a_i = (T_{N+1} - T_{N+1-i})/H; kraft2021 eq. 3.11 L^κ): coefficients ell[0..deg] of s^m. */

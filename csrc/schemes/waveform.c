@@ -15,11 +15,18 @@
  *               would limit the error to about 1e-3 on the preCICE oscillator). The sample grid of a window is the
  *               micro-step grid of its first sweep; later traces on other grids (CVODE) are resampled onto it.
  * The first iterate X^0 is the degree-κ extrapolation of the outputs at the macro points (the explicit predictor).
- * y_j(T_N) of the history comes from the units at the start of the window (outputs with the coupling's u_N). */
+ * y_j(T_N) of the history comes from the units at the start of the window (outputs with the coupling's u_N).
+ *
+ * threads = n (Jacobi order only): the units of one sweep integrate concurrently on a pool of the scheme's own
+ * (parallel/pool.h). In Jacobi order a sweep reads only the previous iterate X (and the extrapolation), which no unit
+ * writes during the sweep; each unit writes only its own F, spline slopes, scratch, input and error slot, and every
+ * input edge has its own interval hint, so the results are bit-identical for every thread count. Gauss-Seidel order
+ * stays sequential (each unit needs the fresh waveforms of the units swept before it). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel/pool.h"
 #include "schemes/acceleration.h"
 #include "schemes/iter_common.h"
 
@@ -30,12 +37,24 @@ typedef struct wunit {
     long n, cap;
     double *t, *X, *F, *SX, *SF;  /* grid; samples and spline slopes, output-major [lj * cap + k] */
     unsigned char *mode;          /* per output: 0 extrapolation, 1 iterate X, 2 fresh F (Gauss-Seidel) */
-    long *hint;
+    double *scr;                  /* the unit's own spline scratch (6 x scrcap doubles) */
+    long scrcap;
     double *ext;                  /* per output NC coefficients in s of the extrapolation */
 } wunit;
 
 typedef struct waveform waveform;
 typedef struct wave_ctx { waveform *w; int i; } wave_ctx;
+
+/* threads=n: the pool and the arguments of the current sweep (per-unit return codes and error buffers). */
+typedef struct wave_par {
+    cs_pool *pool;
+    cs_err *errs;
+    int *rc;
+    cs_step_ctx *x;
+    long N;
+    int k;
+    double T, H;
+} wave_par;
 
 struct waveform {
     cs_iter_opts o;
@@ -51,8 +70,10 @@ struct waveform {
     cs_accel *acc;
     double *vx, *vf, *vn;
     long vcap;
-    double *scr;                  /* spline scratch */
+    double *scr;                  /* spline scratch (sequential parts) */
     long scrcap;
+    long *ehint;                  /* per input edge (net->col index): interval hint of the source's spline */
+    wave_par *par;                /* NULL: sequential sweeps */
     double *yh;                   /* CS_ITER_HIST x ny: y at macro points */
     double *yN, *uN;
     double *upre, *yext;          /* predicted inputs u^pre_{N+1} of the first iterate (waCV), outputs at s = 1 */
@@ -127,19 +148,21 @@ static void spline_eval(long n, const double *t, const double *y, const double *
     *der = (6 * x2 - 6 * x) / h * y0 + (3 * x2 - 4 * x + 1) * s0 + (-6 * x2 + 6 * x) / h * y1 + (3 * x2 - 2 * x) * s1;
 }
 
-static int ensure_scratch(waveform *w, long n, cs_err *err) {
-    if (n <= w->scrcap) return CS_OK;
-    long c = n > 2 * w->scrcap ? n : 2 * w->scrcap;
-    double *p = realloc(w->scr, sizeof(double) * (size_t)c * 6);
+static int grow_scratch(double **scr, long *cap, long n, cs_err *err) {
+    if (n <= *cap) return CS_OK;
+    long c = n > 2 * *cap ? n : 2 * *cap;
+    double *p = realloc(*scr, sizeof(double) * (size_t)c * 6);
     if (!p) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
-    w->scr = p;
-    w->scrcap = c;
+    *scr = p;
+    *cap = c;
     return CS_OK;
 }
 
+static int ensure_scratch(waveform *w, long n, cs_err *err) { return grow_scratch(&w->scr, &w->scrcap, n, err); }
+
 /* ---------------------------------------------------------------- inputs */
 
-static inline void source_value(waveform *w, int jy, double t, double *v, double *dv) {
+static inline void source_value(waveform *w, int jy, double t, long *hint, double *v, double *dv) {
     const cs_network *net = w->net;
     int p = net->out_sub[jy], lj = jy - net->yoff[p];
     wunit *q = &w->wu[p];
@@ -154,7 +177,7 @@ static inline void source_value(waveform *w, int jy, double t, double *v, double
     }
     const double *y = (q->mode[lj] == 1 ? q->X : q->F) + (size_t)lj * q->cap;
     const double *s = (q->mode[lj] == 1 ? q->SX : q->SF) + (size_t)lj * q->cap;
-    spline_eval(q->n, q->t, y, s, t, &q->hint[lj], v, dv);
+    spline_eval(q->n, q->t, y, s, t, hint, v, dv);
 }
 
 static int wave_eval(const cs_input *in, double t, double *u, double *udot) {
@@ -167,7 +190,7 @@ static int wave_eval(const cs_input *in, double t, double *u, double *udot) {
         double v = net->r[a], dv = 0.0;
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) {
             double sv, sd;
-            source_value(w, net->col[k], t, &sv, &sd);
+            source_value(w, net->col[k], t, &w->ehint[k], &sv, &sd);
             v += net->gain[k] * sv;
             dv += net->gain[k] * sd;
         }
@@ -234,16 +257,16 @@ static int alloc_all(waveform *w, cs_step_ctx *x, cs_err *err) {
     w->uN = calloc(nu, sizeof(double));
     w->upre = calloc(nu, sizeof(double));
     w->yext = calloc(ny, sizeof(double));
-    if (!w->snap || !w->in || !w->wc || !w->wu || !w->coef || !w->yh || !w->yN || !w->uN || !w->upre || !w->yext)
+    w->ehint = calloc((size_t)net->rowptr[net->nu] + 1, sizeof(long));
+    if (!w->ehint || !w->snap || !w->in || !w->wc || !w->wu || !w->coef || !w->yh || !w->yN || !w->uN || !w->upre || !w->yext)
         return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
     for (int i = 0; i < w->nsub; i++) {
         cs_unit *u = x->units[i];
         wunit *q = &w->wu[i];
         q->ny = u->ny;
         q->mode = calloc((size_t)u->ny + 1, 1);
-        q->hint = calloc((size_t)u->ny + 1, sizeof(long));
         q->ext = calloc(NC * ((size_t)u->ny + 1), sizeof(double));
-        if (!q->mode || !q->hint || !q->ext) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
+        if (!q->mode || !q->ext) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
         CS_TRY(wu_reserve(q, w->o.waveform == CS_WAVE_SUBSTEPS ? 64 : 1, err));
         if (!u->ops->snapshot_create || !u->ops->restore_state)
             return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s cannot save and restore its state", u->name);
@@ -286,8 +309,8 @@ static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
     if (w->o.waveform == CS_WAVE_POLYNOMIAL) {
         double *ue = w->uN + w->net->uoff[i];
         cs_input_eval(&w->in[i], T1, ue);
-        if (ny > 64) CS_TRY(ensure_scratch(w, ny, err));
-        double yb[64], *y = ny <= 64 ? yb : w->scr;
+        if (ny > 64) CS_TRY(grow_scratch(&q->scr, &q->scrcap, ny, err));
+        double yb[64], *y = ny <= 64 ? yb : q->scr;
         CS_TRY(u->ops->get_outputs(u, T1, ue, y, err));
         q->n = 1;
         q->t[0] = T1;
@@ -303,8 +326,8 @@ static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
         memcpy(q->t, tr.t, sizeof(double) * (size_t)tr.n);
     }
     int same = tr.n == q->n && memcmp(tr.t, q->t, sizeof(double) * (size_t)tr.n) == 0;
-    CS_TRY(ensure_scratch(w, tr.n > q->n ? tr.n : q->n, err));
-    double *col = w->scr, *sl = col + w->scrcap, *wk = sl + w->scrcap;
+    CS_TRY(grow_scratch(&q->scr, &q->scrcap, tr.n > q->n ? tr.n : q->n, err));
+    double *col = q->scr, *sl = col + q->scrcap, *wk = sl + q->scrcap;
     for (int lj = 0; lj < ny; lj++) {
         double *F = q->F + (size_t)lj * q->cap;
         if (same) {
@@ -328,6 +351,67 @@ static double resid_norm(const waveform *w, long n) {
         s += r * r;
     }
     return n ? sqrt(s / n) : 0.0;
+}
+
+/* One unit of a sweep: from its state at T_N (restored after the first sweep) with the inputs formed from the
+ * iterate, its fresh outputs F. Touches only unit i's slots. */
+static int sweep_unit(waveform *w, cs_step_ctx *x, int i, int k, long N, double T, double H, cs_err *err) {
+    cs_unit *u = x->units[i];
+    if (k > 0) u->ops->restore_state(u, w->snap[i]);
+    if (w->o.waveform == CS_WAVE_POLYNOMIAL) poly_input(w, i, N);
+    else { w->in[i].T = T; w->in[i].H = H; w->in[i].deg = 0; }
+    int rc = cs_unit_do_step(u, T, H, &w->in[i], CS_RESTART, err);
+    if (!rc) rc = collect(w, i, k == 0, T + H, err);
+    return rc;
+}
+
+static void par_task(void *arg, int i, int worker) {
+    waveform *w = arg;
+    wave_par *p = w->par;
+    (void)worker;
+    p->errs[i].code = 0;
+    p->rc[i] = sweep_unit(w, p->x, i, p->k, p->N, p->T, p->H, &p->errs[i]);
+}
+
+/* A Jacobi sweep on the pool; a failure reports the lowest failing unit, as the sequential sweep does. */
+static int par_sweep(waveform *w, cs_step_ctx *x, int k, long N, double T, double H, cs_err *err) {
+    wave_par *p = w->par;
+    p->x = x; p->k = k; p->N = N; p->T = T; p->H = H;
+    cs_pool_run(p->pool, w->nsub, par_task, w);
+    for (int i = 0; i < w->nsub; i++)
+        if (p->rc[i]) {
+            *err = p->errs[i];
+            cs_err_prefix(err, "waveform relaxation, macro step %ld [%.10g, %.10g], iteration %d: ", N, T, T + H, k + 1);
+            return p->rc[i];
+        }
+    return CS_OK;
+}
+
+static void wave_par_free(wave_par *p) {
+    if (!p) return;
+    cs_pool_destroy(p->pool);
+    free(p->errs); free(p->rc);
+    free(p);
+}
+
+int cs_waveform_use_threads(cs_scheme *sc, int nthreads, cs_err *err) {
+    waveform *w = sc ? sc->content : NULL;
+    if (!w || sc->kind != CS_SCHEME_WAVEFORM) return cs_fail(err, CS_ERR_ARG, "threads: not a waveform relaxation scheme");
+    if (nthreads < 1) return cs_fail(err, CS_ERR_ARG, "threads: must be >= 1, got %d", nthreads);
+    if (nthreads == 1 || w->nsub < 2 || w->par || w->o.gauss_seidel) return CS_OK; /* Gauss-Seidel: sequential */
+    wave_par *p = calloc(1, sizeof *p);
+    if (p) {
+        p->errs = calloc((size_t)w->nsub, sizeof(cs_err));
+        p->rc = calloc((size_t)w->nsub, sizeof(int));
+    }
+    if (!p || !p->errs || !p->rc) {
+        wave_par_free(p);
+        return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
+    }
+    int rc = cs_pool_create(nthreads < w->nsub ? nthreads : w->nsub, &p->pool, err);
+    if (rc) { wave_par_free(p); return rc; }
+    w->par = p;
+    return CS_OK;
 }
 
 static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *err) {
@@ -419,17 +503,14 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
             wunit *q = &w->wu[i];
             memset(q->mode, w->o.waveform == CS_WAVE_POLYNOMIAL || k > 0 ? 1 : 0, (size_t)q->ny);
         }
-        for (int p = 0; p < w->nsub; p++) {
-            int i = w->o.gauss_seidel ? w->order[p] : p;
-            cs_unit *u = x->units[i];
-            if (k > 0) u->ops->restore_state(u, w->snap[i]);
-            if (w->o.waveform == CS_WAVE_POLYNOMIAL) poly_input(w, i, N);
-            else { w->in[i].T = T; w->in[i].H = H; w->in[i].deg = 0; }
-            int rc = cs_unit_do_step(u, T, H, &w->in[i], CS_RESTART, err);
-            if (!rc) rc = collect(w, i, k == 0, T1, err);
-            if (rc) { cs_err_prefix(err, "waveform relaxation, macro step %ld [%.10g, %.10g], iteration %d: ", N, T, T1, k + 1); return rc; }
-            if (w->o.gauss_seidel) memset(w->wu[i].mode, 2, (size_t)w->wu[i].ny);
-        }
+        if (w->par) CS_TRY(par_sweep(w, x, k, N, T, H, err));
+        else
+            for (int p = 0; p < w->nsub; p++) {
+                int i = w->o.gauss_seidel ? w->order[p] : p;
+                int rc = sweep_unit(w, x, i, k, N, T, H, err);
+                if (rc) { cs_err_prefix(err, "waveform relaxation, macro step %ld [%.10g, %.10g], iteration %d: ", N, T, T1, k + 1); return rc; }
+                if (w->o.gauss_seidel) memset(w->wu[i].mode, 2, (size_t)w->wu[i].ny);
+            }
         if (k == 0 && w->o.waveform == CS_WAVE_SUBSTEPS) { /* X^0: the extrapolation on the grid */
             for (int i = 0; i < w->nsub; i++) {
                 wunit *q = &w->wu[i];
@@ -509,11 +590,12 @@ static void wave_destroy(cs_scheme *sc) {
         if (w->snap && w->snap[i]) w->units[i]->ops->snapshot_destroy(w->snap[i]);
         if (w->wu) {
             wunit *q = &w->wu[i];
-            free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->hint); free(q->ext);
+            free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->scr); free(q->ext);
         }
     }
     free(w->snap); free(w->in); free(w->wc); free(w->wu); free(w->coef); free(w->yh); free(w->yN); free(w->uN); free(w->upre); free(w->yext);
-    free(w->vx); free(w->vf); free(w->vn); free(w->scr); free(w->order);
+    free(w->vx); free(w->vf); free(w->vn); free(w->scr); free(w->order); free(w->ehint);
+    wave_par_free(w->par);
     cs_accel_destroy(w->acc);
     cs_iter_free(&w->rec);
     free(w);
@@ -558,5 +640,9 @@ int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_sch
     sc->content = w;
     sc->kind = CS_SCHEME_WAVEFORM;
     *out = sc;
+    if (o->threads > 1) { /* threads=n from the run options (Jacobi order; Gauss-Seidel stays sequential) */
+        int rc = cs_waveform_use_threads(sc, o->threads, err);
+        if (rc) { wave_destroy(sc); free(sc); *out = NULL; return rc; }
+    }
     return CS_OK;
 }
