@@ -197,6 +197,9 @@ def t18(t_end):
           f"{f2 * 1e-3 / t_end:.3g} failed (thesis ≈ 1.6e4, ≈ 3.6e4, ≈ 5e2)")
     print(f"  exMD / imMD macro steps over the same t = {t_end:.0e} s: {n / n2:.2f} (thesis ≈ 15 over t_sim, "
           "accepted 5-40)")
+    late = [float(np.mean(np.asarray(x.H)[np.cumsum(x.H) > 0.8 * t_end])) for x in (r, r2)]
+    print(f"  mean H over the last 20 % of the run: exMD {late[0]:.3e} s, imMD {late[1]:.3e} s (ratio "
+          f"{late[1] / late[0]:.2f}; thesis mean H over t_sim: exMD 4.0e-9 s, imMD 6.3e-8 s)")
 
 
 def t16_full():
