@@ -26,6 +26,8 @@ monolithic band-CVODE solve, idle time against H.
    EXTRIPOL-C1; adaptive exMD; implicit) against the monolithic band-CVODE solve with its rtol tuned to the same
    error, for error targets 1e-3, 1e-4, 1e-5 (relative NRMSE of the monitored variables, Table 5.4 chain scaled
    to n_K = 100, n_s = 10).
+10. T21's imMD row: κ of the accepted steps before, on and after the ramp of the first impulse (Table 5.9 chain,
+   n_K = 1000, n_s = 10, rtol = 1e-4).
    Sections: --only 1,3,5 (default all).
 Timings depend on the machine's load: the lead re-runs them on a quiet machine.
 """
@@ -366,10 +368,34 @@ def equal_accuracy(n_bodies=100, n_s=10, t_end=1e-6, targets=(1e-3, 1e-4, 1e-5),
         print(f"  ε = {eps:.0e}: monolithic {mono[1]} {mono[0]:.3f} s; " + "; ".join(line), flush=True)
 
 
+def t21_imMD(n_bodies, t_end=1.2e-4, rtol=1e-4):
+    """T21's imMD row: κ → 0 during the impulses and κ >= 2 otherwise (rtol <= 1e-4). Table 5.9 chain (scaled to
+    ``n_bodies``, n_s = 10), the first impulse at t_I = 1e-4 s (ramp δ_I = 1e-6 s), implicit fd with the corrector
+    test on y; κ of the accepted steps before, on the ramp and after it."""
+    print(f"== 10. T21 imMD: κ around the first impulse (Table 5.9, n_K = {n_bodies}, n_s = 10, rtol = {rtol:.0e}, "
+          f"t = {t_end:.1e} s)")
+    s = oscillator_chain(preset="table5.9", n_bodies=n_bodies, n_subsystems=10, seed=1)
+    sc = cosim.StepControl(estimator="imMD", rtol=rtol, atol={"pos": 1e-3 * rtol, "vel": rtol, "u": 1e4 * rtol},
+                           k_max=5)
+    r, t = run(s, t_end=t_end, H=1e-8, approximation=cosim.Lagrange(k=0), step_control=sc,
+               scheme=cosim.Implicit(jacobian="fd", tol=rtol, max_iter=10, convergence="y"),
+               solver=cosim.CVODE(rtol=1e-6, atol=1e-9, **BAND), last_step="shorten", output_interval=t_end / 10)
+    H, k = np.asarray(r.H), np.asarray(r.k, dtype=int)
+    te = np.cumsum(H)
+    print(f"  {r.stats['macro_steps']} macro steps, {r.stats['rejected_steps']} rejected, "
+          f"{r.stats['iterations'] / r.stats['macro_steps']:.2f} corrector iterations per step, {t:.1f} s")
+    for a, b, what in ((0.0, 1e-4, "before the impulse"), (1e-4, 1.01e-4, "on the ramp [t_I, t_I + δ_I]"),
+                       (1.01e-4, t_end, "after the ramp")):
+        m = (te > a) & (te <= b * (1 + 1e-12))
+        if m.any():
+            print(f"  {what:30s}: {int(m.sum()):4d} steps, κ counts {np.bincount(k[m], minlength=6).tolist()}, "
+                  f"mean H {H[m].mean():.2e} s")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9", help="comma-separated sections to run")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10", help="comma-separated sections to run")
     ap.add_argument("--equal-accuracy", action="store_true", help="only section 9 (same as --only 9)")
     ap.add_argument("--t18-t-end", type=float, default=1e-5, help="simulated time of section 5 (thesis 1e-3 s)")
     a = ap.parse_args()
@@ -394,6 +420,8 @@ def main():
     if 9 in only:
         equal_accuracy(n_bodies=50 if q else 100, n_s=5 if q else 10, h_min=1e-9 if q else 3e-10,
                        repeats=1 if q else 3)
+    if 10 in only:
+        t21_imMD(n_bodies=50 if q else 1000)
 
 
 if __name__ == "__main__":
