@@ -189,8 +189,9 @@ def divergence(t, groups, limit=None, window=None):
     geometrically to the end; a solution that grows physically (a system forced from rest, a pilot command that
     starts late) levels off and is not flagged. Signals at rest in the early window are not judged: A_0 (after
     the floor) at most the double round-off (2.2e-16) times max |s| after the window, e.g. 0 throughout the early
-    window of a group that is all 0 there, or the 1e-39 of a chain forced from rest. Non-finite values count as diverged. Needs at least 5 macro points in the early
-    window; shorter runs return None (only the absolute bound of the engine applies to them).
+    window of a group that is all 0 there, or the 1e-39 of a chain forced from rest. Non-finite values count as
+    diverged. Needs at least 5 macro points in the early window; shorter runs return None (only the absolute
+    bound of the engine applies to them).
 
     Returns the worst offender as a :class:`Divergence`, or None."""
     limit = defaults.DIVERGENCE_GROWTH if limit is None else limit
