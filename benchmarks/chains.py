@@ -13,13 +13,21 @@ monolithic band-CVODE solve, idle time against H.
    would otherwise have) at equal accuracy: error of all states at t_end against a tight monolithic reference.
 4. T25 (qualitative): idle fraction against H on the homogeneous Sec. 4.5 chain (scaled down): it peaks at
    intermediate H and is smallest when h_mic = H. Wall-clock and thread-CPU-clock idle fractions (the CPU clock
-   does not charge a preemption of the process to the unit that was running).
+   does not charge a preemption of the process to the unit that was running); EXTRIPOL-C1 (CVODE continues across
+   macro points, so h_mic reaches H) and Lagrange κ = 1 (CVODE restarts at every macro point).
 5. T18: exMD on the Table 5.4 chain (n_K = 1000, n_s = 100, rtol = 1e-6, atol^pos = 1e-9, atol^vel = 1e-6), macro
-   steps and failed steps (scaled down in t: the full t_sim = 1e-3 s takes hours here); imMD is not wired yet.
+   steps and failed steps, and imMD (implicit, fd, corrector test on y) with its corrector iterations (scaled
+   down in t: the full t_sim = 1e-3 s takes hours here; the ratio exMD/imMD is over the same shortened run).
 6. T16 over the full t_sim = 0.25 s: the implicit and waveform rows (κ = 2) at the thesis' H and half of it.
 7. T24 over several seeds: exCV macro steps of the Table 5.5 chain against its repartitioned form.
 8. threads=2 over threads=1 for the estimators' comparative integrations (exMD) and the implicit corrector with
    its fd perturbed integrations (Table 5.4 chain in 10 units).
+9. equal accuracy (--equal-accuracy, or --only 9): co-simulation (fixed H with the best of ZOH, Lagrange κ = 1, 2,
+   EXTRIPOL-C1; adaptive exMD; implicit) against the monolithic band-CVODE solve with its rtol tuned to the same
+   error, for error targets 1e-3, 1e-4, 1e-5 (relative NRMSE of the monitored variables, Table 5.4 chain scaled
+   to n_K = 100, n_s = 10).
+10. T21's imMD row: κ of the accepted steps before, on and after the ramp of the first impulse (Table 5.9 chain,
+   n_K = 1000, n_s = 10, rtol = 1e-4).
    Sections: --only 1,3,5 (default all).
 Timings depend on the machine's load: the lead re-runs them on a quiet machine.
 """
@@ -131,23 +139,37 @@ def versus_monolithic(t_end):
               f"{r.stats['iterations'] / r.stats['macro_steps']:.2f} corrector iterations per step")
 
 
-def idle_vs_H(n_bodies, t_end):
-    print(f"== 4. T25: idle fraction against H (Sec. 4.5 homogeneous chain, n_K = {n_bodies}, n_s = 10, κ = 1)")
+def idle_vs_H(n_bodies, t_end, max_steps=1000):
+    """T25: idle fraction (eq. 4.5) against H, wall and thread-CPU clocks, for EXTRIPOL-C1 (continuous input:
+    CVODE keeps its history across macro points, restart="auto", so h_mic can grow to H) and Lagrange κ = 1
+    (CVODE restarts at every macro point). The thesis: ≈ 16 / 7 / 1 micro steps per macro step at H = 1e-6 /
+    5e-7 / 1e-7 s with the idle fraction peaking (38 %) at ≈ 7."""
+    print(f"== 4. T25: idle fraction against H (Sec. 4.5 homogeneous chain, n_K = {n_bodies}, n_s = 10, κ = 1, "
+          f"at most {max_steps} macro steps per H, threads = 1)")
     s = oscillator_chain(preset="table4.2", n_bodies=n_bodies)
-    for H in (1e-6, 5e-7, 2e-7, 1e-7, 5e-8, 2e-8, 1e-8):
-        T = min(t_end, 1000 * H)          # at most 1000 macro steps: the fraction is a ratio
-        try:
-            r, t = run(s, t_end=T, H=H, approximation=cosim.Lagrange(k=1), timing=True,
-                       solver=cosim.CVODE(rtol=1e-6, atol=1e-9, **BAND), output_interval=T / 10)
-        except cosim.CosimError as e:
-            print(f"  H = {H:.0e}: failed ({str(e)[:60]})")
-            continue
-        st = r.stats["subsystems"]
-        ratio = np.mean([H / st[f"S{L}"]["mean_micro_step"] for L in range(1, 11)])
-        tm = r.stats["timing"]
-        print(f"  H = {H:.0e}: {t:7.2f} s, H/h_mic = {ratio:5.1f} micro steps per macro step, idle fraction "
-              f"{tm['idle_fraction']:.2f} (wall clocks), {tm.get('cpu_idle_fraction', float('nan')):.2f} "
-              f"(thread CPU clocks)")
+    for name, ap in (("EXTRIPOL-C1 k=1", cosim.ExtrapolatedInterpolation(k=1, continuity=1)),
+                     ("Lagrange k=1", cosim.Lagrange(k=1))):
+        rows = []
+        for H in (1e-6, 5e-7, 2e-7, 1e-7, 5e-8, 2e-8, 1e-8):
+            T = min(t_end, max_steps * H)   # the fraction is a ratio
+            try:
+                r, t = run(s, t_end=T, H=H, approximation=ap, timing=True,
+                           solver=cosim.CVODE(rtol=1e-6, atol=1e-9, **BAND), output_interval=T / 10)
+            except cosim.CosimError as e:
+                print(f"  {name} H = {H:.0e}: failed ({str(e)[:60]})")
+                continue
+            st = r.stats["subsystems"]
+            ratio = np.mean([H / st[f"S{L}"]["mean_micro_step"] for L in range(1, 11)])
+            tm = r.stats["timing"]
+            cpu = tm.get("cpu_idle_fraction", float("nan"))
+            rows.append((H, ratio, cpu))
+            print(f"  {name} H = {H:.0e}: {t:7.2f} s, H/h_mic = {ratio:5.1f} micro steps per macro step, idle "
+                  f"fraction {tm['idle_fraction']:.3f} (wall clocks), {cpu:.3f} (thread CPU clocks)", flush=True)
+        if rows:
+            H, ratio, cpu = max(rows, key=lambda x: x[2])
+            last = rows[-1]
+            print(f"  {name}: CPU idle fraction peaks at {cpu:.3f} (H = {H:.0e}, H/h_mic = {ratio:.1f}); at the "
+                  f"smallest H ({last[0]:.0e}, H/h_mic = {last[1]:.1f}) {last[2]:.3f}")
 
 
 def t18(t_end):
@@ -162,7 +184,24 @@ def t18(t_end):
     print(f"  exMD: {n} macro steps, {f} failed, mean H {r.stats['mean_H']:.3e} s, κ counts {k.tolist()}, "
           f"{t:.1f} s; pro rata over t_sim: {n * 1e-3 / t_end:.3g} macro steps, {f * 1e-3 / t_end:.3g} failed "
           "(thesis ≈ 2.5e5 and ≈ 2e2 over 1e-3 s, ±50 %)")
-    print("  imMD (and the exMD/imMD ratio): the implicit estimators are not wired to the controller yet: not run")
+    # imMD: the implicit scheme (fd interface Jacobian, corrector test on the coupling bodies' states, §6/§8.5)
+    # under the same controller; a corrector that does not converge in n_cor^max = 10 rejects the step
+    r2, t2 = run(s, t_end=t_end, H=1e-9, approximation=cosim.Lagrange(k=0), threads=2,
+                 step_control=cosim.StepControl(estimator="imMD", rtol=rtol,
+                                                atol={"pos": 1e-9, "vel": 1e-6, "u": 1e4 * rtol}),
+                 scheme=cosim.Implicit(jacobian="fd", tol=rtol, max_iter=10, convergence="y"),
+                 solver=cosim.CVODE(rtol=1e-6, atol=1e-9, **BAND), output_interval=t_end / 10, last_step="shorten")
+    n2, f2, it = r2.stats["macro_steps"], r2.stats["rejected_steps"], r2.stats["iterations"]
+    k2 = np.bincount(np.asarray(r2.k, dtype=int))
+    print(f"  imMD: {n2} macro steps, {f2} failed, {it} corrector iterations ({it / n2:.2f} per step), mean H "
+          f"{r2.stats['mean_H']:.3e} s, κ counts {k2.tolist()}, {t2:.1f} s; pro rata over t_sim: "
+          f"{n2 * 1e-3 / t_end:.3g} macro steps, {it * 1e-3 / t_end:.3g} corrector iterations, "
+          f"{f2 * 1e-3 / t_end:.3g} failed (thesis ≈ 1.6e4, ≈ 3.6e4, ≈ 5e2)")
+    print(f"  exMD / imMD macro steps over the same t = {t_end:.0e} s: {n / n2:.2f} (thesis ≈ 15 over t_sim, "
+          "accepted 5-40)")
+    late = [float(np.mean(np.asarray(x.H)[np.cumsum(x.H) > 0.8 * t_end])) for x in (r, r2)]
+    print(f"  mean H over the last 20 % of the run: exMD {late[0]:.3e} s, imMD {late[1]:.3e} s (ratio "
+          f"{late[1] / late[0]:.2f}; thesis mean H over t_sim: exMD 4.0e-9 s, imMD 6.3e-8 s)")
 
 
 def t16_full():
@@ -224,13 +263,144 @@ def speedup_schemes(t_end):
               f"({r.stats['macro_steps']} macro steps)")
 
 
+def _monitored(system, r):
+    """The monitored variables of a chain (system.monitor: coupling bodies' x, v and λ) of run r, (n_t, n_mon)."""
+    names = [n for kind in ("pos", "vel", "u") for n in system.monitor[kind]]
+    return np.column_stack([np.asarray(r[n], dtype=float) for n in names])
+
+
+def _nrmse(Y, R):
+    """Mean over the monitored variables of the relative NRMSE sqrt(mean((y - y_ref)^2)) / (max y_ref - min y_ref)."""
+    return float(np.mean(np.sqrt(np.mean((Y - R) ** 2, axis=0)) / np.maximum(np.ptp(R, axis=0), 1e-300)))
+
+
+def _best(f, repeats):
+    """(result, best wall time of ``repeats`` calls) of f() (None, inf on a CosimError)."""
+    best, r = math.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        try:
+            r = f()
+        except cosim.CosimError as e:
+            return None, math.inf, str(e)[:70]
+        best = min(best, time.perf_counter() - t0)
+    return r, best, ""
+
+
+def equal_accuracy(n_bodies=100, n_s=10, t_end=1e-6, targets=(1e-3, 1e-4, 1e-5), h_min=3e-10, repeats=1):
+    """Co-simulation against the monolithic band-CVODE solve at equal accuracy (issue 11, kraft2021 §17).
+
+    Table 5.4 chain scaled to ``n_bodies`` in ``n_s`` units, t_end = 1e-6 s (about ten periods of the stiffest
+    element). Error: the mean over Kraft's monitored variables (coupling bodies' x, v and λ, ``system.monitor``) of
+    the relative NRMSE at 100 output points against a monolithic band-CVODE reference with rtol = 1e-12. For each
+    error target ε: the monolithic rtol is tuned (the loosest of 10^-1 ... 10^-11 in half decades whose error is
+    <= ε) and compared with the cheapest co-simulation run whose error is <= ε among fixed H (H halved from 1e-8 down
+    to ``h_min``; ZOH, Lagrange κ = 1, 2, EXTRIPOL-C1 k = 1 with CVODE restart="auto", which keeps the BDF history
+    across macro points for the continuous EXTRIPOL input), adaptive exMD (§18.7 tolerance relations, rtol scanned)
+    and the implicit scheme (fd interface Jacobian, κ = 2, fixed H). Units: CVODE band, rtol = 1e-9, atol = 1e-15
+    (unit errors below the smallest target)."""
+    print(f"== 9. equal accuracy: co-simulation vs monolithic band CVODE (Table 5.4 chain, n_K = {n_bodies}, "
+          f"n_s = {n_s}, t = {t_end:.0e} s), mean relative NRMSE of the monitored variables")
+    s = oscillator_chain(preset="table5.4", n_bodies=n_bodies, n_subsystems=n_s)
+    dt = t_end / 100
+    ref = cosim.simulate_monolithic(s, t_end, dt, solver=cosim.CVODE(rtol=1e-12, atol=1e-18, **BAND))
+    R = _monitored(s, ref)
+    unit = cosim.CVODE(rtol=1e-9, atol=1e-15, **BAND)
+    runs = {}                       # method -> [(setting, error, wall time)]
+
+    def record(method, setting, f):
+        r, t, msg = _best(f, repeats)
+        e = _nrmse(_monitored(s, r), R) if r is not None else math.inf
+        runs.setdefault(method, []).append((setting, e, t))
+        extra = f", {r.stats['macro_steps']} macro steps" if r is not None else f" ({msg})"
+        print(f"  {method:22s} {setting:>16s}: error {e:9.2e}, {t:8.3f} s{extra}", flush=True)
+        return e
+
+    for e10 in range(2, 23):
+        rtol = 10.0 ** (-e10 / 2)
+        e = record("monolithic band", f"rtol {rtol:.1e}", lambda: cosim.simulate_monolithic(
+            s, t_end, dt, solver=cosim.CVODE(rtol=rtol, atol=rtol * 1e-6, **BAND)))
+        if e <= min(targets) / 3:
+            break
+    approximations = [("ZOH", cosim.ZOH()), ("Lagrange k=1", cosim.Lagrange(k=1)),
+                      ("Lagrange k=2", cosim.Lagrange(k=2)),
+                      ("EXTRIPOL-C1 k=1", cosim.ExtrapolatedInterpolation(k=1, continuity=1))]
+    for name, ap in approximations:
+        H = 1e-8
+        while H >= h_min * (1 - 1e-9):
+            e = record(f"fixed H, {name}", f"H {H:.2e}", lambda: cosim.simulate(
+                s, t_end, H, approximation=ap, solver=unit, output_interval=dt, last_step="shorten"))
+            if e <= min(targets):
+                break
+            H /= 2
+    for rtol in (1e-3, 1e-4, 1e-5, 1e-6, 1e-7):
+        sc = cosim.StepControl(estimator="exMD", rtol=rtol, atol={"pos": 1e-3 * rtol, "vel": rtol, "u": 1e4 * rtol})
+        e = record("adaptive exMD", f"rtol {rtol:.0e}", lambda: cosim.simulate(
+            s, t_end, 1e-11, approximation=cosim.Lagrange(k=0), step_control=sc, solver=unit, output_interval=dt,
+            last_step="shorten"))
+        if e <= min(targets):
+            break
+    H = 1e-8
+    while H >= 4 * h_min * (1 - 1e-9):
+        e = record("implicit fd k=2", f"H {H:.2e}", lambda: cosim.simulate(
+            s, t_end, H, approximation=cosim.Lagrange(k=2), solver=unit, output_interval=dt, last_step="shorten",
+            scheme=cosim.Implicit(jacobian="fd", tol=1e-10, max_iter=10, on_failure="continue")))
+        if e <= min(targets):
+            break
+        H /= 2
+    print("  cheapest run with error <= target (wall time, and its ratio to the tuned monolithic solve):")
+    for eps in targets:
+        best = {}
+        for method, rows in runs.items():
+            key = "fixed H (best approximation)" if method.startswith("fixed H") else method
+            ok = [(t, st, method) for st, e, t in rows if e <= eps]
+            if ok and (key not in best or min(ok)[0] < best[key][0]):
+                best[key] = min(ok)
+        mono = best.get("monolithic band")
+        line = []
+        for key in ("fixed H (best approximation)", "adaptive exMD", "implicit fd k=2"):
+            if key not in best:
+                line.append(f"{key}: not reached")
+            else:
+                t, st, method = best[key]
+                who = f" [{method[9:]}]" if key.startswith("fixed") else ""
+                line.append(f"{key}{who} {st} {t:.3f} s = {t / mono[0]:.0f}x" if mono else f"{key} {t:.3f} s")
+        print(f"  ε = {eps:.0e}: monolithic {mono[1]} {mono[0]:.3f} s; " + "; ".join(line), flush=True)
+
+
+def t21_imMD(n_bodies, t_end=1.2e-4, rtol=1e-4):
+    """T21's imMD row: κ → 0 during the impulses and κ >= 2 otherwise (rtol <= 1e-4). Table 5.9 chain (scaled to
+    ``n_bodies``, n_s = 10), the first impulse at t_I = 1e-4 s (ramp δ_I = 1e-6 s), implicit fd with the corrector
+    test on y; κ of the accepted steps before, on the ramp and after it."""
+    print(f"== 10. T21 imMD: κ around the first impulse (Table 5.9, n_K = {n_bodies}, n_s = 10, rtol = {rtol:.0e}, "
+          f"t = {t_end:.1e} s)")
+    s = oscillator_chain(preset="table5.9", n_bodies=n_bodies, n_subsystems=10, seed=1)
+    sc = cosim.StepControl(estimator="imMD", rtol=rtol, atol={"pos": 1e-3 * rtol, "vel": rtol, "u": 1e4 * rtol},
+                           k_max=5)
+    r, t = run(s, t_end=t_end, H=1e-8, approximation=cosim.Lagrange(k=0), step_control=sc,
+               scheme=cosim.Implicit(jacobian="fd", tol=rtol, max_iter=10, convergence="y"),
+               solver=cosim.CVODE(rtol=1e-6, atol=1e-9, **BAND), last_step="shorten", output_interval=t_end / 10)
+    H, k = np.asarray(r.H), np.asarray(r.k, dtype=int)
+    te = np.cumsum(H)
+    print(f"  {r.stats['macro_steps']} macro steps, {r.stats['rejected_steps']} rejected, "
+          f"{r.stats['iterations'] / r.stats['macro_steps']:.2f} corrector iterations per step, {t:.1f} s")
+    for a, b, what in ((0.0, 1e-4, "before the impulse"), (1e-4, 1.01e-4, "on the ramp [t_I, t_I + δ_I]"),
+                       (1.01e-4, t_end, "after the ramp")):
+        m = (te > a) & (te <= b * (1 + 1e-12))
+        if m.any():
+            print(f"  {what:30s}: {int(m.sum()):4d} steps, κ counts {np.bincount(k[m], minlength=6).tolist()}, "
+                  f"mean H {H[m].mean():.2e} s")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8", help="comma-separated sections to run")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10", help="comma-separated sections to run")
+    ap.add_argument("--equal-accuracy", action="store_true", help="only section 9 (same as --only 9)")
+    ap.add_argument("--t18-t-end", type=float, default=1e-5, help="simulated time of section 5 (thesis 1e-3 s)")
     a = ap.parse_args()
     q = a.quick
-    only = {int(x) for x in a.only.split(",")}
+    only = {9} if a.equal_accuracy else {int(x) for x in a.only.split(",")}
     if 1 in only:
         speedup(t_end=5e-7 if q else 2e-6, repeats=1 if q else 3)
     if 2 in only:
@@ -238,15 +408,20 @@ def main():
     if 3 in only:
         versus_monolithic(t_end=1e-7 if q else 1e-6)
     if 4 in only:
-        idle_vs_H(n_bodies=400 if q else 2000, t_end=2e-5 if q else 1e-4)
+        idle_vs_H(n_bodies=400 if q else 2000, t_end=2e-5 if q else 1e-4, max_steps=100 if q else 400)
     if 5 in only:
-        t18(t_end=2e-7 if q else 1e-5)
+        t18(t_end=2e-7 if q else a.t18_t_end)
     if 6 in only and not q:
         t16_full()
     if 7 in only:
         t24(t_end=2e-3, seeds=[1] if q else [1, 2, 3, 4, 5])
     if 8 in only:
         speedup_schemes(t_end=1e-7 if q else 1e-6)
+    if 9 in only:
+        equal_accuracy(n_bodies=50 if q else 100, n_s=5 if q else 10, h_min=1e-9 if q else 3e-10,
+                       repeats=1 if q else 3)
+    if 10 in only:
+        t21_imMD(n_bodies=50 if q else 1000)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,11 @@ _FLOOR = 1e-3
 # The divergence criterion needs this many macro points in the early window (fewer: the first window does not
 # resolve the early amplitude, e.g. a velocity starting from rest).
 _MIN_EARLY_POINTS = 5
+# divergence(): a signal whose early amplitude (after the group floor) is at most _REST times the largest |s| it
+# reaches after the early window is at rest there: below the double round-off of its own later scale (a chain
+# forced from rest, whose early values are 1e-39, not 0). Exactly 0 is the limiting case. The engine's absolute
+# bound (1e10 max(1, |x_0|)) stops a run from a non-negligible start long before such a ratio.
+_REST = float(np.finfo(float).eps)
 #: divergence(): a signal counts as still growing when max |s| over the last window exceeds GROWING times max |s|
 #: over the window before it
 GROWING = 2.0
@@ -182,9 +187,11 @@ def divergence(t, groups, limit=None, window=None):
     :data:`cosim.defaults.DIVERGENCE_GROWTH` = 1e3) and s is still growing at the end of the run: max |s| over the
     last window exceeds :data:`GROWING` (2) times max |s| over the window before it. A numerical instability grows
     geometrically to the end; a solution that grows physically (a system forced from rest, a pilot command that
-    starts late) levels off and is not flagged. Signals that are 0 throughout the early window of a group that
-    is all 0 there are not judged. Non-finite values count as diverged. Needs at least 5 macro points in the early
-    window; shorter runs return None (only the absolute bound of the engine applies to them).
+    starts late) levels off and is not flagged. Signals at rest in the early window are not judged: A_0 (after
+    the floor) at most the double round-off (2.2e-16) times max |s| after the window, e.g. 0 throughout the early
+    window of a group that is all 0 there, or the 1e-39 of a chain forced from rest. Non-finite values count as
+    diverged. Needs at least 5 macro points in the early window; shorter runs return None (only the absolute
+    bound of the engine applies to them).
 
     Returns the worst offender as a :class:`Divergence`, or None."""
     limit = defaults.DIVERGENCE_GROWTH if limit is None else limit
@@ -223,7 +230,7 @@ def divergence(t, groups, limit=None, window=None):
         ok = np.isfinite(peak) & np.isfinite(ref)
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = np.where(ok, peak / np.where(ref > 0, ref, 1.0), np.inf)
-        factor[ok & (ref == 0.0)] = -np.inf                       # 0 throughout a quiet early window: not judged
+        factor[ok & (ref <= _REST * peak)] = -np.inf              # at rest in the early window: not judged
         if late is not None:                                       # levelled off at the end: not a divergence
             with np.errstate(invalid="ignore"):
                 growing = ~(_absmax(V[late]) <= GROWING * _absmax(V[before]))
