@@ -77,3 +77,52 @@ def test_fmus_match_builtin_ecco_drop(fmus):
 def test_build_rejects_unknown_part(tmp_path):
     with pytest.raises(ValueError, match="parts"):
         bqt.build_quarter_truck(tmp_path, parts=("axle",))
+
+
+# ------------------------------------------------------------------------------------ libcosim (optional, [bench])
+@pytest.fixture(scope="module")
+def energy_bench():
+    pytest.importorskip("libcosimpy")
+    import importlib.util
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "energy.py"
+    spec = importlib.util.spec_from_file_location("cosim_benchmark_energy", path)
+    energy = importlib.util.module_from_spec(spec)  # benchmarks/energy.py: libcosim_run, cosim_fmu_truck
+    spec.loader.exec_module(energy)
+    return energy
+
+
+def test_libcosim_fixed_step_equals_cosim_with_its_scheme(fmus, tmp_path, energy_bench):
+    """libcosim reads the chassis force after doStep and does not re-evaluate it when the new wheel velocity arrives;
+    cosim on the same FMU declared without that feed-through does the same and then agrees with libcosim to
+    rounding, while the cosim default (re-evaluated feed-through) is a different, more accurate scheme."""
+    noft = bqt.build_quarter_truck(tmp_path, parts=("chassis",), declare_feedthrough=False)["chassis"]
+    tl, vl, nl, _ = energy_bench.libcosim_run(fmus, 0.5, H=1e-3)
+    same = cosim.simulate(energy_bench.cosim_fmu_truck(dict(fmus, chassis=noft)), 0.5, 1e-3)
+    ours = cosim.simulate(energy_bench.cosim_fmu_truck(fmus), 0.5, 1e-3)
+    n = len(tl)
+    assert n >= 499
+    np.testing.assert_allclose(tl, same.t[:n], rtol=0, atol=1e-12)
+    assert np.max(np.abs(vl - same["wheel.v"][:n])) < 1e-12
+    truck = models.quarter_truck(road_amplitude=0.0)
+    e_lc = energy_bench.wheel_error(truck, tl, vl)
+    e_ours = energy_bench.wheel_error(truck, ours.t, np.asarray(ours["wheel.v"]))
+    assert e_ours < e_lc
+
+
+def test_libcosim_ecco_on_the_fmus(fmus, tmp_path, energy_bench):
+    """libcosim's ECCO (its test case's parameters) keeps H in [H_min, H_max]; cosim.ECCO with the same parameters
+    and libcosim's scheme takes about as many steps with about the same error."""
+    p = dict(safety_factor=0.8, step_size=1e-4, min_step_size=1e-4, max_step_size=1e-2, min_change_rate=0.2,
+             max_change_rate=1.5, abs_tolerance=1e-4, rel_tolerance=1e-4, p_gain=0.2, i_gain=0.15)
+    tl, vl, nl, _ = energy_bench.libcosim_run(fmus, 4.0, ecco=p)
+    steps = np.diff(tl)
+    assert steps.min() >= 1e-4 - 1e-9 and steps.max() <= 1e-2 + 1e-9 and np.ptp(steps) > 1e-3
+    noft = bqt.build_quarter_truck(tmp_path, parts=("chassis",), declare_feedthrough=False)["chassis"]
+    ctl = cosim.ECCO(BOND, rtol=1e-4, atol=1e-4, safety=0.8, kP=0.2, kI=0.15, H_min=1e-4, H_max=1e-2, r_min=0.2,
+                     r_max=1.5)
+    res = cosim.simulate(energy_bench.cosim_fmu_truck(dict(fmus, chassis=noft)), 4.0, 1e-4, step_control=ctl)
+    assert abs(res.stats["macro_steps"] - nl) <= 0.01 * nl
+    truck = models.quarter_truck(road_amplitude=0.0)
+    e_lc = energy_bench.wheel_error(truck, tl, vl)
+    e_cs = energy_bench.wheel_error(truck, res.t, np.asarray(res["wheel.v"]))
+    assert abs(e_cs - e_lc) <= 0.05 * e_lc

@@ -57,8 +57,10 @@ def compile_part(out_dir, part):
     return lib
 
 
-def model_description(part):
-    """modelDescription.xml (FMI 2.0, co-simulation) of one part."""
+def model_description(part, declare_feedthrough=True):
+    """modelDescription.xml (FMI 2.0, co-simulation) of one part. ``declare_feedthrough=False`` leaves the input v
+    out of the dependencies of the chassis force F (wrongly: F does depend on v): a master that trusts the
+    declaration then reads F after ``doStep`` with the input of the step, as libcosim does for every FMU."""
     states, inputs, output, params = _VARS[part]
     rows = [(s, vr, "local", "continuous", "exact", _X0[part][vr]) for vr, s in enumerate(states)]
     rows += [(u, 2 + j, "input", "continuous", None, 0.0) for j, u in enumerate(inputs)]
@@ -80,7 +82,7 @@ def model_description(part):
             attrs += f' initial="{init}"'
         inner = f'start="{start!r}"' if start is not None else ""
         parts.append(f"    <ScalarVariable {attrs}><Real {inner}/></ScalarVariable>")
-    deps = " ".join(str(index[n]) for n in states + (["v"] if part == "chassis" else []))
+    deps = " ".join(str(index[n]) for n in states + (["v"] if part == "chassis" and declare_feedthrough else []))
     parts += ["  </ModelVariables>", "  <ModelStructure>", "    <Outputs>",
               f'      <Unknown index="{index[output]}" dependencies="{deps}"/>', "    </Outputs>",
               "    <InitialUnknowns>", f'      <Unknown index="{index[output]}" dependencies="{deps}"/>',
@@ -88,8 +90,9 @@ def model_description(part):
     return "\n".join(parts) + "\n"
 
 
-def build_quarter_truck(out_dir, parts=("chassis", "wheel", "ground")):
-    """Build ``<out_dir>/<part>.fmu`` for each of ``parts``; returns ``{part: pathlib.Path}``."""
+def build_quarter_truck(out_dir, parts=("chassis", "wheel", "ground"), declare_feedthrough=True):
+    """Build ``<out_dir>/<part>.fmu`` for each of ``parts``; returns ``{part: pathlib.Path}``.
+    ``declare_feedthrough=False``: see :func:`model_description` (the file is then ``chassis_noft.fmu``)."""
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
@@ -97,9 +100,9 @@ def build_quarter_truck(out_dir, parts=("chassis", "wheel", "ground")):
         if part not in PARTS:
             raise ValueError(f"parts: unknown part {part!r} (known: {sorted(PARTS)})")
         lib = compile_part(out_dir, part)
-        path = out_dir / f"{part}.fmu"
+        path = out_dir / f"{part}{'' if declare_feedthrough or part != 'chassis' else '_noft'}.fmu"
         with zipfile.ZipFile(path, "w") as z:
-            z.writestr("modelDescription.xml", model_description(part))
+            z.writestr("modelDescription.xml", model_description(part, declare_feedthrough))
             z.write(lib, f"binaries/{_b._platform_dir()}/{part}.so")
         paths[part] = path
     return paths
