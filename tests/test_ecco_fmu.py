@@ -27,6 +27,13 @@ def fmus(tmp_path_factory):
     return bqt.build_quarter_truck(tmp_path_factory.mktemp("qt_fmus"))
 
 
+@pytest.fixture(scope="module")
+def chassis_noft(tmp_path_factory):
+    """The chassis FMU declared without its feed-through (libcosim's scheme, see build_quarter_truck.py)."""
+    return bqt.build_quarter_truck(tmp_path_factory.mktemp("qt_noft"), parts=("chassis",),
+                                   declare_feedthrough=False)["chassis"]
+
+
 def fmu_truck(fmus, chassis=None, wheel=None, ground=None):
     units = [cosim.FMU(fmus["chassis"], name="chassis", start_values=chassis),
              cosim.FMU(fmus["wheel"], name="wheel", start_values=wheel),
@@ -91,11 +98,11 @@ def energy_bench():
     return energy
 
 
-def test_libcosim_fixed_step_equals_cosim_with_its_scheme(fmus, tmp_path, energy_bench):
+def test_libcosim_fixed_step_equals_cosim_with_its_scheme(fmus, chassis_noft, energy_bench):
     """libcosim reads the chassis force after doStep and does not re-evaluate it when the new wheel velocity arrives;
     cosim on the same FMU declared without that feed-through does the same and then agrees with libcosim to
     rounding, while the cosim default (re-evaluated feed-through) is a different, more accurate scheme."""
-    noft = bqt.build_quarter_truck(tmp_path, parts=("chassis",), declare_feedthrough=False)["chassis"]
+    noft = chassis_noft
     tl, vl, nl, _ = energy_bench.libcosim_run(fmus, 0.5, H=1e-3)
     same = cosim.simulate(energy_bench.cosim_fmu_truck(dict(fmus, chassis=noft)), 0.5, 1e-3)
     ours = cosim.simulate(energy_bench.cosim_fmu_truck(fmus), 0.5, 1e-3)
@@ -109,7 +116,7 @@ def test_libcosim_fixed_step_equals_cosim_with_its_scheme(fmus, tmp_path, energy
     assert e_ours < e_lc
 
 
-def test_libcosim_ecco_on_the_fmus(fmus, tmp_path, energy_bench):
+def test_libcosim_ecco_on_the_fmus(fmus, chassis_noft, energy_bench):
     """libcosim's ECCO (its test case's parameters) keeps H in [H_min, H_max]; cosim.ECCO with the same parameters
     and libcosim's scheme takes about as many steps with about the same error."""
     p = dict(safety_factor=0.8, step_size=1e-4, min_step_size=1e-4, max_step_size=1e-2, min_change_rate=0.2,
@@ -117,7 +124,7 @@ def test_libcosim_ecco_on_the_fmus(fmus, tmp_path, energy_bench):
     tl, vl, nl, _ = energy_bench.libcosim_run(fmus, 4.0, ecco=p)
     steps = np.diff(tl)
     assert steps.min() >= 1e-4 - 1e-9 and steps.max() <= 1e-2 + 1e-9 and np.ptp(steps) > 1e-3
-    noft = bqt.build_quarter_truck(tmp_path, parts=("chassis",), declare_feedthrough=False)["chassis"]
+    noft = chassis_noft
     ctl = cosim.ECCO(BOND, rtol=1e-4, atol=1e-4, safety=0.8, kP=0.2, kI=0.15, H_min=1e-4, H_max=1e-2, r_min=0.2,
                      r_max=1.5)
     res = cosim.simulate(energy_bench.cosim_fmu_truck(dict(fmus, chassis=noft)), 4.0, 1e-4, step_control=ctl)
