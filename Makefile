@@ -20,6 +20,8 @@ notebook: build
 	$(VENV)/bin/jupyter lab notebooks/
 
 bench: build
+	@$(VPY) -c "import libcosimpy" 2>/dev/null || $(VPY) -m pip install -q --no-build-isolation -e '.[bench]' \
+	  || echo "libcosimpy not installable here: benchmarks/energy.py skips the libcosim comparison"
 	@for b in benchmarks/*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
 
 # Debian packages: SUNDIALS CVODE and LAPACK/BLAS headers and libraries.
