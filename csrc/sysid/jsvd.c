@@ -17,7 +17,8 @@ int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err
         memset(V + (size_t)j * n, 0, sizeof(double) * n);
         V[(size_t)j * n + j] = 1.0;
     }
-    /* scale by a power of two (exact) so that the squared column norms neither overflow nor underflow */
+    /* scale by a power of two (exact) so that the squared column norms neither overflow nor underflow: the largest
+     * entry then lies in [1, 2) */
     double amax = 0.0;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
@@ -29,11 +30,13 @@ int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err
         return CS_OK;
     }
     const int e = ilogb(amax);
+    const double down = ldexp(1.0, -e), up = ldexp(1.0, e);
     if (e != 0)
         for (int j = 0; j < n; j++)
-            for (int i = 0; i < m; i++) A[(size_t)j * lda + i] = ldexp(A[(size_t)j * lda + i], -e);
+            for (int i = 0; i < m; i++) A[(size_t)j * lda + i] *= down;
     /* column norms squared, kept up to date by the rotations and recomputed every sweep (no drift) */
     const double tol = (double)(m > 1 ? m : 1) * DBL_EPSILON;
+    const double tiny = DBL_MIN / DBL_EPSILON;
     int converged = 0;
     for (int sweep = 0; sweep < JSVD_MAX_SWEEPS && !converged; sweep++) {
         converged = 1;
@@ -47,7 +50,9 @@ int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err
             for (int k = j + 1; k < n; k++) {
                 double *aj = A + (size_t)j * lda, *ak = A + (size_t)k * lda;
                 const double alpha = sv[j], beta = sv[k];
-                if (alpha == 0.0 || beta == 0.0) continue;
+                /* the largest entry is in [1, 2): a column whose squared norm is below tiny (~2e-292) is zero to
+                 * working precision; rotating it could cycle on sub-normal rounding */
+                if (alpha < tiny || beta < tiny) continue;
                 double gamma = 0.0;
                 for (int i = 0; i < m; i++) gamma += aj[i] * ak[i];
                 if (!(fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;
@@ -76,9 +81,9 @@ int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err
         double *a = A + (size_t)j * lda;
         double s = 0.0;
         for (int i = 0; i < m; i++) s += a[i] * a[i];
-        sv[j] = ldexp(sqrt(s), e);
+        sv[j] = sqrt(s) * up;
         if (e != 0)
-            for (int i = 0; i < m; i++) a[i] = ldexp(a[i], e);
+            for (int i = 0; i < m; i++) a[i] *= up;
     }
     /* sort descending (selection sort: n is small), permuting the columns of A V and V alike */
     for (int j = 0; j < n - 1; j++) {
