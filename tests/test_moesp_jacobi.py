@@ -3,6 +3,8 @@ instead of LAPACK's dgesvd / dgelsd (issue 12 follow-up, speed). It must give th
 rounding: compared here with a plain-MOESP written with NumPy's LAPACK SVD and lstsq, on similarity-invariant
 quantities (singular values of L22, eigenvalues of PhiA, Markov parameters), for full-rank (noisy) and
 rank-deficient (noise-free: L22 has r ny - n zero singular values) data, and for the C^+ of the IJ conversion."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -97,3 +99,23 @@ def test_ij_conversion_pinv_rank_deficient_c():
     PhiA, PhiB, D = np.array([[0.5, 0.1], [0.0, 0.3]]), np.ones((2, 1)), np.zeros((2, 1))
     ij = sysid.ij_discrete(PhiA, PhiB, C, D, form="standard")
     np.testing.assert_allclose(ij.Sy, C @ PhiA @ np.linalg.pinv(C), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150, 1e270])
+def test_jacobi_moesp_is_scale_invariant(scale):
+    """u and y scaled by one factor: singular values scale with it and eig(PhiA) stays, also where squared norms of
+    the data would overflow or underflow (the Jacobi SVD scales by a power of two). (PhiB and D are not compared:
+    Gamma_r = U_s S^(1/2) scales with the square root of the data, so at such scales the [D; PhiB] problem is
+    badly column-scaled and rank-cut by rcond, with LAPACK's dgelsd as well.)"""
+    rng = np.random.default_rng(3)
+    A, B, C, D = random_stable(rng, 2, 1, 2)
+    u = rng.standard_normal((200, 1))
+    y = simulate_standard(A, B, C, D, u) + 0.01 * rng.standard_normal((200, 2))
+    ref = sysid.moesp(u, y, order=2, block_rows=3, method="moesp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the [D; PhiB] rank cut (see above) is reported as unreliable
+        res = sysid.moesp(scale * u, scale * y, order=2, block_rows=3, method="moesp")
+    np.testing.assert_allclose(res.singular_values / scale, ref.singular_values, rtol=1e-12,
+                               atol=1e-13 * ref.singular_values[0])
+    np.testing.assert_allclose(np.sort_complex(res.eigenvalues()), np.sort_complex(ref.eigenvalues()), rtol=0,
+                               atol=1e-11)

@@ -30,7 +30,7 @@ int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err
         return CS_OK;
     }
     const int e = ilogb(amax);
-    const double down = ldexp(1.0, -e), up = ldexp(1.0, e);
+    const double down = e ? ldexp(1.0, -e) : 1.0, up = e ? ldexp(1.0, e) : 1.0;
     if (e != 0)
         for (int j = 0; j < n; j++)
             for (int i = 0; i < m; i++) A[(size_t)j * lda + i] *= down;
