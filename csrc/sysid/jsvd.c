@@ -100,13 +100,6 @@ int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err
     return CS_OK;
 }
 
-int cs_jsvd_left(int m, int n, const double *A, int lda, double *U, double *sv, double *work, cs_err *err) {
-    /* work = A^T (n x m column-major); Jacobi on its m columns: A^T U = W S, U (m x m) orthogonal. */
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) work[(size_t)i * n + j] = A[(size_t)j * lda + i];
-    return cs_jsvd(n, m, work, n, U, sv, err);
-}
-
 size_t cs_jsvd_lstsq_work(int n, int nrhs) {
     return (size_t)n * n + (size_t)n + (size_t)n * (nrhs > 0 ? nrhs : 1);
 }

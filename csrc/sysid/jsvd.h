@@ -15,12 +15,9 @@
 /* A (m x n, column-major, leading dimension lda) -> A V: orthogonal columns (A V)_i = sigma_i u_i, sorted so that
  * sv[0] >= sv[1] >= ... >= sv[n-1] >= 0 (sv[i] = sigma_i = ||(A V)_i||), V (n x n column-major, ld n) orthogonal,
  * A_in = (A V) V^T. Returns CS_OK, or CS_ERR_LINALG (message in err) for non-finite entries or no convergence. */
+/* Applied to A^T (the rows of A as columns) it gives A's left singular vectors: A^T V = W S, so A = V S W^T, and V
+ * is a full orthonormal basis (its columns beyond rank A complete it): MOESP step 3 uses it so. */
 int cs_jsvd(int m, int n, double *A, int lda, double *V, double *sv, cs_err *err);
-
-/* Left singular vectors: U (m x m column-major, ld m) and sv (min(m, n) values, descending) of a small A (m x n,
- * column-major, lda), A untouched; work: m * n doubles. (Jacobi on A^T: A^T U = W S, so A = U S W^T.) Columns of U
- * beyond rank A complete an orthonormal basis. */
-int cs_jsvd_left(int m, int n, const double *A, int lda, double *U, double *sv, double *work, cs_err *err);
 
 /* Minimum-norm least squares min ||A X - B||_F (the solution of LAPACK dgelsd): A m x n column-major (lda,
  * destroyed), B ldb x nrhs column-major whose first n rows receive X (ldb >= max(m, n)); singular values

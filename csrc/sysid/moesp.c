@@ -220,7 +220,7 @@ static int fit_from_L(cs_moesp *m, int W, int order, double threshold, cs_moesp_
     const int nu = m->nu, ny = m->ny, r = m->r, P = m->P, p = m->p, q = m->q;
     const int off_f = m->off_f, mz = m->mz, po = m->method == CS_MOESP_PO;
     double *L = m->L;
-    /* Reference LAPACK aborts the process if a NaN reaches dgesvd's scaling: stop here instead. */
+    /* A non-finite factor (overflowing data) stops here, before the SVD. */
     if (!cs_all_finite((size_t)P * P, L))
         return cs_fail(err, CS_ERR_LINALG, "MOESP: the LQ factor overflowed (data too large? scale u and y)");
     /* 3. SVD of L22 = L[p:, p:] (q x q, plain) or of L32 = L[off_f:, p:off_f] (q x (p + q), PO): the rows of the
