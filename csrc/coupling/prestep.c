@@ -32,6 +32,7 @@
 #include "sysid/gilbert.h"
 #include "sysid/ij.h"
 #include "sysid/moesp.h"
+#include "sysid/jsvd.h"
 #include "sysid/rls.h"
 
 #define NC (CS_MAXDEG + 1)
@@ -225,6 +226,13 @@ static int unit_phi(prestep *p, int i, double H, cs_err *err) {
 static int unit_pinv(prestep *p, int i, const double *A, cs_err *err) {
     const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
     return cs_pinv(ni, mi, A, p->Ap + p->pb[i], p->spec.rtol, &p->rank[i], p->work, err);
+}
+
+/* The same pseudo-inverse in the per-step path of the discrete version (identified IJs change every step): the small
+ * one-sided Jacobi SVD instead of LAPACK dgesvd, whose set-up dominates for these few-row matrices. */
+static int unit_pinv_step(prestep *p, int i, const double *A, cs_err *err) {
+    const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
+    return cs_jsvd_pinv(ni, mi, A, p->Ap + p->pb[i], p->spec.rtol, &p->rank[i], p->work, err);
 }
 
 static int prepare_continuous(prestep *p, double H, cs_err *err) {
@@ -589,7 +597,7 @@ static int mbc_discrete(prestep *p, const double *uk, int modified, double *c0, 
         }
         if (p->spec.ij_source != CS_PRESTEP_IJ_GIVEN || !p->given_pinv_ready) {
             cs_err e2 = {0};
-            if (unit_pinv(p, i, Ai, &e2)) { *ok = 0; memcpy(c0, uh, sizeof(double) * m); return CS_OK; }
+            if (unit_pinv_step(p, i, Ai, &e2)) { *ok = 0; memcpy(c0, uh, sizeof(double) * m); return CS_OK; }
         }
         solve_step3(p, i, Ai, rhs, uh + a0, x, scr);
         memcpy(c0 + a0, x, sizeof(double) * mi);
@@ -887,6 +895,7 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
     size_t nw = cs_poly_propagator_work_size(n, 2 * m, 1);
     nw = zmax(nw, cs_prestep_phi_work_size(maxn, maxm));
     nw = zmax(nw, cs_pinv_work_size(maxn, maxm));
+    nw = zmax(nw, cs_jsvd_pinv_work(maxn, maxm));
     nw = zmax(nw, nn + (size_t)n * (n + 1 + 2 * m));
     p->nwork = nw;
     p->work = calloc(nw + 1, sizeof(double));

@@ -6,15 +6,18 @@
 #include "linalg/dense.h"
 #include "linalg/expm.h"
 #include "linalg/pinv.h"
+#include "sysid/jsvd.h"
 
 size_t cs_ij_work_size(int nx, int nu, int ny) {
-    return cs_pinv_work_size(ny, nx) + 2 * (size_t)nx * ny + (size_t)ny * nx + 1;
+    /* C^+ by the small Jacobi SVD (cs_jsvd_pinv); sized for cs_pinv too, as before */
+    size_t pw = cs_pinv_work_size(ny, nx), jw = cs_jsvd_pinv_work(ny, nx);
+    return (pw > jw ? pw : jw) + 2 * (size_t)nx * ny + (size_t)ny * nx + 1;
 }
 
 int cs_ij_continuous(int nx, int nu, int ny, const double *A, const double *B, const double *C, const double *D,
                      double rtol, double *dSdy, double *dSdu, double *dSdud, double *work, cs_err *err) {
     double *Cp = work, *CA = Cp + (size_t)nx * ny, *pw = CA + (size_t)ny * nx;
-    CS_TRY(cs_pinv(ny, nx, C, Cp, rtol, NULL, pw, err));
+    CS_TRY(cs_jsvd_pinv(ny, nx, C, Cp, rtol, NULL, pw, err));
     cs_matmul(ny, nx, nx, 1.0, C, A, 0.0, CA);
     cs_matmul(ny, ny, nx, 1.0, CA, Cp, 0.0, dSdy);          /* C A C^+            (2.12) */
     cs_matmul(ny, nu, nx, 1.0, C, B, 0.0, dSdu);            /* C B                 */
@@ -29,7 +32,7 @@ int cs_ij_discrete(int form, int nx, int nu, int ny, const double *PhiA, const d
     if (form != CS_IJ_THESIS && form != CS_IJ_STANDARD) return cs_fail(err, CS_ERR_ARG, "form: unknown IJ form %d", form);
     if (form == CS_IJ_STANDARD || !Cprev) { Cprev = C; Dprev = D; }
     double *Cp = work, *CA = Cp + (size_t)nx * ny, *pw = CA + (size_t)ny * nx;
-    CS_TRY(cs_pinv(ny, nx, Cprev, Cp, rtol, NULL, pw, err));
+    CS_TRY(cs_jsvd_pinv(ny, nx, Cprev, Cp, rtol, NULL, pw, err));
     cs_matmul(ny, nx, nx, 1.0, C, PhiA, 0.0, CA);
     cs_matmul(ny, ny, nx, 1.0, CA, Cp, 0.0, Sy);            /* C^k PhiA (C^{k-1})^+      (2.18) */
     if (form == CS_IJ_THESIS) {

@@ -9,7 +9,7 @@
  *   standard form, x_{j+1} = PhiA x_j + PhiB w_j, z_j = C x_j + D w_j fitted on aligned (w_j, z_j) = (u^j, y^j)
  *   (e.g. MOESP output):
  *     Sy = C PhiA C^+,  Su^- = C PhiB - Sy D,  Su^+ = D                                          (spec 2.2 [EXT])
- * C^+ is the SVD pseudo-inverse (spec 2.1: equals C^-1 for square regular C). */
+ * C^+ is the SVD pseudo-inverse (spec 2.1: equals C^-1 for square regular C), by the one-sided Jacobi SVD of jsvd.h. */
 #ifndef COSIM_SYSID_IJ_H
 #define COSIM_SYSID_IJ_H
 

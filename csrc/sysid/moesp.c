@@ -6,8 +6,9 @@
 
 #include "linalg/dense.h"
 #include "linalg/lapack.h"
+#include "sysid/jsvd.h"
 
-/* Relative rank tolerances of the least-squares steps (dgelsd rcond). */
+/* Relative rank tolerances of the least-squares steps (rcond of the minimum-norm solutions, as in dgelsd). */
 #define MOESP_RCOND_U 1e-10   /* L11: input persistently exciting of order r */
 #define MOESP_RCOND_LS 1e-12  /* shift equation for PhiA and the [D; PhiB] problem */
 #define MOESP_DOWNDATE_MIN 1e-6  /* smallest alpha^2 of a downdate (below: re-factor from the samples) */
@@ -22,7 +23,7 @@ struct cs_moesp {
     double *H;      /* wmax x P column-major: [U; Y]^T (plain) or [U_f; U_p; Y_p; Y_f]^T (PO) */
     double *tau;    /* P */
     double *L;      /* P x P row-major, L = R^T */
-    double *L22;    /* q x mz column-major: L22 (plain) or L32 (PO), destroyed by dgesvd */
+    double *L22;    /* mz x q column-major: L22^T (plain) or L32^T (PO), destroyed by the Jacobi SVD */
     double *Us;     /* q x q column-major left singular vectors */
     double *sv;     /* q */
     double *Gam;    /* q x nmax row-major: Gamma_r */
@@ -32,10 +33,9 @@ struct cs_moesp {
     double *Mt;     /* p x q column-major: T^T, overwritten by M^T = (U_n^T L21 L11^-1)^T */
     double *K;      /* (r q) x (ny + nmax) column-major, stacked [L_i, N_i] */
     double *rhs;    /* (r q) x nu column-major */
-    double *lsv;    /* singular values for dgelsd */
-    double *work;
+    double *work;   /* LAPACK workspace (dgeqrf of the re-factorization) */
     int lwork;
-    int *iwork;
+    double *jw;     /* workspace of the small Jacobi SVD least-squares solves (cs_jsvd_lstsq) */
     /* outputs */
     double *A, *B, *C, *D;
     /* sliding window: ring buffer of the last cap = wmax + r - 1 samples, and a linear copy for the fit */
@@ -55,8 +55,8 @@ static int imin(int a, int b) { return a < b ? a : b; }
 void cs_moesp_destroy(cs_moesp *m) {
     if (!m) return;
     free(m->H); free(m->tau); free(m->L); free(m->L22); free(m->Us); free(m->sv); free(m->Gam); free(m->Gl);
-    free(m->Gu); free(m->T); free(m->L11t); free(m->Mt); free(m->K); free(m->rhs); free(m->lsv); free(m->work);
-    free(m->iwork); free(m->A); free(m->B); free(m->C); free(m->D); free(m->ru); free(m->ry); free(m->lu);
+    free(m->Gu); free(m->T); free(m->L11t); free(m->Mt); free(m->K); free(m->rhs); free(m->work);
+    free(m->jw); free(m->A); free(m->B); free(m->C); free(m->D); free(m->ru); free(m->ry); free(m->lu);
     free(m->ly); free(m->Rr); free(m->hrow); free(m->dw);
     free(m);
 }
@@ -64,16 +64,6 @@ void cs_moesp_destroy(cs_moesp *m) {
 void cs_moesp_dims(const cs_moesp *m, int *nu, int *ny, int *r) { *nu = m->nu; *ny = m->ny; *r = m->r; }
 int cs_moesp_max_order(const cs_moesp *m) { return m->nmax; }
 int cs_moesp_min_samples(const cs_moesp *m) { return m->P + m->span - 1; }
-
-/* Workspace query helper for dgelsd(m x n, nrhs): returns lwork, updates *liwork. */
-static int query_gelsd(int mm, int nn, int nrhs, int *liwork) {
-    if (mm <= 0 || nn <= 0 || nrhs <= 0) return 1;
-    int lda = imax(1, mm), ldb = imax(1, imax(mm, nn)), lw = -1, rank = 0, info = 0, iw = 0;
-    double wq = 0.0, rc = -1.0, dummy = 0.0, s = 0.0;
-    dgelsd_(&mm, &nn, &nrhs, &dummy, &lda, &dummy, &ldb, &s, &rc, &rank, &wq, &lw, &iw, &info);
-    if (iw > *liwork) *liwork = iw;
-    return (int)wq + 1;
-}
 
 int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out, cs_err *err) {
     *out = NULL;
@@ -111,7 +101,6 @@ int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out,
     m->Mt = malloc(sz * (size_t)p * q);
     m->K = malloc(sz * (size_t)r * q * (ny + nmax));
     m->rhs = malloc(sz * (size_t)r * q * nu);
-    m->lsv = malloc(sz * (size_t)(P + r * q + 1));
     m->A = malloc(sz * (size_t)(nmax * nmax + 1));
     m->B = malloc(sz * (size_t)(nmax * nu + 1));
     m->C = malloc(sz * (size_t)(ny * nmax + 1));
@@ -124,24 +113,20 @@ int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out,
     m->hrow = malloc(sz * (size_t)P);
     m->dw = malloc(sz * (size_t)2 * P);
     m->refresh = wmax;
-    /* LAPACK workspace: the largest of all calls. */
-    int lwork = 1, liwork = 1, info = 0, lw = -1;
+    /* LAPACK workspace (dgeqrf), queried once here; the small solves of steps 3-5 use cs_jsvd (no LAPACK). */
+    int lwork = 1, info = 0, lw = -1;
     double wq = 0.0, dummy = 0.0;
     dgeqrf_(&wmax, &P, &dummy, &wmax, &dummy, &wq, &lw, &info);
     lwork = imax(lwork, (int)wq + 1);
-    const char ja = 'A', jn = 'N';
-    int one = 1;
-    dgesvd_(&ja, &jn, &q, &mz, &dummy, &q, &dummy, &dummy, &q, &dummy, &one, &wq, &lw, &info);
-    lwork = imax(lwork, (int)wq + 1);
-    lwork = imax(lwork, query_gelsd((r - 1) * ny, nmax, nmax, &liwork));
-    lwork = imax(lwork, query_gelsd(p, p, q, &liwork));
-    lwork = imax(lwork, query_gelsd(r * q, ny + nmax, nu, &liwork));
     m->lwork = lwork;
     m->work = malloc(sz * lwork);
-    m->iwork = malloc(sizeof(int) * (size_t)(liwork + 8 * (P + r * q) + 64));
+    size_t ljw = cs_jsvd_lstsq_work(nmax, nmax);
+    if (cs_jsvd_lstsq_work(p, q) > ljw) ljw = cs_jsvd_lstsq_work(p, q);
+    if (cs_jsvd_lstsq_work(ny + nmax, nu) > ljw) ljw = cs_jsvd_lstsq_work(ny + nmax, nu);
+    m->jw = malloc(sz * ljw);
     if (!m->H || !m->tau || !m->L || !m->L22 || !m->Us || !m->sv || !m->Gam || !m->Gl || !m->Gu || !m->T ||
-        !m->L11t || !m->Mt || !m->K || !m->rhs || !m->lsv || !m->A || !m->B || !m->C || !m->D || !m->ru || !m->ry ||
-        !m->lu || !m->ly || !m->work || !m->iwork || !m->Rr || !m->hrow || !m->dw) {
+        !m->L11t || !m->Mt || !m->K || !m->rhs || !m->A || !m->B || !m->C || !m->D || !m->ru || !m->ry ||
+        !m->lu || !m->ly || !m->work || !m->jw || !m->Rr || !m->hrow || !m->dw) {
         cs_moesp_destroy(m);
         return cs_fail(err, CS_ERR_NOMEM, "MOESP: out of memory (window %d, block rows %d)", wmax, r);
     }
@@ -149,15 +134,18 @@ int cs_moesp_create(int nu, int ny, int r, int wmax, int method, cs_moesp **out,
     return CS_OK;
 }
 
-/* Least squares min ||A X - B|| (A mm x nn column-major, B ldb x nrhs column-major, overwritten by X in its first
- * nn rows) via the SVD-based dgelsd; returns the numerical rank in *rank. */
+/* Minimum-norm least squares min ||A X - B|| (A mm x nn column-major, B ldb x nrhs column-major, overwritten by X
+ * in its first nn rows), the solution dgelsd gives, by the small one-sided Jacobi SVD (the matrices here have a few
+ * rows and columns: LAPACK's set-up would dominate); returns the numerical rank in *rank. */
 static int lstsq(cs_moesp *m, int mm, int nn, int nrhs, double *A, double *B, int ldb, double rcond, int *rank,
                  cs_err *err) {
-    int info = 0, lda = imax(1, mm);
+    int lda = imax(1, mm);
     if (!cs_all_finite((size_t)lda * nn, A) || !cs_all_finite((size_t)ldb * nrhs, B))
         return cs_fail(err, CS_ERR_LINALG, "MOESP: non-finite intermediate matrix (data too large? scale u and y)");
-    dgelsd_(&mm, &nn, &nrhs, A, &lda, B, &ldb, m->lsv, &rcond, rank, m->work, &m->lwork, m->iwork, &info);
-    if (info != 0) return cs_fail(err, CS_ERR_LINALG, "MOESP: least-squares solve failed (dgelsd info = %d)", info);
+    if (cs_jsvd_lstsq(mm, nn, nrhs, A, lda, B, ldb, rcond, rank, m->jw, err)) {
+        cs_err_prefix(err, "MOESP: least-squares solve failed: ");
+        return CS_ERR_LINALG;
+    }
     return CS_OK;
 }
 
@@ -231,22 +219,17 @@ int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order
 static int fit_from_L(cs_moesp *m, int W, int order, double threshold, cs_moesp_result *res, cs_err *err) {
     const int nu = m->nu, ny = m->ny, r = m->r, P = m->P, p = m->p, q = m->q;
     const int off_f = m->off_f, mz = m->mz, po = m->method == CS_MOESP_PO;
-    int info = 0;
     double *L = m->L;
-    /* Reference LAPACK aborts the process if a NaN reaches dgesvd's scaling: stop here instead. */
+    /* A non-finite factor (overflowing data) stops here, before the SVD. */
     if (!cs_all_finite((size_t)P * P, L))
         return cs_fail(err, CS_ERR_LINALG, "MOESP: the LQ factor overflowed (data too large? scale u and y)");
     /* 3. SVD of L22 = L[p:, p:] (q x q, plain) or of L32 = L[off_f:, p:off_f] (q x (p + q), PO): the rows of the
-     *    output block, the columns after U_f. Full U (q x q): U_s spans Gamma_r, U_n its orthogonal complement. */
-    for (int i = 0; i < q; i++)
-        for (int j = 0; j < mz; j++) m->L22[(size_t)j * q + i] = L[(size_t)(off_f + i) * P + p + j];
-    {
-        const char ja = 'A', jn = 'N';
-        int one = 1, qi = q, mzi = mz;
-        double vt = 0.0;
-        dgesvd_(&ja, &jn, &qi, &mzi, m->L22, &qi, m->sv, m->Us, &qi, &vt, &one, m->work, &m->lwork, &info);
-        if (info != 0)
-            return cs_fail(err, CS_ERR_LINALG, "MOESP: SVD of %s failed (dgesvd info = %d)", po ? "L32" : "L22", info);
+     *    output block, the columns after U_f. Full U (q x q): U_s spans Gamma_r, U_n its orthogonal complement.
+     *    One-sided Jacobi on the transpose (its columns are the rows of L22, contiguous in L): L22^T U = W S. */
+    for (int i = 0; i < q; i++) memcpy(m->L22 + (size_t)i * mz, L + (size_t)(off_f + i) * P + p, sizeof(double) * mz);
+    if (cs_jsvd(mz, q, m->L22, mz, m->Us, m->sv, err)) {
+        cs_err_prefix(err, po ? "MOESP: SVD of L32 failed: " : "MOESP: SVD of L22 failed: ");
+        return CS_ERR_LINALG;
     }
     int n = order;
     if (n < 0) {

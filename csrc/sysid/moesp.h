@@ -5,7 +5,7 @@
  * from aligned samples (u_j, y_j), j = 0..N-1, with r block rows and W = N - r + 1 Hankel columns:
  *   1. block Hankel matrices U (r nu x W) and Y (r ny x W)              (2.73, 2.74)
  *   2. LQ of [U; Y] computed as the QR of its transpose (dgeqrf)         (2.77; order of (2.77), erratum E11)
- *   3. SVD of L22 (dgesvd); order n fixed or sigma_i / sigma_1 > threshold (2.82)
+ *   3. SVD of L22 (one-sided Jacobi, sysid/jsvd.h); order n fixed or sigma_i / sigma_1 > threshold (2.82)
  *   4. Gamma_r = U_s S_s^(1/2); C = first block row; PhiA by least squares from the shift structure (2.83, 2.84)
  *   5. PhiB and D by least squares from U_n^T Psi_r = U_n^T L21 L11^-1 (2.85, standard MOESP stacking)
  *
