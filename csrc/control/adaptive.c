@@ -132,10 +132,18 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
         r = pow(o->safety * cs_kraft_wrms(nin, ks->e, ks->w), -1.0 / (kn + 1));
     }
     if (!(r == r)) r = 0.0;
+    const double r_est = r;
     r = cs_kraft_limit_step_ratio(r, ks->n_fail, o->r_min, o->r_max, o->dead_zone, 0);
     double Hn;
     int knext;
-    if (ks->initial && pass && kn >= k && r >= 1.0) {
+    if (!pass && ks->npts == 1 && ks->tested) {
+        /* the first step failed its test (start-up estimate, estimators.c): H_init was too large. H from the
+         * estimate itself, r = 0.9 (Γ||ε||)^(-1/order) without Listing 3.3's floor 0.25 (down to 1e-4 per attempt),
+         * κ kept; the initial phase of §19 starts with the first accepted step */
+        double rf = 0.9 * r_est;
+        Hn = (rf < 0.9 ? (rf > 1e-4 ? rf : 1e-4) : 0.9) * H;
+        knext = ks->kappa;
+    } else if (ks->initial && pass && kn >= k && r >= 1.0) {
         /* initial phase (§4.3, §19): H doubled, κ raised by one until κ_max */
         Hn = 2.0 * H;
         knext = ks->kappa + 1 <= kmax ? ks->kappa + 1 : kmax;
@@ -178,7 +186,7 @@ static void ad_destroy(cs_controller *c) {
     if (ks->cur)
         for (int i = 0; i < ks->nsub; i++)
             if (ks->cur[i]) ks->units[i]->ops->snapshot_destroy(ks->cur[i]);
-    free(ks->cur); free(ks->cmp); free(ks->st_unit); free(ks->st_local); free(ks->unit_mon);
+    free(ks->cur); free(ks->cmp); free(ks->cmp_start); free(ks->cmp_start_c); free(ks->st_unit); free(ks->st_local); free(ks->unit_mon);
     free(ks->xact); free(ks->xcmp); free(ks->e); free(ks->w); free(ks->hu); free(ks->ucand);
     free(ks->state_index); free(ks->state_group); free(ks->in_index); free(ks->state_atol); free(ks->in_atol);
     free(ks->rT); free(ks->rH); free(ks->reps); free(ks->rk); free(ks->rTrej); free(ks->rHrej);
