@@ -61,3 +61,18 @@ def test_short_chain_final_error_does_not_depend_on_H_init():
                                step_control=cosim.StepControl(est, 1e-6, k_max=4))
             errs.append(max(np.max(np.abs(r[n] - ref[n])) for n in names))
         assert max(errs) / min(errs) <= 4.0, (est, errs)
+
+
+def test_a_failing_test_at_H_min_stops_even_when_T1_minus_T_rounds_above_H_min():
+    """M3, exCV, rtol 1e-6, CVODE 1e-12 ran for more than 5 minutes: at the first contact (t ≈ 0.0874) the test fails
+    down to H_min = 1e-13, and T1 − T = 1.00003e-13 > H_min (7000 ulps of t) made the controller repeat the same
+    step forever. It now raises StepSizeError with the partial result within a second."""
+    import time
+    s = cosim.models.kraft_two_mass("M3")
+    t0 = time.perf_counter()
+    with pytest.raises(cosim.StepSizeError) as ei:
+        cosim.simulate(s, 0.1, 1e-6, solver=cosim.CVODE(rtol=1e-12, atol=1e-12), divergence_growth=math.inf,
+                       step_control=cosim.StepControl("exCV", 1e-6))
+    assert time.perf_counter() - t0 < 60.0
+    part = ei.value.result
+    assert 0.08 < part.t[-1] < 0.09 and part.stats["macro_steps"] > 100

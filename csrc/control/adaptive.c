@@ -58,6 +58,7 @@ static int ad_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) 
     if (p->T1 >= ks->t_end) p->T1 = ks->t_end;
     p->H = p->T1 - T;
     p->Hnom = 0.0;
+    ks->Hprop = H;
     ks->kstep = step_degree(ks);
     p->kappa = ks->kstep;
     if (!(p->H > 0.0)) return cs_fail(err, CS_ERR_SOLVER, "H: macro step at t = %.17g has no length", T);
@@ -156,7 +157,9 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
     ks->n_succ = (pass && kn == k && r >= 1.0) ? ks->n_succ + 1 : 0;
     if (Hn > o->H_max) Hn = o->H_max;
     if (Hn < o->H_min) {
-        if (!pass && !(H > o->H_min)) {
+        /* at H_min: the step asked for was H_min (p->H = T1 − T rounds to a few ulps of T above it; comparing
+         * p->H repeated the same failing step forever, M3 exCV rtol 1e-6) */
+        if (!pass && !(H > o->H_min && ks->Hprop > o->H_min)) {
             ks->hmin_failed = 1;
             return cs_fail(err, CS_ERR_SOLVER, "step size: the local error test failed at t = %.10g with H = %.6g at "
                            "H_min = %.6g (estimate %.6g > 1); loosen rtol/atol or lower H_min", p->T, H, o->H_min, eps);
@@ -198,7 +201,7 @@ static void ad_destroy(cs_controller *c) {
  * with r = 0.25 (not below H_min; at H_min the controller gives up and the scheme's error stands). */
 static int ad_retry(cs_controller *c, const cs_step_plan *p) {
     kraft_state *ks = c->content;
-    if (!(p->H > ks->o.H_min)) return 0;
+    if (!(p->H > ks->o.H_min && ks->Hprop > ks->o.H_min)) return 0;
     double Hn = 0.25 * p->H;
     ks->H = Hn > ks->o.H_min ? Hn : ks->o.H_min;
     ks->n_fail++;

@@ -24,6 +24,7 @@ typedef struct kraft_state {
     double *xact, *xcmp, *e, *w; /* nstate (or nin) scratch */
     /* controller state */
     double H;                   /* next step size */
+    double Hprop;               /* the step size propose asked for (p->H = T1 − T may round above H_min) */
     int kappa;                  /* controller's degree κ */
     int kstep;                  /* degree of the step in progress */
     int n_fail, n_succ, initial;
