@@ -207,7 +207,9 @@ class StepControl:
     H_min, H_max : bounds of H; a failed local error test at H_min raises :class:`cosim.StepSizeError` with the
         partial result (default H_min = 1e-12·t_end, H_max = t_end).
     initial_phase : §19: start with κ = 0 and double H while raising κ by one per step, until κ_max, a failed test
-        or a reduction.
+        or a reduction. The first step is error-tested too (exLE/exMD: the Milne device (3.7) with the end value
+        u_{N+1} of the update while fewer than κ+2 macro points exist); if it fails, H_init is replaced by
+        0.9 (Γ‖ε‖)^(−1/order)·H_init from its own estimate and the initial phase starts with the first accepted step.
     monitor : the monitored variables: a list of signal names (states like ``"S1.x1"``/``"S1.x[0]"`` join the
         group the model declares for them, else "vel"; inputs like ``"S1.lam"`` the group "u") or a dict
         ``{"pos": [...], "vel": [...], "u": [...]}``. Default: what the model declares (``system.monitor``, e.g.

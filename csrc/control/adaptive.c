@@ -58,6 +58,7 @@ static int ad_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) 
     if (p->T1 >= ks->t_end) p->T1 = ks->t_end;
     p->H = p->T1 - T;
     p->Hnom = 0.0;
+    ks->Hprop = H;
     ks->kstep = step_degree(ks);
     p->kappa = ks->kstep;
     if (!(p->H > 0.0)) return cs_fail(err, CS_ERR_SOLVER, "H: macro step at t = %.17g has no length", T);
@@ -132,10 +133,18 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
         r = pow(o->safety * cs_kraft_wrms(nin, ks->e, ks->w), -1.0 / (kn + 1));
     }
     if (!(r == r)) r = 0.0;
+    const double r_est = r;
     r = cs_kraft_limit_step_ratio(r, ks->n_fail, o->r_min, o->r_max, o->dead_zone, 0);
     double Hn;
     int knext;
-    if (ks->initial && pass && kn >= k && r >= 1.0) {
+    if (!pass && ks->npts == 1 && ks->tested) {
+        /* the first step failed its test (start-up estimate, estimators.c): H_init was too large. H from the
+         * estimate itself, r = 0.9 (Γ||ε||)^(-1/order) without Listing 3.3's floor 0.25 (down to 1e-4 per attempt),
+         * κ kept; the initial phase of §19 starts with the first accepted step */
+        double rf = 0.9 * r_est;
+        Hn = (rf < 0.9 ? (rf > 1e-4 ? rf : 1e-4) : 0.9) * H;
+        knext = ks->kappa;
+    } else if (ks->initial && pass && kn >= k && r >= 1.0) {
         /* initial phase (§4.3, §19): H doubled, κ raised by one until κ_max */
         Hn = 2.0 * H;
         knext = ks->kappa + 1 <= kmax ? ks->kappa + 1 : kmax;
@@ -148,7 +157,9 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
     ks->n_succ = (pass && kn == k && r >= 1.0) ? ks->n_succ + 1 : 0;
     if (Hn > o->H_max) Hn = o->H_max;
     if (Hn < o->H_min) {
-        if (!pass && !(H > o->H_min)) {
+        /* at H_min: the step asked for was H_min (p->H = T1 − T rounds to a few ulps of T above it; comparing
+         * p->H repeated the same failing step forever, M3 exCV rtol 1e-6) */
+        if (!pass && !(H > o->H_min && ks->Hprop > o->H_min)) {
             ks->hmin_failed = 1;
             return cs_fail(err, CS_ERR_SOLVER, "step size: the local error test failed at t = %.10g with H = %.6g at "
                            "H_min = %.6g (estimate %.6g > 1); loosen rtol/atol or lower H_min", p->T, H, o->H_min, eps);
@@ -178,7 +189,7 @@ static void ad_destroy(cs_controller *c) {
     if (ks->cur)
         for (int i = 0; i < ks->nsub; i++)
             if (ks->cur[i]) ks->units[i]->ops->snapshot_destroy(ks->cur[i]);
-    free(ks->cur); free(ks->cmp); free(ks->st_unit); free(ks->st_local); free(ks->unit_mon);
+    free(ks->cur); free(ks->cmp); free(ks->cmp_start); free(ks->cmp_start_c); free(ks->st_unit); free(ks->st_local); free(ks->unit_mon);
     free(ks->xact); free(ks->xcmp); free(ks->e); free(ks->w); free(ks->hu); free(ks->ucand);
     free(ks->state_index); free(ks->state_group); free(ks->in_index); free(ks->state_atol); free(ks->in_atol);
     free(ks->rT); free(ks->rH); free(ks->reps); free(ks->rk); free(ks->rTrej); free(ks->rHrej);
@@ -190,7 +201,7 @@ static void ad_destroy(cs_controller *c) {
  * with r = 0.25 (not below H_min; at H_min the controller gives up and the scheme's error stands). */
 static int ad_retry(cs_controller *c, const cs_step_plan *p) {
     kraft_state *ks = c->content;
-    if (!(p->H > ks->o.H_min)) return 0;
+    if (!(p->H > ks->o.H_min && ks->Hprop > ks->o.H_min)) return 0;
     double Hn = 0.25 * p->H;
     ks->H = Hn > ks->o.H_min ? Hn : ks->o.H_min;
     ks->n_fail++;

@@ -58,6 +58,51 @@ static void est_begin(kraft_state *ks, const cs_estimate_view *v) {
     ks->tested = 0;
 }
 
+/* Start-up comparative inputs (kraft2021 §4.3/§19: the first steps, before the κ+2 macro points of (3.3)/(3.8)
+ * exist). The Milne device (3.7) with the end value û := u_{N+1}, the consistent update of the step just taken
+ * instead of the degree-(κ+1) extrapolant û^pre: p̂(t) = p^pre(t) + (u_{N+1} − u^pre_{N+1}) L^κ(t). u_{N+1} is
+ * accurate to O(H^{κ+2}) (§8, eq. 3.1, no feed-through), as û^pre is, so (3.9)/(3.10) and the factors
+ * C^{κ+1}/C^κ of (3.13)/(3.14) hold unchanged; on the first step (κ = 0) p^pre ≡ u_0 and p̂ ≡ u_1.
+ * Returns 0 when a unit's input is not a polynomial (then the step stays untested, as before). */
+static int startup_inputs(kraft_state *ks, const cs_estimate_view *v, int k) {
+    const cs_network *net = v->net;
+    double L[CS_MAXDEG + 1];
+    if (k > CS_MAXDEG || k > ks->npts - 1 || !v->used) return 0;
+    for (int m = 0; m <= CS_MAXDEG; m++) L[m] = 0.0;
+    L[0] = 1.0;
+    const double TN = v->plan->T, H = v->plan->H;
+    for (int j = 0; j < k; j++) {           /* L <- L (s - s_j)/(1 - s_j), s_j = (T_{N-j} - T_N)/H */
+        double z = (ks->hT[j] - TN) / H, d = 1.0 - z;
+        for (int m = j + 1; m >= 1; m--) L[m] = (L[m - 1] - z * L[m]) / d;
+        L[0] = -z * L[0] / d;
+    }
+    size_t off = 0;
+    for (int i = 0; i < ks->nsub; i++) {
+        const int nu = ks->units[i]->nu;
+        cs_input *in = &ks->cmp_start[i];
+        in->c = ks->cmp_start_c + off;
+        off += (size_t)(CS_MAXDEG + 1) * (size_t)nu;
+        ks->cmp[i] = in;
+        if (!ks->unit_mon[i]) continue;
+        const cs_input *src = v->used[i];
+        if (!src || src->eval || src->nu != nu || src->deg > CS_MAXDEG) return 0;
+        const int deg = src->deg > k ? src->deg : k;
+        const double *u1 = v->u1 + net->uoff[i], *up = v->upre + net->uoff[i];
+        in->nu = nu; in->deg = deg; in->T = src->T; in->H = src->H; in->eval = NULL; in->ctx = NULL;
+        if (!(src->H > 0.0) || src->T != TN) return 0;
+        /* L^κ above is in s = (t - T_N)/H; the unit's input uses s' = (t - src->T)/src->H */
+        double Ls[CS_MAXDEG + 1], q = src->H / H, f = 1.0;
+        for (int m = 0; m <= k; m++) { Ls[m] = L[m] * f; f *= q; }
+        for (int m = 0; m <= deg; m++)
+            for (int a = 0; a < nu; a++) {
+                double c = m <= src->deg ? src->c[(size_t)m * nu + a] : 0.0;
+                if (m <= k) c += (u1[a] - up[a]) * Ls[m];
+                in->c[(size_t)m * nu + a] = c;
+            }
+    }
+    return 1;
+}
+
 /* eps: the largest group norm (the local error test (3.21)-(3.23)). */
 static double est_finish(kraft_state *ks) {
     double m = 0.0;
@@ -83,13 +128,18 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
         ks->gnorm[2] = cs_kraft_wrms(o->nin, ks->e, ks->w);
         ks->gused[2] = 1;
         ks->tested = o->nin > 0;
-    } else if (ks->npts >= k + 2 && o->nstate > 0) {
-        /* comparative integration from the saved state at T_N with p̂^pre (exLE: eq. 3.2/3.3, exMD: eq. 3.7/3.8) */
+    } else if (o->nstate > 0 && (ks->npts >= k + 2 || (ks->cmp_start && startup_inputs(ks, v, k)))) {
+        /* comparative integration from the saved state at T_N with p̂^pre (exLE: eq. 3.2/3.3, exMD: eq. 3.7/3.8);
+         * at start-up (fewer than κ+2 macro points) with the inputs of startup_inputs and the Milne factors */
+        const int startup = ks->npts < k + 2;
         if (!v->usnap) return cs_fail(err, CS_ERR_ARG, "estimator: the units were not saved at T_N");
         cs_coupling *c = ks->coupling;
-        if (!c->ops->comparative)
+        if (!startup && !c->ops->comparative)
             return cs_fail(err, CS_ERR_ARG, "estimator: the coupling has no comparative polynomials (exLE/exMD)");
-        CS_TRY(c->ops->comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
+        if (!startup)
+            CS_TRY(c->ops->comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
+        else
+            ks->startup_tests++;
         for (int q = 0; q < o->nstate; q++) {
             const cs_unit *u = ks->units[ks->st_unit[q]];
             ks->xact[q] = u->ops->states(u)[ks->st_local[q]];
@@ -113,7 +163,7 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
             }
         }
         double fpos = 1.0, fvel = 1.0;
-        if (o->estimator == CS_EST_EXMD) {
+        if (o->estimator == CS_EST_EXMD || startup) {
             /* (3.13)/(3.14): factors C^{κ+1}/C^κ with the actual step ratios a_i = (T_{N+1} - T_{N+1-i})/H */
             double a[CS_KRAFT_KMAX + 1], cp0, cv0, cp1, cv1;
             for (int i = 2; i <= k + 1 && i - 1 < KH; i++) a[i - 2] = (v->plan->T1 - ks->hT[i - 1]) / H;
@@ -213,6 +263,18 @@ int cs_kraft_estimator_create(kraft_state *ks, cs_estimator **out, cs_err *err) 
     if (!ke->errs || !ke->rc) {
         free(ke->errs); free(ke->rc); free(ke);
         return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
+    }
+    if (CS_EST_COMPARATIVE(ks->o.estimator)) {
+        size_t nc = 0;
+        for (int i = 0; i < ks->nsub; i++) nc += (size_t)(CS_MAXDEG + 1) * (size_t)ks->units[i]->nu;
+        ks->cmp_start = calloc((size_t)(ks->nsub > 0 ? ks->nsub : 1), sizeof(cs_input));
+        ks->cmp_start_c = calloc(nc > 0 ? nc : 1, sizeof(double));
+        if (!ks->cmp_start || !ks->cmp_start_c) {
+            free(ks->cmp_start); free(ks->cmp_start_c);
+            ks->cmp_start = NULL; ks->cmp_start_c = NULL;
+            free(ke->errs); free(ke->rc); free(ke);
+            return cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
+        }
     }
     cs_estimator *e = &ke->base;
     e->ops = ks->o.estimator >= CS_EST_IMMD ? &KRAFT_IMPLICIT_EST_OPS : &KRAFT_EST_OPS;

@@ -19,9 +19,12 @@ typedef struct kraft_state {
     unsigned char *unit_mon;    /* unit has monitored states (comparative run) */
     void **cur;                 /* per unit: snapshot of the actual step's state at T_{N+1} */
     const cs_input **cmp;       /* comparative inputs */
+    cs_input *cmp_start;        /* per unit: the start-up comparative inputs (exLE/exMD before κ+2 points exist) */
+    double *cmp_start_c;        /* their coefficients, (CS_MAXDEG + 1) x nu per unit */
     double *xact, *xcmp, *e, *w; /* nstate (or nin) scratch */
     /* controller state */
     double H;                   /* next step size */
+    double Hprop;               /* the step size propose asked for (p->H = T1 − T may round above H_min) */
     int kappa;                  /* controller's degree κ */
     int kstep;                  /* degree of the step in progress */
     int n_fail, n_succ, initial;
@@ -33,6 +36,7 @@ typedef struct kraft_state {
     double gnorm[3];            /* WRMS norms of the groups pos, vel, u of the last estimate */
     int gused[3];
     int tested;                 /* the last estimate is a real test (0: not enough history) */
+    long startup_tests;         /* steps tested with the start-up comparative input (û = u_{N+1}) */
     double eps_last;
     /* records (grown by doubling) */
     long n, cap, nrej, caprej, comparative_steps;
