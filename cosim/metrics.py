@@ -69,11 +69,17 @@ def amplitudes(t, values, window=None):
     w = _window(window) or defaults.STABILITY_WINDOW
     t, V = _series(t, values)
     span = t[-1] - t[0]
-    early = t <= t[0] + w * span * (1 + 1e-12)
-    late = t >= t[-1] - w * span * (1 + 1e-12)
-    with np.errstate(invalid="ignore"):
-        A = np.where(np.isfinite(V), np.abs(V), np.inf)
-    return A[early].max(axis=0), A[late].max(axis=0)
+    # t is strictly increasing: the windows t <= t_0 + w span and t >= t_n - w span are a prefix and a suffix
+    k_early = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))
+    k_late = int(np.searchsorted(t, t[-1] - w * span * (1 + 1e-12), side="left"))
+    return _window_amplitude(V[:k_early]), _window_amplitude(V[k_late:])
+
+
+def _window_amplitude(V):
+    """max |v| per column, inf for a column with a non-finite value (+ 0.0: no signed zero)."""
+    a = _absmax(V) + 0.0
+    a[~np.isfinite(a)] = np.inf
+    return a
 
 
 def _absmax(V):
