@@ -86,3 +86,48 @@ def test_coupling_log_is_built_on_first_access():
     assert res.coupling_log is None
     plain = cosim.simulate(system, 0.02, 1e-3, solver=cosim.Euler(h=1e-5))
     assert plain.coupling_log is None
+
+
+# ---------------------------------------------------------------------------------------------------- worker-side build
+def _build_rls(p):
+    """A reduced genser2020 §12.3 RLS run: its coupling holds the identifier's C state and does not pickle."""
+    rls = cosim.sysid.RLS(n_y=1, n_u=1, n_a=1, n_b=1, lam=p["lam"], P0=1e4)
+    coupling = cosim.PreStep(variant="discrete", jacobians=rls, timeLearning=0.02, timeSwitchphase=0.002,
+                             thresholdMbc2sbcCoupling=p["th"], thresholdMbcNoInputOpt=0.01)
+    return dict(system=cosim.models.two_mass_oscillator(nonlinear=True, impulse=True), t_end=0.1, H=1e-3,
+                solver=cosim.Euler(h=1e-4), coupling=coupling)
+
+
+RLS_FACTORS = {"lam": [0.98, 1.0], "th": [0.5, 5.0]}
+RLS_COLS = ["lam", "th", "eps_mono", "eps_mono_sat", "stable", "status", "message"]
+
+
+@pytest.fixture(scope="module")
+def rls_serial():
+    if not hasattr(cosim, "PreStep"):
+        pytest.skip("cosim.PreStep is not available")
+    return doe.Study(_build_rls, RLS_FACTORS, responses=["eps_mono", "eps_mono_sat", "stable"],
+                     reference=True).run()
+
+
+def test_unpicklable_runs_on_processes(rls_serial):
+    """A process pool builds the runs in its workers: a PreStep/RLS study (whose coupling does not pickle) runs and
+    gives the serial table."""
+    import pickle
+    with pytest.raises(Exception):
+        pickle.dumps(_build_rls({"lam": 1.0, "th": 5.0})["coupling"])
+    df = doe.Study(_build_rls, RLS_FACTORS, responses=["eps_mono", "eps_mono_sat", "stable"],
+                   reference=True).run(backend="processes", workers=2, chunksize=1)
+    assert (df.status == "ok").all()
+    import pandas as pd
+    pd.testing.assert_frame_equal(df[RLS_COLS], rls_serial[RLS_COLS])
+
+
+def test_dask_worker_processes_give_the_serial_table(rls_serial):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        df = doe.Study(_build_rls, RLS_FACTORS, responses=["eps_mono", "eps_mono_sat", "stable"],
+                       reference=True).run(backend=client)
+    import pandas as pd
+    pd.testing.assert_frame_equal(df[RLS_COLS], rls_serial[RLS_COLS])
