@@ -82,11 +82,12 @@ def dask_time(n, workers, processes, repeats=3):
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
                                   dashboard_address=None) as cl, distributed.Client(cl) as client:
         study(4).run(backend=client)                                   # warm-up
-        best = (float("inf"), float("inf"))
+        best = (float("inf"), float("inf"), 0.0)
         for _ in range(repeats):
-            c0 = cpu()
+            c0, w0 = cpu(), (sum(client.run(cpu).values()) if processes else 0.0)
             wall = timed_study(n, backend=client)[0]
-            best = min(best, (wall, cpu() - c0))
+            w1 = sum(client.run(cpu).values()) if processes else 0.0
+            best = min(best, (wall, cpu() - c0, w1 - w0))
         return best
 
 
@@ -164,11 +165,16 @@ def main(argv=None):
           "(target >= 1.7x)")
     try:
         for procs in (False, True):
-            (d1, m1), (d2, m2) = dask_time(n, 1, procs), dask_time(n, 2, procs)
+            (d1, m1, w1), (d2, m2, w2) = dask_time(n, 1, procs), dask_time(n, 2, procs)
             what = "processes" if procs else "threads, in-process"
             print(f"Dask LocalCluster ({what}, default chunksize, best of 3): 1 worker {n / d1:.1f} runs/s, 2 workers "
                   f"{n / d2:.1f} runs/s: scaling {d1 / d2:.2f}x (target >= 1.7x); CPU of the main process "
                   f"{m2 / n * 1e3:.2f} ms/run{'' if procs else ' (incl. the in-process workers)'}")
+            if procs:   # load-insensitive ceiling: 1 worker is bound by its own CPU, 2 by the CPU of 2 cores
+                c1, c2 = w1 / n, (m2 + w2) / n
+                print(f"   CPU per run: workers {w2 / n * 1e3:.2f} ms, main {m2 / n * 1e3:.2f} ms; on 2 free cores "
+                      f"at most {2 / c2:.0f} runs/s with 2 workers against {1 / c1:.0f} with 1: <= "
+                      f"{2 * c1 / c2:.2f}x")
     except ImportError:
         print("Dask: distributed is not installed")
     rate = n / t2
