@@ -74,11 +74,17 @@ def amplitudes(t, values, window=None):
     w = _window(window) or defaults.STABILITY_WINDOW
     t, V = _series(t, values)
     span = t[-1] - t[0]
-    early = t <= t[0] + w * span * (1 + 1e-12)
-    late = t >= t[-1] - w * span * (1 + 1e-12)
-    with np.errstate(invalid="ignore"):
-        A = np.where(np.isfinite(V), np.abs(V), np.inf)
-    return A[early].max(axis=0), A[late].max(axis=0)
+    # t is strictly increasing: the windows t <= t_0 + w span and t >= t_n - w span are a prefix and a suffix
+    k_early = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))
+    k_late = int(np.searchsorted(t, t[-1] - w * span * (1 + 1e-12), side="left"))
+    return _window_amplitude(V[:k_early]), _window_amplitude(V[k_late:])
+
+
+def _window_amplitude(V):
+    """max |v| per column, inf for a column with a non-finite value (+ 0.0: no signed zero)."""
+    a = _absmax(V) + 0.0
+    a[~np.isfinite(a)] = np.inf
+    return a
 
 
 def _absmax(V):
@@ -91,6 +97,11 @@ def _absmax(V):
             out[j] = max(c.max(), -c.min()) if c.size else -np.inf
         return out
     return np.maximum(V.max(axis=0), -V.min(axis=0))
+
+
+def _absmax_rows(VT):
+    """max |v| per row of a C-contiguous (m, n) array (the transposed signals), NaN propagating."""
+    return np.maximum(VT.max(axis=1), -VT.min(axis=1))
 
 
 def _ratio(late, early):
@@ -223,8 +234,9 @@ def divergence(t, groups, limit=None, window=None):
                              f"{V.shape} with {len(names)} names")
         if V.shape[1] == 0:
             continue
-        a0 = _absmax(V[:k])                                       # NaN/inf propagate: non-finite -> diverged
-        peak = _absmax(V[k:])
+        VT = np.ascontiguousarray(V.T)                             # one copy: the windows are contiguous rows
+        a0 = _absmax_rows(VT[:, :k])                              # NaN/inf propagate: non-finite -> diverged
+        peak = _absmax_rows(VT[:, k:])
         finite0 = a0[np.isfinite(a0)]
         ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
         ok = np.isfinite(peak) & np.isfinite(ref)
@@ -233,7 +245,7 @@ def divergence(t, groups, limit=None, window=None):
         factor[ok & (ref <= _REST * peak)] = -np.inf              # at rest in the early window: not judged
         if late is not None:                                       # levelled off at the end: not a divergence
             with np.errstate(invalid="ignore"):
-                growing = ~(_absmax(V[late]) <= GROWING * _absmax(V[before]))
+                growing = ~(_absmax_rows(VT[:, late]) <= GROWING * _absmax_rows(VT[:, before]))
             factor[ok & ~growing] = -np.inf
         j = int(np.argmax(factor))
         if factor[j] > limit and (worst is None or factor[j] > worst.factor):

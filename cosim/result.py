@@ -67,8 +67,19 @@ class Result:
     """
 
     balance_t = balance_error = energy_t = energy_residual = step_sizes = None
-    #: per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None
-    coupling_log = None
+    @property
+    def coupling_log(self):
+        """Per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None; built from the run's raw log
+        on first access (a study that does not read it does not pay for it)."""
+        d = self.__dict__
+        if "_coupling_log" not in d:
+            lazy = d.get("_coupling_log_lazy")          # (coupling, system, raw log, H) set by cosim.simulate
+            d["_coupling_log"] = None if lazy is None else lazy[0]._log(*lazy[1:])
+        return d["_coupling_log"]
+
+    @coupling_log.setter
+    def coupling_log(self, value):
+        self.__dict__["_coupling_log"] = value
     #: adaptive macro steps (``step_control=``): accepted step sizes H, degrees κ and error estimates per step
     H = None
     k = None

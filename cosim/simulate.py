@@ -514,10 +514,10 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
     _timing.augment(raw, system.names, t_end, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
-    clog = None if cpl is None else cpl._log(system, raw.get("coupling_log"), H)
 
     def after(res):
-        res.coupling_log = clog
+        if cpl is not None:   # res.coupling_log is built from it on first access (cosim/result.py)
+            res._coupling_log_lazy = (cpl, system, raw.get("coupling_log"), H)
         return _energy.attach(res, raw, balance, ecco)
     return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names, after=after),
                          growth_limit)

@@ -18,6 +18,7 @@ interrupted study.)
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -49,8 +50,11 @@ def have_prestep():
     return hasattr(cosim, "PreStep")
 
 
+@functools.lru_cache(maxsize=16)
 def _nonlinear_dmo(**kw):
-    # genser2020 §10.2-10.3: progressive coupling characteristics (Table 3.1) and the F_ex impulses every 50 ms
+    # genser2020 §10.2-10.3: progressive coupling characteristics (Table 3.1) and the F_ex impulses every 50 ms.
+    # One system object per distinct parameter set, shared by the runs (cosim.simulate only reads it): a study
+    # does not rebuild and re-validate the same system thousands of times
     return cosim.models.two_mass_oscillator(nonlinear=True, impulse=True, **kw)
 
 

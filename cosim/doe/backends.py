@@ -85,6 +85,11 @@ class Dask:
         except Exception:  # pragma: no cover - a client without workers yet
             self.workers = 1
         self.window = 4 * self.workers
+        try:  # a LocalCluster(processes=False): the workers share this process (nothing to serialise)
+            addresses = list(client.scheduler_info()["workers"])
+            self.in_process = bool(addresses) and all(str(a).startswith("inproc://") for a in addresses)
+        except Exception:  # pragma: no cover - an unusual client
+            self.in_process = False
 
     def submit(self, fn, *args):
         return self.client.submit(fn, *args, pure=False)
@@ -97,7 +102,8 @@ class Dask:
             return set()
 
     def share(self, obj):
-        return self.client.scatter(obj, hash=False)
+        # a copy on every worker: each task finds the reference in its worker's memory (no transfer per task)
+        return self.client.scatter(obj, hash=False, broadcast=not self.in_process)
 
     def cancel(self, futures):
         if futures:

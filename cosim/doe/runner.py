@@ -71,6 +71,24 @@ def run_chunk(items, responses):
     return [run_one(run, kw, ref, responses) for run, kw, ref in items]
 
 
+def run_built_chunk(build, items, responses):
+    """Several runs in one task of a process pool or a Dask cluster: items = [(run, params, ref), ...]; the worker
+    calls ``build`` itself (the simulate arguments, e.g. a cosim.PreStep with its C identifier state, need not be
+    picklable, and the parent does not serialise them), then runs as :func:`run_chunk`."""
+    out = []
+    for run, p, ref in items:
+        try:
+            kw = check_build_output(build(dict(p)), run, p)
+        except Exception as exc:
+            out.append({"run": run, "error": f"build raised {type(exc).__name__} in the worker: {exc}"})
+            continue
+        out.append(run_one(run, kw, ref, responses))
+    return out
+
+
+_REF_ARGS = ("system", "t_end", "x0", "start_values")
+
+
 def compute_reference(kw, grid, options):
     return _ref.compute(kw["system"], kw["t_end"], grid, options, kw.get("x0"), kw.get("start_values"))
 
@@ -111,12 +129,18 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
         _ref._feed(oh, reference, keepalive.setdefault("options", []))
         options_key = oh.digest()
     park_limit = max(64, backend.window * chunksize)
+    # a pool of processes or a Dask cluster with worker processes: ship (run, parameters) and let the worker build
+    # (the parent builds too, for the checks and the reference key, but serialises no systems or couplings)
+    remote = backend.name == "processes" or (backend.name == "dask" and not getattr(backend, "in_process", False))
 
     def submit_ready(flush=False):
         while ready and (len(ready) >= chunksize or flush):
             part = ready[:chunksize]
             del ready[:chunksize]
-            f = backend.submit(run_chunk, part, responses)
+            if remote:
+                f = backend.submit(run_built_chunk, build, part, responses)
+            else:
+                f = backend.submit(run_chunk, part, responses)
             inflight[f] = ("runs", [r for r, _, _ in part])
 
     def feed():
@@ -132,20 +156,22 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             except Exception as exc:
                 raise StudyError(f"build: raised {type(exc).__name__} for run {run} ({_fmt(p)}): {exc}") from exc
             kw = check_build_output(kw, run, p)
+            payload = dict(p) if remote else kw
             if reference is None:
-                ready.append((run, kw, None))
+                ready.append((run, payload, None))
             else:
                 key, grid, keep = _ref.reference_key(kw, ref_options, grids, options_key)
                 if key == _ref.PER_RUN:
-                    ready.append((run, kw, PerRun(ref_options)))
+                    ready.append((run, payload, PerRun(ref_options)))
                 elif key in refs:
-                    ready.append((run, kw, refs[key]))
+                    ready.append((run, payload, refs[key]))
                 else:
                     if key not in waiting:
                         keepalive[key] = keep
-                        f = backend.submit(compute_reference, kw, grid, ref_options)
+                        rkw = {k: kw[k] for k in _REF_ARGS if k in kw} if remote else kw
+                        f = backend.submit(compute_reference, rkw, grid, ref_options)
                         inflight[f] = ("ref", key)
-                    waiting[key].append((run, kw))
+                    waiting[key].append((run, payload))
                     parked += 1
             submit_ready()
         if exhausted or parked > park_limit or len(inflight) < backend.window:

@@ -76,7 +76,9 @@ class Study:
         ``message`` and ``wall`` (seconds of the co-simulation).
 
         backend : "serial", "threads", "processes" or a ``distributed.Client``; ``workers``: the pool's size
-            (default: the number of cores).
+            (default: the number of cores). Processes and Dask worker processes call ``build`` themselves (it is
+            called in this process too, for the checks and the reference key): it must be deterministic, and only
+            the parameters and the result rows travel.
         checkpoint : an SQLite file: finished runs are written as they finish; a study started again with the
             same file resumes where it stopped (a file of another study is refused).
         commit_interval : seconds between the checkpoint's commits (default 0.05; 0 commits every run as it
