@@ -141,11 +141,12 @@ def test_iterations_of_rejected_attempts_are_counted():
 
 
 def test_iterations_of_failed_correctors_are_counted():
-    """sap on the stiff chain: the first step fails (corConvFail) several times before it converges; the iterations of
-    the failed attempts stay in iterations_per_step[0] (1 to max_iter = 5 per attempt)."""
+    """sap on the stiff chain: the first step is repeated before it converges (corConvFail; 4 attempts since the
+    controller resizes a too-large first step from its own estimate, 6 or more before); the iterations of the failed
+    attempts stay in iterations_per_step[0] (1 to max_iter = 5 per attempt)."""
     res = cosim.simulate(STIFF, 0.1, 2e-3, step_control=cosim.StepControl("imCV", 1e-6), **SAP)
     per, n = res.stats["iterations_per_step"], _attempts_per_step(res)
-    assert res.stats["corrector_failures"] >= 1 and n[0] >= 6
+    assert res.stats["corrector_failures"] >= 1 and n[0] >= 2
     assert np.all(per >= n) and np.all(per <= 5 * n)
     assert per.sum() == res.stats["iterations"]
 
