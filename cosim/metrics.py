@@ -99,11 +99,6 @@ def _absmax(V):
     return np.maximum(V.max(axis=0), -V.min(axis=0))
 
 
-def _absmax_rows(VT):
-    """max |v| per row of a C-contiguous (m, n) array (the transposed signals), NaN propagating."""
-    return np.maximum(VT.max(axis=1), -VT.min(axis=1))
-
-
 def _ratio(late, early):
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(early > 0, late / np.where(early > 0, early, 1.0), np.where(late > 0, np.inf, 1.0))
@@ -234,9 +229,8 @@ def divergence(t, groups, limit=None, window=None):
                              f"{V.shape} with {len(names)} names")
         if V.shape[1] == 0:
             continue
-        VT = np.ascontiguousarray(V.T)                             # one copy: the windows are contiguous rows
-        a0 = _absmax_rows(VT[:, :k])                              # NaN/inf propagate: non-finite -> diverged
-        peak = _absmax_rows(VT[:, k:])
+        a0 = _absmax(V[:k])                                        # NaN/inf propagate: non-finite -> diverged
+        peak = _absmax(V[k:])
         finite0 = a0[np.isfinite(a0)]
         ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
         ok = np.isfinite(peak) & np.isfinite(ref)
@@ -245,7 +239,7 @@ def divergence(t, groups, limit=None, window=None):
         factor[ok & (ref <= _REST * peak)] = -np.inf              # at rest in the early window: not judged
         if late is not None:                                       # levelled off at the end: not a divergence
             with np.errstate(invalid="ignore"):
-                growing = ~(_absmax_rows(VT[:, late]) <= GROWING * _absmax_rows(VT[:, before]))
+                growing = ~(_absmax(V[late]) <= GROWING * _absmax(V[before]))
             factor[ok & ~growing] = -np.inf
         j = int(np.argmax(factor))
         if factor[j] > limit and (worst is None or factor[j] > worst.factor):
