@@ -129,7 +129,13 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     if (s->nhist < 1) return cs_fail(err, CS_ERR_ARG, "coupling: predict before the initial outputs were accepted");
     s->T = T; s->H = H; s->Hnom = Hnom;
     CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
-    for (int j = 0; j < net->ny; j++) coefs(s->Wext, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
+    const cs_approx_weights *W = s->Wext;
+    if (W->deg == 0 && W->npts == 1 && !W->uses_deriv) { /* a held sample (ZOH, start-up): one product per output */
+        const double w0 = W->W[0];
+        for (int j = 0; j < net->ny; j++) s->cext[(size_t)j * NC] = w0 * s->hv[(size_t)j * NV];
+    } else {
+        for (int j = 0; j < net->ny; j++) coefs(W, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
+    }
     s->interp_ready = 0;
     if (s->ndone) memset(s->done, 0, (size_t)net->nsub);
     s->ndone = 0;
@@ -193,16 +199,25 @@ static void build_all_extrapolated(signal_coupling *s) {
         in->T = s->T;
         in->H = s->H;
         in->deg = dext;
-        for (int la = 0; la < nu; la++) {
-            const int a = a0 + la;
-            double c0 = r[a];
-            for (int m = 1; m <= dext; m++) cin[m * nu + la] = 0.0;
-            for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
-                const double *cj = cext + (size_t)col[k] * NC;
-                c0 += gain[k] * cj[0];
-                for (int m = 1; m <= dext; m++) cin[m * nu + la] += gain[k] * cj[m];
+        if (dext == 0) { /* constant inputs: u = L ỹ(T_N) + r */
+            for (int la = 0; la < nu; la++) {
+                const int a = a0 + la;
+                double c0 = r[a];
+                for (int k = rowptr[a]; k < rowptr[a + 1]; k++) c0 += gain[k] * cext[(size_t)col[k] * NC];
+                cin[la] = c0;
             }
-            cin[la] = c0;
+        } else {
+            for (int la = 0; la < nu; la++) {
+                const int a = a0 + la;
+                double c0 = r[a];
+                for (int m = 1; m <= dext; m++) cin[m * nu + la] = 0.0;
+                for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
+                    const double *cj = cext + (size_t)col[k] * NC;
+                    c0 += gain[k] * cj[0];
+                    for (int m = 1; m <= dext; m++) cin[m * nu + la] += gain[k] * cj[m];
+                }
+                cin[la] = c0;
+            }
         }
         s->cont[i] = (unsigned char)cont;
     }
