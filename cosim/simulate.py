@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 
 import numpy as np
@@ -242,10 +243,17 @@ def _record_limit():
         return 8e9
 
 
+def _interrupt_interval():
+    """Seconds of wall time between Ctrl-C checks of a C run. Only the main thread receives SIGINT; a run in another
+    thread (a thread-pool study) does not check, because each check takes the GIL and would wait for the threads
+    running Python (a switch interval) and so serialise parallel runs."""
+    return 0.05 if threading.current_thread() is threading.main_thread() else 0.0
+
+
 def _run_options(**kw):
     opts = dict(scheme=0, order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
                 startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
-                record_every=1, interrupt_interval=0.05, max_record_bytes=_record_limit())
+                record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit())
     opts.update(kw)
     return opts
 
