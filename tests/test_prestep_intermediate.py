@@ -111,3 +111,18 @@ def test_bad_arguments_name_the_argument():
         cosim.PreStep(variant="modified", intermediate_correction=True)     # exact IJs: the continuous modified one
     with pytest.raises(TypeError, match="intermediate_correction"):
         cosim.PreStep(variant="discrete", intermediate_correction=1)
+
+
+def test_two_point_trace_gives_the_input_jump():
+    """Exact() units trace only T and T+H: the trapezoidal mean of ε is then L (y^{k-1} + y^k)/2 + r − u^k, and
+    with ε^{k-1} = L y^{k-1} + r − u^{k-1} (the input of the step before, HOLD) (2.58) reduces to
+    ε_cor = (u^{k-1} − u^k)/2: the correction is not zero at the macro points when the held input jumps.
+    (Units without feedthrough: with D != 0 the trace's first point is the output under the new input.)"""
+    system, *_ = _two_lti()
+    res = _run(system, 1e-3, 0.02, solver=cosim.Exact(), intermediate_correction=True)
+    log = res.coupling_log
+    assert log["traced_steps"] == 20
+    L, r = system.connection_matrix()
+    u = np.vstack([L @ res.Y[0] + r, log["u"]])          # u^0, u^1, ... (u^{k+1} held over [T^k, T^{k+1}])
+    for k in range(1, 20):
+        assert log["eps_cor"][k] == pytest.approx(0.5 * (u[k - 1] - u[k]), rel=1e-9, abs=1e-9 * np.abs(u).max())
