@@ -185,13 +185,19 @@ class PreStep(Coupling):
         constant u_0 + s ΔT/2).
     sbcMethod : "zoh" (default) or "foh": the signal-based coupling of the learning and SBC phases.
     rtol : singular-value cut-off of the pseudo-inverses.
+    intermediate_correction : discrete version only (ValueError otherwise; default False): the intermediate-value
+        correction of Step 1 (2.58-2.60 with the spec's [FIX]): ε_cor = (1/ΔT) ∫ ε dt − (ε^{k-1} + ε^k)/2 over the
+        last step, ε(t) = L y(t) + r − u(t), ε^{k-1} and ε^k both shifted by ε_cor in (2.57). ∫ y dt is the
+        trapezoidal rule on each unit's micro-step outputs (its trace; the macro points for a unit without one),
+        ∫ u dt is exact for the HOLD/RAMP input the unit received. The log then has ``eps_cor`` (steps, n_u) and
+        ``traced_steps`` / ``macro_point_steps``.
     """
 
     def __init__(self, variant="continuous", jacobians="exact", *, useErrDiffEqu=None, optionErrDiffEqu="exact",
                  stepsErrDiffEqu=1, optionExtrapolation="exact", stepsExtrapolation=1,
                  stepsDiscreteSystemMatrices=None, timeLearning=None, timeSwitchphase=None,
                  thresholdMbc2sbcCoupling=3.54, thresholdMbcNoInputOpt=0.21, inputSemantics=None, sbcMethod="zoh",
-                 rtol=1e-12):
+                 rtol=1e-12, intermediate_correction=False):
         if not isinstance(variant, str) or variant.lower() not in _VARIANTS:
             raise ValueError(f"variant: must be one of {sorted(_VARIANTS)}, got {variant!r}")
         self.variant = variant.lower()
@@ -253,6 +259,12 @@ class PreStep(Coupling):
         self.sbcMethod = sbcMethod
         self._foh = _choice(sbcMethod, "sbcMethod", _SBC)
         self.rtol = _real(rtol, "rtol", positive=True)
+        if not isinstance(intermediate_correction, (bool, np.bool_)):
+            raise TypeError(f"intermediate_correction: expected True or False, got {intermediate_correction!r}")
+        if intermediate_correction and not self._discrete:
+            raise ValueError("intermediate_correction: the intermediate-value correction (genser 2.58-2.60) belongs to "
+                             "the discrete version; use variant='discrete' (or 'modified' with identified IJs)")
+        self.intermediate_correction = bool(intermediate_correction)
 
     @property
     def _discrete(self):
@@ -369,6 +381,8 @@ class PreStep(Coupling):
                  time_switch=self.timeSwitchphase, th_sbc=self.thresholdMbc2sbcCoupling,
                  th_mod=self.thresholdMbcNoInputOpt, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
                  log_capacity=float(math.floor(t_end / H * (1 + 1e-9)) + 2), Sy=None, Su=None, Sd=None, a0=None, b0=None)
+        if self.intermediate_correction:
+            d["intermediate_correction"] = 1
         if self._moesp:
             d["ij_source"] = 2
             d["moesp_cfg"], d["moesp_threshold"], d["moesp_refresh"] = self._moesp_init(system)
@@ -388,6 +402,9 @@ class PreStep(Coupling):
         out = dict(t=np.arange(n) * float(t), phase=np.array([PHASES[p] for p in ph], dtype=object),
                    reason=np.array([REASONS[p] for p in ph], dtype=object), eps_si=raw["eps_si"],
                    delta=raw["delta"], u=raw["u"], rank=raw["rank"])
+        for key in ("eps_cor", "traced_steps", "macro_point_steps"):
+            if key in raw:
+                out[key] = raw[key]
         if self._moesp:
             params, off = {}, 0
             P = raw["params"]

@@ -105,6 +105,10 @@ cosim.simulate(models.two_mass_oscillator(ck=2e5, dk=200), 0.02, 1e-3, solver=co
                coupling=cosim.PreStep(variant="discrete"))
 cosim.simulate(dmo, 0.02, 1e-3, solver=cosim.Euler(h=1e-5), coupling=cosim.PreStep(
     variant="discrete", jacobians=cosim.sysid.RLS(1, 1, lam=0.99), timeLearning=0.005))
+cosim.simulate(models.two_mass_oscillator(ck=2e5, dk=200), 0.02, 1e-3, solver=cosim.Euler(h=1e-5),
+               coupling=cosim.PreStep(variant="discrete", intermediate_correction=True))
+cosim.simulate(dmo, 0.02, 1e-3, solver=cosim.Euler(h=1e-5), coupling=cosim.PreStep(
+    variant="discrete", jacobians=cosim.sysid.RLS(1, 1, lam=0.99), timeLearning=0.005, intermediate_correction=True))
 sm = models.spring_mass()
 cosim.simulate(sm, 1.0, 0.05, approximation=cosim.Hermite(1), solver=cosim.Exact(),
                coupling=cosim.BalanceCorrection(kernel="smooth", spread=2))

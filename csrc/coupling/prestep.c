@@ -17,8 +17,12 @@
  *   Step 2  Mc yhat^{k+1} = (Sy + Su^- L) ytilde^k + (Su^- + Su^+) r                                         (2.63)
  *   Step 3  Su^+_i u = yhat_i - Sy_i y_i^k - Su^-_i u_i^k  ->  u = u* + (Su^+_i)^+ (rhs - Su^+_i u*),
  *           u* = L_i yhat + r_i                                                                  (2.64-2.71)
- * The intermediate-value corrections (2.58-2.60) need unit traces and are not applied (the macro-point fallback,
- * where they vanish). */
+ * Intermediate-value correction (2.58-2.60, spec 4.1 with its [FIX]; discrete version, option
+ * intermediate_correction): with eps(t) = L y(t) + r - u(t) over the last step [T^{k-1}, T^k] of length H_p,
+ *           eps_cor = (1/H_p) int eps dt - (eps^{k-1} + eps^k)/2,   eps^{k-1} += eps_cor,  eps^k += eps_cor
+ *           in Step 1 only (the stored eps^k stays the raw macro-point value, so every step corrects its own pair).
+ *           int y dt: the trapezoidal rule on each unit's micro-step trace (the trapezoidal rule on the macro points
+ *           for a unit without a trace); int u dt: exact for the input the units received (HOLD or RAMP). */
 #include "coupling/prestep.h"
 
 #include <math.h>
@@ -47,6 +51,8 @@ typedef struct ps_state {
     double *eps_prev;         /* eps^{k-1} (m, discrete EDE) */
     double *ymin, *ymax;      /* running ranges for eps_SI (n) */
     double *scal;             /* k, Hprev, nlog */
+    double *yint, *ecor, *icnt; /* intermediate correction only: int y dt over the last step (n), eps_cor (m),
+                                 * counts (traced steps, macro-point fallback steps) */
     size_t size;
 } ps_state;
 
@@ -96,6 +102,8 @@ typedef struct prestep {
     cs_input *in;
     double *incoef;
     double T, H;
+    cs_unit **units;          /* for the traces of the intermediate-value correction (may be NULL) */
+    double *lecor;            /* log of eps_cor (logcap x m), intermediate correction only */
 } prestep;
 
 typedef struct ps_snapshot {
@@ -546,13 +554,28 @@ static int mbc_discrete(prestep *p, const double *uk, int modified, double *c0, 
     /* right-hand sides: column 0 the EDE, column 1 the extrapolation */
     Lmul(p, s->y, ek, 1);
     for (int a = 0; a < m; a++) ek[a] -= uk[a];
+    const double *ep = s->eps_prev, *ekc = ek;
+    if (p->spec.intermediate_correction) {
+        /* (2.58-2.60): mean of eps(t) over [T^{k-1}, T^k] from int y dt (accept) and the input of that step */
+        double *ly = p->w2, *epc = p->w2 + m, *ekk = p->w2 + 2 * m;
+        const double Hp = s->scal[1];
+        Lmul(p, s->yint, ly, 0);
+        for (int a = 0; a < m; a++) {
+            const double mean = ly[a] / Hp + p->net->r[a] - (s->uc0[a] + 0.5 * s->uc1[a]);
+            s->ecor[a] = mean - 0.5 * (s->eps_prev[a] + ek[a]);
+            epc[a] = s->eps_prev[a] + s->ecor[a];
+            ekk[a] = ek[a] + s->ecor[a];
+        }
+        ep = epc;
+        ekc = ekk;
+    }
     double *yt = p->yt, *yh = p->yh;
     for (int a = 0; a < n; a++) {
         double e = 0.0, x = 0.0;
         if (p->spec.use_ede) {
             for (int b = 0; b < n; b++) e += A[(size_t)a * n + b] * s->delta[b];
             for (int b = 0; b < m; b++)
-                e += p->Su[(size_t)a * m + b] * s->eps_prev[b] + p->Sd[(size_t)a * m + b] * ek[b];
+                e += p->Su[(size_t)a * m + b] * ep[b] + p->Sd[(size_t)a * m + b] * ekc[b];
         }
         B[(size_t)a * 2] = e;
         (void)x;
@@ -629,6 +652,7 @@ static void log_step(prestep *p, int phase, double eps) {
     memcpy(p->ldel + (size_t)k * p->n, s->delta, sizeof(double) * p->n);
     for (int a = 0; a < p->m; a++) p->lu[(size_t)k * p->m + a] = s->nc0[a] + s->nc1[a];
     memcpy(p->lrank + (size_t)k * p->nsub, p->rank, sizeof(int) * p->nsub);
+    if (p->lecor) memcpy(p->lecor + (size_t)k * p->m, s->ecor, sizeof(double) * p->m);
     s->scal[2] = (double)(k + 1);
 }
 
@@ -656,6 +680,7 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     const long k = (long)s->scal[0];
     const double Hp = s->scal[1] > 0.0 ? s->scal[1] : H;
     p->T = T; p->H = H;
+    if (p->spec.intermediate_correction) memset(s->ecor, 0, sizeof(double) * m);
     /* signal-based candidate (ZOH, or FOH as a ramp through the last two macro points) */
     double *sb0 = p->sb, *sb1 = p->sb + m;
     Lmul(p, s->y, sb0, 1);
@@ -727,6 +752,32 @@ static const cs_input *ps_input(cs_coupling *c, int i) { return &((prestep *)c->
 
 static int ps_continuity(const cs_coupling *c, int i) { return CS_INPUT_JUMPS; }
 
+/* int y dt over the accepted step [T1 - H, T1] into yint (n): the trapezoidal rule on each unit's micro-step trace,
+ * or on the macro-point values y^{k-1} (s->y, not yet updated) and y for a unit without a matching trace. */
+static void output_integrals(prestep *p, double T1, const double *y) {
+    ps_state *s = &p->st;
+    const double H = p->H;
+    int all = 1;
+    for (int i = 0; i < p->nsub; i++) {
+        const int j0 = p->yo[i], ny = p->yo[i + 1] - j0;
+        cs_unit *u = p->units ? p->units[i] : NULL;
+        cs_trace tr = {0};
+        if (u && u->ops->trace && u->ops->trace(u, &tr) == CS_OK && tr.n >= 2 && tr.t && tr.y &&
+            fabs(tr.t[tr.n - 1] - T1) <= 1e-9 * H && fabs(tr.t[0] - (T1 - H)) <= 1e-9 * H) {
+            for (int j = 0; j < ny; j++) {
+                double q = 0.0;
+                for (long r = 1; r < tr.n; r++)
+                    q += 0.5 * (tr.t[r] - tr.t[r - 1]) * (tr.y[(size_t)r * ny + j] + tr.y[(size_t)(r - 1) * ny + j]);
+                s->yint[j0 + j] = q;
+            }
+            continue;
+        }
+        all = 0;
+        for (int j = 0; j < ny; j++) s->yint[j0 + j] = 0.5 * H * (s->y[j0 + j] + y[j0 + j]);
+    }
+    s->icnt[all ? 0 : 1] += 1.0;
+}
+
 static int ps_accept(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err) {
     prestep *p = c->content;
     ps_state *s = &p->st;
@@ -745,6 +796,7 @@ static int ps_accept(cs_coupling *c, double T1, const double *y, const double *y
         }
         return CS_OK;
     }
+    if (p->spec.intermediate_correction) output_integrals(p, T1, y);
     for (int a = 0; a < m; a++) s->uend_prev[a] = s->uc0[a] + s->uc1[a];
     memcpy(s->uc0, s->nc0, sizeof(double) * m);
     memcpy(s->uc1, s->nc1, sizeof(double) * m);
@@ -815,7 +867,7 @@ static void ps_destroy(cs_coupling *c) {
     free(p->work); free(p->tmp); free(p->w1); free(p->w2); free(p->sb); free(p->yt); free(p->yh); free(p->v1); free(p->v2);
     free(p->v3); free(p->ipiv); free(p->stbuf);
     free(p->lphase); free(p->leps); free(p->lpar); free(p->ldel); free(p->lu); free(p->lrank);
-    free(p->in); free(p->incoef);
+    free(p->in); free(p->incoef); free(p->lecor);
     free(p);
     c->content = NULL;
 }
@@ -834,9 +886,11 @@ static const cs_coupling_ops PRESTEP_OPS = {
 
 static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
 
-int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spec, double H, cs_coupling **out,
-                               cs_err *err) {
+int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_prestep_spec *spec, double H,
+                               cs_coupling **out, cs_err *err) {
     *out = NULL;
+    if (spec->intermediate_correction && spec->variant != CS_PRESTEP_DISCRETE)
+        return cs_fail(err, CS_ERR_ARG, "intermediate_correction: only the discrete version has it (2.58-2.60)");
     if (spec->variant != CS_PRESTEP_CONTINUOUS && spec->variant != CS_PRESTEP_DISCRETE)
         return cs_fail(err, CS_ERR_ARG, "variant: unknown pre-step variant code %d", spec->variant);
     if (spec->ij_source != CS_PRESTEP_IJ_GIVEN && spec->ij_source != CS_PRESTEP_IJ_RLS &&
@@ -860,7 +914,9 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
     c->ops = &PRESTEP_OPS;
     c->content = p;
     p->net = net;
+    p->units = units;
     p->spec = *spec;
+    p->spec.intermediate_correction = spec->intermediate_correction ? 1 : 0;
     p->spec.Sy = p->spec.Su = p->spec.Sd = NULL;
     p->spec.rls_a0 = p->spec.rls_b0 = NULL;
     p->spec.moesp_cfg = NULL;
@@ -917,6 +973,7 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) p->L[(size_t)a * n + net->col[k]] += net->gain[k];
     /* state block: y, yprev, delta, ymin, ymax (n each); uc0, uc1, uend_prev, nc0, nc1, eps_prev (m each); 3 */
     p->st.size = 5 * (size_t)n + 6 * (size_t)m + 3;
+    if (p->spec.intermediate_correction) p->st.size += (size_t)n + m + 2;   /* yint, ecor, icnt */
     p->stbuf = calloc(p->st.size, sizeof(double));
     if (!p->stbuf) goto nomem;
     {
@@ -924,6 +981,10 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
         p->st.y = b; b += n; p->st.yprev = b; b += n; p->st.delta = b; b += n; p->st.ymin = b; b += n;
         p->st.ymax = b; b += n; p->st.uc0 = b; b += m; p->st.uc1 = b; b += m; p->st.uend_prev = b; b += m;
         p->st.nc0 = b; b += m; p->st.nc1 = b; b += m; p->st.eps_prev = b; b += m; p->st.scal = b;
+        if (p->spec.intermediate_correction) {
+            b += 3;
+            p->st.yint = b; b += n; p->st.ecor = b; b += m; p->st.icnt = b;
+        }
         for (int a = 0; a < n; a++) { p->st.ymin[a] = INFINITY; p->st.ymax[a] = -INFINITY; }
         p->st.scal[0] = -1.0;
     }
@@ -1007,6 +1068,10 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
         p->lu = calloc(L * (size_t)m, sizeof(double));
         p->lrank = calloc(L * (size_t)ns, sizeof(int));
         if (!p->lphase || !p->leps || !p->lpar || !p->ldel || !p->lu || !p->lrank) goto nomem;
+        if (p->spec.intermediate_correction) {
+            p->lecor = calloc(L * (size_t)m, sizeof(double));
+            if (!p->lecor) goto nomem;
+        }
     }
     p->in = calloc((size_t)ns, sizeof(cs_input));
     p->incoef = calloc((size_t)m * NC + NC, sizeof(double));
@@ -1017,6 +1082,13 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spe
             p->in[i].nu = p->uo[i + 1] - p->uo[i];
             p->in[i].c = coef;
             coef += (size_t)NC * p->in[i].nu;
+        }
+    }
+    for (int i = 0; p->spec.intermediate_correction && units && i < ns; i++) {
+        cs_unit *u = units[i];
+        if (u && u->ops->set_trace) {
+            int rc = u->ops->set_trace(u, 1, err);
+            if (rc) { cs_coupling_destroy(c); return rc; }
         }
     }
     if (spec->variant == CS_PRESTEP_CONTINUOUS) {
@@ -1036,6 +1108,8 @@ int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err) {
     long k = (long)p->st.scal[2];
     *log = (cs_prestep_log){.n = k < p->logcap ? k : p->logcap, .nparams = p->nparams, .ny = p->n, .nu = p->m,
                             .nsub = p->nsub, .phase = p->lphase, .eps = p->leps, .params = p->lpar,
-                            .delta = p->ldel, .u = p->lu, .rank = p->lrank};
+                            .delta = p->ldel, .u = p->lu, .rank = p->lrank, .eps_cor = p->lecor,
+                            .traced = p->st.icnt ? (long)p->st.icnt[0] : 0,
+                            .fallback = p->st.icnt ? (long)p->st.icnt[1] : 0};
     return CS_OK;
 }

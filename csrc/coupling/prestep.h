@@ -14,6 +14,7 @@
 
 #include "coupling/coupling.h"
 #include "network/network.h"
+#include "units/unit.h"
 
 enum { CS_PRESTEP_CONTINUOUS = 0, CS_PRESTEP_DISCRETE = 1 };
 enum { CS_PRESTEP_IJ_GIVEN = 0, CS_PRESTEP_IJ_RLS = 1, CS_PRESTEP_IJ_MOESP = 2 };
@@ -50,6 +51,8 @@ typedef struct cs_prestep_spec {
     double moesp_threshold;                   /* relative singular-value threshold of the automatic order */
     int moesp_refresh;                        /* re-factor the window every this many pushes (0: never) */
     long log_capacity;                        /* steps the log keeps (later steps are not logged) */
+    int intermediate_correction;              /* discrete version: the intermediate-value correction (2.58-2.60) of
+                                               * eps^{k-1}, eps^k in Step 1 from the units' micro-step traces */
 } cs_prestep_spec;
 
 /* The per-step log: phase (CS_PHASE_*), eps_SI,global, identified parameters (per unit a then b, row-major),
@@ -60,6 +63,9 @@ typedef struct cs_prestep_log {
     const unsigned char *phase;
     const double *eps, *params, *delta, *u;
     const int *rank;
+    const double *eps_cor;  /* eps_cor (nu) per step with the intermediate-value correction on, else NULL */
+    long traced, fallback;  /* corrected steps whose output integrals came from all unit traces / some from the
+                             * trapezoidal rule on the macro points (a unit without a trace) */
 } cs_prestep_log;
 
 /* phi_A, phi_B and phi_C + phi_D of one subsystem's continuous IJs over H (2.44-2.47): exact (steps = 0, phi
@@ -75,8 +81,10 @@ size_t cs_prestep_step3_work_size(int ni, int mi);
 int cs_prestep_step3(int ni, int mi, const double *A, const double *rhs, const double *target, double rtol, double *x,
                      int *rank, double *work, cs_err *err);
 
-int cs_prestep_coupling_create(const cs_network *net, const cs_prestep_spec *spec, double H, cs_coupling **out,
-                               cs_err *err);
+/* units (may be NULL): the units of the network, asked for their micro-step traces when
+ * spec->intermediate_correction is on (units without a trace op: the trapezoidal rule on the macro points). */
+int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_prestep_spec *spec, double H,
+                               cs_coupling **out, cs_err *err);
 /* The log of a coupling made by cs_prestep_coupling_create (CS_ERR_ARG for any other coupling). */
 int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err);
 

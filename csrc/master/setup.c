@@ -82,7 +82,7 @@ static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
 static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
                          cs_err *err) {
     const int kind = c->monolithic ? CS_COUPLING_SIGNAL : c->coupling_kind;
-    if (kind == CS_COUPLING_PRESTEP) CS_TRY(cs_prestep_coupling_create(net, c->prestep, c->H, &r->coupling, err));
+    if (kind == CS_COUPLING_PRESTEP) CS_TRY(cs_prestep_coupling_create(net, r->units, c->prestep, c->H, &r->coupling, err));
     else if (kind == CS_COUPLING_NEPCE)
         CS_TRY(cs_nepce_coupling_create(net, r->units, approx, c->nepce, &r->coupling, err));
     else CS_TRY(cs_signal_coupling_create(net, approx, c->rates_lagged, &r->coupling, err));

@@ -70,6 +70,10 @@ int cs_py_coupling_opts_read(PyObject *opts, cs_run_config *cfg, cs_py_coupling_
         if (PyDict_GetItemString(d, "moesp_threshold") && (get_double(d, "moesp_threshold", &s->moesp_threshold) ||
                                                            get_int(d, "moesp_refresh", &s->moesp_refresh)))
             return -1;
+        /* intermediate-value correction (2.58-2.60; optional key, default off) */
+        if (PyDict_GetItemString(d, "intermediate_correction") &&
+            get_int(d, "intermediate_correction", &s->intermediate_correction))
+            return -1;
         cfg->prestep = s;
     } else if (kind != CS_COUPLING_SIGNAL) {
         PyErr_Format(PyExc_ValueError, "coupling: unknown coupling kind %d", kind);
@@ -113,6 +117,18 @@ PyObject *cs_py_coupling_log(const cs_run *run, int kind) {
         Py_XDECREF(ph); Py_XDECREF(eps); Py_XDECREF(par); Py_XDECREF(del); Py_XDECREF(u); Py_XDECREF(rk);
         return NULL;
     }
-    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N}", "phase", ph, "eps_si", eps, "params", par, "delta", del,
-                         "u", u, "rank", rk);
+    PyObject *out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N}", "phase", ph, "eps_si", eps, "params", par, "delta",
+                                  del, "u", u, "rank", rk);
+    if (out && lg.eps_cor) {
+        /* intermediate-value correction: eps_cor per step and the trace / macro-point fallback counts */
+        PyObject *ec = cs_py_mat(lg.n, lg.nu, lg.eps_cor);
+        PyObject *tc = PyLong_FromLong(lg.traced), *fc = PyLong_FromLong(lg.fallback);
+        if (!ec || !tc || !fc || PyDict_SetItemString(out, "eps_cor", ec) ||
+            PyDict_SetItemString(out, "traced_steps", tc) || PyDict_SetItemString(out, "macro_point_steps", fc)) {
+            Py_XDECREF(ec); Py_XDECREF(tc); Py_XDECREF(fc); Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(ec); Py_DECREF(tc); Py_DECREF(fc);
+    }
+    return out;
 }
