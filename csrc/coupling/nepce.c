@@ -69,17 +69,8 @@ static int np_continuity(const cs_coupling *c, int i) { return CS_INPUT_JUMPS; }
 static void output_integrals(nepce *p, int i, double T1, const double *y) {
     const cs_network *net = p->net;
     const int j0 = net->yoff[i], ny = net->yoff[i + 1] - j0;
-    cs_unit *u = p->units ? p->units[i] : NULL;
-    cs_trace tr = {0};
     const double H = p->H;
-    if (u && u->ops->trace && u->ops->trace(u, &tr) == CS_OK && tr.n >= 2 && tr.t && tr.y &&
-        fabs(tr.t[tr.n - 1] - T1) <= 1e-9 * H && fabs(tr.t[0] - (T1 - H)) <= 1e-9 * H) {
-        for (int j = 0; j < ny; j++) {
-            double s = 0.0;
-            for (long q = 1; q < tr.n; q++)
-                s += 0.5 * (tr.t[q] - tr.t[q - 1]) * (tr.y[(size_t)q * ny + j] + tr.y[(size_t)(q - 1) * ny + j]);
-            p->yint[j0 + j] = s;
-        }
+    if (cs_unit_trace_integral(p->units ? p->units[i] : NULL, T1, H, p->yint + j0)) {
         p->cnt[1] += 1.0;
         return;
     }

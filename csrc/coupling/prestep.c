@@ -760,18 +760,7 @@ static void output_integrals(prestep *p, double T1, const double *y) {
     int all = 1;
     for (int i = 0; i < p->nsub; i++) {
         const int j0 = p->yo[i], ny = p->yo[i + 1] - j0;
-        cs_unit *u = p->units ? p->units[i] : NULL;
-        cs_trace tr = {0};
-        if (u && u->ops->trace && u->ops->trace(u, &tr) == CS_OK && tr.n >= 2 && tr.t && tr.y &&
-            fabs(tr.t[tr.n - 1] - T1) <= 1e-9 * H && fabs(tr.t[0] - (T1 - H)) <= 1e-9 * H) {
-            for (int j = 0; j < ny; j++) {
-                double q = 0.0;
-                for (long r = 1; r < tr.n; r++)
-                    q += 0.5 * (tr.t[r] - tr.t[r - 1]) * (tr.y[(size_t)r * ny + j] + tr.y[(size_t)(r - 1) * ny + j]);
-                s->yint[j0 + j] = q;
-            }
-            continue;
-        }
+        if (cs_unit_trace_integral(p->units ? p->units[i] : NULL, T1, H, s->yint + j0)) continue;
         all = 0;
         for (int j = 0; j < ny; j++) s->yint[j0 + j] = 0.5 * H * (s->y[j0 + j] + y[j0 + j]);
     }

@@ -35,6 +35,21 @@ int cs_unit_do_step_timed(cs_unit *u, double T, double H, const cs_input *in, in
     return rc;
 }
 
+int cs_unit_trace_integral(cs_unit *u, double T1, double H, double *yint) {
+    cs_trace tr = {0};
+    if (!u || !u->ops->trace || u->ops->trace(u, &tr) != CS_OK || tr.n < 2 || !tr.t || !tr.y ||
+        !(fabs(tr.t[tr.n - 1] - T1) <= 1e-9 * H) || !(fabs(tr.t[0] - (T1 - H)) <= 1e-9 * H))
+        return 0;
+    const int ny = u->ny;
+    for (int j = 0; j < ny; j++) {
+        double s = 0.0;
+        for (long q = 1; q < tr.n; q++)
+            s += 0.5 * (tr.t[q] - tr.t[q - 1]) * (tr.y[(size_t)q * ny + j] + tr.y[(size_t)(q - 1) * ny + j]);
+        yint[j] = s;
+    }
+    return 1;
+}
+
 int cs_unit_output_jacobian(cs_unit *u, double t, const double *uin, double *G, double *work, cs_err *err) {
     if (u->ops->output_jacobian) return u->ops->output_jacobian(u, t, uin, G, err);
     if (!u->feedthrough) {

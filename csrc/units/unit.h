@@ -106,6 +106,10 @@ static inline int cs_unit_do_step(cs_unit *u, double T, double H, const cs_input
     return u->timing ? cs_unit_do_step_timed(u, T, H, in, restart, err) : u->ops->do_step(u, T, H, in, restart, err);
 }
 
+/* int y dt over the last step [T1 - H, T1] of each output into yint (ny values): the trapezoidal rule on the unit's
+ * micro-step trace (intermediate values). Returns 1, or 0 when the unit has no trace of that step (yint untouched). */
+int cs_unit_trace_integral(cs_unit *u, double T1, double H, double *yint);
+
 /* dy/du: ops->output_jacobian, else forward differences of get_outputs (work: nu + 2 ny doubles). */
 int cs_unit_output_jacobian(cs_unit *u, double t, const double *uin, double *G, double *work, cs_err *err);
 
