@@ -92,6 +92,28 @@ def numpy_continuous(system):
     return t / n_rep
 
 
+def numpy_steps(Sy, Sum, Sup, L, r, y, u, mem, sizes):
+    """Steps 1-3 of the discrete pre-step in NumPy from the assembled IJs Sy, Su^-, Su^+ (n x n, n x m, n x m): the
+    error equation (2.57) for δ (mem holds δ and ε^{k-1}), the model-based extrapolation (2.63) and the per-subsystem
+    input optimisation with the pseudo-inverse of Su^+_i (sizes: (ny_i, nu_i) per subsystem)."""
+    m = L.shape[0]
+    Mc = np.eye(L.shape[1]) - Sup @ L
+    A = Sy + Sum @ L
+    ek = L @ y + r - u
+    mem["delta"] = np.linalg.solve(Mc, A @ mem["delta"] + Sum @ mem["e_prev"] + Sup @ ek)
+    mem["e_prev"] = ek
+    yhat = np.linalg.solve(Mc, A @ (y + mem["delta"]) + (Sum + Sup) @ r)
+    uh = L @ yhat + r
+    out = np.empty(m)
+    yo = uo = 0
+    for ni, mi in sizes:
+        Ai = Sup[yo:yo + ni, uo:uo + mi]
+        rhs = yhat[yo:yo + ni] - Sy[yo:yo + ni, yo:yo + ni] @ y[yo:yo + ni] - Sum[yo:yo + ni, uo:uo + mi] @ u[uo:uo + mi]
+        out[uo:uo + mi] = uh[uo:uo + mi] + np.linalg.pinv(Ai) @ (rhs - Ai @ uh[uo:uo + mi])
+        yo += ni; uo += mi
+    return out
+
+
 def numpy_discrete(system):
     """One discrete pre-step step with RLS (n_a = n_b = 1) in NumPy, per step cost, fed with the outputs and inputs
     of a ZOH run of the same system (so that the numbers stay those of a real run)."""
@@ -122,22 +144,7 @@ def numpy_discrete(system):
             Sy[yo:yo + ni, yo:yo + ni] = np.diag(st["p"][:, 0])
             Sup[yo:yo + ni, uo:uo + mi] = st["p"][:, 1:]
             yo += ni; uo += mi
-        Mc = np.eye(n) - Sup @ L
-        A = Sy + Sum @ L
-        ek = L @ y + r - u
-        mem["delta"] = np.linalg.solve(Mc, A @ mem["delta"] + Sum @ mem["e_prev"] + Sup @ ek)
-        mem["e_prev"] = ek
-        yhat = np.linalg.solve(Mc, A @ (y + mem["delta"]) + (Sum + Sup) @ r)
-        uh = L @ yhat + r
-        out = np.empty(m)
-        yo = uo = 0
-        for st in state:
-            ni, mi = st["ny"], st["nu"]
-            Ai = Sup[yo:yo + ni, uo:uo + mi]
-            rhs = yhat[yo:yo + ni] - Sy[yo:yo + ni, yo:yo + ni] @ y[yo:yo + ni] - Sum[yo:yo + ni, uo:uo + mi] @ u[uo:uo + mi]
-            out[uo:uo + mi] = uh[uo:uo + mi] + np.linalg.pinv(Ai) @ (rhs - Ai @ uh[uo:uo + mi])
-            yo += ni; uo += mi
-        return out
+        return numpy_steps(Sy, Sum, Sup, L, r, y, u, mem, [(st["ny"], st["nu"]) for st in state])
 
     K = Yr.shape[0]
     t0 = time.perf_counter()
@@ -155,7 +162,7 @@ def numpy_moesp_fit(u, y, n, r):
     Hy = np.hstack([y[i:i + W] for i in range(r)])
     R = np.linalg.qr(np.hstack([Hu, Hy]), mode="r")
     L = R.T
-    p, q = r * nu, r * ny
+    p = r * nu
     L11, L21, L22 = L[:p, :p], L[p:, :p], L[p:, p:]
     Us, sv, _ = np.linalg.svd(L22)
     G = Us[:, :n] * np.sqrt(sv[:n])
@@ -195,22 +202,7 @@ def numpy_discrete_moesp(system, Yr, Ur, W=778, n=1, r=2, repeat=3):
             Sum[yo:yo + ni, uo:uo + mi] = C @ B - Syi @ D
             Sup[yo:yo + ni, uo:uo + mi] = D
             yo += ni; uo += mi
-        Mc = np.eye(nt) - Sup @ L
-        A = Sy + Sum @ L
-        ek = L @ y + rr - u
-        mem["delta"] = np.linalg.solve(Mc, A @ mem["delta"] + Sum @ mem["e_prev"] + Sup @ ek)
-        mem["e_prev"] = ek
-        yhat = np.linalg.solve(Mc, A @ (y + mem["delta"]) + (Sum + Sup) @ rr)
-        uh = L @ yhat + rr
-        out = np.empty(m)
-        yo = uo = 0
-        for s in subs:
-            ni, mi = s.ny, s.nu
-            Ai = Sup[yo:yo + ni, uo:uo + mi]
-            rhs = yhat[yo:yo + ni] - Sy[yo:yo + ni, yo:yo + ni] @ y[yo:yo + ni] - Sum[yo:yo + ni, uo:uo + mi] @ u[uo:uo + mi]
-            out[uo:uo + mi] = uh[uo:uo + mi] + np.linalg.pinv(Ai) @ (rhs - Ai @ uh[uo:uo + mi])
-            yo += ni; uo += mi
-        return out
+        return numpy_steps(Sy, Sum, Sup, L, rr, y, u, mem, [(s.ny, s.nu) for s in subs])
 
     K = Yr.shape[0]
     ks = range(W, K)                     # full windows (the cost of a sliding step)
