@@ -184,15 +184,15 @@ def against_monolithic(target=1e-6):
                 add(f"co-sim GS Lagrange k={k} H={H:g} rtol={tol:g}",
                     lambda: cosim.simulate(s, 1.0, H, scheme="gauss-seidel", approximation=cosim.Lagrange(k),
                                            solver=cosim.CVODE(rtol=tol, atol=tol * 1e-2), startup="kraft"))
-    for k in (2, 3, 4):
-        for H in (2e-4, 1e-4, 5e-5):
+    for k in (2, 3, 4, 5):
+        for H in (2.5e-4, 2e-4, 1e-4, 5e-5):
             for tol in (1e-7, 1e-8):
                 add(f"co-sim Jacobi EXTRIPOL-C1 k={k} H={H:g} rtol={tol:g}",
                     lambda: cosim.simulate(s, 1.0, H, scheme="jacobi",
                                            approximation=cosim.ExtrapolatedInterpolation(k, 1),
                                            solver=cosim.CVODE(rtol=tol, atol=tol * 1e-2, restart="auto"),
                                            startup="kraft"))
-    for tol in (1e-6, 1e-7, 1e-8, 1e-9):
+    for tol in (1e-6, 5e-7, 2e-7, 1e-7, 1e-8, 1e-9):
         add(f"monolithic CVODE rtol={tol:g}",
             lambda: cosim.simulate_monolithic(s, 1.0, 1e-4, solver=cosim.CVODE(rtol=tol, atol=tol * 1e-2)))
     ok = [row for row in rows if row[1] <= target]

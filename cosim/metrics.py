@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from . import defaults
+from . import _core, defaults
 
 __all__ = ["amplitudes", "growth", "max_growth", "is_stable", "divergence", "Divergence"]
 
@@ -229,8 +229,14 @@ def divergence(t, groups, limit=None, window=None):
                              f"{V.shape} with {len(names)} names")
         if V.shape[1] == 0:
             continue
-        a0 = _absmax(V[:k])                                        # NaN/inf propagate: non-finite -> diverged
-        peak = _absmax(V[k:])
+        # max |s| over the windows in one pass over the record: early [0, k), after it [k, n), and the two last
+        # windows [j0, j1), [j1, n) (segments between the sorted window bounds, combined per window)
+        bounds = np.unique([0, k, j0, j1, t.size]) if late is not None else np.array([0, k, t.size])
+        seg = _core.absmax_segments(V, bounds)                     # NaN/inf propagate: non-finite -> diverged
+
+        def window(lo, hi):
+            return np.maximum.reduce(seg[np.searchsorted(bounds, lo):np.searchsorted(bounds, hi)], axis=0)
+        a0, peak = window(0, k), window(k, t.size)
         finite0 = a0[np.isfinite(a0)]
         ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
         ok = np.isfinite(peak) & np.isfinite(ref)
@@ -239,7 +245,7 @@ def divergence(t, groups, limit=None, window=None):
         factor[ok & (ref <= _REST * peak)] = -np.inf              # at rest in the early window: not judged
         if late is not None:                                       # levelled off at the end: not a divergence
             with np.errstate(invalid="ignore"):
-                growing = ~(_absmax(V[late]) <= GROWING * _absmax(V[before]))
+                growing = ~(window(j1, t.size) <= GROWING * window(j0, j1))
             factor[ok & ~growing] = -np.inf
         j = int(np.argmax(factor))
         if factor[j] > limit and (worst is None or factor[j] > worst.factor):

@@ -34,7 +34,8 @@ typedef struct signal_coupling {
     double T, H, Hnom;
     int interp_ready;              /* Wint valid for this step */
     cs_input *in;                  /* per unit */
-    double *incoef;
+    double *incoef;                /* the inputs' coefficients, unit after unit ((CS_MAXDEG + 1) x nu_i each) */
+    int *inpos;                    /* per global input a: index of its s^0 coefficient in incoef */
     unsigned char *done;           /* per unit: reached T_{N+1} in this step */
     unsigned char *cont;           /* per unit: CS_INPUT_* of the last input built */
     int ndone;                     /* units done in this step (0: every input is the extrapolated one) */
@@ -183,43 +184,40 @@ static void build_input(signal_coupling *s, int i) {
     s->cont[i] = (unsigned char)cont;
 }
 
-/* All inputs from the extrapolants (no unit done yet): one pass over u = L ỹ + r. */
+/* All inputs from the extrapolants (no unit done yet): one flat pass over the inputs, u = L ỹ + r. */
 static void build_all_extrapolated(signal_coupling *s) {
     const cs_network *net = s->net;
-    const int *restrict rowptr = net->rowptr, *restrict col = net->col;
+    const int *restrict rowptr = net->rowptr, *restrict col = net->col, *restrict pos = s->inpos;
     const double *restrict gain = net->gain, *restrict r = net->r, *restrict cext = s->cext;
+    double *restrict coef = s->incoef;
     const int dext = s->Wext->deg, kind = s->spec.kind;
     int cont = CS_INPUT_JUMPS;
     if (s->accepted > 0)
         cont = kind == CS_APPROX_EXTRIPOL_C1 ? CS_INPUT_C1 : kind == CS_APPROX_EXTRIPOL_C0 ? CS_INPUT_C0 : CS_INPUT_JUMPS;
     for (int i = 0; i < net->nsub; i++) {
         cs_input *in = &s->in[i];
-        const int nu = in->nu, a0 = net->uoff[i];
-        double *restrict cin = in->c;
         in->T = s->T;
         in->H = s->H;
         in->deg = dext;
-        if (dext == 0) { /* constant inputs: u = L ỹ(T_N) + r */
-            for (int la = 0; la < nu; la++) {
-                const int a = a0 + la;
-                double c0 = r[a];
-                for (int k = rowptr[a]; k < rowptr[a + 1]; k++) c0 += gain[k] * cext[(size_t)col[k] * NC];
-                cin[la] = c0;
-            }
-        } else {
-            for (int la = 0; la < nu; la++) {
-                const int a = a0 + la;
-                double c0 = r[a];
-                for (int m = 1; m <= dext; m++) cin[m * nu + la] = 0.0;
-                for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
-                    const double *cj = cext + (size_t)col[k] * NC;
-                    c0 += gain[k] * cj[0];
-                    for (int m = 1; m <= dext; m++) cin[m * nu + la] += gain[k] * cj[m];
-                }
-                cin[la] = c0;
-            }
-        }
         s->cont[i] = (unsigned char)cont;
+    }
+    if (dext == 0) { /* constant inputs: u = L ỹ(T_N) + r */
+        for (int a = 0; a < net->nu; a++) {
+            double c0 = r[a];
+            for (int k = rowptr[a]; k < rowptr[a + 1]; k++) c0 += gain[k] * cext[(size_t)col[k] * NC];
+            coef[pos[a]] = c0;
+        }
+        return;
+    }
+    for (int a = 0; a < net->nu; a++) {
+        double *restrict c = coef + pos[a];
+        const int nu = s->in[net->in_sub[a]].nu;   /* row stride of the unit's coefficients */
+        double cm[NC] = {r[a]};
+        for (int k = rowptr[a]; k < rowptr[a + 1]; k++) {
+            const double *cj = cext + (size_t)col[k] * NC;
+            for (int m = 0; m <= dext; m++) cm[m] += gain[k] * cj[m];
+        }
+        for (int m = 0; m <= dext; m++) c[m * nu] = cm[m];
     }
 }
 
@@ -258,7 +256,7 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
 static void push(signal_coupling *s, double T1, double Hnom, const double *y, const double *ydot) {
     const cs_network *net = s->net;
     const int d = s->depth, ny = net->ny;
-    for (int q = CS_MAXHIST - 1; q >= 1; q--) { s->hT[q] = s->hT[q - 1]; s->hH[q] = s->hH[q - 1]; }
+    for (int q = d - 1; q >= 1; q--) { s->hT[q] = s->hT[q - 1]; s->hH[q] = s->hH[q - 1]; } /* nhist <= d are read */
     s->hT[0] = T1;
     s->hH[0] = Hnom;
     double *restrict hv = s->hv;
@@ -329,7 +327,7 @@ static void sig_snapshot_destroy(void *snap) {
 static void sig_destroy(cs_coupling *c) {
     signal_coupling *s = c->content;
     if (!s) return;
-    free(s->hv); free(s->cext); free(s->cint); free(s->in); free(s->incoef); free(s->done); free(s->cont);
+    free(s->hv); free(s->cext); free(s->cint); free(s->in); free(s->incoef); free(s->inpos); free(s->done); free(s->cont);
     free(s->cmp_in); free(s->cmp_incoef); free(s->chat);
     free(s);
     c->content = NULL;
@@ -458,12 +456,13 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
     s->cint = calloc((size_t)net->ny * NC + 1, sizeof(double));
     s->in = calloc((size_t)net->nsub, sizeof(cs_input));
     s->incoef = calloc((size_t)net->nu * NC + NC, sizeof(double));
+    s->inpos = calloc((size_t)net->nu + 1, sizeof(int));
     s->done = calloc((size_t)net->nsub, 1);
     s->cont = calloc((size_t)net->nsub, 1);
     s->cmp_in = calloc((size_t)net->nsub, sizeof(cs_input));
     s->cmp_incoef = calloc((size_t)net->nu * NC + NC, sizeof(double));
     s->chat = calloc((size_t)net->ny * NC + 1, sizeof(double));
-    if (!s->hv || !s->cext || !s->cint || !s->in || !s->incoef || !s->done || !s->cont || !s->cmp_in ||
+    if (!s->hv || !s->cext || !s->cint || !s->in || !s->incoef || !s->inpos || !s->done || !s->cont || !s->cmp_in ||
         !s->cmp_incoef || !s->chat) {
         cs_coupling_destroy(c);
         return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory");
@@ -472,6 +471,7 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
     for (int i = 0; i < net->nsub; i++) {
         s->in[i].nu = net->uoff[i + 1] - net->uoff[i];
         s->in[i].c = coef;
+        for (int a = net->uoff[i]; a < net->uoff[i + 1]; a++) s->inpos[a] = (int)(coef - s->incoef) + a - net->uoff[i];
         coef += (size_t)NC * s->in[i].nu;
     }
     coef = s->cmp_incoef;

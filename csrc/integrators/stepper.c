@@ -60,15 +60,13 @@ int cs_stepper_trace_reserve(cs_stepper *st, long n, cs_err *err) {
     return CS_OK;
 }
 
-int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    if (st->tracing) {
-        st->tr_n = 0;
-        CS_TRY(cs_stepper_trace_push(st, T, err));
-    }
+int cs_stepper_step_traced(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    st->tr_n = 0;
+    CS_TRY(cs_stepper_trace_push(st, T, err));
     int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     if (rc == CS_OK) st->reset = 0;
     /* integrators without micro steps of their own (exact) leave only the start point: add the end point */
-    if (rc == CS_OK && st->tracing && st->tr_t[st->tr_n - 1] < T + H) rc = cs_stepper_trace_push(st, T + H, err);
+    if (rc == CS_OK && st->tr_t[st->tr_n - 1] < T + H) rc = cs_stepper_trace_push(st, T + H, err);
     return rc;
 }
 

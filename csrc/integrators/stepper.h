@@ -59,7 +59,15 @@ cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err 
 cs_stepper *cs_stepper_alloc_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
                                   double **work, cs_err *err);
 void cs_stepper_free(cs_stepper *st);
-int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
+/* One macro step of the integrator (ops->do_step) with the restart after set_state/restore and the trace's end
+ * points; inline: the master calls it for every unit and step, and untraced steps need no more than the call. */
+int cs_stepper_step_traced(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
+static inline int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    if (st->tracing) return cs_stepper_step_traced(st, T, H, in, restart, err);
+    int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
+    if (rc == CS_OK) st->reset = 0;
+    return rc;
+}
 /* CS_ERR_DIVERGED unless every state is finite (the master checks states once per macro step itself). */
 int cs_stepper_check_finite(const cs_stepper *st, double T, double H, cs_err *err);
 void cs_stepper_set_state(cs_stepper *st, double t, const double *x);

@@ -1,6 +1,7 @@
 #include "linalg/dense.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "linalg/eig_small.h"
@@ -118,6 +119,44 @@ int cs_all_finite(size_t n, const double *a) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(a[i])) return 0;
     return 1;
+}
+
+/* |v| as the bits of a double with the sign cleared: for non-negative doubles the integer order is the numeric
+ * order, and every NaN lies above +inf, so one integer maximum finds max |v| and propagates NaN. */
+static inline uint64_t abs_bits(const double *v) {
+    uint64_t b;
+    memcpy(&b, v, sizeof b);
+    return b & 0x7fffffffffffffffULL;
+}
+
+void cs_absmax_segments(long n, int m, const double *V, long rs, long cs, const long *b, int nseg, double *out) {
+    for (int g = 0; g < nseg; g++) {
+        double *o = out + (size_t)g * m;
+        const long r0 = b[g] < 0 ? 0 : b[g], r1 = b[g + 1] > n ? n : b[g + 1];
+        for (int j = 0; j < m; j++) {
+            const double *p = V + j * cs;
+            uint64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0; /* four independent chains */
+            long r = r0;
+            for (; r + 4 <= r1; r += 4) {
+                const uint64_t a0 = abs_bits(p + r * rs), a1 = abs_bits(p + (r + 1) * rs);
+                const uint64_t a2 = abs_bits(p + (r + 2) * rs), a3 = abs_bits(p + (r + 3) * rs);
+                m0 = a0 > m0 ? a0 : m0;
+                m1 = a1 > m1 ? a1 : m1;
+                m2 = a2 > m2 ? a2 : m2;
+                m3 = a3 > m3 ? a3 : m3;
+            }
+            for (; r < r1; r++) {
+                const uint64_t a = abs_bits(p + r * rs);
+                m0 = a > m0 ? a : m0;
+            }
+            m0 = m1 > m0 ? m1 : m0;
+            m2 = m3 > m2 ? m3 : m2;
+            m0 = m2 > m0 ? m2 : m0;
+            double mx;
+            memcpy(&mx, &m0, sizeof mx);
+            o[j] = r1 > r0 ? mx : -INFINITY;
+        }
+    }
 }
 
 /* Gaussian elimination with partial pivoting on row-major A (n x n, copied to work) and B (n x nrhs, in place).

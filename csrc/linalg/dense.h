@@ -18,6 +18,11 @@ double cs_norminf_vec(int n, const double *x);
 /* 1 if all n entries are finite. Check before LAPACK's SVD/QR drivers: reference LAPACK stops the whole process
  * (XERBLA) when a NaN reaches its internal scaling, so NaN/Inf must never be passed to them. */
 int cs_all_finite(size_t n, const double *a);
+/* Column maxima of |V| over consecutive row segments [b[s], b[s+1]) of an n x m matrix with element strides rs (rows)
+ * and cs (columns): out (nseg x m). A NaN in a segment's column gives NaN there, an empty segment -inf. One pass over
+ * the rows (NumPy's axis-0 reduction of a long narrow array is many times slower); the divergence criterion of
+ * cosim.metrics reads its windows with it. */
+void cs_absmax_segments(long n, int m, const double *V, long rs, long cs, const long *b, int nseg, double *out);
 
 /* Solve A X = B for X (A n x n, B n x nrhs, row-major), overwriting B with X.
  * work: n*n + n*nrhs doubles; ipiv: n ints. Returns CS_ERR_LINALG if A is singular. */

@@ -17,7 +17,7 @@ struct cs_algorithm {
     void **usnap, *csnap;             /* rollback snapshots (controllers that may reject) */
     void **dpre, **dpost;             /* dense output: units at T_N and at T_{N+1} */
     const cs_input **used;
-    const double **xs;                /* per unit: the states() view (fixed pointers), or NULL */
+    cs_states_ref *xs;                /* per unit: the states() view (fixed pointers) and its size */
     cs_run_view view;                 /* what observers see after a step (the fields that change are set per step) */
     double *yd, *ud;                  /* dense output: outputs and inputs at an output point */
     long kout;                        /* next output point */
@@ -27,13 +27,15 @@ struct cs_algorithm {
     cs_algorithm_timing timing;       /* cfg.timing */
 };
 
-/* Monotonic clock for cfg.timing (0 when timing is off: no clock read). */
-static double clk(const cs_algorithm *a) {
-    if (!a->cfg.timing) return 0.0;
+/* Monotonic clock for cfg.timing. */
+static double clock_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
+
+/* 0 when timing is off: no clock read (two per step would be a quarter of a small run) */
+static inline double clk(const cs_algorithm *a) { return a->cfg.timing ? clock_now() : 0.0; }
 
 void cs_algorithm_get_timing(const cs_algorithm *a, cs_algorithm_timing *t) { *t = a->timing; }
 
@@ -109,7 +111,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
     }
     a->used = calloc((size_t)cfg->nsub, sizeof(cs_input *));
-    a->xs = calloc((size_t)cfg->nsub, sizeof(double *));
+    a->xs = calloc((size_t)cfg->nsub, sizeof(cs_states_ref));
     if (!a->used || !a->xs) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
     if (cfg->nout > 0) {
         if (!cfg->t_out || cfg->t_out[0] != cfg->t0) {
@@ -139,7 +141,10 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     a->ev = (cs_estimate_view){.nsub = cfg->nsub, .units = cfg->units, .net = cfg->net, .coupling = cfg->coupling,
                                .upre = a->uend, .used = a->used};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
-    for (int i = 0; i < cfg->nsub; i++) a->xs[i] = cfg->units[i]->ops->states ? cfg->units[i]->ops->states(cfg->units[i]) : NULL;
+    for (int i = 0; i < cfg->nsub; i++) {
+        cs_unit *u = cfg->units[i];
+        a->xs[i] = (cs_states_ref){u->ops->states ? u->ops->states(u) : NULL, u->nx};
+    }
     a->view = (cs_run_view){.nsub = cfg->nsub, .units = cfg->units, .xs = a->xs, .nx = a->nx, .ny = cfg->net->ny,
                             .nu = cfg->net->nu};
     a->T = cfg->t0;
@@ -168,15 +173,15 @@ static int check_divergence(const cs_algorithm *a, double t, const double *y, cs
     const cs_network *net = a->cfg.net;
     int bad = 0;
     for (int i = 0; i < a->cfg.nsub; i++) {
-        const double *x = a->xs[i];
+        const double *x = a->xs[i].x;
         if (x)
-            for (int q = 0, n = a->cfg.units[i]->nx; q < n; q++) bad |= !(fabs(x[q]) <= b);
+            for (int q = 0, n = a->xs[i].nx; q < n; q++) bad |= !(fabs(x[q]) <= b);
     }
     for (int j = 0; j < net->ny; j++) bad |= !(fabs(y[j]) < INFINITY);
     if (!bad) return CS_OK;
     for (int i = 0; i < a->cfg.nsub; i++) {
         const cs_unit *u = a->cfg.units[i];
-        const double *x = a->xs[i];
+        const double *x = a->xs[i].x;
         for (int q = 0; x && q < u->nx; q++)
             if (!(fabs(x[q]) <= b))
                 return cs_fail(err, CS_ERR_DIVERGED, "co-simulation diverged at t = %.10g: state %s.x[%d] = %g %s "

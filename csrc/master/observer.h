@@ -8,6 +8,13 @@
 #include "common.h"
 #include "units/unit.h"
 
+/* The states of one unit as the master reads them: its states() view (fixed for the unit's lifetime), or NULL for
+ * a unit whose states are not accessible (recorded as 0), and their number. */
+typedef struct cs_states_ref {
+    const double *x;
+    int nx;
+} cs_states_ref;
+
 /* What an observer may read: the state of the run at time t (after an accepted step, or the initial point). */
 typedef struct cs_run_view {
     double t;
@@ -15,7 +22,7 @@ typedef struct cs_run_view {
     int final;                  /* t is the end of the run */
     int nsub;
     cs_unit *const *units;
-    const double *const *xs;    /* per unit: its states() view, or NULL */
+    const cs_states_ref *xs;    /* per unit */
     const double *y, *u;        /* consistent outputs and inputs at t (stacked) */
     int nx, ny, nu;             /* totals */
 } cs_run_view;

@@ -25,19 +25,23 @@ static int grow_buffers(recorder *r) {
     return 0;
 }
 
-static int record(recorder *r, const cs_run_view *v, cs_err *err) {
-    if (r->n >= r->cap && r->owns && grow_buffers(r))
+static int full(recorder *r, const cs_run_view *v, cs_err *err) {
+    if (r->owns && !grow_buffers(r)) return CS_OK;
+    if (r->owns)
         return cs_fail(err, CS_ERR_NOMEM, "recorder: out of memory for %ld records at t = %.10g", 2 * r->cap, v->t);
-    if (r->n >= r->cap)
-        return cs_fail(err, CS_ERR_NOMEM, "recorder: more records than the %ld reserved at t = %.10g", r->cap, v->t);
+    return cs_fail(err, CS_ERR_NOMEM, "recorder: more records than the %ld reserved at t = %.10g", r->cap, v->t);
+}
+
+static inline int record(recorder *r, const cs_run_view *v, cs_err *err) {
+    if (r->n >= r->cap) CS_TRY(full(r, v, err));
     long n = r->n;
     r->t[n] = v->t;
     /* plain loops: rows are short, a memcpy call costs more than the copy */
     double *restrict x = r->x + (size_t)n * v->nx, *restrict y = r->y + (size_t)n * v->ny,
                      *restrict u = r->u + (size_t)n * v->nu;
     for (int i = 0; i < v->nsub; i++) {
-        const double *xs = v->xs[i];
-        const int nx = v->units[i]->nx;
+        const double *xs = v->xs[i].x;
+        const int nx = v->xs[i].nx;
         if (xs)
             for (int q = 0; q < nx; q++) x[q] = xs[q];
         else

@@ -65,6 +65,42 @@ done:
     return out;
 }
 
+/* absmax_segments(V, bounds) -> (len(bounds) - 1, m): max |V| per column over the rows [bounds[s], bounds[s+1]).
+ * V: any 2-D float64 array (strided views are read in place, no copy); bounds: non-decreasing row indices. */
+static PyObject *py_absmax_segments(PyObject *self, PyObject *args) {
+    PyObject *oV, *ob;
+    if (!PyArg_ParseTuple(args, "OO:absmax_segments", &oV, &ob)) return NULL;
+    PyArrayObject *V = (PyArrayObject *)PyArray_FROMANY(oV, NPY_DOUBLE, 2, 2, NPY_ARRAY_ALIGNED);
+    if (!V) return NULL;
+    PyArrayObject *B = (PyArrayObject *)PyArray_FROMANY(ob, NPY_LONG, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!B) { Py_DECREF(V); return NULL; }
+    const long n = (long)PyArray_DIM(V, 0), nb = (long)PyArray_DIM(B, 0);
+    const int m = (int)PyArray_DIM(V, 1);
+    const long *b = PyArray_DATA(B);
+    PyObject *out = NULL;
+    if (nb < 1) {
+        PyErr_SetString(PyExc_ValueError, "bounds: need at least one row index");
+        goto done;
+    }
+    for (long g = 0; g < nb; g++)
+        if (b[g] < 0 || b[g] > n || (g && b[g] < b[g - 1])) {
+            PyErr_Format(PyExc_ValueError, "bounds: must be non-decreasing row indices in 0..%ld, got %ld at %ld", n,
+                         b[g], g);
+            goto done;
+        }
+    npy_intp d[2] = {nb - 1, m};
+    out = PyArray_SimpleNew(2, d, NPY_DOUBLE);
+    if (!out) goto done;
+    const long rs = (long)(PyArray_STRIDE(V, 0) / (npy_intp)sizeof(double));
+    const long cs = (long)(PyArray_STRIDE(V, 1) / (npy_intp)sizeof(double));
+    Py_BEGIN_ALLOW_THREADS
+    cs_absmax_segments(n, m, PyArray_DATA(V), rs, cs, b, (int)(nb - 1), PyArray_DATA((PyArrayObject *)out));
+    Py_END_ALLOW_THREADS
+done:
+    Py_DECREF(V); Py_DECREF(B);
+    return out;
+}
+
 /* eigvals(A, method="auto", maxit=0): method "small" runs only the plain-C kernel (maxit caps its QR sweeps per
  * deflation; non-convergence raises ArithmeticError instead of falling back), "lapack" only the LAPACK path. For
  * tests and benchmarks; the library itself always goes through cs_eigvals ("auto"). */
@@ -158,6 +194,9 @@ PyMethodDef cs_py_linalg_methods[] = {
      "method 'small': plain-C kernel only (maxit: QR sweeps per deflation, 0 = default; raises ArithmeticError if\n"
      "it does not converge); 'lapack': LAPACK path only; 'auto': what the library uses."},
     {"spectral_radius", py_spectral_radius, METH_VARARGS, "spectral_radius(A) -> max |lambda_i| (cs_spectral_radius)."},
+    {"absmax_segments", py_absmax_segments, METH_VARARGS,
+     "absmax_segments(V, bounds) -> max |V| per column over the row segments [bounds[s], bounds[s+1]) (NaN "
+     "propagates, empty segments -inf)."},
     {"expm", py_expm, METH_VARARGS, "expm(A) -> exp(A) (balancing, Pade 3..13, scaling and squaring)."},
     {"poly_propagator", py_poly_propagator, METH_VARARGS,
      "poly_propagator(A, B, H, deg) -> (Phi, Gam[deg+1, nx, nu]): exact step of x' = Ax + Bu with polynomial u."},

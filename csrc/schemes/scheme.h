@@ -74,8 +74,30 @@ struct cs_pool *cs_jacobi_pool(const cs_scheme *s);
 int cs_gauss_seidel_create(int nsub, const int *order, cs_scheme **out, cs_err *err);
 void cs_scheme_destroy(cs_scheme *s);
 
+void cs_scheme_step_failed(const cs_step_ctx *x, double T, double H, cs_err *err); /* prefixes the step to err */
+
 /* Step unit i over [T, T+H] with the input the coupling forms for it now; records its input at T+H in uend/udot.
- * Shared by the schemes. */
-int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err);
+ * Shared by the schemes; inline, as it runs for every unit and step. */
+static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err) {
+    cs_coupling *cpl = x->coupling;
+    const cs_input *in = cpl->ops->input(cpl, i);
+    x->used[i] = in;
+    int restart = CS_CONTINUE;
+    if (!x->continue_always) {
+        int cont = cpl->ops->continuity ? cpl->ops->continuity(cpl, i) : CS_INPUT_JUMPS;
+        restart = (x->first || cont == CS_INPUT_JUMPS || x->exact_rollback) ? CS_RESTART : CS_SMOOTH;
+    } else if (x->first) {
+        restart = CS_RESTART;
+    }
+    int rc = cs_unit_do_step(x->units[i], T, H, in, restart, err);
+    if (rc) {
+        cs_scheme_step_failed(x, T, H, err);
+        return rc;
+    }
+    const int a = x->net->uoff[i];
+    cs_input_eval(in, T + H, x->uend + a);
+    if (x->need_udot) cs_input_eval_dt(in, T + H, x->udot + a);
+    return CS_OK;
+}
 
 #endif
