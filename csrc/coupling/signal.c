@@ -31,6 +31,12 @@ typedef struct signal_coupling {
     cs_approx_weights cache[2][CS_MAXHIST + 1];
     unsigned char cached[2][CS_MAXHIST + 1];
     double cache_H;                /* nominal step of the cache (derivative weights scale with it) */
+    /* the extrapolation weights of the last step while they stay valid: same nominal step and history length,
+     * and the newest sample on the same uniform grid (the older ones were checked when the weights were chosen);
+     * NULL after a restore */
+    const cs_approx_weights *wext_last;
+    double wext_last_H;
+    int wext_last_nhist;
     double T, H, Hnom;
     int interp_ready;              /* Wint valid for this step */
     cs_input *in;                  /* per unit */
@@ -94,6 +100,11 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
         *W = tmp;
         return cs_approx_weights_compute(&sp, interpolate, navail, Tv, T, H, tmp, err);
     }
+    if (!interpolate && s->wext_last && Hnom == s->wext_last_H && s->nhist == s->wext_last_nhist &&
+        s->hH[0] == Hnom) {
+        *W = s->wext_last;
+        return CS_OK;
+    }
     int navail = interpolate ? s->nhist + 1 : s->nhist;
     if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     int n = navail < need ? navail : need;          /* samples the weights read */
@@ -107,6 +118,11 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
             s->cached[interpolate][n] = 1;
         }
         *W = &s->cache[interpolate][n];
+        if (!interpolate) {
+            s->wext_last = *W;
+            s->wext_last_H = Hnom;
+            s->wext_last_nhist = s->nhist;
+        }
         return CS_OK;
     }
     cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
@@ -312,6 +328,7 @@ static void sig_restore(cs_coupling *c, const void *snap) {
     const signal_snapshot *p = snap;
     s->nhist = p->nhist;
     s->accepted = p->accepted;
+    s->wext_last = NULL;
     memcpy(s->hT, p->hT, sizeof p->hT);
     memcpy(s->hH, p->hH, sizeof p->hH);
     memcpy(s->hv, p->hv, sizeof(double) * p->n);

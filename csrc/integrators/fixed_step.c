@@ -22,16 +22,16 @@ static int euler_steps(cs_stepper *st, fixed_content *c, double T, double H, dou
     cs_model *m = st->model;
     const int nx = m->nx;
     double *restrict x = st->x, *restrict u = st->u, *restrict k1 = c->k1;
+    const int tracing = st->tracing;
     for (long i = 0; i < n; i++) {
         double t = T + i * h; /* multiplication, not accumulation */
         cs_input_eval(in, t, u);
-        CS_TRY(cs_model_rhs(m, t, x, u, k1, err));
-        if (nx == 1) x[0] += h * k1[0]; /* scalar units: no vector loop set-up */
-        else
-            for (int j = 0; j < nx; j++) x[j] += h * k1[j];
-        st->stats.steps++;
-        if (st->tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
+        int rc = cs_model_rhs(m, t, x, u, k1, err);
+        if (rc) { st->stats.steps += i; return rc; }
+        for (int j = 0; j < nx; j++) x[j] += h * k1[j];
+        if (tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
     }
+    st->stats.steps += n;
     return CS_OK;
 }
 

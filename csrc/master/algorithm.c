@@ -323,13 +323,16 @@ static void restore(cs_algorithm *a) {
 static int update(cs_algorithm *a, double T1, cs_err *err) {
     const cs_algorithm_config *c = &a->cfg;
     const cs_network *net = c->net;
-    int rc;
-    if (c->update == CS_UPDATE_CONSISTENT) {
+    int rc = CS_OK;
+    if (c->update == CS_UPDATE_CONSISTENT && net->any_feedthrough) {
         rc = cs_network_consistent(c->net, &a->outs, T1, a->uend, a->ynew, a->unew, err);
     } else {
-        rc = CS_OK;
-        for (int i = 0; i < c->nsub && !rc; i++)
-            rc = outs_eval(a, i, T1, a->uend + net->uoff[i], a->ynew + net->yoff[i], err);
+        /* the explicit update, and the consistent one when no unit has feed-through (y = g(x) does not depend on
+         * u): outputs with the inputs the units ended the step with, then u = L y + r */
+        for (int i = 0; i < c->nsub && !rc; i++) {
+            cs_unit *u = c->units[i];
+            rc = u->ops->get_outputs(u, T1, a->uend + net->uoff[i], a->ynew + net->yoff[i], err);
+        }
         if (!rc) cs_network_inputs(net, a->ynew, a->unew);
     }
     if (rc) { cs_err_prefix(err, "update at t = %.10g: ", T1); return rc; }

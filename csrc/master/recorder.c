@@ -25,6 +25,11 @@ static int grow_buffers(recorder *r) {
     return 0;
 }
 
+/* A short row: element by element (no vector-loop set-up, no memcpy call). */
+static inline void copy_row(double *restrict dst, const double *restrict src, int n) {
+    for (const double *end = src + n; src < end;) *dst++ = *src++;
+}
+
 static int full(recorder *r, const cs_run_view *v, cs_err *err) {
     if (r->owns && !grow_buffers(r)) return CS_OK;
     if (r->owns)
@@ -37,19 +42,15 @@ static inline int record(recorder *r, const cs_run_view *v, cs_err *err) {
     long n = r->n;
     r->t[n] = v->t;
     /* plain loops: rows are short, a memcpy call costs more than the copy */
-    double *restrict x = r->x + (size_t)n * v->nx, *restrict y = r->y + (size_t)n * v->ny,
-                     *restrict u = r->u + (size_t)n * v->nu;
-    for (int i = 0; i < v->nsub; i++) {
-        const double *xs = v->xs[i].x;
-        const int nx = v->xs[i].nx;
-        if (xs)
-            for (int q = 0; q < nx; q++) x[q] = xs[q];
+    double *restrict x = r->x + (size_t)n * v->nx;
+    for (const cs_states_ref *s = v->xs, *end = v->xs + v->nsub; s < end; s++) {
+        if (s->x)
+            for (int q = 0; q < s->nx; q++) *x++ = s->x[q];
         else
-            for (int q = 0; q < nx; q++) x[q] = 0.0;
-        x += nx;
+            for (int q = 0; q < s->nx; q++) *x++ = 0.0;
     }
-    for (int j = 0; j < v->ny; j++) y[j] = v->y[j];
-    for (int a = 0; a < v->nu; a++) u[a] = v->u[a];
+    copy_row(r->y + (size_t)n * v->ny, v->y, v->ny);
+    copy_row(r->u + (size_t)n * v->nu, v->u, v->nu);
     r->n = n + 1;
     return CS_OK;
 }

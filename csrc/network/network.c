@@ -255,13 +255,6 @@ static int factor(cs_network *net, double t, cs_err *err) {
 int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const double *u_guess, double *y,
                           double *u, cs_err *err) {
     int ny = net->ny;
-    if (!net->any_feedthrough && u_guess) {
-        /* y depends on x only: outputs at the guess as it is (no copy), then u = L y + r */
-        for (int i = 0; i < net->nsub; i++)
-            CS_TRY(g->eval(g->ctx, i, t, u_guess + net->uoff[i], y + net->yoff[i], err));
-        cs_network_inputs(net, y, u);
-        return CS_OK;
-    }
     if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
     else if (u_guess != u) memcpy(u, u_guess, sizeof(double) * net->nu);
     for (int i = 0; i < net->nsub; i++)
