@@ -211,6 +211,14 @@ def divergence(t, groups, limit=None, window=None):
         return None
     if not np.all(np.isfinite(t)) or not np.all(np.diff(t) > 0):
         raise ValueError("t: must be finite and strictly increasing")
+    return _divergence(t, groups, limit, w)
+
+
+def _divergence(t, groups, limit, w):
+    """:func:`divergence` on checked arguments: t finite and strictly increasing (as in every Result), limit > 1,
+    w the window fraction (cosim.simulate calls this after each run)."""
+    if not math.isfinite(limit) or t.size < 2:
+        return None
     span = t[-1] - t[0]
     k = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))   # t[:k]: the early window
     if k < _MIN_EARLY_POINTS or k >= t.size:

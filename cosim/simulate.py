@@ -174,7 +174,8 @@ def _check_growth(res, limit):
     if res.status != 0:
         return res
     system = res.system
-    d = metrics.divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit)
+    d = metrics._divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit,
+                            defaults.DIVERGENCE_WINDOW)
     if d is None:
         return res
     res.status, res.message = _ERR_DIVERGED, d.message()

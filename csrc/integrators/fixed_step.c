@@ -10,7 +10,6 @@
 #include "integrators/stepper.h"
 
 typedef struct fixed_content {
-    int rk4;
     int substeps;
     double h;
     double *k1, *k2, *k3, *k4, *xt; /* one allocation of 5 nx */
@@ -62,21 +61,40 @@ static int rk4_steps(cs_stepper *st, fixed_content *c, double T, double H, doubl
     return CS_OK;
 }
 
-static int fixed_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    fixed_content *c = st->content;
-    long n = c->substeps;
+/* The micro steps of one macro step: n (>= 1) and their length h = H/n. */
+static inline int micro_steps(cs_stepper *st, const fixed_content *c, double H, long *n, double *h, cs_err *err) {
+    *n = c->substeps;
     if (c->h > 0.0) {
         double r = H / c->h;
         r -= 1e-9 * r;
         if (!(r <= (double)CS_MAX_MICRO_STEPS)) /* also NaN; never convert an out-of-range double */
             return cs_fail(err, CS_ERR_ARG, "h: H/h = %g/%g needs %g micro steps per macro step, more than the cap "
                            "of %ld (CS_MAX_MICRO_STEPS); use a larger h", H, c->h, ceil(r), CS_MAX_MICRO_STEPS);
-        n = (long)ceil(r);
-        if (n < 1) n = 1;
+        *n = (long)ceil(r);
+        if (*n < 1) *n = 1;
     }
-    double h = H / (double)n;
-    if (st->tracing) CS_TRY(cs_stepper_trace_reserve(st, n + 1, err));
-    CS_TRY(c->rk4 ? rk4_steps(st, c, T, H, h, n, in, err) : euler_steps(st, c, T, H, h, n, in, err));
+    *h = H / (double)*n;
+    if (st->tracing) CS_TRY(cs_stepper_trace_reserve(st, *n + 1, err));
+    return CS_OK;
+}
+
+/* One do_step op per method: the dispatch is the ops table, and each op's frame holds only its own loop. */
+static int euler_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    fixed_content *c = st->content;
+    long n = 1;
+    double h = H;
+    CS_TRY(micro_steps(st, c, H, &n, &h, err));
+    CS_TRY(euler_steps(st, c, T, H, h, n, in, err));
+    st->t = T + H;
+    return CS_OK;
+}
+
+static int rk4_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    fixed_content *c = st->content;
+    long n = 1;
+    double h = H;
+    CS_TRY(micro_steps(st, c, H, &n, &h, err));
+    CS_TRY(rk4_steps(st, c, T, H, h, n, in, err));
     st->t = T + H;
     return CS_OK;
 }
@@ -88,7 +106,8 @@ static void fixed_destroy(cs_stepper *st) {
     st->content = NULL;
 }
 
-static const cs_stepper_ops FIXED_OPS = {fixed_step, fixed_destroy};
+static const cs_stepper_ops EULER_OPS = {euler_step, fixed_destroy};
+static const cs_stepper_ops RK4_OPS = {rk4_step, fixed_destroy};
 
 cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
     if (opts->h <= 0.0 && opts->substeps < 1) {
@@ -101,10 +120,10 @@ cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_er
         return NULL;
     }
     double *mem;
-    cs_stepper *st = cs_stepper_alloc_with(model, &FIXED_OPS, sizeof(fixed_content), 5 * (size_t)model->nx, &mem, err);
+    const cs_stepper_ops *ops = opts->kind == CS_SOLVER_RK4 ? &RK4_OPS : &EULER_OPS;
+    cs_stepper *st = cs_stepper_alloc_with(model, ops, sizeof(fixed_content), 5 * (size_t)model->nx, &mem, err);
     if (!st) return NULL;
     fixed_content *c = st->content;
-    c->rk4 = opts->kind == CS_SOLVER_RK4;
     c->substeps = opts->substeps;
     c->h = opts->h;
     c->k1 = mem; c->k2 = mem + model->nx; c->k3 = c->k2 + model->nx; c->k4 = c->k3 + model->nx;
