@@ -100,11 +100,6 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
         *W = tmp;
         return cs_approx_weights_compute(&sp, interpolate, navail, Tv, T, H, tmp, err);
     }
-    if (!interpolate && s->wext_last && Hnom == s->wext_last_H && s->nhist == s->wext_last_nhist &&
-        s->hH[0] == Hnom) {
-        *W = s->wext_last;
-        return CS_OK;
-    }
     int navail = interpolate ? s->nhist + 1 : s->nhist;
     if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     int n = navail < need ? navail : need;          /* samples the weights read */
@@ -145,7 +140,11 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     const cs_network *net = s->net;
     if (s->nhist < 1) return cs_fail(err, CS_ERR_ARG, "coupling: predict before the initial outputs were accepted");
     s->T = T; s->H = H; s->Hnom = Hnom;
-    CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
+    if (s->wext_last && Hnom == s->wext_last_H && s->nhist == s->wext_last_nhist && s->hH[0] == Hnom &&
+        !s->kappa_set)
+        s->Wext = s->wext_last;   /* the grid stays uniform: the weights of the last step */
+    else
+        CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
     const cs_approx_weights *W = s->Wext;
     if (W->deg == 0 && W->npts == 1 && !W->uses_deriv) { /* a held sample (ZOH, start-up): one product per output */
         const double w0 = W->W[0];
@@ -269,7 +268,7 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
 }
 
 /* Push the consistent outputs at T1 (and y') into the history (only the `depth` samples the weights read). */
-static void push(signal_coupling *s, double T1, double Hnom, const double *y, const double *ydot) {
+static inline void push(signal_coupling *s, double T1, double Hnom, const double *y, const double *ydot) {
     const cs_network *net = s->net;
     const int d = s->depth, ny = net->ny;
     for (int q = d - 1; q >= 1; q--) { s->hT[q] = s->hT[q - 1]; s->hH[q] = s->hH[q - 1]; } /* nhist <= d are read */
@@ -359,6 +358,7 @@ static int sig_set_degree(cs_coupling *c, int kappa, cs_err *err) {
                        kappa + 1, s->depth);
     s->kappa_set = 1;
     s->kappa = kappa;
+    s->wext_last = NULL;
     return CS_OK;
 }
 

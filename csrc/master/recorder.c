@@ -1,4 +1,6 @@
 /* Recorder observer: the macro-point history of a run, written once into buffers the caller owns. */
+/* Rows are short (a unit's few states): vector-loop set-up would cost more than it saves. */
+#pragma GCC optimize("no-tree-vectorize")
 #include <stdlib.h>
 #include <string.h>
 

@@ -205,14 +205,6 @@ void cs_network_free(cs_network *net) {
     memset(net, 0, sizeof *net);
 }
 
-void cs_network_inputs(const cs_network *net, const double *y, double *u) {
-    for (int a = 0; a < net->nu; a++) {
-        double s = net->r[a];
-        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) s += net->gain[k] * y[net->col[k]];
-        u[a] = s;
-    }
-}
-
 /* Ax <- I - G L at the current inputs; returns whether every feed-through unit is linear. */
 static int assemble(cs_network *net, const cs_outputs *g, double t, const double *u, cs_err *err, int *rc) {
     cs_network_klu *k = net->klu;

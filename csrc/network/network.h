@@ -57,8 +57,16 @@ int cs_network_init(cs_network *net, int nsub, const int *nu, const int *ny, con
                     const double *r, cs_err *err);
 void cs_network_free(cs_network *net);
 
-/* u = L y + r */
-void cs_network_inputs(const cs_network *net, const double *y, double *u);
+/* u = L y + r (inline: the master forms the inputs at every macro point) */
+static inline void cs_network_inputs(const cs_network *net, const double *y, double *u) {
+    const int *restrict rowptr = net->rowptr, *restrict col = net->col;
+    const double *restrict gain = net->gain, *restrict r = net->r;
+    for (int a = 0; a < net->nu; a++) {
+        double s = r[a];
+        for (int k = rowptr[a]; k < rowptr[a + 1]; k++) s += gain[k] * y[col[k]];
+        u[a] = s;
+    }
+}
 
 /* Consistent outputs at time t: solves y = g(t, L y + r). u_guess (may be NULL = 0, may alias u) is the start value
  * and the input of units without feed-through. Writes y and u = L y + r. Fails with CS_ERR_SOLVER when I - G L is

@@ -76,6 +76,11 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
         return CS_OK;
     }
     const int timing = x->nsub > 0 && x->units[0]->timing && x->nsub <= j->nsub;
+    if (!timing && !j->pool) { /* the plain sequential loop */
+        j->timing = 0;
+        for (int i = 0; i < x->nsub; i++) CS_TRY(cs_scheme_step_unit(x, i, T, H, err));
+        return CS_OK;
+    }
     if (timing)
         for (int i = 0; i < x->nsub; i++) j->w0[i] = x->units[i]->wall;
     j->timing = timing;
