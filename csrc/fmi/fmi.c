@@ -320,25 +320,7 @@ void cs_fmi_inst_destroy(cs_fmi_inst *in) {
     free(in);
 }
 
-int cs_fmi_get_real(cs_fmi_inst *in, const unsigned *vr, int n, double *v, double t, cs_err *err) {
-    if (n == 0) return CS_OK;
-    if (in->lib->version == 2) CHECK(in->lib->f2.getReal(in->c, vr, (size_t)n, v), "GetReal", t);
-    else CHECK(in->lib->f3.getFloat64(in->c, vr, (size_t)n, v, (size_t)n), "GetFloat64", t);
-    return CS_OK;
-}
-
-int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, const double *v, double t, cs_err *err) {
-    if (n == 0) return CS_OK;
-    if (in->lib->version == 2) CHECK(in->lib->f2.setReal(in->c, vr, (size_t)n, v), "SetReal", t);
-    else CHECK(in->lib->f3.setFloat64(in->c, vr, (size_t)n, v, (size_t)n), "SetFloat64", t);
-    return CS_OK;
-}
-
-int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
-    if (in->lib->version == 2) {
-        CHECK(in->lib->f2.doStep(in->c, T, H, 1), "DoStep", T);
-        return CS_OK;
-    }
+int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
     fmi3Boolean event = 0, terminate = 0, early = 0;
     fmi3Float64 last = T + H;
     in->cb_rc = CS_OK;

@@ -204,10 +204,29 @@ void cs_fmi_inst_destroy(cs_fmi_inst *in);
 /* Status check: OK/Warning pass; Discard, Error, Fatal fill err (CS_ERR_SOLVER) with the function's name, the time
  * and the FMU's last logged message. */
 int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err);
+/* The same, inline where the status passes (the calls below run for every unit and macro step). */
+static inline int cs_fmi_ok(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err) {
+    return status == 0 || status == 1 ? CS_OK : cs_fmi_check(in, status, fn, t, err);
+}
 
-int cs_fmi_get_real(cs_fmi_inst *in, const unsigned *vr, int n, double *v, double t, cs_err *err);
-int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, const double *v, double t, cs_err *err);
-int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err);
+static inline int cs_fmi_get_real(cs_fmi_inst *in, const unsigned *vr, int n, double *v, double t, cs_err *err) {
+    if (n == 0) return CS_OK;
+    if (in->lib->version == 2) return cs_fmi_ok(in, in->lib->f2.getReal(in->c, vr, (size_t)n, v), "GetReal", t, err);
+    return cs_fmi_ok(in, in->lib->f3.getFloat64(in->c, vr, (size_t)n, v, (size_t)n), "GetFloat64", t, err);
+}
+
+static inline int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, const double *v, double t,
+                                  cs_err *err) {
+    if (n == 0) return CS_OK;
+    if (in->lib->version == 2) return cs_fmi_ok(in, in->lib->f2.setReal(in->c, vr, (size_t)n, v), "SetReal", t, err);
+    return cs_fmi_ok(in, in->lib->f3.setFloat64(in->c, vr, (size_t)n, v, (size_t)n), "SetFloat64", t, err);
+}
+
+int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err);
+static inline int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
+    if (in->lib->version == 2) return cs_fmi_ok(in, in->lib->f2.doStep(in->c, T, H, 1), "DoStep", T, err);
+    return cs_fmi3_do_step(in, T, H, err);
+}
 /* FMI 2 input derivatives of order `order` (1 .. ) for the inputs vr. */
 int cs_fmi_set_input_derivatives(cs_fmi_inst *in, const unsigned *vr, int n, int order, const double *v, double t,
                                  cs_err *err);

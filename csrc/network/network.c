@@ -247,25 +247,33 @@ static int factor(cs_network *net, double t, cs_err *err) {
 int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const double *u_guess, double *y,
                           double *u, cs_err *err) {
     int ny = net->ny;
-    if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
-    else if (u_guess != u) memcpy(u, u_guess, sizeof(double) * net->nu);
-    for (int i = 0; i < net->nsub; i++)
-        if (!net->ft_order || !net->feedthrough[i])
-            CS_TRY(g->eval(g->ctx, i, t, u + net->uoff[i], y + net->yoff[i], err));
+    const int *restrict uoff = net->uoff, *restrict yoff = net->yoff;
     if (net->ft_order) {
-        /* no algebraic loop: each feed-through unit's inputs are final once the units it reads are evaluated */
+        /* no algebraic loop: units without feed-through first (y = g(x), with the guess as their input), then each
+         * feed-through unit in order, its inputs final once the units it reads are evaluated */
+        const int *restrict rowptr = net->rowptr, *restrict col = net->col;
+        const double *restrict gain = net->gain, *restrict r = net->r;
+        const double *ug = u_guess ? u_guess : u;
+        if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
+        for (int i = 0; i < net->nsub; i++)
+            if (!net->feedthrough[i]) CS_TRY(g->eval(g->ctx, i, t, ug + uoff[i], y + yoff[i], err));
         for (int k = 0; k < net->nft; k++) {
             const int i = net->ft_order[k];
-            for (int a = net->uoff[i]; a < net->uoff[i + 1]; a++) {
-                double v = net->r[a];
-                for (int q = net->rowptr[a]; q < net->rowptr[a + 1]; q++) v += net->gain[q] * y[net->col[q]];
+            for (int a = uoff[i]; a < uoff[i + 1]; a++) {
+                double v = r[a];
+                for (int q = rowptr[a]; q < rowptr[a + 1]; q++) v += gain[q] * y[col[q]];
                 u[a] = v;
             }
-            CS_TRY(g->eval(g->ctx, i, t, u + net->uoff[i], y + net->yoff[i], err));
+            CS_TRY(g->eval(g->ctx, i, t, u + uoff[i], y + yoff[i], err));
         }
+        cs_network_inputs(net, y, u);
+        return CS_OK;
     }
+    if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
+    else if (u_guess != u) memcpy(u, u_guess, sizeof(double) * net->nu);
+    for (int i = 0; i < net->nsub; i++) CS_TRY(g->eval(g->ctx, i, t, u + uoff[i], y + yoff[i], err));
     cs_network_inputs(net, y, u);
-    if (!net->any_feedthrough || net->ft_order) return CS_OK; /* y does not depend on u, or solved in order: done */
+    if (!net->any_feedthrough) return CS_OK; /* y does not depend on u: done */
     cs_network_klu *k = net->klu;
     memset(net->F, 0, sizeof(double) * ny);
     for (int it = 0; it < 50; it++) {

@@ -79,14 +79,14 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
             double fact = 1.0;
             for (int m = 1; m <= f->max_in; m++) {
                 const unsigned bit = m < 32 ? 1u << m : 0u;
-                fact *= m / in->H;
                 if (m > top) {
-                    if (f->zero_set & bit) continue;
+                    if (f->zero_set & bit) continue;   /* zeros set before and not overwritten since */
                     memset(f->ubuf, 0, sizeof(double) * (size_t)u->nu);
-                } else if (in->eval) {
-                    cs_input_eval_dt(in, T, f->ubuf);
                 } else {
-                    for (int j = 0; j < u->nu; j++) f->ubuf[j] = fact * in->c[(size_t)m * u->nu + j];
+                    fact *= m / in->H;   /* every m so far was <= top: fact = m! / H^m */
+                    if (in->eval) cs_input_eval_dt(in, T, f->ubuf);
+                    else
+                        for (int j = 0; j < u->nu; j++) f->ubuf[j] = fact * in->c[(size_t)m * u->nu + j];
                 }
                 /* zeros past the polynomial's degree: the FMU keeps no stale derivative of an earlier step */
                 f->zero_set &= ~bit;
