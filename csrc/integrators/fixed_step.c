@@ -78,25 +78,27 @@ static inline int micro_steps(cs_stepper *st, const fixed_content *c, double H, 
     return CS_OK;
 }
 
-/* One do_step op per method: the dispatch is the ops table, and each op's frame holds only its own loop. */
-static int euler_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+typedef int (*steps_fn)(cs_stepper *st, fixed_content *c, double T, double H, double h, long n, const cs_input *in,
+                        cs_err *err);
+
+/* One do_step op per method (euler_step, rk4_step): the dispatch is the ops table, and with `steps` inlined each
+ * op's frame holds only its own loop. */
+static inline int fixed_do_step(cs_stepper *st, double T, double H, const cs_input *in, steps_fn steps, cs_err *err) {
     fixed_content *c = st->content;
     long n = 1;
     double h = H;
     CS_TRY(micro_steps(st, c, H, &n, &h, err));
-    CS_TRY(euler_steps(st, c, T, H, h, n, in, err));
+    CS_TRY(steps(st, c, T, H, h, n, in, err));
     st->t = T + H;
     return CS_OK;
 }
 
+static int euler_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    return fixed_do_step(st, T, H, in, euler_steps, err);
+}
+
 static int rk4_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    fixed_content *c = st->content;
-    long n = 1;
-    double h = H;
-    CS_TRY(micro_steps(st, c, H, &n, &h, err));
-    CS_TRY(rk4_steps(st, c, T, H, h, n, in, err));
-    st->t = T + H;
-    return CS_OK;
+    return fixed_do_step(st, T, H, in, rk4_steps, err);
 }
 
 static void fixed_destroy(cs_stepper *st) {
