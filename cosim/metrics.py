@@ -226,9 +226,11 @@ def _divergence(t, groups, limit, w):
     # the last window and the one before it (still growing?); too few points: judge by the factor alone
     j1 = int(np.searchsorted(t, t[-1] - w * span * (1 + 1e-12), side="left"))
     j0 = int(np.searchsorted(t, t[-1] - 2 * w * span * (1 + 1e-12), side="left"))
-    late = before = None
-    if j1 >= k and t.size - j1 >= _MIN_EARLY_POINTS and j1 - j0 >= _MIN_EARLY_POINTS:
-        late, before = slice(j1, t.size), slice(j0, j1)
+    late = j1 >= k and t.size - j1 >= _MIN_EARLY_POINTS and j1 - j0 >= _MIN_EARLY_POINTS
+    # max |s| over the windows in one pass over the record: early [0, k), after it [k, n), and the two last windows
+    # [j0, j1), [j1, n): the segments between the sorted window bounds, combined per window
+    bounds = sorted({0, k, j0, j1, t.size}) if late else [0, k, t.size]
+    rows = {b: i for i, b in enumerate(bounds)}
     worst = None
     for values, names in groups:
         V = np.asarray(values, dtype=float)
@@ -237,13 +239,10 @@ def _divergence(t, groups, limit, w):
                              f"{V.shape} with {len(names)} names")
         if V.shape[1] == 0:
             continue
-        # max |s| over the windows in one pass over the record: early [0, k), after it [k, n), and the two last
-        # windows [j0, j1), [j1, n) (segments between the sorted window bounds, combined per window)
-        bounds = np.unique([0, k, j0, j1, t.size]) if late is not None else np.array([0, k, t.size])
         seg = _core.absmax_segments(V, bounds)                     # NaN/inf propagate: non-finite -> diverged
 
         def window(lo, hi):
-            return np.maximum.reduce(seg[np.searchsorted(bounds, lo):np.searchsorted(bounds, hi)], axis=0)
+            return np.maximum.reduce(seg[rows[lo]:rows[hi]], axis=0)
         a0, peak = window(0, k), window(k, t.size)
         finite0 = a0[np.isfinite(a0)]
         ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
@@ -251,7 +250,7 @@ def _divergence(t, groups, limit, w):
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = np.where(ok, peak / np.where(ref > 0, ref, 1.0), np.inf)
         factor[ok & (ref <= _REST * peak)] = -np.inf              # at rest in the early window: not judged
-        if late is not None:                                       # levelled off at the end: not a divergence
+        if late:                                                   # levelled off at the end: not a divergence
             with np.errstate(invalid="ignore"):
                 growing = ~(window(j1, t.size) <= GROWING * window(j0, j1))
             factor[ok & ~growing] = -np.inf
