@@ -53,6 +53,10 @@ struct cs_coupling {
     void *content;
     int needs_rates;        /* accept/on_unit_done need output time derivatives y' (Hermite) */
     int rates_lagged;       /* y' from the step's own inputs at T_{N+1}- rather than the consistent ones */
+    /* Optional shortcut of input()/continuity() for the schemes: every unit's input function and CS_INPUT_* as
+     * predict built them, valid until a unit finishes the step (on_unit_done); NULL otherwise. */
+    const cs_input *ready;
+    const unsigned char *ready_cont;
 };
 
 void cs_coupling_destroy(cs_coupling *c);

@@ -156,6 +156,8 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     if (s->ndone) memset(s->done, 0, (size_t)net->nsub);
     s->ndone = 0;
     build_all_extrapolated(s);
+    c->ready = s->in;
+    c->ready_cont = s->cont;
     return CS_OK;
 }
 
@@ -264,6 +266,7 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
     }
     s->done[i] = 1;
     s->ndone++;
+    c->ready = NULL;   /* the inputs of units stepped later interpolate this unit (busch2016 eq. 13) */
     return CS_OK;
 }
 

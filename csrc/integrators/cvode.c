@@ -233,7 +233,7 @@ static void cvode_destroy(cs_stepper *st) {
     st->content = NULL;
 }
 
-static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy};
+static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy, 1};
 
 cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
     if (!(opts->rtol > 0.0) || !(opts->atol > 0.0)) {

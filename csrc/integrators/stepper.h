@@ -19,6 +19,8 @@ typedef struct cs_stepper_ops {
      * monolithic system), CS_SMOOTH (new input, but C1 across T: an integrator may keep its history if allowed). */
     int (*do_step)(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
     void (*destroy)(cs_stepper *st);
+    int reads_restart;   /* do_step reads `restart` (keeps history across smooth macro points: CVODE); 0: it restarts
+                          * or has no history anyway, and the scheme need not work out the input's continuity */
 } cs_stepper_ops;
 
 typedef struct cs_stepper_stats {

@@ -80,16 +80,20 @@ void cs_scheme_step_failed(const cs_step_ctx *x, double T, double H, cs_err *err
  * Shared by the schemes; inline, as it runs for every unit and step. */
 static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err) {
     cs_coupling *cpl = x->coupling;
-    const cs_input *in = cpl->ops->input(cpl, i);
+    cs_unit *u = x->units[i];
+    const cs_input *in = cpl->ready ? &cpl->ready[i] : cpl->ops->input(cpl, i);
     x->used[i] = in;
-    int restart = CS_CONTINUE;
-    if (!x->continue_always) {
-        int cont = cpl->ops->continuity ? cpl->ops->continuity(cpl, i) : CS_INPUT_JUMPS;
+    int restart = CS_RESTART;
+    if (u->ignores_restart) {
+        /* nothing to work out */
+    } else if (!x->continue_always) {
+        int cont = cpl->ready ? cpl->ready_cont[i] : cpl->ops->continuity ? cpl->ops->continuity(cpl, i)
+                                                                          : CS_INPUT_JUMPS;
         restart = (x->first || cont == CS_INPUT_JUMPS || x->exact_rollback) ? CS_RESTART : CS_SMOOTH;
-    } else if (x->first) {
-        restart = CS_RESTART;
+    } else if (!x->first) {
+        restart = CS_CONTINUE;
     }
-    int rc = cs_unit_do_step(x->units[i], T, H, in, restart, err);
+    int rc = cs_unit_do_step(u, T, H, in, restart, err);
     if (rc) {
         cs_scheme_step_failed(x, T, H, err);
         return rc;

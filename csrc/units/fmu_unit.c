@@ -207,6 +207,7 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
     u->ops = &f->ops;
     u->content = f;
     u->feedthrough = s->feedthrough;
+    u->ignores_restart = 1;   /* the FMU integrates with its own solver */
     f->vr_u = copy_vr(s->vr_u, s->nu);
     f->vr_y = copy_vr(s->vr_y, s->ny);
     f->ubuf = calloc((size_t)s->nu + 1, sizeof(double));

@@ -272,6 +272,7 @@ cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *
     if (!m->st) { cs_unit_destroy(u); return NULL; }
     u->feedthrough = model->feedthrough;
     u->linear = model->D != NULL; /* LTI: dy/du = D */
+    u->ignores_restart = !m->st->ops->reads_restart;
     return u;
 }
 
@@ -356,5 +357,6 @@ cs_unit *cs_model_unit_new_quadrature(cs_model *model, const cs_solver_opts *opt
     if (!q->mu.st) { cs_unit_destroy(u); return NULL; }
     u->feedthrough = model->feedthrough;
     u->linear = model->D != NULL;
+    u->ignores_restart = !q->mu.st->ops->reads_restart;
     return u;
 }

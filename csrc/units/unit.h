@@ -88,6 +88,8 @@ struct cs_unit {
     int nx, nu, ny;
     int feedthrough;   /* y depends on u */
     int linear;        /* dy/du is constant (output_jacobian may be evaluated once) */
+    int ignores_restart; /* do_step does not read `restart` (fixed-step and exact integrators, co-simulation FMUs):
+                          * the scheme skips working it out; 0 (the default) is always correct */
     int timing;        /* measure wall time per do_step (off by default: two clock reads per step) */
     double wall;
     double idle;       /* timing: wait at the macro barrier, sum_N (max_L T_{L,N} - T_{i,N}) (kraft2021 eq. 4.5) */
