@@ -237,6 +237,10 @@ static int observe_view(cs_algorithm *a, int what, const cs_run_view *vp, cs_err
     int stop = 0;
     for (int k = 0; k < a->cfg.nobs; k++) {
         cs_observer *o = a->cfg.observers[k];
+        if (what == OBSERVE_STEP && o->skip > 0) {
+            o->skip--;
+            continue;
+        }
         int rc = what == OBSERVE_START  ? (o->ops->on_start ? o->ops->on_start(o, vp, err) : CS_OK)
                  : what == OBSERVE_STEP ? o->ops->on_step(o, vp, err)
                  : (o->ops->on_output ? o->ops->on_output(o, vp, err) : CS_OK);

@@ -40,7 +40,7 @@ typedef struct interrupt {
     cs_interrupt_fn check;
     void *ctx;
     double interval, last;
-    long every, countdown;
+    long every;                /* steps between checks, re-estimated at each check */
 } interrupt;
 
 static double now(void) {
@@ -52,20 +52,21 @@ static double now(void) {
 static int interrupt_start(cs_observer *o, const cs_run_view *v, cs_err *err) {
     interrupt *q = o->content;
     q->last = now();
-    q->every = q->countdown = 1;
+    q->every = 1;
+    o->skip = 0;
     return CS_OK;
 }
 
+/* Called every q->every accepted steps (the algorithm skips the others: o->skip). */
 static int interrupt_step(cs_observer *o, const cs_run_view *v, cs_err *err) {
     interrupt *q = o->content;
-    if (--q->countdown > 0) return CS_OK;
     double t = now(), dt = t - q->last;
     q->last = t;
     double scale = dt > 0.0 ? q->interval / dt : 8.0;
     if (scale > 8.0) scale = 8.0;
     long next = (long)(q->every * scale);
     q->every = next < 1 ? 1 : next > (1L << 20) ? (1L << 20) : next;
-    q->countdown = q->every;
+    o->skip = q->every - 1;
     if (q->check(q->ctx)) return cs_fail(err, CS_ERR_INTERRUPTED, "interrupted at t = %.10g", v->t);
     return CS_OK;
 }
@@ -80,7 +81,7 @@ int cs_interrupt_observer_create(cs_interrupt_fn check, void *ctx, double interv
     interrupt *q = calloc(1, sizeof *q);
     if (!o || !q) { free(o); free(q); return cs_fail(err, CS_ERR_NOMEM, "observer: out of memory"); }
     q->check = check; q->ctx = ctx; q->interval = interval;
-    q->every = q->countdown = 1;
+    q->every = 1;
     o->ops = &INTERRUPT_OPS;
     o->content = q;
     *out = o;

@@ -40,6 +40,7 @@ typedef struct cs_observer_ops {
 struct cs_observer {
     const cs_observer_ops *ops;
     void *content;
+    long skip;   /* accepted steps the algorithm lets pass without on_step (set by the observer; 0: call each step) */
 };
 
 void cs_observer_destroy(cs_observer *o);

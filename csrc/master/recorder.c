@@ -1,6 +1,7 @@
 /* Recorder observer: the macro-point history of a run, written once into buffers the caller owns. */
 /* Rows are short (a unit's few states): vector-loop set-up would cost more than it saves. */
 #pragma GCC optimize("no-tree-vectorize")
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +97,7 @@ int cs_recorder_create(long cap, double *t, double *x, double *y, double *u, lon
 int cs_dense_recorder_create(long cap, double *t, double *x, double *y, double *u, cs_observer **out, cs_err *err) {
     CS_TRY(cs_recorder_create(cap, t, x, y, u, 1, out, err));
     (*out)->ops = &DENSE_OPS;
+    (*out)->skip = LONG_MAX; /* records at the output points only: no call at the macro points */
     return CS_OK;
 }
 
