@@ -66,6 +66,8 @@ void cs_stepper_free(cs_stepper *st);
 int cs_stepper_step_traced(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
 static inline int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     if (st->tracing) return cs_stepper_step_traced(st, T, H, in, restart, err);
+    /* an integrator that restarts anyway has no restart flag to keep: the call is all (a tail call) */
+    if (!st->ops->reads_restart) return st->ops->do_step(st, T, H, in, restart, err);
     int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     if (rc == CS_OK) st->reset = 0;
     return rc;

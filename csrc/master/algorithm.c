@@ -19,6 +19,7 @@ struct cs_algorithm {
     void **dpre, **dpost;             /* dense output: units at T_N and at T_{N+1} */
     const cs_input **used;
     cs_states_ref *xs;                /* per unit: the states() view (fixed pointers) and its size */
+    const double **xp;                /* per state: its address in the units' views (one flat pass per step) */
     cs_run_view view;                 /* what observers see after a step (the fields that change are set per step) */
     double *yd, *ud;                  /* dense output: outputs and inputs at an output point */
     long kout;                        /* next output point */
@@ -61,7 +62,7 @@ void cs_algorithm_destroy(cs_algorithm *a) {
         if (a->dpre && a->dpre[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpre[i]);
         if (a->dpost && a->dpost[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpost[i]);
     }
-    free(a->dpre); free(a->dpost); free(a->used); free(a->xs); free(a->yd); free(a->ud);
+    free(a->dpre); free(a->dpost); free(a->used); free(a->xs); free(a->xp); free(a->yd); free(a->ud);
     free(a->usnap);
     free(a->x0); free(a->y); free(a->u); free(a->ynew); free(a->unew);
     free(a->uend); free(a->udot); free(a->ystar); free(a->ydot); free(a->zero); free(a->work);
@@ -113,7 +114,8 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     }
     a->used = calloc((size_t)cfg->nsub, sizeof(cs_input *));
     a->xs = calloc((size_t)cfg->nsub, sizeof(cs_states_ref));
-    if (!a->used || !a->xs) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
+    a->xp = calloc((size_t)a->nx + 1, sizeof(double *));
+    if (!a->used || !a->xs || !a->xp) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
     if (cfg->nout > 0) {
         if (!cfg->t_out || cfg->t_out[0] != cfg->t0) {
             cs_algorithm_destroy(a);
@@ -142,11 +144,14 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     a->ev = (cs_estimate_view){.nsub = cfg->nsub, .units = cfg->units, .net = cfg->net, .coupling = cfg->coupling,
                                .upre = a->uend, .used = a->used};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
-    for (int i = 0; i < cfg->nsub; i++) {
+    static const double no_state = 0.0;   /* what an inaccessible state reads as (recorded as 0, never diverges) */
+    for (int i = 0, q = 0; i < cfg->nsub; i++) {
         cs_unit *u = cfg->units[i];
         a->xs[i] = (cs_states_ref){u->ops->states ? u->ops->states(u) : NULL, u->nx};
+        for (int k = 0; k < u->nx; k++) a->xp[q++] = a->xs[i].x ? &a->xs[i].x[k] : &no_state;
     }
-    a->view = (cs_run_view){.nsub = cfg->nsub, .units = cfg->units, .xs = a->xs, .nx = a->nx, .ny = cfg->net->ny,
+    a->view = (cs_run_view){.nsub = cfg->nsub, .units = cfg->units, .xs = a->xs, .xp = a->xp, .nx = a->nx,
+                            .ny = cfg->net->ny,
                             .nu = cfg->net->nu};
     a->T = cfg->t0;
     *out = a;
@@ -204,12 +209,10 @@ static inline uint64_t abs_bits(double v) {
 
 static inline int check_divergence(const cs_algorithm *a, double t, const double *y, cs_err *err) {
     uint64_t mx = 0, my = 0;
-    for (const cs_states_ref *s = a->xs, *end = a->xs + a->cfg.nsub; s < end; s++)
-        if (s->x)
-            for (int q = 0; q < s->nx; q++) {
-                const uint64_t v = abs_bits(s->x[q]);
-                mx = v > mx ? v : mx;
-            }
+    for (const double *const *p = a->xp, *const *end = a->xp + a->nx; p < end; p++) {
+        const uint64_t v = abs_bits(**p);
+        mx = v > mx ? v : mx;
+    }
     for (int j = 0, ny = a->cfg.net->ny; j < ny; j++) {
         const uint64_t v = abs_bits(y[j]);
         my = v > my ? v : my;

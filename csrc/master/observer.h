@@ -23,6 +23,7 @@ typedef struct cs_run_view {
     int nsub;
     cs_unit *const *units;
     const cs_states_ref *xs;    /* per unit */
+    const double *const *xp;    /* per state (nx): where it lives; an inaccessible state points at a 0 */
     const double *y, *u;        /* consistent outputs and inputs at t (stacked) */
     int nx, ny, nu;             /* totals */
 } cs_run_view;

@@ -46,12 +46,8 @@ static inline int record(recorder *r, const cs_run_view *v, cs_err *err) {
     r->t[n] = v->t;
     /* plain loops: rows are short, a memcpy call costs more than the copy */
     double *restrict x = r->x + (size_t)n * v->nx;
-    for (const cs_states_ref *s = v->xs, *end = v->xs + v->nsub; s < end; s++) {
-        if (s->x)
-            for (int q = 0; q < s->nx; q++) *x++ = s->x[q];
-        else
-            for (int q = 0; q < s->nx; q++) *x++ = 0.0;
-    }
+    const double *const *xp = v->xp;
+    for (int q = 0, nx = v->nx; q < nx; q++) x[q] = *xp[q];
     copy_row(r->y + (size_t)n * v->ny, v->y, v->ny);
     copy_row(r->u + (size_t)n * v->nu, v->u, v->nu);
     r->n = n + 1;

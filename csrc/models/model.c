@@ -65,3 +65,13 @@ int cs_model_output_du(cs_model *m, double t, const double *x, const double *u, 
     }
     return CS_OK;
 }
+
+void cs_affine_rows(int m, int n, int k, const double *restrict P, const double *restrict v,
+                    const double *restrict Q, const double *restrict w, double *restrict z) {
+    for (int i = 0; i < m; i++) {
+        double s = 0.0;
+        for (int j = 0; j < n; j++) s += P[i * n + j] * v[j];
+        for (int j = 0; j < k; j++) s += Q[i * k + j] * w[j];
+        z[i] = s;
+    }
+}

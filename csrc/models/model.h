@@ -42,15 +42,12 @@ void cs_model_free(cs_model *m);
 
 /* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no call (a chain's units are tiny, where a
  * library call or a vectorised loop costs more than the arithmetic). The LTI model's products. */
+void cs_affine_rows(int m, int n, int k, const double *restrict P, const double *restrict v,
+                    const double *restrict Q, const double *restrict w, double *restrict z);
 static inline void cs_affine(int m, int n, int k, const double *restrict P, const double *restrict v,
                              const double *restrict Q, const double *restrict w, double *restrict z) {
     if (m == 1 && n == 1 && k == 1) { z[0] = P[0] * v[0] + Q[0] * w[0]; return; } /* scalar units */
-    for (int i = 0; i < m; i++) {
-        double s = 0.0;
-        for (int j = 0; j < n; j++) s += P[i * n + j] * v[j];
-        for (int j = 0; j < k; j++) s += Q[i * k + j] * w[j];
-        z[i] = s;
-    }
+    cs_affine_rows(m, n, k, P, v, Q, w, z); /* out of line: the callers' fast paths keep their frames small */
 }
 
 int cs_model_callback_failed(cs_model *m, const char *what, double t, int rc, cs_err *err);

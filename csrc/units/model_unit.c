@@ -50,9 +50,10 @@ static int trace_outputs(cs_unit *u, const cs_input *in, cs_err *err) {
 }
 
 static int mu_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    CS_TRY(cs_stepper_step(ST(u), T, H, in, restart, err));
-    if (ST(u)->tracing) return trace_outputs(u, in, err);
-    return CS_OK;
+    cs_stepper *st = ST(u);
+    if (!st->tracing) return cs_stepper_step(st, T, H, in, restart, err);
+    CS_TRY(cs_stepper_step(st, T, H, in, restart, err));
+    return trace_outputs(u, in, err);
 }
 
 static int mu_set_trace(cs_unit *u, int on, cs_err *err) {
