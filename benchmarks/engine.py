@@ -64,17 +64,30 @@ def python_loop_recording(n, h):
     return x1, x2
 
 
+def interleaved_medians(fs, repeat=15):
+    """Median wall time of each function in fs, the runs interleaved (f1, f2, ..., f1, f2, ...): a slow phase of a
+    shared machine then slows every contender alike instead of deciding a ratio."""
+    ts = [[] for _ in fs]
+    for _ in range(repeat):
+        for f, t in zip(fs, ts):
+            t0 = time.perf_counter()
+            f()
+            t.append(time.perf_counter() - t0)
+    return [float(np.median(t)) for t in ts]
+
+
 def two_units():
-    print("## Two 1-state LTI units, Jacobi, ZOH, Euler (1 micro step), 1e5 macro steps (median of 7)")
+    print("## Two 1-state LTI units, Jacobi, ZOH, Euler (1 micro step), 1e5 macro steps (medians of 15, interleaved)")
     s = ring(2)
     n, H = 100_000, 1e-4
 
     def run(**kw):
         return cosim.simulate(s, n * H, H, approximation=cosim.ZOH(), solver=cosim.Euler(), **kw)
-    t_c = median_of(run)
-    t_c0 = median_of(lambda: run(output_interval=n * H))      # records t = 0 and t_end only
-    t_py = median_of(lambda: python_loop(n, H))
-    t_pyr = median_of(lambda: python_loop_recording(n, H))
+    t_c, t_c0, t_py, t_pyr = interleaved_medians([
+        run,
+        lambda: run(output_interval=n * H),                    # records t = 0 and t_end only
+        lambda: python_loop(n, H),
+        lambda: python_loop_recording(n, H)])
     r = run()
     x1, x2 = python_loop(n, H)
     same = abs(r.X[-1, 0] - x1) + abs(r.X[-1, 1] - x2)

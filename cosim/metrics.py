@@ -216,52 +216,20 @@ def divergence(t, groups, limit=None, window=None):
 
 def _divergence(t, groups, limit, w):
     """:func:`divergence` on checked arguments: t finite and strictly increasing (as in every Result), limit > 1,
-    w the window fraction (cosim.simulate calls this after each run)."""
+    w the window fraction (cosim.simulate calls this after each run). The criterion runs in C
+    (csrc/analysis/growth.c, one pass over the records per window bound) with the constants defined here."""
     if not math.isfinite(limit) or t.size < 2:
         return None
-    span = t[-1] - t[0]
-    k = int(np.searchsorted(t, t[0] + w * span * (1 + 1e-12), side="right"))   # t[:k]: the early window
-    if k < _MIN_EARLY_POINTS or k >= t.size:
-        return None
-    # the last window and the one before it (still growing?); too few points: judge by the factor alone
-    j1 = int(np.searchsorted(t, t[-1] - w * span * (1 + 1e-12), side="left"))
-    j0 = int(np.searchsorted(t, t[-1] - 2 * w * span * (1 + 1e-12), side="left"))
-    late = j1 >= k and t.size - j1 >= _MIN_EARLY_POINTS and j1 - j0 >= _MIN_EARLY_POINTS
-    # max |s| over the windows in one pass over the record: early [0, k), after it [k, n), and the two last windows
-    # [j0, j1), [j1, n): the segments between the sorted window bounds, combined per window
-    bounds = sorted({0, k, j0, j1, t.size}) if late else [0, k, t.size]
-    rows = {b: i for i, b in enumerate(bounds)}
     worst = None
     for values, names in groups:
         V = np.asarray(values, dtype=float)
         if V.ndim != 2 or V.shape[0] != t.size or len(names) != V.shape[1]:
             raise ValueError(f"groups: expected (values of shape ({t.size}, m), m names) pairs, got shape "
                              f"{V.shape} with {len(names)} names")
-        if V.shape[1] == 0:
-            continue
-        seg = _core.absmax_segments(V, bounds)                     # NaN/inf propagate: non-finite -> diverged
-
-        def window(lo, hi):
-            return np.maximum.reduce(seg[rows[lo]:rows[hi]], axis=0)
-        a0, peak = window(0, k), window(k, t.size)
-        finite0 = a0[np.isfinite(a0)]
-        ref = np.maximum(a0, _FLOOR * (finite0.max() if finite0.size else 0.0))
-        ok = np.isfinite(peak) & np.isfinite(ref)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(ok, peak / np.where(ref > 0, ref, 1.0), np.inf)
-        factor[ok & (ref <= _REST * peak)] = -np.inf              # at rest in the early window: not judged
-        if late:                                                   # levelled off at the end: not a divergence
-            with np.errstate(invalid="ignore"):
-                growing = ~(window(j1, t.size) <= GROWING * window(j0, j1))
-            factor[ok & ~growing] = -np.inf
-        j = int(np.argmax(factor))
-        if factor[j] > limit and (worst is None or factor[j] > worst.factor):
-            col = V[:, j]
-            bad = ~np.isfinite(col)
-            if np.isfinite(ref[j]):
-                bad[k:] |= ~(np.abs(col[k:]) <= limit * ref[j])
-            worst = Divergence(names[j], float(factor[j]), float(t[np.argmax(bad)]), float(ref[j]),
-                               float(peak[j]), w, limit)
+        r = _core.growth_worst(t, V, limit, w, _FLOOR, _REST, GROWING, _MIN_EARLY_POINTS)
+        if r is not None and (worst is None or r[1] > worst.factor):
+            j, factor, t_bad, ref, peak = r
+            worst = Divergence(names[j], factor, t_bad, ref, peak, w, limit)
     return worst
 
 

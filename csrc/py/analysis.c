@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "analysis/companion.h"
+#include "analysis/growth.h"
 #include "analysis/local_error.h"
 #include "analysis/rhomap.h"
 
@@ -193,7 +194,46 @@ done:
     return out;
 }
 
+/* growth_worst(t, V, limit, window, floor, rest, growing, min_points) -> None or (column, factor, t_bad, ref, peak):
+ * the worst signal of one group under the relative divergence criterion (cosim.metrics checks the arguments;
+ * here only what memory safety needs: V has len(t) rows). */
+static PyObject *py_growth_worst(PyObject *self, PyObject *args) {
+    PyObject *ot, *oV;
+    cs_growth_rule rule;
+    if (!PyArg_ParseTuple(args, "OOdddddl:growth_worst", &ot, &oV, &rule.limit, &rule.window, &rule.floor, &rule.rest,
+                          &rule.growing, &rule.min_points))
+        return NULL;
+    PyArrayObject *t = (PyArrayObject *)PyArray_FROMANY(ot, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!t) return NULL;
+    PyArrayObject *V = (PyArrayObject *)PyArray_FROMANY(oV, NPY_DOUBLE, 2, 2, NPY_ARRAY_ALIGNED);
+    if (!V) { Py_DECREF(t); return NULL; }
+    PyObject *out = NULL;
+    const long n = (long)PyArray_DIM(t, 0);
+    const int m = (int)PyArray_DIM(V, 1);
+    double *work = NULL;
+    if ((long)PyArray_DIM(V, 0) != n) {
+        PyErr_Format(PyExc_ValueError, "V: expected %ld rows (one per time point), got %ld", n, (long)PyArray_DIM(V, 0));
+        goto done;
+    }
+    if (!(work = malloc(sizeof(double) * (5 * (size_t)m + 1)))) { PyErr_NoMemory(); goto done; }
+    const long rs = (long)(PyArray_STRIDE(V, 0) / (npy_intp)sizeof(double));
+    const long cs = (long)(PyArray_STRIDE(V, 1) / (npy_intp)sizeof(double));
+    cs_growth_verdict v;
+    Py_BEGIN_ALLOW_THREADS
+    cs_growth_worst(PyArray_DATA(t), n, PyArray_DATA(V), rs, cs, m, &rule, work, &v);
+    Py_END_ALLOW_THREADS
+    if (v.column < 0) { Py_INCREF(Py_None); out = Py_None; }
+    else out = Py_BuildValue("(idddd)", v.column, v.factor, v.t_bad, v.ref, v.peak);
+done:
+    free(work);
+    Py_DECREF(t); Py_DECREF(V);
+    return out;
+}
+
 PyMethodDef cs_py_analysis_methods[] = {
+    {"growth_worst", py_growth_worst, METH_VARARGS,
+     "growth_worst(t, V, limit, window, floor, rest, growing, min_points) -> None or (column, factor, t_bad, ref, "
+     "peak): the worst signal of V under the relative divergence criterion (cosim.metrics.divergence)"},
     {"amp_info", py_amp_info, METH_VARARGS,
      "amp_info(nx, nu, ny, mask, kind, k, scheme, order, update) -> {depth, dim, pack_size, deg}"},
     {"amp_matrix", py_amp_matrix, METH_VARARGS,
