@@ -64,12 +64,15 @@ def python_loop_recording(n, h):
     return x1, x2
 
 
-def interleaved_medians(fs, repeat=15):
+def interleaved_medians(fs, repeat=15, before=None):
     """Median wall time of each function in fs, the runs interleaved (f1, f2, ..., f1, f2, ...): a slow phase of a
-    shared machine then slows every contender alike instead of deciding a ratio."""
+    shared machine then slows every contender alike instead of deciding a ratio. `before` runs untimed before every
+    timed run (a cache flush)."""
     ts = [[] for _ in fs]
     for _ in range(repeat):
         for f, t in zip(fs, ts):
+            if before is not None:
+                before()
             t0 = time.perf_counter()
             f()
             t.append(time.perf_counter() - t0)
@@ -83,20 +86,22 @@ def two_units():
 
     def run(**kw):
         return cosim.simulate(s, n * H, H, approximation=cosim.ZOH(), solver=cosim.Euler(), **kw)
-    t_c, t_c0, t_py, t_pyr = interleaved_medians([
-        run,
-        lambda: run(output_interval=n * H),                    # records t = 0 and t_end only
-        lambda: python_loop(n, H),
-        lambda: python_loop_recording(n, H)])
+    contenders = [run, lambda: python_loop(n, H), lambda: run(output_interval=n * H)]  # last: t = 0 and t_end only
     r = run()
     x1, x2 = python_loop(n, H)
     same = abs(r.X[-1, 0] - x1) + abs(r.X[-1, 1] - x2)
-    print(f"cosim, every macro point recorded: {1e3 * t_c:.2f} ms = {1e9 * t_c / (2 * n):.1f} ns per macro step per "
-          f"unit (target <= 40); same final states as the loop to {same:.1e}")
-    print(f"plain Python loop, no recording {1e3 * t_py:.2f} ms; cosim without recording (output_interval = t_end) "
-          f"{1e3 * t_c0:.2f} ms: cosim is {t_py / t_c0:.2f}x faster (target > 1)")
-    print(f"plain Python loop recording in lists {1e3 * t_pyr:.2f} ms; cosim recording {1e3 * t_c:.2f} ms: "
-          f"{t_pyr / t_c:.2f}x faster; against the loop without recording: {t_py / t_c:.2f}x")
+    # warm: runs follow runs (a DoE); cold: 64 MB read before every run of either side, so that cosim writes its
+    # 5.6 MB of records into memory that is not in any cache (a first run after other work)
+    junk = np.ones(8_000_000)
+    for label, before in (("warm", None), ("cold caches", junk.sum)):
+        t_c, t_py, t_c0 = interleaved_medians(contenders, before=before)
+        print(f"[{label}] cosim, every macro point recorded: {1e3 * t_c:.2f} ms = {1e9 * t_c / (2 * n):.1f} ns per "
+              f"macro step per unit (target <= 40); plain Python loop, no recording: {1e3 * t_py:.2f} ms: cosim is "
+              f"{t_py / t_c:.2f}x faster (target > 1); cosim without recording (output_interval = t_end) "
+              f"{1e3 * t_c0:.2f} ms: {t_py / t_c0:.2f}x")
+    t_c, t_pyr = interleaved_medians([run, lambda: python_loop_recording(n, H)])
+    print(f"plain Python loop recording t, x, y, u in lists {1e3 * t_pyr:.2f} ms; cosim {1e3 * t_c:.2f} ms: "
+          f"{t_pyr / t_c:.2f}x faster. Same final states as the loop to {same:.1e}")
 
 
 def ring_ft(n):

@@ -93,10 +93,16 @@ static inline int fixed_do_step(cs_stepper *st, double T, double H, const cs_inp
     return CS_OK;
 }
 
-/* One Euler step of length H (substeps = 1, untraced): the common case of a co-simulation benchmark or a chain of
- * small units. Kept out of euler_step so that its small frame is not the general loop's (the same arithmetic as
- * euler_steps with n = 1: h = H / 1 = H, t = T). */
-static __attribute__((noinline)) int euler_one(cs_stepper *st, double T, double H, const cs_input *in, cs_err *err) {
+static __attribute__((noinline)) int euler_step(cs_stepper *st, double T, double H, const cs_input *in, int restart,
+                                               cs_err *err) {
+    return fixed_do_step(st, T, H, in, euler_steps, err);
+}
+
+/* Euler with one micro step per macro step (substeps = 1, no h), the common case of a co-simulation benchmark or
+ * a chain of small units: its own do_step op with a small frame (the same arithmetic as euler_steps with n = 1:
+ * h = H / 1 = H, t = T); a traced step takes the general path. */
+static int euler_one_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
+    if (st->tracing) return euler_step(st, T, H, in, restart, err);
     cs_model *m = st->model;
     double *restrict x = st->x, *restrict k1 = ((fixed_content *)st->content)->k1;
     cs_input_eval(in, T, st->u);
@@ -105,17 +111,6 @@ static __attribute__((noinline)) int euler_one(cs_stepper *st, double T, double 
     st->stats.steps++;
     st->t = T + H;
     return CS_OK;
-}
-
-static __attribute__((noinline)) int euler_general(cs_stepper *st, double T, double H, const cs_input *in,
-                                                   cs_err *err) {
-    return fixed_do_step(st, T, H, in, euler_steps, err);
-}
-
-static int euler_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
-    const fixed_content *c = st->content;
-    if (c->substeps == 1 && !(c->h > 0.0) && !st->tracing) return euler_one(st, T, H, in, err);
-    return euler_general(st, T, H, in, err);
 }
 
 static int rk4_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
@@ -130,6 +125,7 @@ static void fixed_destroy(cs_stepper *st) {
 }
 
 static const cs_stepper_ops EULER_OPS = {euler_step, fixed_destroy};
+static const cs_stepper_ops EULER_ONE_OPS = {euler_one_step, fixed_destroy};
 static const cs_stepper_ops RK4_OPS = {rk4_step, fixed_destroy};
 
 cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
@@ -143,7 +139,9 @@ cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_er
         return NULL;
     }
     double *mem;
-    const cs_stepper_ops *ops = opts->kind == CS_SOLVER_RK4 ? &RK4_OPS : &EULER_OPS;
+    const cs_stepper_ops *ops = opts->kind == CS_SOLVER_RK4                ? &RK4_OPS
+                                : opts->h <= 0.0 && opts->substeps == 1 ? &EULER_ONE_OPS
+                                                                        : &EULER_OPS;
     cs_stepper *st = cs_stepper_alloc_with(model, ops, sizeof(fixed_content), 5 * (size_t)model->nx, &mem, err);
     if (!st) return NULL;
     fixed_content *c = st->content;

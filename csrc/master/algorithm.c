@@ -388,12 +388,11 @@ static int estimate(cs_algorithm *a, const cs_step_plan *p, double *eps, cs_err 
     return CS_OK;
 }
 
-int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
+/* One macro step of an initialized run before t_end (inlined into the run's loop: no call per step) */
+static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *err) {
     const cs_algorithm_config *c = &a->cfg;
     cs_controller *ctl = c->controller;
     cs_coupling *cpl = c->coupling;
-    if (!a->initialized) return cs_fail(err, CS_ERR_ARG, "algorithm: initialize before do_step");
-    if (a->T >= c->t_end) return cs_fail(err, CS_ERR_ARG, "algorithm: the run has reached t_end");
     cs_step_plan p = {.kappa = -1};
     CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
     const double T = a->T;
@@ -454,9 +453,15 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     return observe(a, 0, err);
 }
 
+int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
+    if (!a->initialized) return cs_fail(err, CS_ERR_ARG, "algorithm: initialize before do_step");
+    if (a->T >= a->cfg.t_end) return cs_fail(err, CS_ERR_ARG, "algorithm: the run has reached t_end");
+    return step(a, err);
+}
+
 int cs_algorithm_run(cs_algorithm *a, cs_err *err) {
     if (!a->initialized) CS_TRY(cs_algorithm_initialize(a, err));
-    while (a->T < a->cfg.t_end) CS_TRY(cs_algorithm_do_step(a, err));
+    while (a->T < a->cfg.t_end) CS_TRY(step(a, err));
     return CS_OK;
 }
 
