@@ -251,22 +251,19 @@ int cs_network_consistent(cs_network *net, const cs_outputs *g, double t, const 
     if (net->ft_order) {
         /* no algebraic loop: units without feed-through first (y = g(x), with the guess as their input), then each
          * feed-through unit in order, its inputs final once the units it reads are evaluated */
-        const int *restrict rowptr = net->rowptr, *restrict col = net->col;
-        const double *restrict gain = net->gain, *restrict r = net->r;
         const double *ug = u_guess ? u_guess : u;
         if (!u_guess) memset(u, 0, sizeof(double) * net->nu);
         for (int i = 0; i < net->nsub; i++)
             if (!net->feedthrough[i]) CS_TRY(g->eval(g->ctx, i, t, ug + uoff[i], y + yoff[i], err));
         for (int k = 0; k < net->nft; k++) {
             const int i = net->ft_order[k];
-            for (int a = uoff[i]; a < uoff[i + 1]; a++) {
-                double v = r[a];
-                for (int q = rowptr[a]; q < rowptr[a + 1]; q++) v += gain[q] * y[col[q]];
-                u[a] = v;
-            }
+            for (int a = uoff[i]; a < uoff[i + 1]; a++) u[a] = cs_network_input(net, y, a);
             CS_TRY(g->eval(g->ctx, i, t, u + uoff[i], y + yoff[i], err));
         }
-        cs_network_inputs(net, y, u);
+        /* the feed-through units' inputs are final; those of the others, u = L y + r, now that y is */
+        for (int i = 0; i < net->nsub; i++)
+            if (!net->feedthrough[i])
+                for (int a = uoff[i]; a < uoff[i + 1]; a++) u[a] = cs_network_input(net, y, a);
         return CS_OK;
     }
     if (!u_guess) memset(u, 0, sizeof(double) * net->nu);

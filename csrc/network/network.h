@@ -57,15 +57,15 @@ int cs_network_init(cs_network *net, int nsub, const int *nu, const int *ny, con
                     const double *r, cs_err *err);
 void cs_network_free(cs_network *net);
 
-/* u = L y + r (inline: the master forms the inputs at every macro point) */
+/* u = L y + r, one input (a) or all: the one definition of inputs from outputs (inline: the master forms the
+ * inputs at every macro point) */
+static inline double cs_network_input(const cs_network *net, const double *y, int a) {
+    double s = net->r[a];
+    for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) s += net->gain[k] * y[net->col[k]];
+    return s;
+}
 static inline void cs_network_inputs(const cs_network *net, const double *y, double *u) {
-    const int *restrict rowptr = net->rowptr, *restrict col = net->col;
-    const double *restrict gain = net->gain, *restrict r = net->r;
-    for (int a = 0; a < net->nu; a++) {
-        double s = r[a];
-        for (int k = rowptr[a]; k < rowptr[a + 1]; k++) s += gain[k] * y[col[k]];
-        u[a] = s;
-    }
+    for (int a = 0; a < net->nu; a++) u[a] = cs_network_input(net, y, a);
 }
 
 /* Consistent outputs at time t: solves y = g(t, L y + r). u_guess (may be NULL = 0, may alias u) is the start value
