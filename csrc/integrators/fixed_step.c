@@ -15,19 +15,24 @@ typedef struct fixed_content {
     double *k1, *k2, *k3, *k4, *xt; /* one allocation of 5 nx */
 } fixed_content;
 
+/* One explicit Euler step x += h f(t, x, u(t)) (the one definition, for both do_step ops below). */
+static inline int euler_micro_step(cs_stepper *st, double *restrict k1, double t, double h, const cs_input *in,
+                                   cs_err *err) {
+    cs_model *m = st->model;
+    double *restrict x = st->x;
+    cs_input_eval(in, t, st->u);
+    CS_TRY(cs_model_rhs(m, t, x, st->u, k1, err));
+    for (int j = 0, nx = m->nx; j < nx; j++) x[j] += h * k1[j];
+    return CS_OK;
+}
+
 /* n explicit Euler steps of length h from T (the last one ends exactly at T + H). */
 static int euler_steps(cs_stepper *st, fixed_content *c, double T, double H, double h, long n, const cs_input *in,
                        cs_err *err) {
-    cs_model *m = st->model;
-    const int nx = m->nx;
-    double *restrict x = st->x, *restrict u = st->u, *restrict k1 = c->k1;
     const int tracing = st->tracing;
     for (long i = 0; i < n; i++) {
-        double t = T + i * h; /* multiplication, not accumulation */
-        cs_input_eval(in, t, u);
-        int rc = cs_model_rhs(m, t, x, u, k1, err);
+        int rc = euler_micro_step(st, c->k1, T + i * h, h, in, err); /* t by multiplication, not accumulation */
         if (rc) { st->stats.steps += i; return rc; }
-        for (int j = 0; j < nx; j++) x[j] += h * k1[j];
         if (tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
     }
     st->stats.steps += n;
@@ -103,11 +108,7 @@ static __attribute__((noinline)) int euler_step(cs_stepper *st, double T, double
  * h = H / 1 = H, t = T); a traced step takes the general path. */
 static int euler_one_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     if (st->tracing) return euler_step(st, T, H, in, restart, err);
-    cs_model *m = st->model;
-    double *restrict x = st->x, *restrict k1 = ((fixed_content *)st->content)->k1;
-    cs_input_eval(in, T, st->u);
-    CS_TRY(cs_model_rhs(m, T, x, st->u, k1, err));
-    for (int j = 0, nx = m->nx; j < nx; j++) x[j] += H * k1[j];
+    CS_TRY(euler_micro_step(st, ((fixed_content *)st->content)->k1, T, H, in, err));
     st->stats.steps++;
     st->t = T + H;
     return CS_OK;

@@ -40,8 +40,9 @@ struct cs_model {
 cs_model *cs_model_new(int nx, int nu, int ny, const char *name);
 void cs_model_free(cs_model *m);
 
-/* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no call (a chain's units are tiny, where a
- * library call or a vectorised loop costs more than the arithmetic). The LTI model's products. */
+/* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no library call (a chain's units are tiny,
+ * where BLAS or a vectorised loop costs more than the arithmetic). The LTI model's products; the scalar case inline,
+ * the others in cs_affine_rows. */
 void cs_affine_rows(int m, int n, int k, const double *restrict P, const double *restrict v,
                     const double *restrict Q, const double *restrict w, double *restrict z);
 static inline void cs_affine(int m, int n, int k, const double *restrict P, const double *restrict v,
