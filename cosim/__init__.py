@@ -12,7 +12,7 @@ from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
 from .coupling import FOH, NEPCE, PreStep, Quadratic
 from .errors import CosimError, ConvergenceError, DivergenceError, SolverError, StepSizeError
 from .schemes import Implicit, WaveformRelaxation
-from .result import Result
+from .result import Result, read_csv
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
 from .solvers import AB2
@@ -31,4 +31,4 @@ __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CM
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
            "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic",
-           "Implicit", "WaveformRelaxation", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU"]
+           "Implicit", "WaveformRelaxation", "read_csv", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU"]

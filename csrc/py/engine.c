@@ -425,7 +425,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     k.nx = run->nx; k.ny = run->ny; k.nu = run->nu;
     if (k.growing) bytes = 0.0;
     if (cap < 0 || bytes > max_bytes) {
-        PyErr_Format(PyExc_MemoryError,
+        /* cs_py_errorf formats with vsnprintf: PyErr_Format knows no float conversions (%g fails on 3.12) */
+        cs_py_errorf(PyExc_MemoryError,
                      "t_end/H: recording all %.3g points of this run needs %.3g GB (limit %.3g GB): record on a "
                      "coarser grid (output_interval=...) or use a coarser H", (double)cap, bytes / 1e9, max_bytes / 1e9);
         goto done;
