@@ -418,12 +418,7 @@ static int sig_comparative(cs_coupling *c, int mode, int kappa, const cs_input *
             lw[q] = p;
         }
         for (int m = 0; m < NC; m++) L[m] = 0.0;
-        L[0] = 1.0;
-        for (int i = 0; i < k; i++) { /* L <- L (s - sv_i) / (1 - sv_i) */
-            double z = sv[i], d = 1.0 - z;
-            for (int m = i + 1; m >= 1; m--) L[m] = (L[m - 1] - z * L[m]) / d;
-            L[0] = -z * L[0] / d;
-        }
+        cs_lagrange_end_basis(k, sv, L);
         for (int j = 0; j < net->ny; j++) {
             const double *h = s->hv + (size_t)j * NV, *ce = s->cext + (size_t)j * NC;
             double *ch = s->chat + (size_t)j * NC;

@@ -315,20 +315,20 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     /* ℓ = L^κ: nodes T_{N+1}, T_N, ..., T_{N-κ+1} (a_i = (T_{N+1} - T_{N+1-i}) / H), κ = min(k, macro points
      * known); p^pre (degree deg) passes through all of them as long as κ <= deg + 1 (during start-up the end value
      * adds one degree: the first step is linear between u_0 and u_1) */
-    double a[CS_MAXDEG];
+    double z[CS_MAXDEG]; /* the nodes 1 - a_i = (T_{N+1-i} - T_N)/H ... of L^κ besides s = 1 (kraft2021 eq. 3.11) */
     int kap = s->o.kappa < deg + 1 ? s->o.kappa : deg + 1;
     if (s->o.kappa < 0) kap = deg; /* adaptive (kraft2021 §6, §19): the corrector keeps the controller's degree κ of
                                     * p^pre, so that p^pre - p^corr = (u^pre - u_{N+1}) L^κ (imMD, eq. 3.18) */
     for (int k = 0; k < kap; k++) {
         double Tk = cs_iter_time(&s->rec, x->step, k);
         if (isnan(Tk)) { kap = k; break; }
-        a[k] = (T1 - Tk) / H;
+        z[k] = 1.0 - (T1 - Tk) / H;
     }
     if (kap > deg) deg = kap;
     s->deg = deg;
     for (int i = 0; i < s->nsub; i++) s->in[i].deg = deg;
     memset(s->ell, 0, sizeof s->ell);
-    cs_end_basis(kap, a, s->ell);
+    cs_lagrange_end_basis(kap, z, s->ell);
     /* sap / exact: once per step, from the state at T_N */
     if (s->o.jacobian != CS_JAC_FD)
         for (int i = 0; i < s->nsub; i++) {

@@ -1,8 +1,9 @@
 /* Shared helpers of the iterative schemes (implicit.c, waveform.c): the macro-time history, the per-step iteration
- * record, WRMS norms and Lagrange bases in s = (t - T_N)/H. Internal to schemes/. */
+ * record and WRMS norms (the Lagrange bases are coupling/approx.h's). Internal to schemes/. */
 #ifndef COSIM_ITER_COMMON_H
 #define COSIM_ITER_COMMON_H
 
+#include "coupling/approx.h"
 #include "schemes/iterative.h"
 
 #define CS_ITER_HIST 8 /* > CS_MAXDEG + 1 past macro points */
@@ -22,8 +23,5 @@ double cs_iter_time(const cs_iter_record *r, long N, int k);
 int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err);
 void cs_iter_free(cs_iter_record *r);
 void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *total);
-
-/* Coefficients B[q * nn + m] of the Lagrange basis polynomials of the nn nodes s_q (distinct). */
-void cs_lagrange_basis(int nn, const double *s, double *B);
 
 #endif
