@@ -187,8 +187,7 @@ static int bal_accept(cs_coupling *c, double T1, const double *y, const double *
     const int M = b->M;
     for (int a = 0; a < net->nu; a++) {
         if (!b->track[a]) continue;
-        double Q = net->r[a] * b->H;
-        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) Q += net->gain[k] * b->Qy[net->col[k]];
+        double Q = cs_network_row(net, b->Qy, 1, a, net->r[a] * b->H); /* ∫ (L y + r) dt over the step */
         double *pe = b->pend + (size_t)a * M;
         double intC = 0.0;
         if (b->corr[a])

@@ -86,8 +86,7 @@ static int np_accept(cs_coupling *c, double T1, const double *y, const double *y
         const double H = p->H, K = p->spec.K;
         const double f = p->spec.tau > 0.0 ? H / (p->spec.tau + H) : 1.0;
         for (int a = 0; a < net->nu; a++) {
-            double E = net->r[a] * H - p->intu[a];
-            for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) E += net->gain[k] * p->yint[net->col[k]];
+            double E = cs_network_row(net, p->yint, 1, a, net->r[a] * H - p->intu[a]);
             double target = K * E / H;
             p->corr[a] += f * (target - p->corr[a]);
         }

@@ -116,16 +116,6 @@ typedef struct ps_snapshot {
 
 static void matvec_acc(int r, int c, const double *A, const double *x, double *y) { cs_matvec(r, c, A, x, y, 1); }
 
-/* u = L y + r */
-static void Lmul(const prestep *p, const double *y, double *u, int add_r) {
-    const cs_network *net = p->net;
-    for (int a = 0; a < p->m; a++) {
-        double s = add_r ? net->r[a] : 0.0;
-        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) s += net->gain[k] * y[net->col[k]];
-        u[a] = s;
-    }
-}
-
 /* Global block-diagonal matrices from per-unit blocks stored one unit after another. */
 static void assemble(prestep *p, const double *Sy_b, const double *Su_b, const double *Sd_b) {
     const int n = p->n, m = p->m;
@@ -285,8 +275,8 @@ static void ede_continuous(prestep *p, double Hp) {
     const int n = p->n, m = p->m;
     ps_state *s = &p->st;
     double *ea = p->v1, *eb = p->v2, *wa = p->w2, *wb = wa + 2 * m, *d = p->v3;
-    Lmul(p, s->yprev, ea, 1);
-    Lmul(p, s->y, eb, 1);
+    cs_network_apply(p->net, s->yprev, 1, ea);
+    cs_network_apply(p->net, s->y, 1, eb);
     for (int a = 0; a < m; a++) {
         ea[a] -= s->uc0[a];
         eb[a] -= s->uc0[a] + s->uc1[a];
@@ -375,12 +365,12 @@ static void mbc_continuous(prestep *p, const double *yh, const double *yt, doubl
     const int m = p->m;
     ps_state *s = &p->st;
     double *u0 = p->v1, *uh = p->v2, *rhs = p->tmp, *tgt = p->tmp + p->n, *x = tgt + m, *scr = x + m;
-    Lmul(p, s->y, u0, 1);
-    Lmul(p, yh, uh, 1);
+    cs_network_apply(p->net, s->y, 1, u0);
+    cs_network_apply(p->net, yh, 1, uh);
     if (modified) {
         /* u = L yhat + r: hold L yhat(T^{k+1}) + r, or ramp from L ytilde + r (spec 4.4 [AMB]) */
         double *ut = p->v3;
-        Lmul(p, yt, ut, 1);
+        cs_network_apply(p->net, yt, 1, ut);
         for (int a = 0; a < m; a++) {
             if (p->spec.hold) { c0[a] = uh[a]; c1[a] = 0.0; }
             else { c0[a] = ut[a]; c1[a] = uh[a] - ut[a]; }
@@ -552,14 +542,14 @@ static int mbc_discrete(prestep *p, const double *uk, int modified, double *c0, 
     double *Mc = p->Mc, *A = p->M, *B = p->w1, *ek = p->v1, *tmp = p->v2;
     global_mats(p, Mc, A);
     /* right-hand sides: column 0 the EDE, column 1 the extrapolation */
-    Lmul(p, s->y, ek, 1);
+    cs_network_apply(p->net, s->y, 1, ek);
     for (int a = 0; a < m; a++) ek[a] -= uk[a];
     const double *ep = s->eps_prev, *ekc = ek;
     if (p->spec.intermediate_correction) {
         /* (2.58-2.60): mean of eps(t) over [T^{k-1}, T^k] from int y dt (accept) and the input of that step */
         double *ly = p->w2, *epc = p->w2 + m, *ekk = p->w2 + 2 * m;
         const double Hp = s->scal[1];
-        Lmul(p, s->yint, ly, 0);
+        cs_network_apply(p->net, s->yint, 0, ly);
         for (int a = 0; a < m; a++) {
             const double mean = ly[a] / Hp + p->net->r[a] - (s->uc0[a] + 0.5 * s->uc1[a]);
             s->ecor[a] = mean - 0.5 * (s->eps_prev[a] + ek[a]);
@@ -600,7 +590,7 @@ static int mbc_discrete(prestep *p, const double *uk, int modified, double *c0, 
     int rc = cs_solve(n, 1, Mc, yh, p->work, p->ipiv, err);
     if (rc) { cs_err_prefix(err, "pre-step: I - Su^+ L is singular (algebraic loop): "); return rc; }
     double *uh = p->v3;
-    Lmul(p, yh, uh, 1);
+    cs_network_apply(p->net, yh, 1, uh);
     *ok = cs_all_finite((size_t)n, yh);
     if (modified || !*ok) {
         memcpy(c0, uh, sizeof(double) * m);
@@ -683,11 +673,11 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     if (p->spec.intermediate_correction) memset(s->ecor, 0, sizeof(double) * m);
     /* signal-based candidate (ZOH, or FOH as a ramp through the last two macro points) */
     double *sb0 = p->sb, *sb1 = p->sb + m;
-    Lmul(p, s->y, sb0, 1);
+    cs_network_apply(p->net, s->y, 1, sb0);
     if (p->spec.sbc_foh && k >= 1) {
-        Lmul(p, s->yprev, sb1, 0);
+        cs_network_apply(p->net, s->yprev, 0, sb1);
         double *ly = p->v3;
-        Lmul(p, s->y, ly, 0);
+        cs_network_apply(p->net, s->y, 0, ly);
         for (int a = 0; a < m; a++) sb1[a] = (ly[a] - sb1[a]) * (H / Hp);
     } else {
         memset(sb1, 0, sizeof(double) * m);
@@ -774,7 +764,7 @@ static int ps_accept(cs_coupling *c, double T1, const double *y, const double *y
     if (s->scal[0] < 0.0) { /* initial outputs */
         memcpy(s->y, y, sizeof(double) * n);
         memcpy(s->yprev, y, sizeof(double) * n);
-        Lmul(p, y, s->uc0, 1);
+        cs_network_apply(p->net, y, 1, s->uc0);
         memset(s->uc1, 0, sizeof(double) * m);
         memcpy(s->uend_prev, s->uc0, sizeof(double) * m);
         s->scal[0] = 0.0;

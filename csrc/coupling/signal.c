@@ -219,11 +219,7 @@ static void build_all_extrapolated(signal_coupling *s) {
         s->cont[i] = (unsigned char)cont;
     }
     if (dext == 0) { /* constant inputs: u = L ỹ(T_N) + r */
-        for (int a = 0; a < net->nu; a++) {
-            double c0 = r[a];
-            for (int k = rowptr[a]; k < rowptr[a + 1]; k++) c0 += gain[k] * cext[(size_t)col[k] * NC];
-            coef[pos[a]] = c0;
-        }
+        for (int a = 0; a < net->nu; a++) coef[pos[a]] = cs_network_row(net, cext, NC, a, r[a]);
         return;
     }
     for (int a = 0; a < net->nu; a++) {
