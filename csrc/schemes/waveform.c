@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linalg/spline.h"
 #include "parallel/pool.h"
 #include "schemes/acceleration.h"
 #include "schemes/iter_common.h"
@@ -87,67 +88,6 @@ struct waveform {
 
 /* ---------------------------------------------------------------- cubic splines (not-a-knot) */
 
-/* Slopes s[0..n-1] of the not-a-knot cubic spline through (t_k, y_k); work: 3n doubles. */
-static void spline_slopes(long n, const double *t, const double *y, double *s, double *work) {
-    if (n <= 1) { if (n == 1) s[0] = 0.0; return; }
-    if (n == 2) { s[0] = s[1] = (y[1] - y[0]) / (t[1] - t[0]); return; }
-    if (n == 3) {
-        double d0 = (y[1] - y[0]) / (t[1] - t[0]), d1 = (y[2] - y[1]) / (t[2] - t[1]), c = (d1 - d0) / (t[2] - t[0]);
-        s[0] = d0 + c * (t[0] - t[1]);
-        s[1] = d0 + c * (t[1] - t[0]);
-        s[2] = d0 + c * (2 * t[2] - t[0] - t[1]);
-        return;
-    }
-    double *cp = work, *dp = work + n;
-    /* row 0 */
-    double dx0 = t[1] - t[0], dx1 = t[2] - t[1], dl0 = (y[1] - y[0]) / dx0, dl1 = (y[2] - y[1]) / dx1, d = t[2] - t[0];
-    double b = dx1, c = d, r = ((dx0 + 2 * d) * dx1 * dl0 + dx0 * dx0 * dl1) / d;
-    cp[0] = c / b;
-    dp[0] = r / b;
-    for (long i = 1; i < n - 1; i++) {
-        double hm = t[i] - t[i - 1], hp = t[i + 1] - t[i];
-        double dm = (y[i] - y[i - 1]) / hm, dpl = (y[i + 1] - y[i]) / hp;
-        double a = hp;
-        b = 2 * (hm + hp);
-        c = hm;
-        r = 3 * (hp * dm + hm * dpl);
-        double den = b - a * cp[i - 1];
-        cp[i] = c / den;
-        dp[i] = (r - a * dp[i - 1]) / den;
-    }
-    long m = n - 1;
-    double hm = t[m] - t[m - 1], hmm = t[m - 1] - t[m - 2];
-    double dm = (y[m] - y[m - 1]) / hm, dmm = (y[m - 1] - y[m - 2]) / hmm;
-    d = t[m] - t[m - 2];
-    double a = d;
-    b = hm;
-    r = (hm * hm * dmm + (2 * d + hm) * hmm * dm) / d;
-    dp[m] = (r - a * dp[m - 1]) / (b - a * cp[m - 1]);
-    s[m] = dp[m];
-    for (long i = m - 1; i >= 0; i--) s[i] = dp[i] - cp[i] * s[i + 1];
-}
-
-/* Value and derivative of the Hermite cubic through (t, y, s) at tt; hint: last interval. */
-static void spline_eval(long n, const double *t, const double *y, const double *s, double tt, long *hint,
-                        double *val, double *der) {
-    if (n == 1) { *val = y[0]; *der = 0.0; return; }
-    long k = *hint;
-    if (!(k >= 0 && k < n - 1 && t[k] <= tt && tt <= t[k + 1])) {
-        if (tt <= t[0]) k = 0;
-        else if (tt >= t[n - 1]) k = n - 2;
-        else {
-            long lo = 0, hi = n - 1;
-            while (hi - lo > 1) { long mid = (lo + hi) / 2; if (t[mid] <= tt) lo = mid; else hi = mid; }
-            k = lo;
-        }
-        *hint = k;
-    }
-    double h = t[k + 1] - t[k], x = (tt - t[k]) / h, x2 = x * x, x3 = x2 * x;
-    double y0 = y[k], y1 = y[k + 1], s0 = s[k], s1 = s[k + 1];
-    *val = (2 * x3 - 3 * x2 + 1) * y0 + (x3 - 2 * x2 + x) * h * s0 + (-2 * x3 + 3 * x2) * y1 + (x3 - x2) * h * s1;
-    *der = (6 * x2 - 6 * x) / h * y0 + (3 * x2 - 4 * x + 1) * s0 + (-6 * x2 + 6 * x) / h * y1 + (3 * x2 - 2 * x) * s1;
-}
-
 static int grow_scratch(double **scr, long *cap, long n, cs_err *err) {
     if (n <= *cap) return CS_OK;
     long c = n > 2 * *cap ? n : 2 * *cap;
@@ -177,7 +117,7 @@ static inline void source_value(waveform *w, int jy, double t, long *hint, doubl
     }
     const double *y = (q->mode[lj] == 1 ? q->X : q->F) + (size_t)lj * q->cap;
     const double *s = (q->mode[lj] == 1 ? q->SX : q->SF) + (size_t)lj * q->cap;
-    spline_eval(q->n, q->t, y, s, t, hint, v, dv);
+    cs_spline_eval(q->n, q->t, y, s, t, hint, v, dv);
 }
 
 static int wave_eval(const cs_input *in, double t, double *u, double *udot) {
@@ -334,12 +274,12 @@ static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
             for (long k = 0; k < tr.n; k++) F[k] = tr.y[k * ny + lj];
         } else { /* resample the trace's spline onto the window's grid */
             for (long k = 0; k < tr.n; k++) col[k] = tr.y[k * ny + lj];
-            spline_slopes(tr.n, tr.t, col, sl, wk);
+            cs_spline_slopes(tr.n, tr.t, col, sl, wk);
             long hint = 0;
             double der;
-            for (long k = 0; k < q->n; k++) spline_eval(tr.n, tr.t, col, sl, q->t[k], &hint, &F[k], &der);
+            for (long k = 0; k < q->n; k++) cs_spline_eval(tr.n, tr.t, col, sl, q->t[k], &hint, &F[k], &der);
         }
-        spline_slopes(q->n, q->t, F, q->SF + (size_t)lj * q->cap, wk);
+        cs_spline_slopes(q->n, q->t, F, q->SF + (size_t)lj * q->cap, wk);
     }
     return CS_OK;
 }
@@ -553,7 +493,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
                 o += q->n;
                 if (w->o.waveform == CS_WAVE_SUBSTEPS) {
                     CS_TRY(ensure_scratch(w, q->n, err));
-                    spline_slopes(q->n, q->t, q->X + (size_t)lj * q->cap, q->SX + (size_t)lj * q->cap, w->scr);
+                    cs_spline_slopes(q->n, q->t, q->X + (size_t)lj * q->cap, q->SX + (size_t)lj * q->cap, w->scr);
                 }
             }
         }
