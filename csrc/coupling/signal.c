@@ -79,29 +79,34 @@ static int uniform(const signal_coupling *s, int n, double Hnom) {
     return 1;
 }
 
+/* Weights on the actual sample times (a non-uniform grid, or a degree set for this step); with `interpolate` the
+ * newest sample is T + H (Gauss-Seidel: the source unit has reached T_{N+1}). */
+static int weights_on_times(signal_coupling *s, const cs_approx_spec *sp, int interpolate, int navail, double T,
+                            double H, const cs_approx_weights **W, cs_err *err) {
+    cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
+    double Ti[CS_MAXHIST];
+    const double *Tv = s->hT;
+    if (interpolate) {
+        Ti[0] = T + H;
+        memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
+        Tv = Ti;
+    }
+    *W = tmp;
+    return cs_approx_weights_compute(sp, interpolate, navail, Tv, T, H, tmp, err);
+}
+
 static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom,
                    const cs_approx_weights **W, cs_err *err) {
-    int need = s->need;
+    int navail = interpolate ? s->nhist + 1 : s->nhist;
+    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     if (s->kappa_set) {
         /* degree κ set by an adaptive step controller: Lagrange of degree κ on the actual (non-uniform) times,
          * reduced while the history is short (the fixed-degree path below is not used, so its numbers stay as
          * they are) */
         cs_approx_spec sp = {CS_APPROX_LAGRANGE, s->kappa};
-        cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
-        int navail = interpolate ? s->nhist + 1 : s->nhist;
-        if (navail > CS_MAXHIST) navail = CS_MAXHIST;
-        double Ti[CS_MAXHIST];
-        const double *Tv = s->hT;
-        if (interpolate) {
-            Ti[0] = T + H;
-            memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
-            Tv = Ti;
-        }
-        *W = tmp;
-        return cs_approx_weights_compute(&sp, interpolate, navail, Tv, T, H, tmp, err);
+        return weights_on_times(s, &sp, interpolate, navail, T, H, W, err);
     }
-    int navail = interpolate ? s->nhist + 1 : s->nhist;
-    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+    int need = s->need;
     int n = navail < need ? navail : need;          /* samples the weights read */
     if (uniform(s, interpolate ? n - 1 : n, Hnom)) {
         if (Hnom != s->cache_H) {
@@ -120,16 +125,7 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
         }
         return CS_OK;
     }
-    cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
-    *W = tmp;
-    double Ti[CS_MAXHIST];
-    const double *Tv = s->hT;
-    if (interpolate) {
-        Ti[0] = T + H;
-        memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
-        Tv = Ti;
-    }
-    return cs_approx_weights_compute(&s->spec, interpolate, navail, Tv, T, H, tmp, err);
+    return weights_on_times(s, &s->spec, interpolate, navail, T, H, W, err);
 }
 
 static void build_input(signal_coupling *s, int i);
