@@ -401,11 +401,7 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
                        "implicit: the corrector did not converge in macro step %ld [%.10g, %.10g] after %d "
                        "iterations (||δ||_WRMS = %.3g, rate R = %.3g, tau = %g); use a smaller H, more max_iter, "
                        "another jacobian or on_failure='continue'", x->step, T, T1, j, norm, R, s->o.tau);
-    memcpy(x->uend, s->uj, sizeof(double) * nu);
-    for (int i = 0; i < s->nsub; i++) {
-        x->used[i] = &s->in[i];
-        if (x->need_udot) cs_input_eval_dt(&s->in[i], T1, x->udot + net->uoff[i]);
-    }
+    cs_iter_publish_inputs(x, net, s->nsub, s->in, T1, s->uj);
     return CS_OK;
 }
 

@@ -39,3 +39,13 @@ void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *
     for (long k = 0; k < n; k++) t += r->n[k];
     *total = t;
 }
+
+void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_input *in, double T1,
+                            const double *uend) {
+    if (uend) memcpy(x->uend, uend, sizeof(double) * net->nu);
+    for (int i = 0; i < nsub; i++) {
+        x->used[i] = &in[i];
+        if (!uend) cs_input_eval(&in[i], T1, x->uend + net->uoff[i]);
+        if (x->need_udot) cs_input_eval_dt(&in[i], T1, x->udot + net->uoff[i]);
+    }
+}

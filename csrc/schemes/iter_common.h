@@ -24,4 +24,10 @@ int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err);
 void cs_iter_free(cs_iter_record *r);
 void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *total);
 
+/* End of an iterative step: the final input polynomials in[0..nsub-1] become the step's inputs (x->used), with
+ * their end values x->uend (copied from uend, or evaluated at T1 where uend is NULL) and, where the master asks,
+ * their time derivatives at T1. */
+void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_input *in, double T1,
+                            const double *uend);
+
 #endif

@@ -505,11 +505,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
                        "waveform relaxation did not converge in macro step %ld [%.10g, %.10g] after %d iterations "
                        "(residual %.3g x tol); use a smaller H, more max_iter, acceleration='iqn-ils' or "
                        "on_failure='continue'", N, T, T1, k, norm);
-    for (int i = 0; i < w->nsub; i++) {
-        x->used[i] = &w->in[i];
-        cs_input_eval(&w->in[i], T1, x->uend + net->uoff[i]);
-        if (x->need_udot) cs_input_eval_dt(&w->in[i], T1, x->udot + net->uoff[i]);
-    }
+    cs_iter_publish_inputs(x, net, w->nsub, w->in, T1, NULL);
     return CS_OK;
 }
 
