@@ -153,10 +153,8 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
         const int startup = ks->npts < k + 2;
         if (!v->usnap) return cs_fail(err, CS_ERR_ARG, "estimator: the units were not saved at T_N");
         cs_coupling *c = ks->coupling;
-        if (!startup && !c->ops->comparative)
-            return cs_fail(err, CS_ERR_ARG, "estimator: the coupling has no comparative polynomials (exLE/exMD)");
         if (!startup)
-            CS_TRY(c->ops->comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
+            CS_TRY(cs_coupling_comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
         else
             ks->startup_tests++;
         for (int q = 0; q < o->nstate; q++) {

@@ -427,6 +427,14 @@ static int sig_comparative(cs_coupling *c, int mode, int kappa, const cs_input *
     return CS_OK;
 }
 
+static int sig_set_history_depth(cs_coupling *c, int depth, cs_err *err) {
+    signal_coupling *s = c->content;
+    if (s->nhist > 0) return cs_fail(err, CS_ERR_ARG, "coupling: set the history depth before the first accept");
+    if (depth > CS_MAXHIST) depth = CS_MAXHIST;
+    if (depth > s->depth) s->depth = depth;
+    return CS_OK;
+}
+
 static const cs_coupling_ops SIGNAL_OPS = {
     .predict = sig_predict,
     .input = sig_input,
@@ -440,6 +448,7 @@ static const cs_coupling_ops SIGNAL_OPS = {
     .destroy = sig_destroy,
     .set_degree = sig_set_degree,
     .comparative = sig_comparative,
+    .set_history_depth = sig_set_history_depth,
 };
 
 int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec, int rates_lagged, cs_coupling **out,
@@ -492,17 +501,5 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
 }
 
 int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err) {
-    if (c->ops != &SIGNAL_OPS)
-        return cs_fail(err, CS_ERR_ARG, "coupling: the history depth is a property of the signal-based coupling");
-    signal_coupling *s = c->content;
-    if (s->nhist > 0) return cs_fail(err, CS_ERR_ARG, "coupling: set the history depth before the first accept");
-    if (depth > CS_MAXHIST) depth = CS_MAXHIST;
-    if (depth > s->depth) s->depth = depth;
-    return CS_OK;
-}
-
-void cs_coupling_destroy(cs_coupling *c) {
-    if (!c) return;
-    if (c->ops && c->ops->destroy) c->ops->destroy(c);
-    free(c);
+    return cs_coupling_set_history_depth(c, depth, err);
 }

@@ -57,7 +57,7 @@ void cs_algorithm_destroy(cs_algorithm *a) {
     if (a->usnap)
         for (int i = 0; i < a->cfg.nsub; i++)
             if (a->usnap[i]) a->cfg.units[i]->ops->snapshot_destroy(a->usnap[i]);
-    if (a->csnap) a->cfg.coupling->ops->snapshot_destroy(a->csnap);
+    cs_coupling_snapshot_destroy(a->cfg.coupling, a->csnap);
     for (int i = 0; i < a->cfg.nsub; i++) {
         if (a->dpre && a->dpre[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpre[i]);
         if (a->dpost && a->dpost[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpost[i]);
@@ -107,7 +107,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     if (cfg->x0) memcpy(a->x0, cfg->x0, sizeof(double) * a->nx);
     if (cfg->controller->may_reject || (cfg->estimator && cfg->estimator->needs_snapshot)) {
         a->usnap = calloc((size_t)cfg->nsub, sizeof(void *));
-        a->csnap = cfg->coupling->ops->snapshot_create(cfg->coupling);
+        a->csnap = cs_coupling_snapshot_create(cfg->coupling);
         int ok = a->usnap && a->csnap;
         for (int i = 0; ok && i < cfg->nsub; i++) ok = (a->usnap[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i])) != NULL;
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
@@ -322,7 +322,7 @@ int cs_algorithm_initialize(cs_algorithm *a, cs_err *err) {
     if (rc) { cs_err_prefix(err, "initial coupling values at t = %.10g: ", c->t0); return rc; }
     if (c->coupling->needs_rates) CS_TRY(rates(a, c->t0, a->u, a->zero, a->ydot, err));
     CS_TRY(check_divergence(a, c->t0, a->y, err));
-    CS_TRY(c->coupling->ops->accept(c->coupling, c->t0, a->y, c->coupling->needs_rates ? a->ydot : NULL, err));
+    CS_TRY(cs_coupling_accept(c->coupling, c->t0, a->y, c->coupling->needs_rates ? a->ydot : NULL, err));
     a->initialized = 1;
     return observe(a, 1, err);
 }
@@ -334,7 +334,7 @@ static void save(cs_algorithm *a) {
         a->cfg.units[i]->ops->save_state(a->cfg.units[i], a->usnap[i]);
         if (a->cfg.timing) a->cfg.units[i]->save_wall += clk(a) - ti;
     }
-    a->cfg.coupling->ops->save(a->cfg.coupling, a->csnap);
+    cs_coupling_save(a->cfg.coupling, a->csnap);
     if (a->cfg.timing) a->timing.save += clk(a) - t0;
 }
 
@@ -345,7 +345,7 @@ static void restore(cs_algorithm *a) {
         a->cfg.units[i]->ops->restore_state(a->cfg.units[i], a->usnap[i]);
         if (a->cfg.timing) a->cfg.units[i]->save_wall += clk(a) - ti;
     }
-    a->cfg.coupling->ops->restore(a->cfg.coupling, a->csnap);
+    cs_coupling_restore(a->cfg.coupling, a->csnap);
     if (a->cfg.timing) a->timing.save += clk(a) - t0;
 }
 
@@ -403,10 +403,10 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
         if (a->usnap) save(a);
         a->ctx.step = a->steps;
         a->ctx.first = a->steps == 0;
-        if (p.kappa >= 0 && cpl->ops->set_degree) CS_TRY(cpl->ops->set_degree(cpl, p.kappa, err));
+        if (p.kappa >= 0) CS_TRY(cs_coupling_set_degree(cpl, p.kappa, err));
         double tk0 = 0.0, tk1 = 0.0, tk2 = 0.0;
         if (c->timing) tk0 = clock_now();
-        CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
+        CS_TRY(cs_coupling_predict(cpl, p.T, p.H, p.Hnom, err));
         if (c->timing) tk1 = clock_now();
         int rcs = c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err);
         if (rcs == CS_ERR_CONVERGENCE && a->usnap && ctl->ops->retry && ctl->ops->retry(ctl, &p)) {
@@ -437,7 +437,7 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
     }
     const double ta0 = c->timing ? clock_now() : 0.0;
     CS_TRY(check_divergence(a, p.T1, a->ynew, err));
-    CS_TRY(cpl->ops->accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
+    CS_TRY(cs_coupling_accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
     if (c->estimator && c->estimator->ops->commit) c->estimator->ops->commit(c->estimator, &a->ev);
     if (c->timing) a->timing.interface += clk(a) - ta0;
     ctl->ops->commit(ctl, &p);

@@ -28,7 +28,7 @@ static int gs_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err
             rc = u->ops->output_rates ? u->ops->output_rates(u, T1, ue, x->udot + net->uoff[i], yd, err)
                                       : cs_fail(err, CS_ERR_ARG, "unit %s: no output derivatives (Hermite)", u->name);
         }
-        if (!rc && cpl->ops->on_unit_done) rc = cpl->ops->on_unit_done(cpl, i, T1, ys, yd, err);
+        if (!rc) rc = cs_coupling_on_unit_done(cpl, i, T1, ys, yd, err);
         if (rc) { cs_err_prefix(err, "macro step %ld [%.10g, %.10g]: ", x->step, T, T1); return rc; }
     }
     return CS_OK;

@@ -298,12 +298,12 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     /* predictor inputs p^pre (the coupling's extrapolation), u^pre = p^pre(T_{N+1}) */
     int deg = 0;
     for (int i = 0; i < s->nsub; i++) {
-        const cs_input *p = cpl->ops->input(cpl, i);
+        const cs_input *p = cs_coupling_input(cpl, i);
         if (p->eval) return cs_fail(err, CS_ERR_ARG, "implicit: needs polynomial coupling inputs (Lagrange/ZOH)");
         if (p->deg > deg) deg = p->deg;
     }
     for (int i = 0; i < s->nsub; i++) {
-        const cs_input *p = cpl->ops->input(cpl, i);
+        const cs_input *p = cs_coupling_input(cpl, i);
         const int nui = p->nu, a0 = net->uoff[i];
         double *c = s->cpre + (size_t)a0 * nc;
         memset(c, 0, sizeof(double) * nc * nui);

@@ -369,7 +369,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     if (kap < 0) { /* adaptive (kraft2021 §19): the controller's degree κ, set on the coupling for this step */
         kap = 0;
         for (int i = 0; i < w->nsub; i++) {
-            const cs_input *p = cpl->ops->input(cpl, i);
+            const cs_input *p = cs_coupling_input(cpl, i);
             if (p->deg > kap) kap = p->deg;
         }
         if (kap > CS_MAXDEG) kap = CS_MAXDEG;
@@ -378,7 +378,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     for (int i = 0; i < w->nsub; i++) {
         cs_unit *u = x->units[i];
         u->ops->save_state(u, w->snap[i]);
-        const cs_input *p = cpl->ops->input(cpl, i);
+        const cs_input *p = cs_coupling_input(cpl, i);
         cs_input_eval(p, T, w->uN + net->uoff[i]);
         CS_TRY(u->ops->get_outputs(u, T, w->uN + net->uoff[i], w->yh + (size_t)(N % CS_ITER_HIST) * ny + net->yoff[i], err));
     }
