@@ -25,15 +25,15 @@ typedef struct kraft_estimator {
 static int comparative_unit(kraft_state *ks, const cs_estimate_view *v, int i, cs_err *err) {
     const cs_kraft_opts *o = &ks->o;
     cs_unit *u = ks->units[i];
-    u->ops->save_state(u, ks->cur[i]);
-    u->ops->restore_state(u, v->usnap[i]);
+    cs_unit_save_state(u, ks->cur[i]);
+    cs_unit_restore_state(u, v->usnap[i]);
     int rc = cs_unit_do_step(u, v->plan->T, v->plan->H, ks->cmp[i], CS_RESTART, err);
     if (!rc) {
-        const double *x = u->ops->states(u);
+        const double *x = cs_unit_states(u);
         for (int q = 0; q < o->nstate; q++)
             if (ks->st_unit[q] == i) ks->xcmp[q] = x[ks->st_local[q]];
     }
-    u->ops->restore_state(u, ks->cur[i]);
+    cs_unit_restore_state(u, ks->cur[i]);
     if (rc) cs_err_prefix(err, "comparative integration of %s: ", u->name);
     return rc;
 }
@@ -159,7 +159,7 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
             ks->startup_tests++;
         for (int q = 0; q < o->nstate; q++) {
             const cs_unit *u = ks->units[ks->st_unit[q]];
-            ks->xact[q] = u->ops->states(u)[ks->st_local[q]];
+            ks->xact[q] = cs_unit_states(u)[ks->st_local[q]];
         }
         kraft_estimator *ke = (kraft_estimator *)e;
         if (ke->pool) {             /* the units' comparative integrations in parallel, as the scheme's steps */
@@ -223,7 +223,7 @@ static int est_implicit(cs_estimator *e, const cs_estimate_view *v, double *eps,
             for (int q = 0; q < o->nstate; q++) {
                 if (ks->state_group[q] != g) continue;
                 const cs_unit *u = ks->units[ks->st_unit[q]];
-                double x = u->ops->states(u)[ks->st_local[q]];
+                double x = cs_unit_states(u)[ks->st_local[q]];
                 ks->e[n] = (g == CS_GROUP_POS ? fpos : fvel) * fabs(v->xpre[o->state_index[q]] - x);
                 ks->w[n] = 1.0 / (ks->state_atol[q] + rtol * fabs(x));
                 n++;

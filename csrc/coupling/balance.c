@@ -177,7 +177,7 @@ static int bal_accept(cs_coupling *c, double T1, const double *y, const double *
     }
     for (int i = 0; i < net->nsub; i++) {
         if (!b->source[i]) continue;
-        CS_TRY(b->units[i]->ops->step_integral(b->units[i], b->Qy + net->yoff[i]));
+        CS_TRY(cs_unit_step_integral(b->units[i], b->Qy + net->yoff[i]));
     }
     const int M = b->M;
     for (int a = 0; a < net->nu; a++) {
@@ -285,6 +285,7 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
     balance_coupling *b = calloc(1, sizeof *b);
     if (!c || !b) { free(c); free(b); cs_coupling_destroy(inner); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     cs_wrap_init(c, &BALANCE_OPS, b, inner);
+    c->kind = CS_CPL_KIND_BALANCE;
     b->inner = inner;
     b->net = net;
     b->units = units;
@@ -313,7 +314,7 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) b->source[net->out_sub[net->col[k]]] = 1;
     }
     for (int i = 0; i < net->nsub; i++)
-        if (b->source[i] && !units[i]->ops->step_integral) {
+        if (b->source[i] && !cs_unit_has_step_integral(units[i])) {
             int rc = cs_fail(err, CS_ERR_ARG, "balance correction: unit %s has no step integrals (create it with "
                              "cs_model_unit_new_quadrature)", units[i]->name);
             cs_coupling_destroy(c);

@@ -52,9 +52,14 @@ typedef struct cs_coupling_ops {
 
 enum { CS_CMP_EXLE = 0, CS_CMP_EXMD = 1 };
 
+/* What a coupling is, for the accessors of one kind (type tests read this, never compare ops tables). */
+enum { CS_CPL_KIND_SIGNAL = 0, CS_CPL_KIND_BALANCE = 1, CS_CPL_KIND_SMOOTH = 2, CS_CPL_KIND_NEPCE = 3,
+       CS_CPL_KIND_PRESTEP = 4 };
+
 struct cs_coupling {
     const cs_coupling_ops *ops;
     void *content;
+    int kind;               /* CS_COUPLING_* */
     int needs_rates;        /* accept/on_unit_done need output time derivatives y' (Hermite) */
     int rates_lagged;       /* y' from the step's own inputs at T_{N+1}- rather than the consistent ones */
     /* Optional shortcut of input()/continuity() for the schemes: every unit's input function and CS_INPUT_* as

@@ -166,6 +166,7 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
     int rc = cs_signal_coupling_create(net, base, 0, &p->inner, err);
     if (rc) { cs_coupling_destroy(c); return rc; }
     cs_wrap_init(c, &NEPCE_OPS, p, p->inner);
+    c->kind = CS_CPL_KIND_NEPCE;
     p->nst = (size_t)net->nu + net->ny + 3 + 1;
     p->st = calloc(p->nst, sizeof(double));
     p->intu = calloc((size_t)net->nu + 1, sizeof(double));
@@ -186,8 +187,8 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
         p->in[i].c = coef;
         coef += (size_t)NC * p->in[i].nu;
         cs_unit *u = units ? units[i] : NULL;
-        if (u && u->ops->set_trace) {
-            rc = u->ops->set_trace(u, 1, err);
+        if (u) {
+            rc = cs_unit_set_trace(u, 1, err);
             if (rc) { cs_coupling_destroy(c); return rc; }
         }
     }
@@ -196,7 +197,7 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
 }
 
 int cs_nepce_counts(const cs_coupling *c, long *traced, long *fallback, cs_err *err) {
-    if (!c || c->ops != &NEPCE_OPS) return cs_fail(err, CS_ERR_ARG, "coupling: not a NEPCE coupling");
+    if (!c || c->kind != CS_CPL_KIND_NEPCE) return cs_fail(err, CS_ERR_ARG, "coupling: not a NEPCE coupling");
     const nepce *p = c->content;
     *traced = (long)p->cnt[1];
     *fallback = (long)p->cnt[2];

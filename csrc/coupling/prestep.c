@@ -308,6 +308,7 @@ int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_
     prestep *p = calloc(1, sizeof *p);
     if (!c || !p) { free(c); free(p); return cs_fail(err, CS_ERR_NOMEM, "pre-step: out of memory"); }
     c->ops = &PRESTEP_OPS;
+    c->kind = CS_CPL_KIND_PRESTEP;
     c->content = p;
     p->net = net;
     p->units = units;
@@ -483,8 +484,8 @@ int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_
     }
     for (int i = 0; p->spec.intermediate_correction && units && i < ns; i++) {
         cs_unit *u = units[i];
-        if (u && u->ops->set_trace) {
-            int rc = u->ops->set_trace(u, 1, err);
+        if (u) {
+            int rc = cs_unit_set_trace(u, 1, err);
             if (rc) { cs_coupling_destroy(c); return rc; }
         }
     }
@@ -500,7 +501,7 @@ nomem:
 }
 
 int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err) {
-    if (!c || c->ops != &PRESTEP_OPS) return cs_fail(err, CS_ERR_ARG, "coupling: not a pre-step coupling");
+    if (!c || c->kind != CS_CPL_KIND_PRESTEP) return cs_fail(err, CS_ERR_ARG, "coupling: not a pre-step coupling");
     const prestep *p = c->content;
     long k = (long)p->st.scal[2];
     *log = (cs_prestep_log){.n = k < p->logcap ? k : p->logcap, .nparams = p->nparams, .ny = p->n, .nu = p->m,

@@ -224,6 +224,7 @@ int cs_smooth_coupling_create(cs_coupling *inner, const cs_network *net, cs_coup
     smooth_coupling *m = calloc(1, sizeof *m);
     if (!c || !m) { free(c); free(m); cs_coupling_destroy(inner); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     cs_wrap_init(c, &SMOOTH_OPS, m, inner);
+    c->kind = CS_CPL_KIND_SMOOTH;
     m->inner = inner;
     m->net = net;
     m->ncoef = (size_t)NC * net->nu;

@@ -208,18 +208,18 @@ static int alloc_all(waveform *w, cs_step_ctx *x, cs_err *err) {
         q->ext = calloc(NC * ((size_t)u->ny + 1), sizeof(double));
         if (!q->mode || !q->ext) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
         CS_TRY(wu_reserve(q, w->o.waveform == CS_WAVE_SUBSTEPS ? 64 : 1, err));
-        if (!u->ops->snapshot_create || !u->ops->restore_state)
+        if (!cs_unit_can_restore(u))
             return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s cannot save and restore its state", u->name);
-        if (!(w->snap[i] = u->ops->snapshot_create(u)))
+        if (!(w->snap[i] = cs_unit_snapshot_create(u)))
             return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory (snapshots)");
         w->in[i].nu = u->nu;
         w->in[i].c = w->coef + (size_t)net->uoff[i] * NC;
         w->wc[i] = (wave_ctx){w, i};
         if (w->o.waveform == CS_WAVE_SUBSTEPS) {
-            if (!u->ops->set_trace || !u->ops->trace)
+            if (!cs_unit_has_trace(u))
                 return cs_fail(err, CS_ERR_ARG, "waveform='substeps': unit %s has no micro-step trace (use "
                                "waveform='polynomial')", u->name);
-            CS_TRY(u->ops->set_trace(u, 1, err));
+            CS_TRY(cs_unit_set_trace(u, 1, err));
             w->in[i].eval = wave_eval;
             w->in[i].ctx = &w->wc[i];
         }
@@ -251,14 +251,14 @@ static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
         cs_input_eval(&w->in[i], T1, ue);
         if (ny > 64) CS_TRY(grow_scratch(&q->scr, &q->scrcap, ny, err));
         double yb[64], *y = ny <= 64 ? yb : q->scr;
-        CS_TRY(u->ops->get_outputs(u, T1, ue, y, err));
+        CS_TRY(cs_unit_get_outputs(u, T1, ue, y, err));
         q->n = 1;
         q->t[0] = T1;
         for (int lj = 0; lj < ny; lj++) q->F[(size_t)lj * q->cap] = y[lj];
         return CS_OK;
     }
     cs_trace tr;
-    CS_TRY(u->ops->trace(u, &tr));
+    CS_TRY(cs_unit_trace(u, &tr));
     if (tr.n < 2) return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s left no micro-step trace", u->name);
     if (first) {
         CS_TRY(wu_reserve(q, tr.n, err));
@@ -297,7 +297,7 @@ static double resid_norm(const waveform *w, long n) {
  * iterate, its fresh outputs F. Touches only unit i's slots. */
 static int sweep_unit(waveform *w, cs_step_ctx *x, int i, int k, long N, double T, double H, cs_err *err) {
     cs_unit *u = x->units[i];
-    if (k > 0) u->ops->restore_state(u, w->snap[i]);
+    if (k > 0) cs_unit_restore_state(u, w->snap[i]);
     if (w->o.waveform == CS_WAVE_POLYNOMIAL) poly_input(w, i, N);
     else { w->in[i].T = T; w->in[i].H = H; w->in[i].deg = 0; }
     int rc = cs_unit_do_step(u, T, H, &w->in[i], CS_RESTART, err);
@@ -377,10 +377,10 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     /* y(T_N) from the units with the coupling's u_N (Lagrange inputs interpolate u_N at T_N) */
     for (int i = 0; i < w->nsub; i++) {
         cs_unit *u = x->units[i];
-        u->ops->save_state(u, w->snap[i]);
+        cs_unit_save_state(u, w->snap[i]);
         const cs_input *p = cs_coupling_input(cpl, i);
         cs_input_eval(p, T, w->uN + net->uoff[i]);
-        CS_TRY(u->ops->get_outputs(u, T, w->uN + net->uoff[i], w->yh + (size_t)(N % CS_ITER_HIST) * ny + net->yoff[i], err));
+        CS_TRY(cs_unit_get_outputs(u, T, w->uN + net->uoff[i], w->yh + (size_t)(N % CS_ITER_HIST) * ny + net->yoff[i], err));
     }
     /* history nodes s_h = (T_{N-h} - T_N)/H, h = 0.. */
     double hs[NC];
@@ -523,7 +523,7 @@ static void wave_destroy(cs_scheme *sc) {
     waveform *w = sc->content;
     if (!w) return;
     for (int i = 0; i < w->nsub; i++) {
-        if (w->snap && w->snap[i]) w->units[i]->ops->snapshot_destroy(w->snap[i]);
+        if (w->snap && w->snap[i]) cs_unit_snapshot_destroy(w->units[i], w->snap[i]);
         if (w->wu) {
             wunit *q = &w->wu[i];
             free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->scr); free(q->ext);
