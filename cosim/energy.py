@@ -18,10 +18,10 @@ import numbers
 
 import numpy as np
 
-from . import _check
+from . import _check, _core
 
-KERNELS = {"constant": 0, "smooth": 1}
-VARIANTS = {"telescoping": 0, "literal": 1}
+KERNELS = dict(_core.codes["balance_kernel"])
+VARIANTS = dict(_core.codes["balance_variant"])
 
 
 class BalanceCorrection:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _check
+from . import _check, _core
 
-JACOBIANS = {"fd": 0, "sap": 1, "exact": 2}
-ACCELERATIONS = {None: 0, "none": 0, "aitken": 1, "iqn-ils": 2}
-WAVEFORMS = {"polynomial": 0, "substeps": 1}
-ON_FAILURE = {"raise": 0, "continue": 1}
-CONVERGENCE = {"u": 0, "y": 1}
+_CODES = _core.codes
+JACOBIANS = dict(_CODES["jacobian"])
+ACCELERATIONS = {None: _CODES["acceleration"]["none"], **_CODES["acceleration"]}
+WAVEFORMS = dict(_CODES["waveform"])
+ON_FAILURE = dict(_CODES["on_failure"])
+CONVERGENCE = {"u": 0, "y": 1}   # a flag of the C options (conv_y), not an enum
 
 
 def _real(name, v, lo=None, hi=None, lo_open=True, hi_open=True):
@@ -87,7 +88,7 @@ class Implicit(IterativeScheme):
         go on with the last iterate).
     """
 
-    code = 2
+    code = _CODES["scheme"]["implicit"]
 
     def __init__(self, jacobian="fd", tol=1e-8, max_iter=10, convergence="u", perturbation=None, tau=0.33,
                  atol=None, on_failure="raise"):
@@ -127,7 +128,7 @@ class WaveformRelaxation(IterativeScheme):
         simulate's ``order=``, use the fresh waveforms of the units swept before them).
     """
 
-    code = 3
+    code = _CODES["scheme"]["waveform"]
 
     def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", order="jacobi",
                  reuse=0, filter=1e-6, atol=None, on_failure="raise"):
@@ -137,7 +138,7 @@ class WaveformRelaxation(IterativeScheme):
         if self.acceleration == "none":
             self.acceleration = None
         self.waveform = _choice("waveform", waveform, WAVEFORMS)
-        self.order = _choice("order", order, {"jacobi": 0, "gauss-seidel": 1})
+        self.order = _choice("order", order, {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")})
         self.base = self.order
         self.reuse = _int("reuse", reuse, 0, 8)
         self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
@@ -178,7 +179,7 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     LTI, else RK4 with 100 micro steps)."""
     from .simulate import _model_spec
     from .solvers import Exact, RK4, as_solver
-    method = _choice("method", method, {"fd": 0, "sap": 1, "exact": 2})
+    method = _choice("method", method, JACOBIANS)
     H = _real("H", H, 0.0)
     ell = end_basis(kappa, a)
     x = np.asarray(subsystem.x0 if x is None else x, dtype=float).reshape(-1)
@@ -193,4 +194,4 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
     from . import _core
     return _core.interface_jacobian(_model_spec(subsystem), solver.spec(), x, 0.0, H, ell, coefs, delta,
-                                    {"fd": 0, "sap": 1, "exact": 2}[method])
+                                    JACOBIANS[method])

@@ -20,13 +20,15 @@ from .solvers import CVODE, Exact, Solver, as_solver
 from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
 from .fmu import FMU, flush_logs
 
-SCHEMES = {"jacobi": 0, "gauss-seidel": 1}
+_CODES = _core.codes   # the C enums' codes (csrc/py/codes.c): the only copy
+
+SCHEMES = {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")}
 _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel": "gauss-seidel", "parallel": "jacobi",
             "sequential": "gauss-seidel"}
-UPDATES = {"consistent": 0, "simplified": 1}
-STARTUPS = {None: 0, "none": 0, "kraft": 1}
+UPDATES = dict(_CODES["update"])
+STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
-_ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK, _STOPPED = 1, 2, 3, 4, 5, 6, 7
+_ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 
 
 def _model_spec(s: Subsystem):

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import numbers
 
-_EULER, _RK4, _EXACT, _CVODE = 0, 1, 2, 3
+from . import _core
+
+_KINDS = _core.codes["solver"]
+_LINEAR_SOLVERS = _core.codes["linear_solver"]
 
 #: Cap on the micro steps of Euler/RK4 per macro step (``substeps``, or ceil(H/h) for a fixed micro step h); the
 #: C core enforces the same cap (CS_MAX_MICRO_STEPS in csrc/integrators/stepper.h) before converting H/h.
@@ -72,13 +75,13 @@ class Euler(_FixedStep):
     """Explicit Euler with ``substeps`` equal micro steps per macro step (h = H/n), or a fixed micro step ``h``
     (n = ceil(H/h)). Order p = 1; the co-simulation order is min(p, k+1) (moshagen Thm 3.6)."""
 
-    kind = _EULER
+    kind = _KINDS["euler"]
 
 
 class RK4(_FixedStep):
     """Classical Runge-Kutta of order 4 with ``substeps`` micro steps per macro step, or a fixed micro step ``h``."""
 
-    kind = _RK4
+    kind = _KINDS["rk4"]
 
 
 class Exact(Solver):
@@ -87,7 +90,7 @@ class Exact(Solver):
     (balanced Taylor series with scaling and squaring, accurate to a 40-digit reference also for stiff A). The
     co-simulation error is then the coupling error alone."""
 
-    kind = _EXACT
+    kind = _KINDS["exact"]
 
     def spec(self):
         return (self.kind, 1, 0.0, 0.0, 0.0, 0, 0, 0.0)
@@ -113,12 +116,12 @@ class CVODE(Solver):
     bandwidth 3 also as a monolithic system, so that the reference of a 1000-body chain costs O(n_K) per Newton
     solve instead of O(n_K³) (kraft2021 §18.1: KLU vs dense)."""
 
-    kind = _CVODE
+    kind = _KINDS["cvode"]
 
     def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
                  max_step: float | None = None, restart: str = "auto", linear_solver: str = "dense",
                  bandwidth=None):
-        if linear_solver not in ("dense", "band"):
+        if linear_solver not in _LINEAR_SOLVERS:
             raise ValueError(f"linear_solver: must be 'dense' or 'band', got {linear_solver!r}")
         self.linear_solver = linear_solver
         if bandwidth is not None:
@@ -147,7 +150,7 @@ class CVODE(Solver):
     def spec(self):
         ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
         return (self.kind, 1, 0.0, self.rtol, self.atol, int(self.method == "adams"), self.max_steps,
-                self.max_step or 0.0, self.restart == "auto", 0, int(self.linear_solver == "band"), ml, mu)
+                self.max_step or 0.0, self.restart == "auto", 0, _LINEAR_SOLVERS[self.linear_solver], ml, mu)
 
     def __repr__(self):
         extra = f", linear_solver='band'" if self.linear_solver == "band" else ""
@@ -160,8 +163,8 @@ class AB2(Solver):
     pitfall: the starter's error recurs at every exchange, so an Euler starter drops the co-simulation to order 1
     even with H = n h, a Heun starter keeps order 2)."""
 
-    kind = 4
-    STARTERS = {"euler": 0, "heun": 1}
+    kind = _KINDS["ab2"]
+    STARTERS = dict(_core.codes["ab2_starter"])
 
     def __init__(self, starter: str = "heun", substeps: int = 4):
         if not isinstance(starter, str) or starter not in self.STARTERS:
