@@ -370,7 +370,7 @@ class StepControl:
         si = groups["pos"] + groups["vel"]
         sg = [_POS] * len(groups["pos"]) + [_VEL] * len(groups["vel"])
         sa = [self.atol["pos"]] * len(groups["pos"]) + [self.atol["vel"]] * len(groups["vel"])
-        return dict(estimator=ESTIMATORS[self.estimator], rtol=self.rtol, safety=self.safety, r_min=self.r_min,
+        return dict(kind="kraft", estimator=ESTIMATORS[self.estimator], rtol=self.rtol, safety=self.safety, r_min=self.r_min,
                     r_max=self.r_max, dead_zone=int(self.dead_zone), order=order, k_max=int(k_max),
                     initial_phase=int(self.initial_phase), H_init=float(H), H_min=float(H_min), H_max=float(H_max),
                     state_index=np.asarray(si, dtype=np.int64), state_group=np.asarray(sg, dtype=np.int64),

@@ -131,7 +131,7 @@ class NEPCE(Coupling):
         return self.base
 
     def _options(self, system, H, t_end):
-        return dict(kind=_KIND_NEPCE, K=self.K, tau=0.0 if self.filter is None else self.filter)
+        return dict(kind="nepce", K=self.K, tau=0.0 if self.filter is None else self.filter)
 
     def __repr__(self):
         return f"NEPCE(K={self.K!r}, filter={self.filter!r}, base={self.base!r})"
@@ -378,7 +378,8 @@ class PreStep(Coupling):
 
     def _options(self, system, H, t_end):
         discrete = self._discrete
-        d = dict(kind=_KIND_PRESTEP, variant=_PRESTEP_VARIANT["discrete" if discrete else "continuous"],
+        cap = math.floor(t_end / H * (1 + 1e-9)) + 2
+        d = dict(kind="prestep", variant=_PRESTEP_VARIANT["discrete" if discrete else "continuous"],
                  ij_source=_IJ_SOURCE["rls" if self.identified else "given"],
                  modified=int(self.variant == "modified"), hold=self._hold, sbc_foh=self._foh,
                  use_ede=int(self.useErrDiffEqu), ede_exact=self.optionErrDiffEqu, ede_steps=self.stepsErrDiffEqu,
@@ -386,7 +387,7 @@ class PreStep(Coupling):
                  dsm_steps=self.stepsDiscreteSystemMatrices, time_learning=self.timeLearning,
                  time_switch=self.timeSwitchphase, th_sbc=self.thresholdMbc2sbcCoupling,
                  th_mod=self.thresholdMbcNoInputOpt, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
-                 log_capacity=float(math.floor(t_end / H * (1 + 1e-9)) + 2), Sy=None, Su=None, Sd=None, a0=None, b0=None)
+                 log_capacity=int(cap) if 0 < cap < 1e12 else 0, Sy=None, Su=None, Sd=None, a0=None, b0=None)
         if self.intermediate_correction:
             d["intermediate_correction"] = 1
         if self._moesp:

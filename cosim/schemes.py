@@ -53,6 +53,7 @@ def _choice(name, v, table):
 class IterativeScheme:
     """Common part of the iterative schemes (tolerances, iteration limit, failure policy)."""
 
+    kind = None
     code = None
     base = "jacobi"
 
@@ -62,8 +63,10 @@ class IterativeScheme:
         self.atol = self.tol if atol is None else _real("atol", atol, 0.0)
         self.on_failure = _choice("on_failure", on_failure, ON_FAILURE)
 
-    def _options(self, kappa):
-        return dict(tol=self.tol, atol=self.atol, max_iter=self.max_iter, on_failure=ON_FAILURE[self.on_failure], jacobian=0,
+    def spec(self, kappa) -> dict:
+        """The scheme's spec for the C core (``_core.kinds["scheme"][kind]``); ``kappa``: the degree of the
+        approximation (the first iterate's extrapolation)."""
+        return dict(kind=self.kind, tol=self.tol, atol=self.atol, max_iter=self.max_iter, on_failure=ON_FAILURE[self.on_failure], jacobian=0,
                     tau=0.33, conv_y=0, perturbation=0.0, omega=1.0, accel=0, waveform=0, gauss_seidel=0, reuse=0,
                     filter=0.0, kappa=int(kappa))
 
@@ -88,7 +91,8 @@ class Implicit(IterativeScheme):
         go on with the last iterate).
     """
 
-    code = _CODES["scheme"]["implicit"]
+    kind = "implicit"
+    code = _CODES["scheme"][kind]
 
     def __init__(self, jacobian="fd", tol=1e-8, max_iter=10, convergence="u", perturbation=None, tau=0.33,
                  atol=None, on_failure="raise"):
@@ -98,8 +102,8 @@ class Implicit(IterativeScheme):
         self.perturbation = None if perturbation is None else _real("perturbation", perturbation, 0.0)
         self.tau = _real("tau", tau, 0.0, 1.0)
 
-    def _options(self, kappa):
-        o = super()._options(kappa)
+    def spec(self, kappa):
+        o = super().spec(kappa)
         o.update(jacobian=JACOBIANS[self.jacobian], tau=self.tau, conv_y=CONVERGENCE[self.convergence],
                  perturbation=self.perturbation or 0.0)
         return o
@@ -128,7 +132,8 @@ class WaveformRelaxation(IterativeScheme):
         simulate's ``order=``, use the fresh waveforms of the units swept before them).
     """
 
-    code = _CODES["scheme"]["waveform"]
+    kind = "waveform"
+    code = _CODES["scheme"][kind]
 
     def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", order="jacobi",
                  reuse=0, filter=1e-6, atol=None, on_failure="raise"):
@@ -143,8 +148,8 @@ class WaveformRelaxation(IterativeScheme):
         self.reuse = _int("reuse", reuse, 0, 8)
         self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
 
-    def _options(self, kappa):
-        o = super()._options(kappa)
+    def spec(self, kappa):
+        o = super().spec(kappa)
         o.update(omega=self.omega, accel=ACCELERATIONS[self.acceleration], waveform=WAVEFORMS[self.waveform],
                  gauss_seidel=int(self.order == "gauss-seidel"), reuse=self.reuse, filter=self.filter)
         return o

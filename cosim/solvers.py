@@ -32,8 +32,9 @@ def _pos(name, v, allow_none=False):
 class Solver:
     kind = -1
 
-    def spec(self):
-        """(kind, substeps, h, rtol, atol, adams, max_steps, max_h) for the C core."""
+    def spec(self) -> dict:
+        """The solver's spec for the C core: a dict of the named parameters of ``cs_solver_opts``
+        (``_core.kinds["solver"]["solver"]``); parameters left out keep the C defaults."""
         raise NotImplementedError
 
 
@@ -64,7 +65,7 @@ class _FixedStep(Solver):
         return max(1, math.ceil(r))
 
     def spec(self):
-        return (self.kind, self.substeps, self.h or 0.0, 0.0, 0.0, 0, 0, 0.0)
+        return dict(kind=self.kind, substeps=self.substeps, h=self.h or 0.0)
 
     def __repr__(self):
         extra = f"h={self.h}" if self.h else f"substeps={self.substeps}"
@@ -93,7 +94,7 @@ class Exact(Solver):
     kind = _KINDS["exact"]
 
     def spec(self):
-        return (self.kind, 1, 0.0, 0.0, 0.0, 0, 0, 0.0)
+        return dict(kind=self.kind, substeps=1)
 
     def __repr__(self):
         return "Exact()"
@@ -149,8 +150,9 @@ class CVODE(Solver):
 
     def spec(self):
         ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
-        return (self.kind, 1, 0.0, self.rtol, self.atol, int(self.method == "adams"), self.max_steps,
-                self.max_step or 0.0, self.restart == "auto", 0, _LINEAR_SOLVERS[self.linear_solver], ml, mu)
+        return dict(kind=self.kind, substeps=1, rtol=self.rtol, atol=self.atol, adams=int(self.method == "adams"),
+                    max_steps=self.max_steps, max_h=self.max_step or 0.0, continue_smooth=self.restart == "auto",
+                    linear_solver=_LINEAR_SOLVERS[self.linear_solver], band_lower=ml, band_upper=mu)
 
     def __repr__(self):
         extra = f", linear_solver='band'" if self.linear_solver == "band" else ""
@@ -176,7 +178,7 @@ class AB2(Solver):
         self.starter, self.substeps = starter, int(substeps)
 
     def spec(self):
-        return (self.kind, self.substeps, 0.0, 0.0, 0.0, 0, 0, 0.0, False, self.STARTERS[self.starter])
+        return dict(kind=self.kind, substeps=self.substeps, starter=self.STARTERS[self.starter])
 
     def __repr__(self):
         return f"AB2(starter={self.starter!r}, substeps={self.substeps})"

@@ -104,3 +104,28 @@ def test_no_hand_copied_code_table():
             if m and m.group(1) not in flags:
                 found.append(f"{f.name}: {line.strip()}")
     assert not found, found
+
+
+def test_option_specs_name_only_c_parameters():
+    """Every option object's spec is a dict of the named parameters of its C kind (``_core.kinds``, the registry's
+    parameter tables, master/registry.c): each key names a C parameter, and the kind names the registry's."""
+    import numpy as np
+    import cosim
+    kinds = _core.kinds
+    assert set(kinds["coupling"]) == set(_core.codes["coupling"])
+    assert set(kinds["scheme"]) == set(_core.codes["scheme"])
+    solver = set(kinds["solver"]["solver"])
+    for s in (cosim.Euler(), cosim.RK4(h=1e-3), cosim.Exact(), cosim.CVODE(linear_solver="band", bandwidth=(1, 1)),
+              cosim.AB2()):
+        assert set(s.spec()) <= solver, type(s).__name__
+    for sch in (cosim.Implicit(), cosim.WaveformRelaxation()):
+        spec = sch.spec(1)
+        assert spec["kind"] in kinds["scheme"] and set(spec) - {"kind"} == set(kinds["scheme"][spec["kind"]])
+    sys2 = cosim.models.two_mass_oscillator()
+    for cpl in (cosim.NEPCE(), cosim.PreStep()):
+        spec = cpl._options(sys2, 1e-3, 0.01)
+        assert spec["kind"] in kinds["coupling"] and set(spec) - {"kind"} <= set(kinds["coupling"][spec["kind"]])
+    spec = cosim.StepControl()._options(sys2, cosim.Lagrange(1), "jacobi", 0.01, 1e-3)
+    assert set(spec) - {"kind"} == set(kinds["step_control"]["kraft"])
+    assert set(cosim.BalanceCorrection()._spec()) == set(kinds["balance"]["balance"])
+    assert np.ndim(kinds["step_control"]["ecco"]) == 1
