@@ -33,8 +33,10 @@ from .system import _real_array, CoupledSystem
 __all__ = ["amplification_matrix", "recurrence", "spectral_radius", "result_spectral_radius", "stability_map",
            "two_mass_stability_map", "local_error", "fit_order", "Recurrence", "StabilityMap", "LocalError"]
 
-_SCHEMES = {"jacobi": 0, "gauss-seidel": 1, "gauss_seidel": 1, "gaussseidel": 1, "gs": 1}
-_UPDATES = {"consistent": 0, "simplified": 1}
+_SCHEMES = {n: _core.codes["scheme"][c] for n, c in (("jacobi", "jacobi"), ("gauss-seidel", "gauss-seidel"),
+                                                    ("gauss_seidel", "gauss-seidel"), ("gaussseidel", "gauss-seidel"),
+                                                    ("gs", "gauss-seidel"))}
+_UPDATES = dict(_core.codes["update"])
 
 
 # ----------------------------------------------------------------------------------------------------------------

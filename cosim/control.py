@@ -17,9 +17,11 @@ import numpy as np
 
 from . import _check, _core
 
-ESTIMATORS = {"exLE": 0, "exMD": 1, "exCV": 2, "imMD": 3, "imCV": 4, "waCV": 5}
+ESTIMATORS = dict(_core.codes["estimator"])
 IMPLICIT_ESTIMATORS = {"imMD": "Implicit", "imCV": "Implicit", "waCV": "WaveformRelaxation"}  # the scheme each needs
-ORDER_STRATEGIES = {"ida": 0, "conservative": 1}
+ORDER_STRATEGIES = {n: _core.codes["order_strategy"][n] for n in ("ida", "conservative")}
+_FIXED_ORDER = _core.codes["order_strategy"]["fixed"]
+_POS, _VEL = _core.codes["monitor_group"]["pos"], _core.codes["monitor_group"]["vel"]
 _GROUPS = ("pos", "vel", "u")
 KMAX_ENGINE = 5          # the coupling polynomials of the engine have degree <= 5 (exLE compares with κ+1: 4)
 KMAX_CONSTANTS = 6       # error constants in closed form
@@ -352,9 +354,9 @@ class StepControl:
         order = self.order
         k_max = self.k_max
         if order == "fixed":
-            order, k_max = 2, getattr(approximation, "k", 0)
+            order, k_max = _FIXED_ORDER, getattr(approximation, "k", 0)
         elif isinstance(order, int):
-            order, k_max = 2, order
+            order, k_max = _FIXED_ORDER, order
         else:
             order = ORDER_STRATEGIES[order]
         kcap = KMAX_ENGINE - 1 if self.estimator == "exLE" else KMAX_ENGINE
@@ -366,9 +368,9 @@ class StepControl:
             raise ValueError(f"H: the initial step H = {H} is below H_min = {H_min}")
         H_max = max(H_max, H)
         si = groups["pos"] + groups["vel"]
-        sg = [0] * len(groups["pos"]) + [1] * len(groups["vel"])
+        sg = [_POS] * len(groups["pos"]) + [_VEL] * len(groups["vel"])
         sa = [self.atol["pos"]] * len(groups["pos"]) + [self.atol["vel"]] * len(groups["vel"])
-        return dict(estimator=ESTIMATORS[self.estimator], rtol=self.rtol, safety=self.safety, r_min=self.r_min,
+        return dict(kind="kraft", estimator=ESTIMATORS[self.estimator], rtol=self.rtol, safety=self.safety, r_min=self.r_min,
                     r_max=self.r_max, dead_zone=int(self.dead_zone), order=order, k_max=int(k_max),
                     initial_phase=int(self.initial_phase), H_init=float(H), H_min=float(H_min), H_max=float(H_max),
                     state_index=np.asarray(si, dtype=np.int64), state_group=np.asarray(sg, dtype=np.int64),

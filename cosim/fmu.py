@@ -39,7 +39,7 @@ import numpy as np
 from . import _core
 from .system import Subsystem, _check_name
 
-KINDS = {"cs": 0, "me": 1}
+KINDS = dict(_core.codes["fmu_kind"])
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
 _REAL = ("Real", "Float64")
 _INT = ("Integer", "Int32", "Int64", "Int16", "Int8", "UInt8", "UInt16", "UInt32", "UInt64", "Enumeration")

@@ -127,7 +127,7 @@ def _result_signals(result):
     return np.asarray(result.X), system.signal_names("x")
 
 
-_STATUS_DIVERGED = 5  # Result.status of a run stopped or flagged as diverged (CS_ERR_DIVERGED, cosim.simulate)
+_STATUS_DIVERGED = _core.codes["status"]["diverged"]  # Result.status of a run stopped or flagged as diverged (CS_ERR_DIVERGED, cosim.simulate)
 
 
 def _diverged(result):

@@ -20,13 +20,15 @@ from .solvers import CVODE, Exact, Solver, as_solver
 from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
 from .fmu import FMU, flush_logs
 
-SCHEMES = {"jacobi": 0, "gauss-seidel": 1}
+_CODES = _core.codes   # the C enums' codes (csrc/py/codes.c): the only copy
+
+SCHEMES = {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")}
 _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel": "gauss-seidel", "parallel": "jacobi",
             "sequential": "gauss-seidel"}
-UPDATES = {"consistent": 0, "simplified": 1}
-STARTUPS = {None: 0, "none": 0, "kraft": 1}
+UPDATES = dict(_CODES["update"])
+STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
-_ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK, _STOPPED = 1, 2, 3, 4, 5, 6, 7
+_ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 
 
 def _model_spec(s: Subsystem):
@@ -252,7 +254,7 @@ def _interrupt_interval():
 
 
 def _run_options(**kw):
-    opts = dict(scheme=0, order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
+    opts = dict(order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
                 startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
                 record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit())
     opts.update(kw)
@@ -496,7 +498,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         raise ValueError(f"step_finished_every: must be an int >= 1, got {step_finished_every!r}")
     t_out = _output_grid(output_interval, t_eval, t_end)
     options.update(t_eval=t_out)
-    opts = _run_options(t_out=t_out, scheme=SCHEMES[sname], order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
+    opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
                         update=UPDATES[update], t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
@@ -510,11 +512,11 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         opts["coupling"] = cpl._options(system, H, t_end)
     opts["threads"] = _check_threads(threads, sname)
     if iterative is not None:
-        opts.update(scheme=iterative.code, iter=iterative._options(approx.spec()[1]))
+        opts["scheme"] = iterative.spec(approx.spec()[1])
     if kraft_control is not None:
         opts["step_control"] = kraft_control._options(system, approx, iterative or sname, t_end, H)
         if iterative is not None:  # imMD/imCV/waCV: the iteration keeps the controller's degree κ (kraft2021 §19)
-            opts["iter"]["kappa"] = -1
+            opts["scheme"]["kappa"] = -1
     t0 = time.perf_counter()
     try:
         raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,

@@ -144,7 +144,7 @@ def _moesp_result(d, r):
                        reliable=bool(d["reliable"]), block_rows=r, columns=d["ncols"], message=msg)
 
 
-_MOESP_METHODS = {"moesp": 0, "po-moesp": 1}
+_MOESP_METHODS = dict(_core.codes["moesp_method"])
 DEFAULT_METHOD = "po-moesp"
 
 
