@@ -376,17 +376,15 @@ class StepControl:
                     in_atol=np.full(len(groups["u"]), self.atol["u"]))
 
 
-def _attach(res, raw):
-    """res.H, res.k, res.error_estimate and the rejected steps from the engine's step-control records."""
+def result_fields(raw):
+    """What a run under :class:`StepControl` adds to its :class:`cosim.Result`, from the engine's step-control
+    records: (fields, stats) with fields ``step_sizes`` (accepted H), ``k`` (κ) and ``error_estimate`` per step,
+    and the rejected steps and counters for ``Result.stats``; ({}, {}) for a run without step control."""
     sc = raw.get("step_control")
     if not sc:
-        return res
-    res.H = sc["H"]
-    res.k = sc["k"]
-    res.error_estimate = sc["eps"]
-    res.stats["rejected_times"] = sc["T_rejected"]
-    res.stats["rejected_H"] = sc["H_rejected"]
-    res.stats["comparative_integrations"] = sc["comparative_steps"]
-    res.stats["h_min_failed"] = bool(sc["h_min_failed"])
-    res.stats["corrector_failures"] = int(sc.get("corrector_failures", 0))
-    return res
+        return {}, {}
+    fields = dict(step_sizes=sc["H"], k=sc["k"], error_estimate=sc["eps"])
+    stats = dict(rejected_times=sc["T_rejected"], rejected_H=sc["H_rejected"],
+                 comparative_integrations=sc["comparative_steps"], h_min_failed=bool(sc["h_min_failed"]),
+                 corrector_failures=int(sc.get("corrector_failures", 0)))
+    return fields, stats

@@ -176,7 +176,6 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     integrations with Δ = ``perturbation``), "sap" (first series term per entry, Table A.1) or "exact" (LTI).
     The input before the perturbation is the constant ``u`` (default 0); ``solver`` integrates (default Exact for
     LTI, else RK4 with 100 micro steps)."""
-    from .simulate import _model_spec
     from .solvers import Exact, RK4, as_solver
     method = _choice("method", method, {"fd": 0, "sap": 1, "exact": 2})
     H = _real("H", H, 0.0)
@@ -192,5 +191,5 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     coefs[0] = u
     delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
     from . import _core
-    return _core.interface_jacobian(_model_spec(subsystem), solver.spec(), x, 0.0, H, ell, coefs, delta,
+    return _core.interface_jacobian(subsystem.spec(), solver.spec(), x, 0.0, H, ell, coefs, delta,
                                     {"fd": 0, "sap": 1, "exact": 2}[method])

@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
-from .system import _real_array
+from . import _check, _core
 
 __all__ = ["StateSpace", "MOESPResult", "moesp", "MOESPWindow", "RLS", "Realization", "gilbert", "ContinuousIJ",
            "DiscreteIJ", "ij_continuous", "ij_discrete", "discretize", "resample", "eps_si", "eps_si_global",
@@ -68,8 +67,8 @@ def _float(value, name, *, positive=False, finite=True):
 
 def _array(value, name, ndim=None, *, allow_1d_as_column=False):
     """Float64 C-contiguous array of `ndim` dimensions (any if None), finite entries; 1-D data becomes one column if
-    allowed. Complex, string and non-numeric input raise TypeError naming the argument (cosim.system._real_array)."""
-    a = _real_array(value, name, "array of numbers")
+    allowed. Complex, string and non-numeric input raise TypeError naming the argument (cosim._check.real_array)."""
+    a = _check.real_array(value, name, "array of numbers")
     a = np.ascontiguousarray(a) if a.ndim else a
     if allow_1d_as_column and a.ndim == 1:
         a = a.reshape(-1, 1)
