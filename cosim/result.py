@@ -211,6 +211,23 @@ class Result:
         return (f"Result({len(self.t)} macro points, t_end={self.t[-1] if len(self.t) else None}, "
                 f"status={self.status})")
 
+    def _repr_html_(self):
+        """A short table for Jupyter: the run's status, size and settings (the arrays stay in the result)."""
+        import html
+        t = self.t
+        rows = [("status", f"{self.status} ({self.state})" + (f": {self.message}" if self.message else "")),
+                ("t", f"{len(t)} points" + (f", {t[0]:.6g} … {t[-1]:.6g}" if len(t) else "")),
+                ("subsystems", ", ".join(self.system.names)),
+                ("signals", f"{self.X.shape[1]} states, {self.Y.shape[1]} outputs, {self.U.shape[1]} inputs")]
+        for key in ("scheme", "approximation", "H", "coupling", "step_control"):
+            if self.options.get(key) is not None:
+                rows.append((key, repr(self.options[key])))
+        if "macro_steps" in self.stats:
+            rows.append(("macro steps", f"{self.stats['macro_steps']} ({self.stats.get('rejected_steps', 0)} rejected)"))
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{html.escape(str(v))}</td></tr>" for k, v in rows)
+        return f"<table><caption>cosim.Result</caption>{body}</table>"
+
     # ------------------------------------------------------------------ signals by name
     def _signals(self):
         """One entry per state, output and input, in the order: subsystems as given; per subsystem states, outputs,

@@ -312,7 +312,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
-             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None,
+             timing: bool = False, output_interval: float | None = None, t_eval=None,
              coupling=None, step_control=None, threads: int = 1) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
@@ -390,6 +390,15 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     -------
     :class:`Result`. Raises :class:`DivergenceError` or :class:`SolverError` carrying the partial result.
     """
+    return _simulate(**locals())
+
+
+def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
+              solver=CVODE(), order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
+              divergence_bound=None, divergence_growth=None, step_finished=None, step_finished_every=1, timing=False,
+              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1):
+    """:func:`simulate` with the test-only ``reject_steps``: macro step numbers whose first attempt the engine
+    rejects and repeats (exercises the save/restore path of units and couplings without a step controller)."""
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
     if H is None and grid is None:
@@ -407,7 +416,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                 raise ValueError("coupling: the pre-step method needs a constant macro step H (no grid, no startup)")
             if scheme is not None and str(scheme).lower() not in ("jacobi", "parallel"):
                 raise ValueError("scheme: the pre-step method is derived for Jacobi (parallel) scheduling")
-            if _reject_steps is not None:
+            if reject_steps is not None:
                 raise ValueError("coupling: the pre-step method runs with a fixed macro step")
             if update is None:
                 update = "simplified"   # genser's units report y^{k+1} with their own end-of-step input (§B.1)
@@ -428,7 +437,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         if not isinstance(step_control, (StepControl, _energy.ECCO)):
             raise TypeError(f"step_control: expected cosim.StepControl(...) or cosim.ECCO(...), "
                             f"got {type(step_control).__name__}")
-        if grid is not None or startup is not None or _reject_steps is not None:
+        if grid is not None or startup is not None or reject_steps is not None:
             raise ValueError("step_control: not with grid=, startup= (the controller chooses the macro grid and has "
                              "its own initial phase)")
         if H > t_end > 0:
@@ -488,7 +497,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                         update=UPDATES[update], t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
-                        reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
+                        reject=None if reject_steps is None else np.asarray(reject_steps, dtype=np.int64))
     balance = None if cpl is not None else coupling
     ecco = None if kraft_control is not None else step_control
     opts.update(_energy.run_options(system, balance, ecco, H))

@@ -50,19 +50,7 @@ def _int(value, name, minimum=None):
 
 
 def _float(value, name, *, positive=False, finite=True):
-    if isinstance(value, bool):
-        raise TypeError(f"{name}: expected a real number, got bool")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}") from None
-    except OverflowError:   # an int beyond the double range
-        raise ValueError(f"{name}: must be finite, got an integer of {int(value).bit_length()} bits") from None
-    if finite and not math.isfinite(v):
-        raise ValueError(f"{name}: must be finite, got {v}")
-    if positive and not v > 0:
-        raise ValueError(f"{name}: must be > 0, got {v}")
-    return v
+    return _check.real(value, name, allow_inf=not finite, positive=positive)
 
 
 def _array(value, name, ndim=None, *, allow_1d_as_column=False):

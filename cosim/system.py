@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from . import _check
 from .subsystem import (BuiltinModel, CModel, LTI, ODE, Subsystem, cfunc_signature)  # noqa: F401  (cosim.system.*)
 
 
@@ -22,12 +23,7 @@ class Connection:
             raise TypeError(f"connect: destination must be a string like 'S2.u[0]', got {dst!r}")
         if isinstance(src, bool) or not isinstance(src, (str, int, float, np.floating, np.integer)):
             raise TypeError(f"connect: source must be a string like 'S1.y[0]' or a number, got {src!r}")
-        try:
-            g = float(gain)
-        except (TypeError, ValueError):
-            raise TypeError(f"connect: gain must be a real number, got {gain!r}") from None
-        if not np.isfinite(g):
-            raise ValueError(f"connect: gain must be finite, got {gain!r}")
+        g = _check.real(gain, "connect: gain")
         if not isinstance(src, str) and not np.isfinite(float(src)):
             raise ValueError(f"connect: constant source must be finite, got {src!r}")
         self.src, self.dst, self.gain = src, dst, g
