@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import warnings
 
 import numpy as np
 
@@ -98,3 +99,16 @@ def labels(labels, n, what):
     if len(set(labels)) != n:
         raise ValueError(f"{what}: names must be unique")
     return labels
+
+
+def renamed(value, old_value, name, old_name, default):
+    """The value of a keyword argument renamed from ``old_name`` to ``name``: ``old_value`` with a
+    DeprecationWarning where only the old keyword was given, else ``value`` (``default`` where neither was);
+    TypeError where both were."""
+    if old_value is None:
+        return default if value is None else value
+    if value is not None:
+        raise TypeError(f"{name}: given twice (also as the deprecated {old_name}=)")
+    warnings.warn(f"{old_name}= is deprecated here; use {name}= (same values)", DeprecationWarning, stacklevel=3)
+    return old_value
+

@@ -123,22 +123,25 @@ class WaveformRelaxation(IterativeScheme):
     waveform : "polynomial" (the coupling polynomial of degree κ through the previous macro points and the iterated
         end value: kraft's (2.34); works with :class:`cosim.Exact`) or "substeps" (the units' own micro-step outputs,
         interpolated by not-a-knot cubic splines: preCICE's waveform iteration; needs RK4/Euler/CVODE units).
-    order : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
+    sweep : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
         simulate's ``order=``, use the fresh waveforms of the units swept before them).
+    order : deprecated name of ``sweep`` (``order=`` means the Gauss-Seidel order of the units in
+        :func:`cosim.simulate`); still accepted with a DeprecationWarning.
     """
 
     code = 3
 
-    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", order="jacobi",
-                 reuse=0, filter=1e-6, atol=None, on_failure="raise"):
+    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", sweep=None,
+                 reuse=0, filter=1e-6, atol=None, on_failure="raise", *, order=None):
         super().__init__(tol, max_iter, atol, on_failure)
         self.omega = _real("omega", omega, 0.0, 2.0)
         self.acceleration = _choice("acceleration", acceleration, ACCELERATIONS)
         if self.acceleration == "none":
             self.acceleration = None
         self.waveform = _choice("waveform", waveform, WAVEFORMS)
-        self.order = _choice("order", order, {"jacobi": 0, "gauss-seidel": 1})
-        self.base = self.order
+        sweep = _check.renamed(sweep, order, "sweep", "order", "jacobi")
+        self.sweep = _choice("sweep" if order is None else "order", sweep, {"jacobi": 0, "gauss-seidel": 1})
+        self.base = self.sweep
         self.reuse = _int("reuse", reuse, 0, 8)
         self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
 
@@ -150,7 +153,12 @@ class WaveformRelaxation(IterativeScheme):
 
     def __repr__(self):
         return (f"WaveformRelaxation(omega={self.omega!r}, acceleration={self.acceleration!r}, tol={self.tol!r}, "
-                f"max_iter={self.max_iter}, waveform={self.waveform!r}, order={self.order!r})")
+                f"max_iter={self.max_iter}, waveform={self.waveform!r}, sweep={self.sweep!r})")
+
+    @property
+    def order(self):
+        """Deprecated name of :attr:`sweep`."""
+        return self.sweep
 
 
 def end_basis(kappa, a=None):

@@ -68,3 +68,20 @@ def test_repr_html_for_jupyter():
     res = cosim.simulate(_two_mass(), 0.01, 1e-3)
     text = res._repr_html_()
     assert text.startswith("<table>") and "finished" in text and "S1, S2" in text and "11 points" in text
+
+
+def test_order_means_the_gauss_seidel_order_only_old_keywords_still_work():
+    wr = cosim.WaveformRelaxation(sweep="gauss-seidel")
+    assert wr.sweep == "gauss-seidel" and wr.order == "gauss-seidel"
+    with pytest.warns(DeprecationWarning, match="sweep="):
+        old = cosim.WaveformRelaxation(order="gauss-seidel")
+    assert old.sweep == "gauss-seidel" and old._options(1) == wr._options(1)
+    with pytest.raises(TypeError, match="given twice"):
+        cosim.WaveformRelaxation(sweep="jacobi", order="jacobi")
+    sc = cosim.StepControl("exMD", 1e-4, order_control="conservative")
+    assert sc.order_control == "conservative" and sc.order == "conservative"
+    with pytest.warns(DeprecationWarning, match="order_control="):
+        old = cosim.StepControl("exMD", 1e-4, order=2)
+    assert old.order_control == 2
+    with pytest.raises(ValueError, match="order_control"):
+        cosim.StepControl("exMD", 1e-4, order_control="random")
