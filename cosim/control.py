@@ -200,8 +200,10 @@ class StepControl:
         monitored states; coupling variables), or one number for all. Defaults (kraft2021 §9, §18.5):
         pos = 1e-3·rtol, vel = rtol, u = 1e3·rtol. The u group also weighs the SDN of order control and the
         a-priori estimate (3.26).
-    order : "ida" (Listing 3.2), "conservative" (Listing 3.1), an int κ (fixed degree) or "fixed" (the degree of
-        the ``approximation``).
+    order_control : "ida" (Listing 3.2), "conservative" (Listing 3.1), an int κ (fixed degree) or "fixed" (the
+        degree of the ``approximation``).
+    order : deprecated name of ``order_control`` (``order=`` means the Gauss-Seidel order of the units in
+        :func:`cosim.simulate`); still accepted with a DeprecationWarning.
     k_max : κ_max (≤ 5, the default; ≤ 4 for exLE, whose comparative polynomial has degree κ+1).
     safety : Γ of (3.27)/(3.28) (chapter-5 default 6).
     r_min, r_max : limits of the step ratio r (Listing 3.3; default [0.5, 1.5]).
@@ -218,8 +220,9 @@ class StepControl:
         the coupling bodies of :func:`cosim.models.kraft_two_mass`), else all states ("vel") and all inputs ("u").
     """
 
-    def __init__(self, estimator="exMD", rtol=1e-5, atol=None, *, order="ida", k_max=None, safety=6.0, r_min=0.5,
-                 r_max=1.5, dead_zone=True, H_min=None, H_max=None, initial_phase=True, monitor=None):
+    def __init__(self, estimator="exMD", rtol=1e-5, atol=None, *, order_control=None, k_max=None, safety=6.0,
+                 r_min=0.5, r_max=1.5, dead_zone=True, H_min=None, H_max=None, initial_phase=True, monitor=None,
+                 order=None):
         if not isinstance(estimator, str) or estimator not in ESTIMATORS:
             raise ValueError(f"estimator: must be one of {list(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
@@ -229,12 +232,14 @@ class StepControl:
         if not 0 <= self.k_max <= kcap:
             raise ValueError(f"k_max: must be in 0..{kcap} for {estimator} (the engine's coupling polynomials have "
                              f"degree <= {KMAX_ENGINE}), got {self.k_max}")
+        name = "order_control" if order is None else "order"
+        order = _check.renamed(order_control, order, "order_control", "order", "ida")
         if isinstance(order, str):
             if order not in ORDER_STRATEGIES and order != "fixed":
-                raise ValueError(f"order: must be 'ida', 'conservative', 'fixed' or an int κ, got {order!r}")
+                raise ValueError(f"{name}: must be 'ida', 'conservative', 'fixed' or an int κ, got {order!r}")
         else:
-            order = _int("order", order, 0, kcap)
-        self.order = order
+            order = _int(name, order, 0, kcap)
+        self.order_control = order
         self.safety = _real("safety", safety, positive=True)
         self.r_min = _real("r_min", r_min, positive=True)
         self.r_max = _real("r_max", r_max, positive=True)
@@ -273,8 +278,13 @@ class StepControl:
                 monitor = list(monitor)
         self.monitor = monitor
 
+    @property
+    def order(self):
+        """Deprecated name of :attr:`order_control`."""
+        return self.order_control
+
     def __repr__(self):
-        return (f"StepControl(estimator={self.estimator!r}, rtol={self.rtol}, order={self.order!r}, "
+        return (f"StepControl(estimator={self.estimator!r}, rtol={self.rtol}, order_control={self.order_control!r}, "
                 f"k_max={self.k_max}, safety={self.safety})")
 
     # -------------------------------------------------------------------------------- engine options
@@ -378,17 +388,15 @@ class StepControl:
                     in_atol=np.full(len(groups["u"]), self.atol["u"]))
 
 
-def _attach(res, raw):
-    """res.H, res.k, res.error_estimate and the rejected steps from the engine's step-control records."""
+def result_fields(raw):
+    """What a run under :class:`StepControl` adds to its :class:`cosim.Result`, from the engine's step-control
+    records: (fields, stats) with fields ``step_sizes`` (accepted H), ``k`` (κ) and ``error_estimate`` per step,
+    and the rejected steps and counters for ``Result.stats``; ({}, {}) for a run without step control."""
     sc = raw.get("step_control")
     if not sc:
-        return res
-    res.H = sc["H"]
-    res.k = sc["k"]
-    res.error_estimate = sc["eps"]
-    res.stats["rejected_times"] = sc["T_rejected"]
-    res.stats["rejected_H"] = sc["H_rejected"]
-    res.stats["comparative_integrations"] = sc["comparative_steps"]
-    res.stats["h_min_failed"] = bool(sc["h_min_failed"])
-    res.stats["corrector_failures"] = int(sc.get("corrector_failures", 0))
-    return res
+        return {}, {}
+    fields = dict(step_sizes=sc["H"], k=sc["k"], error_estimate=sc["eps"])
+    stats = dict(rejected_times=sc["T_rejected"], rejected_H=sc["H_rejected"],
+                 comparative_integrations=sc["comparative_steps"], h_min_failed=bool(sc["h_min_failed"]),
+                 corrector_failures=int(sc.get("corrector_failures", 0)))
+    return fields, stats

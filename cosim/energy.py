@@ -233,20 +233,21 @@ def run_options(system, coupling, step_control, H):
     return opts
 
 
-def attach(res, raw, coupling=None, step_control=None):
-    """Attach ``balance_t``/``balance_error`` and ``energy_t``/``energy_residual``/``step_sizes`` to a result."""
+def result_fields(raw, system, coupling=None, step_control=None):
+    """What a run with a balance correction or ECCO adds to its :class:`cosim.Result`: ``balance_t`` and
+    ``balance_error`` (dict input name -> cumulative imbalance), ``energy_t``, ``energy_residual`` and
+    ``step_sizes`` (the accepted macro steps), as a dict of the fields present."""
+    fields = {}
     bt, bv = raw.get("balance_t"), raw.get("balance")
     if bt is not None and coupling is not None:
-        names = res.system.signal_names("u")
-        res.balance_t = np.asarray(bt)
-        res.balance_error = {names[a]: np.asarray(bv)[:, a] for a in coupling._tracked(res.system)}
+        names = system.signal_names("u")
+        fields.update(balance_t=np.asarray(bt),
+                      balance_error={names[a]: np.asarray(bv)[:, a] for a in coupling._tracked(system)})
     et, ev = raw.get("ecco_t"), raw.get("ecco")
     if et is not None and step_control is not None:
         et = np.asarray(et)
-        res.energy_t = et[1:]
-        res.step_sizes = np.diff(et)
-        res.energy_residual = np.asarray(ev)[1:]
-    return res
+        fields.update(energy_t=et[1:], step_sizes=np.diff(et), energy_residual=np.asarray(ev)[1:])
+    return fields
 
 
 def smooth_option(approx, coupling=None, step_control=None, iterative=None):

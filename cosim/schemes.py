@@ -128,35 +128,44 @@ class WaveformRelaxation(IterativeScheme):
     waveform : "polynomial" (the coupling polynomial of degree κ through the previous macro points and the iterated
         end value: kraft's (2.34); works with :class:`cosim.Exact`) or "substeps" (the units' own micro-step outputs,
         interpolated by not-a-knot cubic splines: preCICE's waveform iteration; needs RK4/Euler/CVODE units).
-    order : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
+    sweep : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
         simulate's ``order=``, use the fresh waveforms of the units swept before them).
+    order : deprecated name of ``sweep`` (``order=`` means the Gauss-Seidel order of the units in
+        :func:`cosim.simulate`); still accepted with a DeprecationWarning.
     """
 
     kind = "waveform"
     code = _CODES["scheme"][kind]
 
-    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", order="jacobi",
-                 reuse=0, filter=1e-6, atol=None, on_failure="raise"):
+    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", sweep=None,
+                 reuse=0, filter=1e-6, atol=None, on_failure="raise", *, order=None):
         super().__init__(tol, max_iter, atol, on_failure)
         self.omega = _real("omega", omega, 0.0, 2.0)
         self.acceleration = _choice("acceleration", acceleration, ACCELERATIONS)
         if self.acceleration == "none":
             self.acceleration = None
         self.waveform = _choice("waveform", waveform, WAVEFORMS)
-        self.order = _choice("order", order, {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")})
-        self.base = self.order
+        sweep = _check.renamed(sweep, order, "sweep", "order", "jacobi")
+        self.sweep = _choice("sweep" if order is None else "order", sweep,
+                             {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")})
+        self.base = self.sweep
         self.reuse = _int("reuse", reuse, 0, 8)
         self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
 
     def spec(self, kappa):
         o = super().spec(kappa)
         o.update(omega=self.omega, accel=ACCELERATIONS[self.acceleration], waveform=WAVEFORMS[self.waveform],
-                 gauss_seidel=int(self.order == "gauss-seidel"), reuse=self.reuse, filter=self.filter)
+                 gauss_seidel=int(self.sweep == "gauss-seidel"), reuse=self.reuse, filter=self.filter)
         return o
 
     def __repr__(self):
         return (f"WaveformRelaxation(omega={self.omega!r}, acceleration={self.acceleration!r}, tol={self.tol!r}, "
-                f"max_iter={self.max_iter}, waveform={self.waveform!r}, order={self.order!r})")
+                f"max_iter={self.max_iter}, waveform={self.waveform!r}, sweep={self.sweep!r})")
+
+    @property
+    def order(self):
+        """Deprecated name of :attr:`sweep`."""
+        return self.sweep
 
 
 def end_basis(kappa, a=None):
@@ -182,7 +191,6 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     integrations with Δ = ``perturbation``), "sap" (first series term per entry, Table A.1) or "exact" (LTI).
     The input before the perturbation is the constant ``u`` (default 0); ``solver`` integrates (default Exact for
     LTI, else RK4 with 100 micro steps)."""
-    from .simulate import _model_spec
     from .solvers import Exact, RK4, as_solver
     method = _choice("method", method, JACOBIANS)
     H = _real("H", H, 0.0)
@@ -198,5 +206,5 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     coefs[0] = u
     delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
     from . import _core
-    return _core.interface_jacobian(_model_spec(subsystem), solver.spec(), x, 0.0, H, ell, coefs, delta,
+    return _core.interface_jacobian(subsystem.spec(), solver.spec(), x, 0.0, H, ell, coefs, delta,
                                     JACOBIANS[method])

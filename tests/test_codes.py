@@ -7,8 +7,8 @@ import re
 
 from cosim import _core
 
-analysis, approximations, control, coupling, energy, fmu, metrics, schemes, simulate, solvers, sysid = (
-    importlib.import_module(f"cosim.{m}") for m in ("analysis", "approximations", "control", "coupling", "energy",
+stability, approximations, control, coupling, energy, fmu, metrics, schemes, simulate, solvers, sysid = (
+    importlib.import_module(f"cosim.{m}") for m in ("stability", "approximations", "control", "coupling", "energy",
                                                     "fmu", "metrics", "schemes", "simulate", "solvers", "sysid"))
 
 CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
@@ -54,8 +54,8 @@ def python_codes():
     A = approximations
     return {
         "scheme": set(simulate.SCHEMES.values()) | {schemes.Implicit.code, schemes.WaveformRelaxation.code}
-        | set(analysis._SCHEMES.values()),
-        "update": set(simulate.UPDATES.values()) | set(analysis._UPDATES.values()),
+        | set(stability._SCHEMES.values()),
+        "update": set(simulate.UPDATES.values()) | set(stability._UPDATES.values()),
         "startup": set(simulate.STARTUPS.values()),
         "approximation": {A.Lagrange(1).kind, A.ExtrapolatedInterpolation(1, 0).kind,
                           A.ExtrapolatedInterpolation(1, 1).kind, A.Hermite(1).kind},

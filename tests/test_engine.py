@@ -311,8 +311,7 @@ def test_low_level_entry_rejects_garbage_without_crashing():
     """cosim._core is reachable from Python too: malformed specs raise, they never crash."""
     from cosim import _core
     s = models.two_mass_oscillator()
-    from cosim.simulate import _model_spec
-    specs = [_model_spec(x) for x in s.subsystems]
+    specs = [x.spec() for x in s.subsystems]
     solver = cosim.RK4().spec()
     x0 = np.zeros(4)
     ci, co, cg = np.array([0, 1, 2]), np.array([2, 0, 1]), np.ones(3)
