@@ -285,10 +285,22 @@ def doe_main(argv=None):
     ap.add_argument("--workers", type=int, default=None, help="pool size (default: [run] workers, or the cores)")
     ap.add_argument("--checkpoint", default=None, help="SQLite checkpoint (default: [run] checkpoint, in the "
                     "output directory)")
+    ap.add_argument("--checkpoint-mode", default=None, choices=["resume", "new", "overwrite"],
+                    help="resume a checkpoint of the same study (default; another study's is refused, naming what "
+                    "differs), refuse an existing file (new), or start afresh (overwrite)")
+    ap.add_argument("--retry-failed", action="store_true", help="run again the runs the checkpoint holds as failed")
+    ap.add_argument("--max-runs", type=int, default=None, help="largest design built (default: [design] max_runs, "
+                    "or 1000000)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
+    import logging
+    log = logging.getLogger("cosim.doe")      # the study's resume and summary lines, on stdout
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.addHandler(handler)
+    level, log.level = log.level, logging.INFO
     try:
-        study, run, out, title = load_study(args.study)
+        study, run, out, title = load_study(args.study, max_runs=args.max_runs)
         out_dir = args.out if args.out is not None else out.get("dir", ".")
         os.makedirs(out_dir, exist_ok=True)
         backend = args.backend or run.get("backend", "threads")
@@ -303,7 +315,9 @@ def doe_main(argv=None):
               f"backend {backend}" + (f", checkpoint {ck}" if ck else ""))
         t0 = time.perf_counter()
         df = study.run(backend=backend, workers=workers, checkpoint=ck, progress=not args.no_progress,
-                       chunksize=run.get("chunksize"))
+                       chunksize=run.get("chunksize"),
+                       checkpoint_mode=args.checkpoint_mode or run.get("checkpoint_mode", "resume"),
+                       retry_failed=args.retry_failed or run.get("retry_failed", False))
         wall = time.perf_counter() - t0
         print(f"{len(df)} runs in {wall:.2f} s; status: " +
               ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()))
@@ -338,4 +352,7 @@ def doe_main(argv=None):
     except (StudyError, ScenarioError, ValueError, TypeError) as exc:
         print(f"cosim doe: {exc}", file=sys.stderr)
         return 2
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
     return 0

@@ -14,9 +14,16 @@ pd = pytest.importorskip("pandas")
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
+def _env():
+    """The environment of a `python -m cosim` child: this checkout's cosim first (not an installed one)."""
+    root = str(EXAMPLES.parent)
+    return dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get(
+        "PYTHONPATH")])))
+
+
 def _run(args, cwd):
     return subprocess.run([sys.executable, "-m", "cosim", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env=dict(os.environ, MPLBACKEND="Agg"))
+                          cwd=cwd, env=_env())
 
 
 def test_version():
