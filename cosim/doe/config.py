@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import runpy
 
 from .errors import StudyError
 
@@ -99,8 +98,9 @@ class TomlBuild:
     """build(p) of a study file: the model function with the fixed and the factor parameters, and the simulate
     options with the factor options."""
 
-    def __init__(self, model_fn, model_params, sim_options, routes):
+    def __init__(self, model_fn, model_params, sim_options, routes, model_file=None):
         self.model_fn, self.model_params, self.sim_options, self.routes = model_fn, model_params, sim_options, routes
+        self._model_file = model_file     # not part of the study's identity (the folder may move)
 
     def __call__(self, p):
         mp = dict(self.model_params)
@@ -130,14 +130,14 @@ def _model(model, base):
         name = model["library"]
         if name not in cli.LIBRARY:
             raise StudyError(f"model.library: unknown model {name!r}; known: {sorted(cli.LIBRARY)}")
-        return cli.LIBRARY[name], params, name
+        return cli.LIBRARY[name], params, name, None
     path = os.path.join(base, str(model["file"]))
     if not os.path.isfile(path):
         raise StudyError(f"model.file: no such file {path}")
-    ns = runpy.run_path(path, run_name="cosim_study_model")
+    ns = cli.run_model_file(path, "cosim_study_model", StudyError)
     if not callable(ns.get("build")):
         raise StudyError(f"model.file: {path} defines no build(**params) function")
-    return ns["build"], params, os.path.basename(path)
+    return ns["build"], params, os.path.basename(path), path
 
 
 def _routes(factors, model_fn, model_name):
@@ -186,7 +186,7 @@ def load_study(path, max_runs=None):
     if not sc["factors"]:
         raise StudyError("factors: no factor given ([factors] name = [levels])")
     base = os.path.dirname(os.path.abspath(path))
-    model_fn, model_params, model_name = _model(sc["model"] or {"library": "two_mass_oscillator"}, base)
+    model_fn, model_params, model_name, model_file = _model(sc["model"] or {"library": "two_mass_oscillator"}, base)
     routes = _routes(sc["factors"], model_fn, model_name)
     sim = dict(sc["simulation"])
     try:
@@ -219,7 +219,7 @@ def load_study(path, max_runs=None):
     reference = resp.get("reference", True)
     if not isinstance(reference, bool):
         raise StudyError(f"responses.reference: expected true or false, got {reference!r}")
-    build = TomlBuild(model_fn, model_params, sim, routes)
+    build = TomlBuild(model_fn, model_params, sim, routes, model_file)
     from .designs import MAX_RUNS
     max_runs = max_runs if max_runs is not None else design.get("max_runs", MAX_RUNS)
     try:
