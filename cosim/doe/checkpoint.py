@@ -96,16 +96,10 @@ class Checkpoint:
         d = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(d):
             raise StudyError(f"checkpoint: the directory {d} does not exist")
-        kind, meta = _kind(self.path)
-        if kind == "foreign":
-            raise StudyError(f"checkpoint: {self.path} is not a cosim study checkpoint (it was left unchanged); "
-                             "give a new file name")
-        if mode == "new" and kind != "empty":
-            raise StudyError(f"checkpoint: {self.path} exists and checkpoint_mode='new'; use "
-                             "checkpoint_mode='resume' to continue it, 'overwrite' to start afresh, or another file")
+        kind, _ = self._check(mode)
         self._acquire(kind == "empty")
         try:
-            self._open(kind, meta, definition, info or {}, mode)
+            self._open(definition, info or {}, mode)
         except BaseException:
             self.close()
             raise
@@ -122,15 +116,24 @@ class Checkpoint:
                                  "process); wait for it to end, or use another checkpoint file") from None
         self._lock = fd
 
-    def _open(self, kind, meta, definition, info, mode):
-        # the lock is held: look again (another process may have written the file meanwhile)
+    def _check(self, mode):
+        """(kind, meta) of the file; refuses a foreign file, an existing one with mode "new", an old one unless
+        overwritten."""
         kind, meta = _kind(self.path)
         if kind == "foreign":
             raise StudyError(f"checkpoint: {self.path} is not a cosim study checkpoint (it was left unchanged); "
                              "give a new file name")
+        if mode == "new" and kind != "empty":
+            raise StudyError(f"checkpoint: {self.path} exists and checkpoint_mode='new'; use "
+                             "checkpoint_mode='resume' to continue it, 'overwrite' to start afresh, or another file")
         if kind == "old" and mode != "overwrite":
             raise StudyError(f"checkpoint: {self.path} was written by an older cosim that did not store the study's "
                              f"definition, so a resume cannot be checked; {_FRESH} (cosim.doe.load reads it)")
+        return kind, meta
+
+    def _open(self, definition, info, mode):
+        # the lock is held: look again (another process may have written the file meanwhile)
+        kind, meta = self._check(mode)
         self.db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
