@@ -9,7 +9,9 @@ anything else (options cosim.simulate refuses included) is a row with status "fa
 message. The study goes on; every finished row is written. Only a build function that returns no usable dict (no
 ``system``, no ``t_end``: a programming error, the same for every run) stops the study with a :class:`StudyError`.
 Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between runs: runs not started are
-cancelled, runs in progress finish and are written (a second Ctrl-C stops at once), then KeyboardInterrupt
+cancelled, runs in progress finish and are written (a second Ctrl-C stops at once: worker processes are
+terminated, their runs in progress run again on resume; threads inside a C run cannot be stopped and finish in the
+background), then KeyboardInterrupt
 propagates. Nothing is lost and, on resume, no finished run is repeated.
 """
 from __future__ import annotations
@@ -230,7 +232,8 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
     stop = []
 
     def on_sigint(signum, frame):
-        if stop:                       # the second Ctrl-C: stop at once
+        if stop:                       # the second Ctrl-C: stop at once (worker processes are terminated)
+            backend.abort()
             raise KeyboardInterrupt
         stop.append(signum)
 
