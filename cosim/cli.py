@@ -7,7 +7,9 @@ A scenario names a model, the co-simulation options and the outputs::
     [model]
     library = "two_mass_oscillator"          # a model of cosim.models (see LIBRARY) ...
     # file = "my_system.py"                  # ... or a Python file (path relative to the scenario) that defines
-    #                                        #     build(**params) -> CoupledSystem, or a CoupledSystem `system`
+    #                                        #     build(**params) -> CoupledSystem, or a CoupledSystem `system`.
+    #                                        #     The file is EXECUTED as Python with your rights: run only
+    #                                        #     scenarios whose model files you trust
     [model.params]                           # keyword arguments of the model function / build()
     ck = 2e5
     dk = 200.0
@@ -24,15 +26,19 @@ A scenario names a model, the co-simulation options and the outputs::
     [reference]                              # optional: options of cosim.simulate_monolithic (e.g. solver)
 
     [output]
-    dir = "out"                              # relative to the current directory; --out overrides it
-    csv = "result.csv"                       # the result at the macro points (Result.to_csv), "" = none
+    dir = "out"                              # inside the current directory; --out overrides it
+    csv = "result.csv"                       # the result at the macro points (Result.to_csv), "" = none; every
+    #                                        # output is a file name inside the output directory (a path that
+    #                                        # leaves it, e.g. "../x.csv" or "/tmp/x.csv", is refused unless the
+    #                                        # command gets --allow-outside; the scenario file is never written)
     png = "result.png"                       # the signals over time (Result.plot) with the reference, "" = none
     signals = ["S1.x1", "S2.F"]              # signals of the figure (default: the outputs)
     ylabels = { "S2.F" = "F [N]" }           # axis labels of the figure (e.g. with units)
     errors = "errors.csv"                    # error table against the monolithic reference, "" = none
 
 Exit status: 0 on success, 1 if the run diverged or a solver failed (the partial result is written), 2 for a bad
-scenario (the message names the key).
+scenario (one line on stderr that names the key: a missing file, a directory where a file is expected, an unknown
+signal, a model file that raises, an output outside the output directory, ...).
 """
 from __future__ import annotations
 
@@ -42,20 +48,31 @@ import sys
 import time
 
 import cosim
-from .scenario import (LIBRARY, ScenarioError, build_system, check_keys, load_scenario,  # noqa: F401  (cosim.cli.*)
-                       make_approximation, make_solver, read_toml, simulation_options)
+from .scenario import (LIBRARY, Outputs, ScenarioError, build_system, check_keys, load_scenario, make_approximation, make_solver, one_line, output_dir, read_toml, run_model_file, simulation_options)  # noqa: F401  (cosim.cli.*)
 
-def run_scenario(path, out_dir=None, stream=None):
-    """Run a scenario file; write its outputs; returns (exit status, Result, dict of written files)."""
+
+def run_scenario(path, out_dir=None, stream=None, allow_outside=False):
+    """Run a scenario file; write its outputs (each inside the output directory unless ``allow_outside``);
+    returns (exit status, Result, dict of written files)."""
     stream = sys.stdout if stream is None else stream
     sc, base = load_scenario(path)
+    out = sc["output"]
+    out_dir = out_dir if out_dir is not None else output_dir(out.get("dir", "."), ScenarioError, allow_outside)
+    model_file = os.path.join(base, str(sc["model"]["file"])) if "file" in sc["model"] else None
+    outputs = Outputs(out_dir, ScenarioError, allow_outside, protected=(path, model_file))
+    names = {key: out.get(key, default) for key, default in
+             (("csv", "result.csv"), ("png", "result.png"), ("errors", "errors.csv"))}
+    paths = {key: outputs.path(name, f"output.{key}") for key, name in names.items() if name}
+    signals, ylabels = out.get("signals"), out.get("ylabels")
+    if signals is not None and (not isinstance(signals, list) or not all(isinstance(x, str) for x in signals)):
+        raise ScenarioError(f"output.signals: expected a list of signal names, got {signals!r}")
+    if ylabels is not None and not isinstance(ylabels, dict):
+        raise ScenarioError(f"output.ylabels: expected a table signal -> label, got {ylabels!r}")
     system = build_system(sc["model"], base)
     opts = simulation_options(sc["simulation"])
     ref_opts = dict(sc["reference"])
     if "solver" in ref_opts:
-        ref_opts["solver"] = _solver(ref_opts["solver"], "reference.solver")
-    out = sc["output"]
-    out_dir = out_dir if out_dir is not None else out.get("dir", ".")
+        ref_opts["solver"] = make_solver(ref_opts["solver"], "reference.solver")
     os.makedirs(out_dir, exist_ok=True)
     title = sc.get("title") or os.path.splitext(os.path.basename(path))[0]
     print(f"cosim {cosim.__version__}: {title}", file=stream)
@@ -72,20 +89,22 @@ def run_scenario(path, out_dir=None, stream=None):
         res, status, message = exc.result, 1, f"{type(exc).__name__}: {exc}"
     wall = time.perf_counter() - t0
     print(f"  {len(res.t) - 1} macro steps in {wall:.3f} s" + (f"; {message}" if message else ""), file=stream)
+    for key, names_ in (("signals", signals or []), ("ylabels", list(ylabels or {}))):
+        unknown = [x for x in names_ if x not in res.signals]
+        if unknown:
+            raise ScenarioError(f"output.{key}: unknown signal(s) {unknown}; signals: {res.signals}")
 
     written = {}
     ref = None
-    if out.get("errors", "errors.csv") or out.get("png", "result.png"):
+    if "errors" in paths or "png" in paths:
         if len(res.t) >= 2:
             ref = cosim.simulate_monolithic(system, float(res.t[-1]), t_eval=res.t, **ref_opts)
-    csv = out.get("csv", "result.csv")
-    if csv:
-        written["csv"] = res.to_csv(os.path.join(out_dir, csv))
-    errors = out.get("errors", "errors.csv")
-    if errors and ref is not None:
+    if "csv" in paths:
+        written["csv"] = res.to_csv(paths["csv"])
+    if "errors" in paths and ref is not None:
         err = res.error_to(ref)
         table = err.to_dataframe()
-        path_err = os.path.join(out_dir, errors)
+        path_err = paths["errors"]
         table.to_csv(path_err, float_format="%.6e")
         written["errors"] = path_err
         print("", file=stream)
@@ -94,13 +113,12 @@ def run_scenario(path, out_dir=None, stream=None):
         print(table.to_string(float_format=lambda v: f"{v:.3e}"), file=stream)
         print(f"eps_mono (genser2020 eq. 3.9) = {err['eps_mono']:.4e}; nrmse over the states (kraft2021 eq. 5.2) "
               f"= {err['nrmse']:.4e}", file=stream)
-    png = out.get("png", "result.png")
-    if png:
+    if "png" in paths:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig = res.plot(signals=out.get("signals"), ref=ref, title=title, ylabels=out.get("ylabels"))
-        written["png"] = os.path.join(out_dir, png)
+        fig = res.plot(signals=signals, ref=ref, title=title, ylabels=ylabels)
+        written["png"] = paths["png"]
         fig.savefig(written["png"], dpi=100)
         plt.close(fig)
     print("", file=stream)
@@ -116,11 +134,13 @@ def main(argv=None):
                                  "and examples/two_mass.toml.")
     ap.add_argument("scenario", help="scenario file (TOML)")
     ap.add_argument("--out", default=None, help="output directory (default: [output] dir of the scenario, or .)")
+    ap.add_argument("--allow-outside", action="store_true", help="let the scenario's output names leave the output "
+                    "directory (refused by default)")
     args = ap.parse_args(argv)
     try:
-        status, _, _ = run_scenario(args.scenario, args.out)
-    except (ScenarioError, ValueError, TypeError) as exc:
-        print(f"cosim run: {exc}", file=sys.stderr)
+        status, _, _ = run_scenario(args.scenario, args.out, allow_outside=args.allow_outside)
+    except (ScenarioError, ValueError, TypeError, KeyError, OSError) as exc:
+        print(f"cosim run: {one_line(exc)}", file=sys.stderr)
         return 2
     return status
 
@@ -144,37 +164,60 @@ def doe_main(argv=None):
     ap.add_argument("--workers", type=int, default=None, help="pool size (default: [run] workers, or the cores)")
     ap.add_argument("--checkpoint", default=None, help="SQLite checkpoint (default: [run] checkpoint, in the "
                     "output directory)")
+    ap.add_argument("--checkpoint-mode", default=None, choices=["resume", "new", "overwrite"],
+                    help="resume a checkpoint of the same study (default; another study's is refused, naming what "
+                    "differs), refuse an existing file (new), or start afresh (overwrite)")
+    ap.add_argument("--retry-failed", action="store_true", help="run again the runs the checkpoint holds as failed")
+    ap.add_argument("--max-runs", type=int, default=None, help="largest design built (default: [design] max_runs, "
+                    "or 1000000)")
+    ap.add_argument("--allow-outside", action="store_true", help="let the study file's output names leave the "
+                    "output directory (refused by default)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
+    import logging
+    log = logging.getLogger("cosim.doe")      # the study's resume and summary lines, on stdout
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.addHandler(handler)
+    level, log.level = log.level, logging.INFO
     try:
-        study, run, out, title = load_study(args.study)
-        out_dir = args.out if args.out is not None else out.get("dir", ".")
-        os.makedirs(out_dir, exist_ok=True)
+        study, run, out, title = load_study(args.study, max_runs=args.max_runs)
+        out_dir = args.out if args.out is not None else output_dir(out.get("dir", "."), StudyError,
+                                                                   args.allow_outside)
+        outputs = Outputs(out_dir, StudyError, args.allow_outside,
+                          protected=(args.study, getattr(study.build, "_model_file", None)))
         backend = args.backend or run.get("backend", "threads")
         workers = args.workers if args.workers is not None else run.get("workers")
-        ck = args.checkpoint or run.get("checkpoint")
-        if ck and args.checkpoint is None:
-            ck = os.path.join(out_dir, ck)
+        ck = None
+        if args.checkpoint:                       # the command line's own choice: any place
+            ck = outputs.path(os.path.abspath(args.checkpoint), "--checkpoint", outside_ok=True)
+        elif run.get("checkpoint"):
+            ck = outputs.path(run["checkpoint"], "run.checkpoint")
         table_name = out.get("table", "study.csv")
-        if table_name and not table_name.endswith((".csv", ".parquet")):
+        if table_name and not str(table_name).endswith((".csv", ".parquet")):
             raise StudyError(f"output.table: expected a .csv or .parquet file name, got {table_name!r}")
+        table_path = outputs.path(table_name, "output.table") if table_name else None
+        anova_name = out.get("anova", "anova.csv")
+        anova_path = outputs.path(anova_name, "output.anova") if anova_name else None
+        os.makedirs(out_dir, exist_ok=True)
         print(f"cosim {cosim.__version__} doe: {title}: {len(study)} runs, factors {study.factors}, "
               f"backend {backend}" + (f", checkpoint {ck}" if ck else ""))
         t0 = time.perf_counter()
         df = study.run(backend=backend, workers=workers, checkpoint=ck, progress=not args.no_progress,
-                       chunksize=run.get("chunksize"))
+                       chunksize=run.get("chunksize"),
+                       checkpoint_mode=args.checkpoint_mode or run.get("checkpoint_mode", "resume"),
+                       retry_failed=args.retry_failed or run.get("retry_failed", False))
         wall = time.perf_counter() - t0
         print(f"{len(df)} runs in {wall:.2f} s; status: " +
               ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()))
         written = []
-        if table_name:
-            path = os.path.join(out_dir, table_name)
+        if table_path:
+            path = table_path
             if table_name.endswith(".parquet"):
                 df.to_parquet(path)
             else:
                 df.to_csv(path, float_format="%.17g")
             written.append(path)
-        anova_name = out.get("anova", "anova.csv")
         responses = [c for c in df.columns if c not in study.factors and c not in ("status", "message", "wall")]
         response = out.get("response", responses[0] if responses else None)
         if anova_name and response is not None:
@@ -187,14 +230,17 @@ def doe_main(argv=None):
             tab = doe_analysis.anova(data, study.factors, response, interactions=out.get("interactions", 2))
             print(f"\nANOVA of {response} (genser2020 eq. 3.11-3.12; percent = normalised MS, Table 3.10):")
             print(tab.to_string(float_format=lambda v: f"{v:.4g}"))
-            path = os.path.join(out_dir, anova_name)
+            path = anova_path
             tab.to_csv(path, float_format="%.10g")
             written.append(path)
         print("\nwrote " + ", ".join(written))
     except KeyboardInterrupt:
         print("cosim doe: interrupted", file=sys.stderr)
         return 130
-    except (StudyError, ScenarioError, ValueError, TypeError) as exc:
-        print(f"cosim doe: {exc}", file=sys.stderr)
+    except (StudyError, ScenarioError, ValueError, TypeError, KeyError, OSError) as exc:
+        print(f"cosim doe: {one_line(exc)}", file=sys.stderr)
         return 2
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
     return 0

@@ -57,6 +57,64 @@ def read_toml(path, what, error):
         raise error(f"{what}: {path} is not valid TOML: {exc}") from None
 
 
+def one_line(exc):
+    """An error's message on one line (for the command's exit-2 message)."""
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
+def run_model_file(path, run_name, error):
+    """The namespace of the model file ``path``: the file is executed as Python (with this process's rights; the
+    docs say it must be trusted); ``error`` names a file that raises."""
+    try:
+        return runpy.run_path(path, run_name=run_name)
+    except (Exception, SystemExit) as exc:
+        raise error(f"model.file: {path} raised {type(exc).__name__}: {one_line(exc)}") from None
+
+
+def output_dir(name, error, allow_outside=False):
+    """The output directory ``name`` of a scenario or study file: inside the current directory unless
+    ``allow_outside``; created."""
+    if not isinstance(name, str) or not name:
+        raise error(f"output.dir: expected a directory name, got {name!r}")
+    real, here = os.path.realpath(name), os.path.realpath(os.curdir)
+    if not allow_outside and os.path.commonpath([real, here]) != here:
+        raise error(f"output.dir: {name!r} resolves to {real}, outside the current directory {here}; give --out DIR "
+                    "(or --allow-outside)")
+    if os.path.exists(real) and not os.path.isdir(real):
+        raise error(f"output.dir: {real} exists and is not a directory")
+    return name
+
+
+class Outputs:
+    """The output files of one command, each resolved inside the output directory ``out_dir`` (unless
+    ``allow_outside``), none of them an input file (``protected``), a directory or another output."""
+
+    def __init__(self, out_dir, error, allow_outside=False, protected=()):
+        self.dir, self.error, self.allow_outside = out_dir, error, allow_outside
+        self.real = os.path.realpath(out_dir)
+        self.protected = {os.path.realpath(p) for p in protected if p}
+        self.taken = {}
+
+    def path(self, name, key, outside_ok=False):
+        """The path of output ``key`` (a TOML key, e.g. output.csv) named ``name``."""
+        if not isinstance(name, str) or not name:
+            raise self.error(f"{key}: expected a file name, got {name!r}")
+        path = os.path.join(self.dir, name)
+        real = os.path.realpath(path)
+        inside = os.path.commonpath([real, self.real]) == self.real and real != self.real
+        if not (inside or self.allow_outside or outside_ok):
+            raise self.error(f"{key}: {name!r} resolves to {real}, outside the output directory {self.real}; give a "
+                             "file name inside it (or --allow-outside)")
+        if real in self.protected:
+            raise self.error(f"{key}: {name!r} is an input file of this command ({real}); it is not overwritten")
+        if os.path.isdir(real):
+            raise self.error(f"{key}: {real} is a directory; expected a file name")
+        if real in self.taken:
+            raise self.error(f"{key}: {name!r} is also {self.taken[real]}; give each output its own file")
+        self.taken[real] = key
+        return path
+
+
 def _from_table(spec, table, what, where):
     """An object from a name or a table {type = name, option = value, ...}: table[name](**options)."""
     if isinstance(spec, str):
@@ -117,12 +175,14 @@ def build_system(model, base_dir="."):
     path = os.path.join(base_dir, str(model["file"]))
     if not os.path.isfile(path):
         raise ScenarioError(f"model.file: no such file {path}")
-    ns = runpy.run_path(path, run_name="cosim_scenario_model")
+    ns = run_model_file(path, "cosim_scenario_model", ScenarioError)
     if callable(ns.get("build")):
         try:
             system = ns["build"](**params)
         except TypeError as exc:
             raise ScenarioError(f"model.params: {exc}") from None
+        except Exception as exc:
+            raise ScenarioError(f"model.file: build() of {path} raised {type(exc).__name__}: {one_line(exc)}") from None
     elif "system" in ns:
         if params:
             raise ScenarioError("model.params: the file defines a fixed `system`; parameters need a build() function")

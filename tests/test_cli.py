@@ -14,9 +14,16 @@ pd = pytest.importorskip("pandas")
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
+def _env():
+    """The environment of a `python -m cosim` child: this checkout's cosim first (not an installed one)."""
+    root = str(EXAMPLES.parent)
+    return dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get(
+        "PYTHONPATH")])))
+
+
 def _run(args, cwd):
     return subprocess.run([sys.executable, "-m", "cosim", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env=dict(os.environ, MPLBACKEND="Agg"))
+                          cwd=cwd, env=_env())
 
 
 def test_version():
@@ -106,3 +113,74 @@ def test_diverging_run_exits_1_and_writes_the_partial_result(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "r.csv")
     assert 1 < len(table) < 201 and table["t"].iloc[-1] < 1.0
     assert not (tmp_path / "result.png").exists()
+
+
+# ---------------------------------------------------------------------------------------- safety (issue 28, part 7)
+def _one_line_exit_2(capsys, argv):
+    status = cli.main(argv)
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("output, words", [
+    ("csv = '../x.csv'", ["output.csv", "outside the output directory"]),
+    ("csv = '{abs}'", ["output.csv", "outside the output directory"]),
+    ("png = '../../y.png'", ["output.png", "outside the output directory"]),
+    ("errors = 's.toml'", ["output.errors", "input file"]),
+    ("csv = 'model.py'", ["output.csv", "input file"]),
+    ("csv = 'sub'", ["output.csv", "is a directory"]),
+    ("csv = 'a.csv'\nerrors = 'a.csv'", ["output.errors", "is also output.csv"]),
+    ("signals = ['S1.x9']", ["output.signals", "S1.x9"]),
+])
+def test_outputs_stay_inside_the_output_directory(tmp_path, capsys, output, words):
+    """The defects: the scenario wrote outside --out and could overwrite its own file; a bad output exited with a
+    traceback. Each is now refused before the run with one line and exit 2, and nothing is written."""
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "sub").mkdir()
+    (tmp_path / "o" / "model.py").write_text("import cosim\nsystem = cosim.models.two_mass_oscillator()\n")
+    text = BASE.replace("library = \"two_mass_oscillator\"", "file = 'model.py'") + "[output]\n" + \
+        output.format(abs=str(tmp_path / "abs.csv")) + "\n"
+    scenario = tmp_path / "o" / "s.toml"
+    scenario.write_text(text)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    err = _one_line_exit_2(capsys, [str(scenario), "--out", str(tmp_path / "o")])
+    for w in words:
+        assert w in err, err
+    if "signals" not in output:
+        assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    assert scenario.read_text() == text
+
+
+def test_allow_outside_and_output_dir_of_the_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path / ".")
+    (tmp_path / "w").mkdir()
+    monkeypatch.chdir(tmp_path / "w")
+    text = BASE + "[output]\ndir = '../elsewhere'\npng = ''\nerrors = ''\n"
+    err = _one_line_exit_2(capsys, [_scenario(tmp_path, text)])
+    assert "output.dir" in err and "outside the current directory" in err
+    assert not (tmp_path / "elsewhere").exists()
+    assert cli.main([_scenario(tmp_path, text), "--allow-outside"]) == 0
+    assert (tmp_path / "elsewhere" / "result.csv").exists()
+    text = BASE + f"[output]\ncsv = '{tmp_path / 'abs.csv'}'\npng = ''\nerrors = ''\n"
+    assert cli.main([_scenario(tmp_path, text), "--out", "o", "--allow-outside"]) == 0
+    assert (tmp_path / "abs.csv").exists()
+
+
+@pytest.mark.parametrize("model, words", [
+    ("raise RuntimeError('no licence\\nfor this model')", ["model.file", "raised RuntimeError: no licence for this"]),
+    ("import sys\nsys.exit(3)", ["model.file", "raised SystemExit"]),
+    ("def build(**p):\n    return 1 / 0", ["model.file: build()", "ZeroDivisionError"]),
+])
+def test_model_file_that_raises_exits_2_with_one_line(tmp_path, capsys, model, words):
+    (tmp_path / "model.py").write_text(model + "\n")
+    text = BASE.replace("library = \"two_mass_oscillator\"", "file = 'model.py'")
+    err = _one_line_exit_2(capsys, [_scenario(tmp_path, text), "--out", str(tmp_path / "o")])
+    for w in words:
+        assert w in err, err
+
+
+def test_docs_say_model_file_runs_python():
+    docs = (EXAMPLES.parent / "docs" / "cli.md").read_text()
+    assert "runs Python" in docs and "trust" in docs
+    assert "EXECUTED as Python" in cli.__doc__

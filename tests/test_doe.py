@@ -255,32 +255,40 @@ def test_reference_once_per_distinct_system_and_grid(monkeypatch):
 
 
 def test_checkpoint_resume_and_changed_factors(tmp_path):
+    """Responses that raise for some runs: those runs are rows with status "failed" and the error, the study goes
+    on; a resume repeats no finished run, and runs the failed ones again only with retry_failed=True."""
     path = tmp_path / "study.sqlite"
-    built = []
+    built, broken = [], [True]
 
     def build(p):
         built.append(p["i"])
-        return dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=1e-3, solver=cosim.Exact())
+        return dict(system=cosim.models.two_mass_oscillator(ck=1e5 + p["i"]), t_end=0.01, H=1e-3,
+                    solver=cosim.Exact())
 
-    def failing_responses(res, ref):
-        if len(built) > 5:
+    def responses(res, ref):
+        if broken[0] and res.system.params["ck"] >= 1e5 + 5:
             raise RuntimeError("disk full")
         return {"g": float(res.growth)}
 
-    study = doe.Study(build, {"i": list(range(10))}, responses=failing_responses)
-    with pytest.raises(doe.StudyError, match=r"run 5 \(i=5\): responses raised RuntimeError: disk full"):
-        study.run(checkpoint=path)
-    assert sorted(doe.load(path).index) == [0, 1, 2, 3, 4]
+    study = doe.Study(build, {"i": list(range(10))}, responses=responses)
+    df = study.run(checkpoint=path)
+    assert list(df.status) == ["ok"] * 5 + ["failed"] * 5
+    assert (df.message[5:] == "responses raised RuntimeError: disk full").all() and df.g[5:].isna().all()
+    assert sorted(doe.load(path).index) == list(range(10))
     built.clear()
-    df = doe.Study(build, {"i": list(range(10))}, responses=lambda r, ref: {"g": float(r.growth)}).run(
-        checkpoint=path, backend="threads", workers=2)
-    assert sorted(built) == [5, 6, 7, 8, 9]                      # finished runs are not repeated
+    assert (study.run(checkpoint=path, backend="threads", workers=2).status == "failed").sum() == 5
+    assert built == [0]                                          # run 0 once, for the checkpoint's identity
+    broken[0] = False
+    built.clear()
+    df = study.run(checkpoint=path, backend="threads", workers=2, retry_failed=True)
+    assert sorted(built) == [0, 5, 6, 7, 8, 9]                   # finished runs are not repeated
     assert list(df.index) == list(range(10)) and (df.status == "ok").all() and df.g.notna().all()
+    assert (doe.load(path).status == "ok").all()
     built.clear()
-    doe.Study(build, {"i": list(range(10))}, responses=["growth"]).run(checkpoint=path)
-    assert built == []
+    doe.Study(build, {"i": list(range(10))}, responses=responses).run(checkpoint=path)
+    assert built == [0]
     with pytest.raises(doe.StudyError, match="checkpoint: .* belongs to a different study"):
-        doe.Study(build, {"i": list(range(11))}, responses=["growth"]).run(checkpoint=path)
+        doe.Study(build, {"i": list(range(11))}, responses=responses).run(checkpoint=path)
 
 
 def test_checkpoint_commits_in_groups(tmp_path):
@@ -313,12 +321,12 @@ def test_study_errors_name_the_argument():
             raise ZeroDivisionError("boom")
         return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.01, H=1e-3, solver=cosim.Exact())
 
-    with pytest.raises(doe.StudyError, match=r"build: raised ZeroDivisionError for run 1 \(ck=1000000.0\): boom"):
-        doe.Study(bad_build, {"ck": [1e5, 1e6]}).run()
+    df = doe.Study(bad_build, {"ck": [1e5, 1e6]}).run()                 # a failed run, named by its row
+    assert list(df.status) == ["ok", "failed"] and df.message[1] == "build raised ZeroDivisionError: boom"
     with pytest.raises(doe.StudyError, match="has no 'system'"):
         doe.Study(lambda p: dict(t_end=1.0), {"ck": [1.0]}).run()
-    with pytest.raises(doe.StudyError, match="cosim.simulate refused the options: ValueError: H"):
-        doe.Study(lambda p: dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=-1.0), {"ck": [1.0]}).run()
+    df = doe.Study(lambda p: dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=-1.0), {"ck": [1.0]}).run()
+    assert df.status[0] == "failed" and df.message[0].startswith("cosim.simulate refused the options: ValueError: H")
     with pytest.raises(TypeError, match="build: expected a function"):
         doe.Study(None, {"ck": [1.0]})
     with pytest.raises(ValueError, match="responses: unknown response name"):

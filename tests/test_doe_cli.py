@@ -14,6 +14,13 @@ from cosim.doe.config import load_study
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
+
+def _env():
+    """The environment of a `python -m cosim` child: this checkout's cosim first (not an installed one)."""
+    root = str(EXAMPLES.parent)
+    return dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get(
+        "PYTHONPATH")])))
+
 SMALL = """
 title = "small"
 [model]
@@ -35,7 +42,7 @@ table = "{table}"
 
 def _run(args, cwd):
     return subprocess.run([sys.executable, "-m", "cosim", "doe", *args], capture_output=True, text=True,
-                          timeout=300, cwd=cwd, env=dict(os.environ, MPLBACKEND="Agg"))
+                          timeout=300, cwd=cwd, env=_env())
 
 
 def test_example_study_writes_table_and_anova_and_resumes(tmp_path):
@@ -101,3 +108,76 @@ def test_bad_sections_are_named(tmp_path):
     assert "simulation.H: missing" in _run([str(f)], tmp_path).stderr
     f.write_text(SMALL.format(factors="ck = [1e5]\nH = [1e-3]", table="s.txt"))
     assert "output.table: expected a .csv or .parquet" in _run([str(f)], tmp_path).stderr
+
+
+def test_changed_study_file_is_refused_naming_what_differs(tmp_path):
+    """The defect: t_end changed in the study file, rerun into the same folder: "54 runs in 0.01 s" and the old
+    numbers. Now the resume is refused naming simulation's t_end (exit 2); --checkpoint-mode overwrite starts afresh;
+    a resume of the same file says how many runs it loaded."""
+    f = tmp_path / "s.toml"
+    text = SMALL.format(factors="ck = [1e5, 2e5]\nH = [1e-3, 3e-3]", table="s.csv").replace(
+        "[run]", "[run]\ncheckpoint = \"s.sqlite\"")
+    f.write_text(text)
+    first = _run([str(f), "--no-progress"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    old = pd.read_csv(tmp_path / "o" / "s.csv", index_col="run")
+    again = _run([str(f), "--no-progress"], tmp_path)
+    assert again.returncode == 0 and "4 runs loaded (0 failed), 0 to run" in again.stdout, again.stdout
+    f.write_text(text.replace("t_end = 0.05", "t_end = 0.03"))
+    proc = _run([str(f), "--no-progress"], tmp_path)
+    assert proc.returncode == 2 and "belongs to a different study" in proc.stderr, proc.stderr
+    assert "options.t_end: 0.05 -> 0.03" in proc.stderr and "--checkpoint-mode overwrite" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "o" / "s.csv", index_col="run"), old)   # untouched
+    proc = _run([str(f), "--no-progress", "--checkpoint-mode", "overwrite"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    new = pd.read_csv(tmp_path / "o" / "s.csv", index_col="run")
+    assert not np.array_equal(new.eps_mono_sat, old.eps_mono_sat)
+    # H = 3 ms does not divide t_end = 0.03 ... or 0.05: the study shortens the last step (no failed runs)
+    assert (new.status == "ok").all()
+
+
+@pytest.mark.parametrize("edit, words", [
+    (("table = \"s.csv\"", "table = \"../x.csv\""), ["output.table", "outside the output directory"]),
+    (("table = \"s.csv\"", "table = \"{abs}\""), ["output.table", "outside the output directory"]),
+    (("[run]", "[run]\ncheckpoint = \"../../x.sqlite\""), ["run.checkpoint", "outside the output directory"]),
+    (("table = \"s.csv\"", "table = \"s.csv\"\nanova = \"s.csv\""), ["output.anova", "is also output.table"]),
+    (("dir = \"o\"", "dir = \"../o\""), ["output.dir", "outside the current directory"]),
+    (("ck = [1e5]", "ck = {low = 1e5, high = 2e5}"),
+     [r"factors['ck']: a Range needs a sampled design"]),
+    (("[design]", "[design]\ntype = \"lhs\"\nn = 20000000"), ["Latin hypercube has 20000000 runs", "max_runs"]),
+])
+def test_bad_study_files_exit_2_with_one_line_and_write_nothing(tmp_path, edit, words):
+    """The defects: outputs outside --out, a traceback with exit 1, MemoryError for a huge design."""
+    work = tmp_path / "w"
+    work.mkdir()
+    f = work / "s.toml"
+    text = SMALL.format(factors="ck = [1e5]\nH = [1e-3]", table="s.csv") + "[design]\n"
+    f.write_text(text.replace(*edit).replace("{abs}", str(tmp_path / "abs.csv")))
+    proc = _run([str(f), "--no-progress"], work)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    for w in words:
+        assert w in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["s.toml", "w"]
+
+
+def test_study_output_cannot_overwrite_the_study_file_and_max_runs_flag(tmp_path):
+    f = tmp_path / "s.toml"
+    text = SMALL.format(factors="ck = [1e5, 2e5]\nH = [1e-3]", table="s.csv").replace("anova", "x")
+    f.write_text(text.replace("table = \"s.csv\"", "table = \"s.csv\"\nanova = \"s.toml\""))
+    proc = _run([str(f), "--no-progress", "--out", str(tmp_path)], tmp_path)
+    assert proc.returncode == 2 and "output.anova" in proc.stderr and "input file" in proc.stderr, proc.stderr
+    assert "anova = \"s.toml\"" in f.read_text()
+    f.write_text(text)
+    proc = _run([str(f), "--no-progress", "--max-runs", "1"], tmp_path)
+    assert proc.returncode == 2 and "has 2 runs, more than max_runs = 1" in proc.stderr, proc.stderr
+
+
+def test_study_model_file_that_raises_exits_2(tmp_path):
+    (tmp_path / "m.py").write_text("raise ImportError('no module named fancy')\n")
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL.format(factors="ck = [1e5]\nH = [1e-3]", table="s.csv").replace(
+        "library = \"two_mass_oscillator\"", "file = \"m.py\""))
+    proc = _run([str(f), "--no-progress"], tmp_path)
+    assert proc.returncode == 2 and "model.file" in proc.stderr and "raised ImportError" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -35,6 +35,12 @@ SCRIPT = textwrap.dedent(f"""
 """)
 
 
+def _env():
+    """This checkout's cosim first in the child (the script's folder comes first on its path, not the checkout)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+
+
 def _finished(path):
     try:
         return len(doe.load(path))
@@ -47,7 +53,7 @@ def test_sigint_then_resume_runs_everything_exactly_once(tmp_path, backend):
     script, ck, log = tmp_path / "study.py", tmp_path / "study.sqlite", tmp_path / "runs.log"
     script.write_text(SCRIPT)
     cmd = [sys.executable, str(script), backend, str(ck), str(log)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     deadline = time.monotonic() + 120
     while (not ck.exists() or _finished(ck) < 5) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -59,7 +65,7 @@ def test_sigint_then_resume_runs_everything_exactly_once(tmp_path, backend):
     assert 5 <= first < N_RUNS
     before = collections.Counter(log.read_text().split())
     assert len(before) == first and max(before.values()) == 1         # every finished run is in the checkpoint
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env())
     assert res.returncode == 0 and f"done {N_RUNS}" in res.stdout, res.stderr
     counts = collections.Counter(log.read_text().split())
     assert len(counts) == N_RUNS and set(counts.values()) == {1}      # every run exactly once over both processes

@@ -20,6 +20,9 @@ class _Done(cf.Future):
 
 class Serial:
     """Runs every task when it is submitted (no pool; KeyboardInterrupt comes straight from the run)."""
+
+    def abort(self):
+        pass
     name = "serial"
     workers = 1
     window = 1
@@ -46,12 +49,14 @@ class Pool:
     def __init__(self, kind, workers):
         self.name, self.workers = kind, workers
         self.window = 2 * workers
+        self.aborted = False
         if kind == "threads":
             self.ex = cf.ThreadPoolExecutor(workers, thread_name_prefix="cosim-doe")
         else:
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-            self.ex = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_ignore_sigint)
+            self.ex = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                                             initargs=(os.getpid(),))
 
     def submit(self, fn, *args):
         if self.name == "processes":
@@ -70,7 +75,19 @@ class Pool:
             f.cancel()
 
     def close(self):
-        self.ex.shutdown(wait=True, cancel_futures=True)
+        if not self.aborted:
+            self.ex.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self):
+        """Stop at once (a second Ctrl-C): cancel what has not started and terminate the worker processes (the
+        runs in progress are lost; they run again on resume). Threads cannot be stopped inside a C run: the pool
+        is left to finish them in the background."""
+        self.aborted = True
+        if self.name == "processes":
+            for p in list((getattr(self.ex, "_processes", None) or {}).values()):
+                if p.is_alive():
+                    p.terminate()
+        self.ex.shutdown(wait=False, cancel_futures=True)
 
 
 class Dask:
@@ -112,9 +129,39 @@ class Dask:
     def close(self):
         pass
 
+    def abort(self):
+        pass
 
-def _ignore_sigint():
+
+def _worker_init(parent):
+    """A worker process: the parent handles Ctrl-C; the worker ends itself when the parent is gone (killed with
+    kill -9, no chance to stop its pool), checked twice a second."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import threading
+    import time
+
+    def watch():
+        while True:
+            time.sleep(0.5)
+            if not _alive(parent):
+                os._exit(1)
+
+    threading.Thread(target=watch, name="cosim-doe-parent-watch", daemon=True).start()
+
+
+def _alive(pid):
+    """Whether process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:             # the pid was reused by another user's process: the parent is gone
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:                     # no /proc (macOS): the signal test above decides
+        return True
 
 
 def _call_pickled(blob):

@@ -3,8 +3,10 @@ responses by name, how to run, outputs. Format (every section but [factors] opti
 with a message naming them)::
 
     title = "ZOH study of the two-mass oscillator"
+    study_id = "zoh-2024-06"                 # optional label stored in the checkpoint (a resume must match it)
 
     [model]                                  # as `cosim run`: a model of cosim.models or a Python file with build()
+                                             # (model.file RUNS that Python file: use only files you trust)
     library = "two_mass_oscillator"
     [model.params]                           # fixed keyword arguments of the model function
     coupling = "force/displacement"
@@ -21,6 +23,7 @@ with a message naming them)::
                                              #     "type key=value ..." strings
     [design]
     type = "full"                            # "full" | "lhs" | "sobol"; n, seed, second_order for the sampled ones
+    max_runs = 1000000                       # a larger design is refused before it is built (--max-runs)
 
     [responses]
     names = ["eps_mono_sat", "stable"]       # built-in responses (cosim.doe.responses)
@@ -30,6 +33,8 @@ with a message naming them)::
     backend = "threads"                      # "serial" | "threads" | "processes"
     workers = 2
     checkpoint = "study.sqlite"              # in the output directory; resumes an interrupted study
+    checkpoint_mode = "resume"               # "resume" | "new" | "overwrite" (--checkpoint-mode)
+    retry_failed = false                     # run the runs recorded as "failed" again (--retry-failed)
 
     [output]
     dir = "out"
@@ -42,15 +47,15 @@ from __future__ import annotations
 
 import inspect
 import os
-import runpy
 
 from ..scenario import (LIBRARY, ScenarioError, check_keys, make_approximation, make_solver, read_toml,
-                        simulation_options)
+                        run_model_file, simulation_options)
 from .errors import StudyError
 
-SECTIONS = {"title", "model", "simulation", "factors", "design", "responses", "run", "output"}
-KEYS = {"model": {"library", "file", "params"}, "design": {"type", "n", "seed", "second_order"},
-        "responses": {"names", "reference"}, "run": {"backend", "workers", "checkpoint", "chunksize"},
+SECTIONS = {"title", "study_id", "model", "simulation", "factors", "design", "responses", "run", "output"}
+KEYS = {"model": {"library", "file", "params"}, "design": {"type", "n", "seed", "second_order", "max_runs"},
+        "responses": {"names", "reference"},
+        "run": {"backend", "workers", "checkpoint", "chunksize", "checkpoint_mode", "retry_failed"},
         "output": {"dir", "table", "anova", "response", "interactions"}}
 
 
@@ -93,8 +98,9 @@ class TomlBuild:
     """build(p) of a study file: the model function with the fixed and the factor parameters, and the simulate
     options with the factor options."""
 
-    def __init__(self, model_fn, model_params, sim_options, routes):
+    def __init__(self, model_fn, model_params, sim_options, routes, model_file=None):
         self.model_fn, self.model_params, self.sim_options, self.routes = model_fn, model_params, sim_options, routes
+        self._model_file = model_file     # not part of the study's identity (the folder may move)
 
     def __call__(self, p):
         mp = dict(self.model_params)
@@ -123,14 +129,14 @@ def _model(model, base):
         name = model["library"]
         if name not in LIBRARY:
             raise StudyError(f"model.library: unknown model {name!r}; known: {sorted(LIBRARY)}")
-        return LIBRARY[name], params, name
+        return LIBRARY[name], params, name, None
     path = os.path.join(base, str(model["file"]))
     if not os.path.isfile(path):
         raise StudyError(f"model.file: no such file {path}")
-    ns = runpy.run_path(path, run_name="cosim_study_model")
+    ns = run_model_file(path, "cosim_study_model", StudyError)
     if not callable(ns.get("build")):
         raise StudyError(f"model.file: {path} defines no build(**params) function")
-    return ns["build"], params, os.path.basename(path)
+    return ns["build"], params, os.path.basename(path), path
 
 
 def _routes(factors, model_fn, model_name):
@@ -165,12 +171,12 @@ def _routes(factors, model_fn, model_name):
     return routes
 
 
-def load_study(path):
-    """(Study, run options, output options, title) of a study file."""
+def load_study(path, max_runs=None):
+    """(Study, run options, output options, title) of a study file; ``max_runs`` overrides ``[design] max_runs``."""
     from .study import Study
     sc = read_toml(path, "study", StudyError)
     _unknown(sc, SECTIONS, "study")
-    for sec in SECTIONS - {"title"}:
+    for sec in SECTIONS - {"title", "study_id"}:
         if not isinstance(sc.setdefault(sec, {}), dict):
             raise StudyError(f"{sec}: expected a table [{sec}]")
         if sec in KEYS:
@@ -178,7 +184,7 @@ def load_study(path):
     if not sc["factors"]:
         raise StudyError("factors: no factor given ([factors] name = [levels])")
     base = os.path.dirname(os.path.abspath(path))
-    model_fn, model_params, model_name = _model(sc["model"] or {"library": "two_mass_oscillator"}, base)
+    model_fn, model_params, model_name, model_file = _model(sc["model"] or {"library": "two_mass_oscillator"}, base)
     routes = _routes(sc["factors"], model_fn, model_name)
     sim = dict(sc["simulation"])
     try:
@@ -201,15 +207,23 @@ def load_study(path):
             factors[name] = spec
         else:
             raise StudyError(f"factors.{name}: expected a list of levels or a range {{low, high, log}}, got {spec!r}")
+    for name, levels in factors.items():   # every approximation and solver level parses (before any run)
+        key = routes[name][1]
+        if routes[name][0] == "simulation" and key in ("approximation", "solver") and isinstance(levels, list):
+            for value in levels:
+                _object_level(value, key, f"factors.{name}")
     resp = sc["responses"]
     names = resp.get("names", ["eps_mono_sat", "stable"])
     reference = resp.get("reference", True)
     if not isinstance(reference, bool):
         raise StudyError(f"responses.reference: expected true or false, got {reference!r}")
-    build = TomlBuild(model_fn, model_params, sim, routes)
+    build = TomlBuild(model_fn, model_params, sim, routes, model_file)
+    from .designs import MAX_RUNS
+    max_runs = max_runs if max_runs is not None else design.get("max_runs", MAX_RUNS)
     try:
         study = Study(build, factors, design=kind, responses=names, reference=reference, n=design.get("n"),
-                      seed=design.get("seed"), second_order=design.get("second_order", True))
+                      seed=design.get("seed"), second_order=design.get("second_order", True), max_runs=max_runs,
+                      study_id=sc.get("study_id"))
     except (TypeError, ValueError) as exc:
         raise StudyError(str(exc)) from None
     title = sc.get("title") or os.path.splitext(os.path.basename(path))[0]

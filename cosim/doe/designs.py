@@ -24,7 +24,11 @@ import pandas as pd
 
 from .factors import Range, level, check_factors, check_name
 
-__all__ = ["full_factorial", "latin_hypercube", "saltelli", "explicit", "table_hash", "make_design"]
+__all__ = ["full_factorial", "latin_hypercube", "saltelli", "explicit", "table_hash", "make_design", "MAX_RUNS"]
+
+#: the largest design a study builds unless told otherwise (``Study(max_runs=...)``, ``[design] max_runs``): a
+#: mistyped level list or ``n`` should give a message, not a MemoryError after minutes
+MAX_RUNS = 1_000_000
 
 
 def _frame(columns, n):
@@ -149,21 +153,37 @@ def table_hash(table: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
-def make_design(design, factors=None, n=None, seed=None, second_order=True) -> pd.DataFrame:
-    """The table of ``design`` ("full", "lhs", "sobol"/"saltelli" or an explicit table)."""
+def _check_size(size, what, max_runs):
+    if size > max_runs:
+        raise ValueError(f"design: {what} has {size} runs, more than max_runs = {max_runs}; pass a larger max_runs "
+                         "(Study(max_runs=...), [design] max_runs, cosim doe --max-runs) if you mean it")
+
+
+def make_design(design, factors=None, n=None, seed=None, second_order=True, max_runs=MAX_RUNS) -> pd.DataFrame:
+    """The table of ``design`` ("full", "lhs", "sobol"/"saltelli" or an explicit table); a design of more than
+    ``max_runs`` runs is refused before it is built."""
+    if isinstance(max_runs, bool) or not isinstance(max_runs, numbers.Integral) or max_runs < 1:
+        raise ValueError(f"max_runs: expected an int >= 1, got {max_runs!r}")
     if isinstance(design, str):
         kind = design.lower()
         if kind in ("full", "factorial", "full-factorial"):
             if n is not None:
                 raise ValueError("n: not used by the full factorial (its size is the product of the level counts)")
+            f = check_factors(factors)
+            _check_size(math.prod(len(v) for v in f.values()),
+                        "the full factorial (" + " x ".join(f"{len(v)} {k}" for k, v in f.items()) + ")", max_runs)
             return full_factorial(factors)
         if kind in ("lhs", "latin-hypercube"):
             if n is None:
                 raise ValueError("n: the Latin hypercube needs the number of runs n")
+            _check_size(_check_n(n), "the Latin hypercube", max_runs)
             return latin_hypercube(factors, n, seed)
         if kind in ("sobol", "saltelli"):
             if n is None:
                 raise ValueError("n: the Saltelli sample needs the number N of base samples (a power of 2)")
+            k = len(check_factors(factors, allow_ranges=True))
+            _check_size(_check_n(n) * (2 * k + 2 if second_order is True else k + 2), "the Saltelli sample",
+                        max_runs)
             return saltelli(factors, n, seed, second_order)
         raise ValueError(f"design: unknown design {design!r}; use 'full', 'lhs', 'sobol' or a table")
     if factors is not None:

@@ -2,22 +2,28 @@
 once per distinct system (:mod:`cosim.doe.reference`), run the co-simulations on a backend
 (:mod:`cosim.doe.backends`), and write every finished run to the checkpoint as it arrives.
 
-Failed co-simulations (:class:`cosim.DivergenceError`, :class:`cosim.SolverError`) are rows with status
-"diverged" / "solver_error" and the error's message; their responses are computed from the partial result where
-possible. A build function or responses that raise, or options cosim.simulate refuses, stop the study with a
-:class:`StudyError` naming the run and its parameters (the runs finished before are kept in the checkpoint).
+Failed runs are results: a co-simulation that diverges or whose solver fails (:class:`cosim.DivergenceError`,
+:class:`cosim.SolverError`) is a row with status "diverged" / "solver_error" and the error's message, its responses
+computed from the partial result where possible; a run whose build function, co-simulation or responses raise
+anything else (options cosim.simulate refuses included) is a row with status "failed" and the error's type and
+message. The study goes on; every finished row is written. Only a build function that returns no usable dict (no
+``system``, no ``t_end``: a programming error, the same for every run) stops the study with a :class:`StudyError`.
 Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between runs: runs not started are
-cancelled, runs in progress finish and are written (a second Ctrl-C stops at once), then KeyboardInterrupt
+cancelled, runs in progress finish and are written (a second Ctrl-C stops at once: worker processes are
+terminated, their runs in progress run again on resume; threads inside a C run cannot be stopped and finish in the
+background), then KeyboardInterrupt
 propagates. Nothing is lost and, on resume, no finished run is repeated.
 """
 from __future__ import annotations
 
+import math
 import signal
 import threading
 import time
 from collections import defaultdict
 
-from ..simulate import simulate as _simulate
+import cosim
+
 from ..errors import DivergenceError, SolverError
 from ..system import CoupledSystem
 from . import reference as _ref
@@ -34,20 +40,31 @@ class PerRun:
         self.options = options
 
 
+def failed_row(run, message):
+    """The row of a run that raised (status "failed", no responses)."""
+    return {"run": run, "status": "failed", "message": message[:_MSG_MAX], "wall": math.nan, "responses": {}}
+
+
+def _error_text(exc):
+    return f"{type(exc).__name__}: {exc}"
+
+
 def run_one(run, kw, ref, responses):
-    """One co-simulation and its responses -> row dict (``error`` set for a study error)."""
+    """One co-simulation and its responses -> row dict."""
     kw = dict(kw)
     system = kw.pop("system")
     t0 = time.perf_counter()
     status, message = "ok", ""
     try:
-        res = _simulate(system, **kw)
+        res = cosim.simulate(system, **kw)
     except DivergenceError as exc:
         res, status, message = exc.result, "diverged", str(exc)
     except SolverError as exc:
         res, status, message = exc.result, "solver_error", str(exc)
     except (ValueError, TypeError) as exc:
-        return {"run": run, "error": f"cosim.simulate refused the options: {type(exc).__name__}: {exc}"}
+        return failed_row(run, f"cosim.simulate refused the options: {_error_text(exc)}")
+    except Exception as exc:
+        return failed_row(run, f"cosim.simulate raised {_error_text(exc)}")
     wall = time.perf_counter() - t0
     if isinstance(ref, PerRun):
         ref = (_ref.compute(system, kw["t_end"], res.t, ref.options, kw.get("x0"), kw.get("start_values"))
@@ -61,7 +78,7 @@ def run_one(run, kw, ref, responses):
         values = to_row(responses(res, ref))
     except Exception as exc:
         if status == "ok":
-            return {"run": run, "error": f"responses raised {type(exc).__name__}: {exc}"}
+            return failed_row(run, f"responses raised {_error_text(exc)}")
         values = {}
     return {"run": run, "status": status, "message": message[:_MSG_MAX], "wall": wall, "responses": values}
 
@@ -71,16 +88,17 @@ def run_chunk(items, responses):
     return [run_one(run, kw, ref, responses) for run, kw, ref in items]
 
 
-def run_built_chunk(build, items, responses):
+def run_built_chunk(build, items, responses, defaults):
     """Several runs in one task of a process pool or a Dask cluster: items = [(run, params, ref), ...]; the worker
     calls ``build`` itself (the simulate arguments, e.g. a cosim.PreStep with its C identifier state, need not be
-    picklable, and the parent does not serialise them), then runs as :func:`run_chunk`."""
+    picklable, and the parent does not serialise them), adds the study's ``defaults`` (options the build did not
+    set), then runs as :func:`run_chunk`."""
     out = []
     for run, p, ref in items:
         try:
-            kw = check_build_output(build(dict(p)), run, p)
+            kw = with_defaults(check_build_output(build(dict(p)), run, p), defaults)
         except Exception as exc:
-            out.append({"run": run, "error": f"build raised {type(exc).__name__} in the worker: {exc}"})
+            out.append(failed_row(run, f"build raised {_error_text(exc)} (in the worker)"))
             continue
         out.append(run_one(run, kw, ref, responses))
     return out
@@ -97,6 +115,15 @@ def _fmt(params):
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
+def with_defaults(kw, defaults):
+    """The build's simulate options with the study's defaults for the options it did not set."""
+    if defaults:
+        kw = dict(kw)
+        for k, v in defaults.items():
+            kw.setdefault(k, v)
+    return kw
+
+
 def check_build_output(kw, run, params):
     if not isinstance(kw, dict):
         raise StudyError(f"build: must return a dict of cosim.simulate arguments with 'system', got "
@@ -109,8 +136,10 @@ def check_build_output(kw, run, params):
     return kw
 
 
-def execute(*, pending, params, build, responses, reference, backend, checkpoint, progress, chunksize, rows):
-    """Run the ``pending`` run numbers; finished rows go to ``rows`` (dict run -> row) and the checkpoint."""
+def execute(*, pending, params, build, responses, reference, backend, checkpoint, progress, chunksize, rows,
+            defaults=None):
+    """Run the ``pending`` run numbers; finished rows go to ``rows`` (dict run -> row) and the checkpoint.
+    ``defaults``: simulate options for the runs whose build does not set them (e.g. last_step)."""
     bar = progress
     inflight = {}                      # future -> ("runs", [run, ...]) | ("ref", key)
     refs = {}                          # key -> shared reference (or RefFailure)
@@ -138,7 +167,7 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             part = ready[:chunksize]
             del ready[:chunksize]
             if remote:
-                f = backend.submit(run_built_chunk, build, part, responses)
+                f = backend.submit(run_built_chunk, build, part, responses, defaults)
             else:
                 f = backend.submit(run_chunk, part, responses)
             inflight[f] = ("runs", [r for r, _, _ in part])
@@ -154,8 +183,9 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             try:
                 kw = build(dict(p))
             except Exception as exc:
-                raise StudyError(f"build: raised {type(exc).__name__} for run {run} ({_fmt(p)}): {exc}") from exc
-            kw = check_build_output(kw, run, p)
+                record([failed_row(run, f"build raised {_error_text(exc)}")])
+                continue
+            kw = with_defaults(check_build_output(kw, run, p), defaults)
             payload = dict(p) if remote else kw
             if reference is None:
                 ready.append((run, payload, None))
@@ -189,23 +219,21 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
                 parked -= 1
             submit_ready(flush=True)
             return
-        good = [r for r in out if "error" not in r]
-        bad = [r for r in out if "error" in r]
-        if good:
-            if checkpoint is not None:
-                checkpoint.write(good, params)
-            for r in good:
-                rows[r["run"]] = r
-            if bar is not None:
-                bar.update(len(good))
-        if bad:
-            r = bad[0]
-            raise StudyError(f"run {r['run']} ({_fmt(params(r['run']))}): {r['error']}")
+        record(out)
+
+    def record(out):
+        if checkpoint is not None:
+            checkpoint.write(out, params)
+        for r in out:
+            rows[r["run"]] = r
+        if bar is not None:
+            bar.update(len(out))
 
     stop = []
 
     def on_sigint(signum, frame):
-        if stop:                       # the second Ctrl-C: stop at once
+        if stop:                       # the second Ctrl-C: stop at once (worker processes are terminated)
+            backend.abort()
             raise KeyboardInterrupt
         stop.append(signum)
 
@@ -224,10 +252,21 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             raise KeyboardInterrupt
     except BaseException:
         backend.cancel(list(inflight))
+        _salvage(inflight, take)
         raise
     finally:
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
+
+
+def _salvage(inflight, take):
+    """On an error of the study: keep the runs whose tasks have finished (no finished run is dropped)."""
+    for f in list(inflight):
+        if f.done() and not f.cancelled() and inflight[f][0] == "runs":
+            try:
+                take(f)
+            except BaseException:
+                inflight.pop(f, None)
 
 
 def _drain(backend, inflight, take):
@@ -246,9 +285,6 @@ def _drain(backend, inflight, take):
             inflight.pop(f, None)
             continue
         if inflight[f][0] == "runs":
-            try:
-                take(f)
-            except StudyError:
-                pass
+            take(f)
         else:
             inflight.pop(f)

@@ -1,6 +1,7 @@
 """``cosim.doe.Study``: a design of experiments over co-simulation runs (genser2020 §12)."""
 from __future__ import annotations
 
+import logging
 import sys
 
 import numpy as np
@@ -8,13 +9,17 @@ import pandas as pd
 
 from . import backends as _backends
 from . import designs as _designs
+from . import identity as _identity
 from . import runner as _runner
-from .checkpoint import Checkpoint
+from .checkpoint import MODES, Checkpoint
 from .errors import StudyError
 from .factors import level
 from .responses import as_responses
 
 __all__ = ["Study"]
+
+log = logging.getLogger("cosim.doe")
+LAST_STEPS = ("shorten", "error")
 
 
 class Study:
@@ -36,22 +41,35 @@ class Study:
     reference : True (or a dict of :func:`cosim.simulate_monolithic` options, e.g. ``{"solver": cosim.CVODE()}``)
         to compute the monolithic reference ``ref``, once per distinct system and grid.
     n, seed, second_order : size, seed and Sobol' second-order flag of the sampled designs.
+    last_step : "shorten" (default): a run whose ``t_end`` is not a multiple of its ``H`` (a continuous factor H or
+        t_end of a sampled design) ends with a shortened macro step; "error": such a run fails as in
+        :func:`cosim.simulate`. A ``last_step`` that ``build`` returns wins.
+    max_runs : the largest design built (default :data:`cosim.doe.designs.MAX_RUNS`, 10⁶); a larger one is refused
+        with its size before it is built.
+    study_id : an optional label stored in the checkpoint: a resume with another label is refused.
     """
 
     def __init__(self, build, factors=None, design="full", responses=None, reference=False, *, n=None, seed=None,
-                 second_order=True):
+                 second_order=True, last_step="shorten", max_runs=_designs.MAX_RUNS, study_id=None):
         if not callable(build):
             raise TypeError(f"build: expected a function p -> dict of cosim.simulate arguments, got "
                             f"{type(build).__name__}")
         if not isinstance(reference, (bool, dict)):
             raise TypeError(f"reference: expected True/False or a dict of simulate_monolithic options, got "
                             f"{reference!r}")
+        if last_step not in LAST_STEPS:
+            raise ValueError(f"last_step: expected 'shorten' or 'error', got {last_step!r}")
+        if study_id is not None and not isinstance(study_id, str):
+            raise TypeError(f"study_id: expected a string or None, got {type(study_id).__name__}")
         self.build = build
+        self.last_step = last_step
+        self.study_id = study_id
         self.reference = reference
         self._ref_options = None if reference is False else ({} if reference is True else dict(reference))
         self.responses = as_responses(responses, self._ref_options is not None)
         self.design = design if isinstance(design, str) else "table"
-        self.table = _designs.make_design(design, factors, n=n, seed=seed, second_order=second_order)
+        self.table = _designs.make_design(design, factors, n=n, seed=seed, second_order=second_order,
+                                          max_runs=max_runs)
         self.factors = list(self.table.columns)
         self.hash = _designs.table_hash(self.table)
         self._records = None
@@ -69,18 +87,46 @@ class Study:
                              for row in self.table.itertuples(index=False, name=None)]
         return self._records[run]
 
+    def definition(self) -> dict:
+        """The study's definition, the identity its checkpoint stores (:mod:`cosim.doe.identity`): design, the
+        simulate options ``build`` returns for run 0, the build and responses functions, the reference options,
+        last_step, the cosim version and ``study_id``."""
+        import cosim
+        design = {"type": self.design, "factors": list(self.factors), "n_runs": len(self), "table_hash": self.hash}
+        if "sobol" in self.table.attrs:
+            design["sobol"] = _identity.describe(self.table.attrs["sobol"])
+        try:
+            options = _identity.describe(_runner.with_defaults(self.build(dict(self.params(0))), self._defaults()))
+        except Exception as exc:   # recorded as such: a resume whose build raises the same is the same study
+            options = {"build_raised": type(exc).__name__}
+        return {"cosim": cosim.__version__, "study_id": self.study_id, "design": design, "options": options,
+                "build": _identity.describe(self.build), "responses": _identity.describe(self.responses),
+                "reference": _identity.describe(self._ref_options), "last_step": self.last_step}
+
+    def _defaults(self):
+        return {"last_step": self.last_step}
+
     def run(self, backend="serial", workers=None, checkpoint=None, progress=False, chunksize=None,
-            commit_interval=0.05) -> pd.DataFrame:
+            commit_interval=0.05, checkpoint_mode="resume", retry_failed=False) -> pd.DataFrame:
         """Run every run of the study (those not already in ``checkpoint``) and return the table: index ``run``,
-        the factors, the responses, ``status`` ("ok", "diverged", "solver_error", "reference_failed"),
-        ``message`` and ``wall`` (seconds of the co-simulation).
+        the factors, the responses, ``status`` ("ok"; "diverged", "solver_error": the co-simulation failed, its
+        responses come from the partial result; "reference_failed"; "failed": build, co-simulation or responses
+        raised, with no responses), ``message`` (the error's type and message) and ``wall`` (seconds of the
+        co-simulation). Failed runs are results: the study goes on, and a summary is logged at the end (logger
+        ``cosim.doe``; a warning when runs failed).
 
         backend : "serial", "threads", "processes" or a ``distributed.Client``; ``workers``: the pool's size
             (default: the number of cores). Processes and Dask worker processes call ``build`` themselves (it is
             called in this process too, for the checks and the reference key): it must be deterministic, and only
             the parameters and the result rows travel.
         checkpoint : an SQLite file: finished runs are written as they finish; a study started again with the
-            same file resumes where it stopped (a file of another study is refused).
+            same file resumes where it stopped (logged: how many runs were loaded, how many remain). The file
+            stores the study's :meth:`definition`; a file of another definition is refused with what differs, a
+            file that is not a checkpoint is refused untouched, a file in use by a running study is refused.
+        checkpoint_mode : "resume" (default: continue a checkpoint of the same study, or start a new file),
+            "new" (refuse an existing file), "overwrite" (empty an existing checkpoint and start afresh).
+        retry_failed : run again the runs a resumed checkpoint holds with status "failed" (by default they are
+            results and are not repeated).
         commit_interval : seconds between the checkpoint's commits (default 0.05; 0 commits every run as it
             finishes). The runs of the last interval are committed at the end, on Ctrl-C and on a study error; only
             a hard crash or kill of this process can cost them (they run again on resume).
@@ -97,6 +143,10 @@ class Study:
         commit_interval = float(commit_interval)
         if not isinstance(progress, bool):
             raise TypeError(f"progress: expected True or False, got {progress!r}")
+        if checkpoint_mode not in MODES:
+            raise ValueError(f"checkpoint_mode: expected one of {MODES}, got {checkpoint_mode!r}")
+        if not isinstance(retry_failed, bool):
+            raise TypeError(f"retry_failed: expected True or False, got {retry_failed!r}")
         be = _backends.make_backend(backend, workers)
         if chunksize is None:
             # a task costs a few ms in a process pool and more in Dask (scheduling, serialising the runs' systems
@@ -106,19 +156,28 @@ class Study:
         rows = {}
         try:
             if checkpoint is not None:
-                extra = {"sobol": self.table.attrs["sobol"]} if "sobol" in self.table.attrs else None
-                ck = Checkpoint(checkpoint, self.hash, self.factors, len(self), self.design, extra,
+                info = {"design": self.design, "factors": list(self.factors), "n_runs": len(self),
+                        "table_hash": self.hash}
+                if "sobol" in self.table.attrs:
+                    info["sobol"] = self.table.attrs["sobol"]
+                ck = Checkpoint(checkpoint, self.definition(), info, mode=checkpoint_mode,
                                 commit_interval=commit_interval)
                 rows = {r["run"]: r for r in ck.rows()}
-            pending = [i for i in range(len(self)) if i not in rows]
+            retry = {r for r, row in rows.items() if row["status"] == "failed"} if retry_failed else set()
+            pending = [i for i in range(len(self)) if i not in rows or i in retry]
+            if rows:
+                failed = sum(row["status"] == "failed" for row in rows.values())
+                log.info("study: resuming %s: %d runs loaded (%d failed%s), %d to run", ck.path, len(rows), failed,
+                         ", retried" if retry else "", len(pending))
             bar = None
             if progress:
                 from tqdm.auto import tqdm
-                bar = tqdm(total=len(self), initial=len(rows), unit="run", desc="study", smoothing=0.05)
+                desc = f"study (resumed, {len(rows) - len(retry)} loaded)" if rows else "study"
+                bar = tqdm(total=len(self), initial=len(rows) - len(retry), unit="run", desc=desc, smoothing=0.05)
             try:
                 _runner.execute(pending=pending, params=self.params, build=self.build, responses=self.responses,
                                 reference=self._ref_options, backend=be, checkpoint=ck, progress=bar,
-                                chunksize=int(chunksize), rows=rows)
+                                chunksize=int(chunksize), rows=rows, defaults=self._defaults())
             except KeyboardInterrupt:
                 if ck is not None:
                     print(f"\nstudy interrupted: {len(rows)} of {len(self)} runs are in {ck.path}; run again with "
@@ -131,6 +190,7 @@ class Study:
             be.close()
             if ck is not None:
                 ck.close()
+        _summary(rows, len(self))
         return self._frame(rows)
 
     def _frame(self, rows):
@@ -148,3 +208,21 @@ class Study:
         if "sobol" in self.table.attrs:
             df.attrs["sobol"] = dict(self.table.attrs["sobol"])
         return df
+
+
+def _summary(rows, n):
+    """Log the runs' statuses; a warning naming the commonest errors when runs failed."""
+    counts = {}
+    for row in rows.values():
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    log.info("study: %d runs: %s", n, ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    failed = [row["message"] for row in rows.values() if row["status"] == "failed"]
+    if failed:
+        kinds = {}                     # by the error's origin and type ("build raised ZeroDivisionError")
+        for m in failed:
+            key = ":".join(m.split(":")[:2])[:120]
+            kinds[key] = kinds.get(key, 0) + 1
+        common = sorted(kinds.items(), key=lambda kv: -kv[1])[:3]
+        log.warning("study: %d of %d runs failed (status 'failed'; the message column says why), e.g. %s; a resume "
+                    "runs them again with retry_failed=True", len(failed), n,
+                    "; ".join(f"{v}x {k}" for k, v in common))
