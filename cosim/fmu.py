@@ -37,6 +37,7 @@ import zipfile
 import numpy as np
 
 from . import _core
+from ._extras import require
 from .system import Subsystem, _check_name
 
 KINDS = {"cs": 0, "me": 1}
@@ -65,6 +66,7 @@ def _intermediate_update_vrs(md_path):
 
 
 def _platform_dirs():
+    require("fmu", "cosim.FMU")
     import fmpy
     return [fmpy.platform, fmpy.platform_tuple]
 
@@ -123,6 +125,7 @@ class FMU(Subsystem):
 
     # -------------------------------------------------------------------------------------------------------------
     def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on):
+        require("fmu", "cosim.FMU")
         import fmpy
         try:
             with zipfile.ZipFile(path) as z:
