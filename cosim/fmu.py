@@ -66,7 +66,6 @@ def _intermediate_update_vrs(md_path):
 
 
 def _platform_dirs():
-    require("fmu", "cosim.FMU")
     import fmpy
     return [fmpy.platform, fmpy.platform_tuple]
 
