@@ -6,17 +6,21 @@ cd "$(dirname "$0")/.."
 . packaging/common.sh
 tools_venv
 rm -rf dist build/wheels && mkdir -p dist build/wheels
-"$TOOLS/bin/python" -m build --sdist --outdir dist . >build/wheels/sdist.log 2>&1
+start=$(date +%s)
+"$TOOLS/bin/python" -m build --sdist --outdir dist . >build/wheels/sdist.log 2>&1 || { cat build/wheels/sdist.log; exit 1; }
 sdist=$(ls dist/cosim-*.tar.gz)
+# Every interpreter's build at once (each compiles serially): from the sdist, not the tree, which proves that the
+# sdist holds everything the build needs.
 for v in $PYVERSIONS; do
   py=$(find_python "$v")
-  start=$(date +%s)
-  # from the sdist, not the tree: proves the sdist holds everything the build needs
-  "$py" -m pip wheel -q --no-deps -w build/wheels/raw "$sdist" >"build/wheels/build-$v.log" 2>&1 \
+  "$py" -m pip wheel -q --no-deps -w "build/wheels/raw-$v" "$sdist" >"build/wheels/build-$v.log" 2>&1 &
+done
+for v in $PYVERSIONS; do
+  wait -n || { cat build/wheels/build-*.log; exit 1; }
+done
+for v in $PYVERSIONS; do
+  PATH="$PWD/$TOOLS/bin:$PATH" auditwheel repair -w dist build/wheels/raw-"$v"/cosim-*.whl >>"build/wheels/build-$v.log" 2>&1 \
     || { cat "build/wheels/build-$v.log"; exit 1; }
-  raw=$(ls build/wheels/raw/cosim-*-cp${v/./}-*.whl)
-  PATH="$PWD/$TOOLS/bin:$PATH" auditwheel repair -w dist "$raw" >>"build/wheels/build-$v.log" 2>&1 \
-    || { cat "build/wheels/build-$v.log"; exit 1; }
-  echo "wheel $v: $(ls dist/cosim-*-cp${v/./}-*.whl | xargs basename) ($(( $(date +%s) - start )) s)"
 done
 ls -l dist
+echo "make wheel: $(( $(date +%s) - start )) s"
