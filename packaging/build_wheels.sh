@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make wheel: the sdist, then from it one wheel per interpreter, repaired by auditwheel so that it carries
-# SUNDIALS, KLU (SuiteSparse), LAPACK/BLAS and libgfortran and is tagged manylinux. Output: dist/.
+# SUNDIALS, KLU (SuiteSparse), LAPACK/BLAS and libgfortran and is tagged manylinux (2_34: packaging/glibc_compat.h).
+# Output: dist/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . packaging/common.sh
@@ -13,7 +14,8 @@ sdist=$(ls dist/cosim-*.tar.gz)
 # sdist holds everything the build needs.
 for v in $PYVERSIONS; do
   py=$(find_python "$v")
-  "$py" -m pip wheel -q --no-deps -w "build/wheels/raw-$v" "$sdist" >"build/wheels/build-$v.log" 2>&1 &
+  CPPFLAGS="${CPPFLAGS:-} -include $PWD/packaging/glibc_compat.h" \
+    "$py" -m pip wheel -q --no-deps -w "build/wheels/raw-$v" "$sdist" >"build/wheels/build-$v.log" 2>&1 &
 done
 for v in $PYVERSIONS; do
   wait -n || { cat build/wheels/build-*.log; exit 1; }
