@@ -301,7 +301,7 @@ def main():
         t0 = time.perf_counter()
         res = cosim.simulate(system, T_END, 1e-6, solver=solver, divergence_growth=float("inf"), **measure.kw(),
                              approximation=cosim.Lagrange(k=KAPPA),
-                             step_control=cosim.StepControl(est, rtol, order="ida", k_max=5))
+                             step_control=cosim.StepControl(est, rtol, order_control="ida", k_max=5))
         wall = time.perf_counter() - t0
         E, Emax = measure(*states(res))
         steps = res.stats["macro_steps"]

@@ -32,7 +32,7 @@ def oscillator():
     worst = {}
     for name, kw in ACCELS.items():
         for W in WINDOWS:
-            scheme = cosim.WaveformRelaxation(tol=1e-10, max_iter=200, waveform="substeps", order="gauss-seidel", **kw)
+            scheme = cosim.WaveformRelaxation(tol=1e-10, max_iter=200, waveform="substeps", sweep="gauss-seidel", **kw)
             t0 = time.perf_counter()
             r = cosim.simulate(sys, 1.0, W, scheme=scheme, solver=solver, approximation=cosim.ZOH())
             wall = time.perf_counter() - t0

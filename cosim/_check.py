@@ -1,10 +1,15 @@
-"""Argument checks shared by the Python layer: one definition of what a valid real number is, with messages that
-name the argument (bool is not a number; integers beyond the double range and NaN are refused; inf only where
-allowed)."""
+"""Argument checks shared by the Python layer: one definition of what a valid real number, array, size and name
+is, with messages that name the argument (bool is not a number; strings are not numbers; integers beyond the double
+range and NaN are refused; inf only where allowed). Every check takes the value first and the argument's name
+second."""
 from __future__ import annotations
 
 import math
 import numbers
+import re
+import warnings
+
+import numpy as np
 
 
 def real(value, name, *, allow_inf=False, positive=False, nonneg=False) -> float:
@@ -24,3 +29,86 @@ def real(value, name, *, allow_inf=False, positive=False, nonneg=False) -> float
     if nonneg and not v >= 0:
         raise ValueError(f"{name}: must be >= 0, got {v!r}")
     return v
+
+
+def real_array(value, name, what):
+    """float64 array of real input. Complex input is rejected (a cast would silently drop the imaginary part), as
+    are strings and anything float() cannot convert; the error names the argument."""
+    if value is None:
+        raise TypeError(f"{name}: expected a real {what}, got None")
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{name}: expected a real {what}") from None
+    if a.dtype.kind == "c":
+        raise TypeError(f"{name}: expected a real {what}, got complex values")
+    if a.dtype.kind not in "biufO":
+        raise TypeError(f"{name}: expected a real {what}, got dtype {a.dtype}")
+    try:
+        return np.array(a, dtype=float)
+    except OverflowError:
+        raise ValueError(f"{name}: contains values too large for float64") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a real {what}") from None
+
+
+def matrix(value, name, shape=None):
+    a = real_array(value, name, "matrix")
+    if a.ndim == 0:
+        a = a.reshape(1, 1)
+    if a.ndim == 1 and shape is not None:
+        a = a.reshape(shape) if a.size == shape[0] * shape[1] else a
+    if a.ndim != 2:
+        raise ValueError(f"{name}: expected a 2-D matrix, got shape {a.shape}")
+    if shape is not None and a.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return np.ascontiguousarray(a)
+
+
+def vector(value, name, n):
+    a = real_array(value, name, "vector").reshape(-1)
+    if a.size != n:
+        raise ValueError(f"{name}: expected {n} entries, got {a.size}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return a
+
+
+def identifier(name):
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"name: must be an identifier-like string, got {name!r}")
+    return name
+
+
+def size(v, name, minimum=0):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name}: must be an int, got {type(v).__name__}")
+    if v < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {v}")
+    return int(v)
+
+
+def labels(labels, n, what):
+    if labels is None:
+        return None
+    labels = list(labels)
+    if len(labels) != n or not all(isinstance(s, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) for s in labels):
+        raise ValueError(f"{what}: expected {n} identifier-like names, got {labels!r}")
+    if len(set(labels)) != n:
+        raise ValueError(f"{what}: names must be unique")
+    return labels
+
+
+def renamed(value, old_value, name, old_name, default):
+    """The value of a keyword argument renamed from ``old_name`` to ``name``: ``old_value`` with a
+    DeprecationWarning where only the old keyword was given, else ``value`` (``default`` where neither was);
+    TypeError where both were."""
+    if old_value is None:
+        return default if value is None else value
+    if value is not None:
+        raise TypeError(f"{name}: given twice (also as the deprecated {old_name}=)")
+    warnings.warn(f"{old_name}= is deprecated here; use {name}= (same values)", DeprecationWarning, stacklevel=3)
+    return old_value
+

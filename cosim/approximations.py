@@ -11,7 +11,10 @@ import numbers
 
 import numpy as np
 
-_KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE = 0, 1, 2, 3
+from . import _core
+
+_KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE = (_core.codes["approximation"][n] for n in (
+    "lagrange", "extripol-c0", "extripol-c1", "hermite"))
 MAXDEG = 5
 MAXHIST = 8  # samples the C weights can read (CS_MAXHIST)
 
@@ -81,7 +84,6 @@ class Approximation:
         """
         if self.smooth:
             return self._evaluate_smoothed(t_hist, y_hist, t, H, interpolate, ydot_hist)
-        from . import _core
         th = np.asarray(t_hist, dtype=float)
         if th.ndim != 1 or th.size < 1:
             raise ValueError(f"t_hist: expected a 1-D array of sample times, got shape {th.shape}")

@@ -17,9 +17,11 @@ import numpy as np
 
 from . import _check, _core
 
-ESTIMATORS = {"exLE": 0, "exMD": 1, "exCV": 2, "imMD": 3, "imCV": 4, "waCV": 5}
+ESTIMATORS = dict(_core.codes["estimator"])
 IMPLICIT_ESTIMATORS = {"imMD": "Implicit", "imCV": "Implicit", "waCV": "WaveformRelaxation"}  # the scheme each needs
-ORDER_STRATEGIES = {"ida": 0, "conservative": 1}
+ORDER_STRATEGIES = {n: _core.codes["order_strategy"][n] for n in ("ida", "conservative")}
+_FIXED_ORDER = _core.codes["order_strategy"]["fixed"]
+_POS, _VEL = _core.codes["monitor_group"]["pos"], _core.codes["monitor_group"]["vel"]
 _GROUPS = ("pos", "vel", "u")
 KMAX_ENGINE = 5          # the coupling polynomials of the engine have degree <= 5 (exLE compares with κ+1: 4)
 KMAX_CONSTANTS = 6       # error constants in closed form
@@ -198,8 +200,10 @@ class StepControl:
         monitored states; coupling variables), or one number for all. Defaults (kraft2021 §9, §18.5):
         pos = 1e-3·rtol, vel = rtol, u = 1e3·rtol. The u group also weighs the SDN of order control and the
         a-priori estimate (3.26).
-    order : "ida" (Listing 3.2), "conservative" (Listing 3.1), an int κ (fixed degree) or "fixed" (the degree of
-        the ``approximation``).
+    order_control : "ida" (Listing 3.2), "conservative" (Listing 3.1), an int κ (fixed degree) or "fixed" (the
+        degree of the ``approximation``).
+    order : deprecated name of ``order_control`` (``order=`` means the Gauss-Seidel order of the units in
+        :func:`cosim.simulate`); still accepted with a DeprecationWarning.
     k_max : κ_max (≤ 5, the default; ≤ 4 for exLE, whose comparative polynomial has degree κ+1).
     safety : Γ of (3.27)/(3.28) (chapter-5 default 6).
     r_min, r_max : limits of the step ratio r (Listing 3.3; default [0.5, 1.5]).
@@ -216,8 +220,9 @@ class StepControl:
         the coupling bodies of :func:`cosim.models.kraft_two_mass`), else all states ("vel") and all inputs ("u").
     """
 
-    def __init__(self, estimator="exMD", rtol=1e-5, atol=None, *, order="ida", k_max=None, safety=6.0, r_min=0.5,
-                 r_max=1.5, dead_zone=True, H_min=None, H_max=None, initial_phase=True, monitor=None):
+    def __init__(self, estimator="exMD", rtol=1e-5, atol=None, *, order_control=None, k_max=None, safety=6.0,
+                 r_min=0.5, r_max=1.5, dead_zone=True, H_min=None, H_max=None, initial_phase=True, monitor=None,
+                 order=None):
         if not isinstance(estimator, str) or estimator not in ESTIMATORS:
             raise ValueError(f"estimator: must be one of {list(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
@@ -227,12 +232,14 @@ class StepControl:
         if not 0 <= self.k_max <= kcap:
             raise ValueError(f"k_max: must be in 0..{kcap} for {estimator} (the engine's coupling polynomials have "
                              f"degree <= {KMAX_ENGINE}), got {self.k_max}")
+        name = "order_control" if order is None else "order"
+        order = _check.renamed(order_control, order, "order_control", "order", "ida")
         if isinstance(order, str):
             if order not in ORDER_STRATEGIES and order != "fixed":
-                raise ValueError(f"order: must be 'ida', 'conservative', 'fixed' or an int κ, got {order!r}")
+                raise ValueError(f"{name}: must be 'ida', 'conservative', 'fixed' or an int κ, got {order!r}")
         else:
-            order = _int("order", order, 0, kcap)
-        self.order = order
+            order = _int(name, order, 0, kcap)
+        self.order_control = order
         self.safety = _real("safety", safety, positive=True)
         self.r_min = _real("r_min", r_min, positive=True)
         self.r_max = _real("r_max", r_max, positive=True)
@@ -271,8 +278,13 @@ class StepControl:
                 monitor = list(monitor)
         self.monitor = monitor
 
+    @property
+    def order(self):
+        """Deprecated name of :attr:`order_control`."""
+        return self.order_control
+
     def __repr__(self):
-        return (f"StepControl(estimator={self.estimator!r}, rtol={self.rtol}, order={self.order!r}, "
+        return (f"StepControl(estimator={self.estimator!r}, rtol={self.rtol}, order_control={self.order_control!r}, "
                 f"k_max={self.k_max}, safety={self.safety})")
 
     # -------------------------------------------------------------------------------- engine options
@@ -352,9 +364,9 @@ class StepControl:
         order = self.order
         k_max = self.k_max
         if order == "fixed":
-            order, k_max = 2, getattr(approximation, "k", 0)
+            order, k_max = _FIXED_ORDER, getattr(approximation, "k", 0)
         elif isinstance(order, int):
-            order, k_max = 2, order
+            order, k_max = _FIXED_ORDER, order
         else:
             order = ORDER_STRATEGIES[order]
         kcap = KMAX_ENGINE - 1 if self.estimator == "exLE" else KMAX_ENGINE
@@ -366,9 +378,9 @@ class StepControl:
             raise ValueError(f"H: the initial step H = {H} is below H_min = {H_min}")
         H_max = max(H_max, H)
         si = groups["pos"] + groups["vel"]
-        sg = [0] * len(groups["pos"]) + [1] * len(groups["vel"])
+        sg = [_POS] * len(groups["pos"]) + [_VEL] * len(groups["vel"])
         sa = [self.atol["pos"]] * len(groups["pos"]) + [self.atol["vel"]] * len(groups["vel"])
-        return dict(estimator=ESTIMATORS[self.estimator], rtol=self.rtol, safety=self.safety, r_min=self.r_min,
+        return dict(kind="kraft", estimator=ESTIMATORS[self.estimator], rtol=self.rtol, safety=self.safety, r_min=self.r_min,
                     r_max=self.r_max, dead_zone=int(self.dead_zone), order=order, k_max=int(k_max),
                     initial_phase=int(self.initial_phase), H_init=float(H), H_min=float(H_min), H_max=float(H_max),
                     state_index=np.asarray(si, dtype=np.int64), state_group=np.asarray(sg, dtype=np.int64),
@@ -376,17 +388,15 @@ class StepControl:
                     in_atol=np.full(len(groups["u"]), self.atol["u"]))
 
 
-def _attach(res, raw):
-    """res.H, res.k, res.error_estimate and the rejected steps from the engine's step-control records."""
+def result_fields(raw):
+    """What a run under :class:`StepControl` adds to its :class:`cosim.Result`, from the engine's step-control
+    records: (fields, stats) with fields ``step_sizes`` (accepted H), ``k`` (κ) and ``error_estimate`` per step,
+    and the rejected steps and counters for ``Result.stats``; ({}, {}) for a run without step control."""
     sc = raw.get("step_control")
     if not sc:
-        return res
-    res.H = sc["H"]
-    res.k = sc["k"]
-    res.error_estimate = sc["eps"]
-    res.stats["rejected_times"] = sc["T_rejected"]
-    res.stats["rejected_H"] = sc["H_rejected"]
-    res.stats["comparative_integrations"] = sc["comparative_steps"]
-    res.stats["h_min_failed"] = bool(sc["h_min_failed"])
-    res.stats["corrector_failures"] = int(sc.get("corrector_failures", 0))
-    return res
+        return {}, {}
+    fields = dict(step_sizes=sc["H"], k=sc["k"], error_estimate=sc["eps"])
+    stats = dict(rejected_times=sc["T_rejected"], rejected_H=sc["H_rejected"],
+                 comparative_integrations=sc["comparative_steps"], h_min_failed=bool(sc["h_min_failed"]),
+                 corrector_failures=int(sc.get("corrector_failures", 0)))
+    return fields, stats

@@ -21,15 +21,20 @@ import numbers
 
 import numpy as np
 
-from . import _check
+from . import _check, _core
 from . import sysid as _sysid
 from .approximations import Approximation, Lagrange, ZOH
 
 __all__ = ["Coupling", "FOH", "Quadratic", "NEPCE", "PreStep"]
 
-_KIND_SIGNAL, _KIND_PRESTEP, _KIND_NEPCE = 0, 1, 2
-PHASES = ("SBC", "SBC", "MOD", "MBC", "SBC")
-REASONS = ("learning", "threshold", "", "", "identification failed")
+_KIND_SIGNAL, _KIND_PRESTEP, _KIND_NEPCE = (_core.codes["coupling"][n] for n in ("signal", "prestep", "nepce"))
+_PHASE = _core.codes["prestep_phase"]
+_PRESTEP_VARIANT, _IJ_SOURCE = _core.codes["prestep_variant"], _core.codes["ij_source"]
+#: the coupling mode of a pre-step phase code (res.coupling_log["phase"]) and why it was chosen
+PHASES = {_PHASE["learning"]: "SBC", _PHASE["sbc"]: "SBC", _PHASE["mod"]: "MOD", _PHASE["mbc"]: "MBC",
+          _PHASE["fallback"]: "SBC"}
+REASONS = {_PHASE["learning"]: "learning", _PHASE["sbc"]: "threshold", _PHASE["mod"]: "", _PHASE["mbc"]: "",
+           _PHASE["fallback"]: "identification failed"}
 
 
 def _real(v, name, *, minimum=None, positive=False, allow_inf=False):
@@ -126,13 +131,13 @@ class NEPCE(Coupling):
         return self.base
 
     def _options(self, system, H, t_end):
-        return dict(kind=_KIND_NEPCE, K=self.K, tau=0.0 if self.filter is None else self.filter)
+        return dict(kind="nepce", K=self.K, tau=0.0 if self.filter is None else self.filter)
 
     def __repr__(self):
         return f"NEPCE(K={self.K!r}, filter={self.filter!r}, base={self.base!r})"
 
 
-_VARIANTS = {"continuous": 0, "discrete": 1, "modified": 2}
+_VARIANTS = ("continuous", "discrete", "modified")
 _SOLVE = {"exact": 1, "ex. euler": 0, "euler": 0, "ex_euler": 0, "explicit euler": 0}
 _SEMANTICS = {"ramp": 0, "hold": 1}
 _SBC = {"zoh": 0, "foh": 1}
@@ -373,18 +378,20 @@ class PreStep(Coupling):
 
     def _options(self, system, H, t_end):
         discrete = self._discrete
-        d = dict(kind=_KIND_PRESTEP, variant=1 if discrete else 0, ij_source=1 if self.identified else 0,
+        cap = math.floor(t_end / H * (1 + 1e-9)) + 2
+        d = dict(kind="prestep", variant=_PRESTEP_VARIANT["discrete" if discrete else "continuous"],
+                 ij_source=_IJ_SOURCE["rls" if self.identified else "given"],
                  modified=int(self.variant == "modified"), hold=self._hold, sbc_foh=self._foh,
                  use_ede=int(self.useErrDiffEqu), ede_exact=self.optionErrDiffEqu, ede_steps=self.stepsErrDiffEqu,
                  extrap_exact=self.optionExtrapolation, extrap_steps=self.stepsExtrapolation,
                  dsm_steps=self.stepsDiscreteSystemMatrices, time_learning=self.timeLearning,
                  time_switch=self.timeSwitchphase, th_sbc=self.thresholdMbc2sbcCoupling,
                  th_mod=self.thresholdMbcNoInputOpt, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
-                 log_capacity=float(math.floor(t_end / H * (1 + 1e-9)) + 2), Sy=None, Su=None, Sd=None, a0=None, b0=None)
+                 log_capacity=int(cap) if 0 < cap < 1e12 else 0, Sy=None, Su=None, Sd=None, a0=None, b0=None)
         if self.intermediate_correction:
             d["intermediate_correction"] = 1
         if self._moesp:
-            d["ij_source"] = 2
+            d["ij_source"] = _IJ_SOURCE["moesp"]
             d["moesp_cfg"], d["moesp_threshold"], d["moesp_refresh"] = self._moesp_init(system)
         elif self.identified:
             d["rls_lambda"], d["rls_P0"], d["a0"], d["b0"] = self._rls_init(system)

@@ -18,10 +18,10 @@ import numbers
 
 import numpy as np
 
-from . import _check
+from . import _check, _core
 
-KERNELS = {"constant": 0, "smooth": 1}
-VARIANTS = {"telescoping": 0, "literal": 1}
+KERNELS = dict(_core.codes["balance_kernel"])
+VARIANTS = dict(_core.codes["balance_variant"])
 
 
 class BalanceCorrection:
@@ -69,7 +69,11 @@ class BalanceCorrection:
         ci, _, _ = system.coupling
         return sorted(set(int(a) for a in ci))
 
-    def _spec(self, system):
+    def _spec(self):
+        return dict(kernel=KERNELS[self.kernel], spread=self.spread, variant=VARIANTS[self.variant])
+
+    def _corrected(self, system):
+        """Per input 1 if corrected (None: every connected input)."""
         tracked = self._tracked(system)
         flags = None
         if self.connections is not None:
@@ -83,7 +87,7 @@ class BalanceCorrection:
                 if a not in tracked:
                     raise ValueError(f"connections: input {c!r} is not connected to an output")
                 flags[a] = 1
-        return (KERNELS[self.kernel], self.spread, VARIANTS[self.variant], flags)
+        return flags
 
 
 def _number(name, v, lo=None, lo_open=False, allow_zero=True):
@@ -202,8 +206,9 @@ class ECCO:
                 raise ValueError(f"power_bonds: both sides of a bond are {sorted(side_a)[0]!r}; a bond couples two "
                                  "subsystems")
             off.append(len(sig) // 4)
-        return (np.array(off, dtype=np.int64), np.array(sig, dtype=np.int64), self.rtol, self.atol, self.safety,
-                self.kP, self.kI, self.H_min, self.H_max, self.r_min, self.r_max, int(self.reject))
+        return dict(kind="ecco", bond_off=np.array(off, dtype=np.int64), sig=np.array(sig, dtype=np.int64),
+                    rtol=self.rtol, atol=self.atol, safety=self.safety, kP=self.kP, kI=self.kI, H_min=self.H_min,
+                    H_max=self.H_max, r_min=self.r_min, r_max=self.r_max, reject=int(self.reject))
 
     def bond_names(self):
         return [" * ".join(p[0]) + " | " + " * ".join(p[2]) if len(p[0]) == 1 else f"bond{k}"
@@ -213,35 +218,36 @@ class ECCO:
 def run_options(system, coupling, step_control, H):
     """Engine options of the balance correction / ECCO (validated; raises ValueError/TypeError naming the
     argument)."""
-    opts = {"balance": None, "ecco": None}
+    opts = {"balance": None}
     if coupling is not None:
         if not isinstance(coupling, BalanceCorrection):
             raise TypeError(f"coupling: expected None or cosim.BalanceCorrection(...), got {type(coupling).__name__}")
-        opts["balance"] = coupling._spec(system)
+        opts["balance"], opts["balance_corrected"] = coupling._spec(), coupling._corrected(system)
     if step_control is not None:
         if not isinstance(step_control, ECCO):
             raise TypeError(f"step_control: expected None or cosim.ECCO(...), got {type(step_control).__name__}")
         if not step_control.H_min <= H <= step_control.H_max:
             raise ValueError(f"H: the first step H = {H!r} must lie in [H_min, H_max] = "
                              f"[{step_control.H_min!r}, {step_control.H_max!r}]")
-        opts["ecco"] = step_control._spec(system)
+        opts["step_control"] = step_control._spec(system)
     return opts
 
 
-def attach(res, raw, coupling=None, step_control=None):
-    """Attach ``balance_t``/``balance_error`` and ``energy_t``/``energy_residual``/``step_sizes`` to a result."""
+def result_fields(raw, system, coupling=None, step_control=None):
+    """What a run with a balance correction or ECCO adds to its :class:`cosim.Result`: ``balance_t`` and
+    ``balance_error`` (dict input name -> cumulative imbalance), ``energy_t``, ``energy_residual`` and
+    ``step_sizes`` (the accepted macro steps), as a dict of the fields present."""
+    fields = {}
     bt, bv = raw.get("balance_t"), raw.get("balance")
     if bt is not None and coupling is not None:
-        names = res.system.signal_names("u")
-        res.balance_t = np.asarray(bt)
-        res.balance_error = {names[a]: np.asarray(bv)[:, a] for a in coupling._tracked(res.system)}
+        names = system.signal_names("u")
+        fields.update(balance_t=np.asarray(bt),
+                      balance_error={names[a]: np.asarray(bv)[:, a] for a in coupling._tracked(system)})
     et, ev = raw.get("ecco_t"), raw.get("ecco")
     if et is not None and step_control is not None:
         et = np.asarray(et)
-        res.energy_t = et[1:]
-        res.step_sizes = np.diff(et)
-        res.energy_residual = np.asarray(ev)[1:]
-    return res
+        fields.update(energy_t=et[1:], step_sizes=np.diff(et), energy_residual=np.asarray(ev)[1:])
+    return fields
 
 
 def smooth_option(approx, coupling=None, step_control=None, iterative=None):

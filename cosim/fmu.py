@@ -36,19 +36,19 @@ import zipfile
 
 import numpy as np
 
-from . import _core
+from . import _check, _core
 from ._extras import require
-from .system import Subsystem, _check_name
+from .subsystem import Subsystem
 
-KINDS = {"cs": 0, "me": 1}
+KINDS = dict(_core.codes["fmu_kind"])
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
 _REAL = ("Real", "Float64")
 _INT = ("Integer", "Int32", "Int64", "Int16", "Int8", "UInt8", "UInt16", "UInt32", "UInt64", "Enumeration")
 _BOOL = ("Boolean",)
 
 
-def _label(name):
-    """An FMU variable name as a cosim signal label (identifier-like): other characters become '_'."""
+def label(name):
+    """An FMU (or SSP) variable name as a cosim signal label (identifier-like): other characters become '_'."""
     s = re.sub(r"\W", "_", name)
     return s if re.match(r"[A-Za-z_]", s) else "_" + s
 
@@ -169,7 +169,7 @@ class FMU(Subsystem):
                              f"({' or '.join(_platform_dirs())}); binaries: {have or 'none'}")
         self._lib = _core.fmu_load(binary, version, KINDS[kind])
 
-        self.name = _check_name(name if name is not None else _label(md.modelName or ident))
+        self.name = _check.identifier(name if name is not None else label(md.modelName or ident))
         variables = md.modelVariables
         by_name = {v.name: v for v in variables}
         by_vr = {}
@@ -180,7 +180,7 @@ class FMU(Subsystem):
             if isinstance(ref, str):
                 if ref in by_name:
                     return by_name[ref]
-                close = [n for n in by_name if n.lower() == ref.lower() or _label(n) == ref]
+                close = [n for n in by_name if n.lower() == ref.lower() or label(n) == ref]
                 hint = f"; did you mean {close[0]!r}?" if close else f"; variables: {sorted(by_name)[:20]}"
                 raise ValueError(f"{what}: unknown variable {ref!r} in FMU {self.name!r}{hint}")
             if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool):
@@ -272,7 +272,7 @@ class FMU(Subsystem):
                             sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
                             int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
                             self.intermediate_inputs)
-        labels = lambda vs: [_label(v.name) for v in vs]  # noqa: E731
+        labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
         x0 = None
         if kind == "me":
@@ -285,7 +285,8 @@ class FMU(Subsystem):
                           sts if len(set(sts)) == len(sts) else None)
 
     # -------------------------------------------------------------------------------------------------------------
-    def _spec(self):
+    def spec(self):
+        """("fmu", name, library handle, kind, ...) (see :meth:`cosim.Subsystem.spec`); ValueError once closed."""
         if getattr(self, "_lib", None) is None:
             raise ValueError(f"FMU {getattr(self, 'name', '?')!r}: closed")
         return self._spec_tuple

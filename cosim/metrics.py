@@ -106,6 +106,17 @@ def _ratio(late, early):
     return r
 
 
+def _is_result(obj):
+    """Whether ``obj`` is a run's result (holds what :class:`cosim.Result` holds: ``t``, ``X``, ``Y`` and its
+    ``system``). Judged by shape, not by type: the metrics sit below the result type, which uses them."""
+    return all(hasattr(obj, a) for a in ("t", "X", "Y", "system"))
+
+
+def _check_result(result, name):
+    if not _is_result(result):
+        raise TypeError(f"{name}: expected a cosim Result, got {type(result).__name__}")
+
+
 def _coupled_outputs(system):
     cols = np.unique(system.coupling[1])
     return cols
@@ -113,9 +124,7 @@ def _coupled_outputs(system):
 
 def _result_signals(result):
     """(values, names) the 20 % rule looks at: the coupled outputs, else all outputs, else the states."""
-    from .result import Result
-    if not isinstance(result, Result):
-        raise TypeError(f"result: expected a cosim Result, got {type(result).__name__}")
+    _check_result(result, "result")
     system = result.system
     Y = np.asarray(result.Y)
     if Y.ndim == 2 and Y.shape[1] > 0 and Y.shape[1] == int(system.out_offset[-1]):
@@ -127,7 +136,7 @@ def _result_signals(result):
     return np.asarray(result.X), system.signal_names("x")
 
 
-_STATUS_DIVERGED = 5  # Result.status of a run stopped or flagged as diverged (CS_ERR_DIVERGED, cosim.simulate)
+_STATUS_DIVERGED = _core.codes["status"]["diverged"]  # Result.status of a run stopped or flagged as diverged (CS_ERR_DIVERGED, cosim.simulate)
 
 
 def _diverged(result):
@@ -244,10 +253,8 @@ _AGGREGATIONS = ("mean", "final", "max")
 def _pair(result, reference):
     """Outputs of ``result`` and of ``reference`` at the result's macro points (the reference is interpolated
     linearly where its times differ), as two (n, ny) arrays."""
-    from .result import Result
     for name, r in (("result", result), ("reference", reference)):
-        if not isinstance(r, Result):
-            raise TypeError(f"{name}: expected a cosim Result, got {type(r).__name__}")
+        _check_result(r, name)
     if result.system is not reference.system and [s.ny for s in result.system.subsystems] != \
             [s.ny for s in reference.system.subsystems]:
         raise ValueError("reference: its subsystems' outputs differ from those of result")
@@ -368,8 +375,7 @@ def amplitude_stable(result, window=None) -> bool:
 def nrmse(y, y_ref) -> float:
     """Normalised root-mean-square error sqrt(mean((y − y_ref)²)) / (max y_ref − min y_ref) over all entries
     (arrays of equal shape, or two Results compared on their outputs at the result's macro points)."""
-    from .result import Result
-    if isinstance(y, Result) or isinstance(y_ref, Result):
+    if _is_result(y) or _is_result(y_ref):
         _, Y, R = _pair(y, y_ref)
     else:
         Y, R = np.asarray(y, dtype=float), np.asarray(y_ref, dtype=float)

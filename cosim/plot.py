@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .analysis import LocalError, StabilityMap, fit_order
+from .stability_theory import bohl_exponent, boundedness, window_lengths
 
 #: default axis names of the stability-map parameters (two-mass oscillator, busch2016 §3)
 LABELS = {"ck": "coupling stiffness ck", "dk": "coupling damping dk", "H": "macro step H",
@@ -357,7 +358,37 @@ def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro st
     if title:
         ax.set_title(title, fontsize=9)
     return fig
-from .stability_theory import bohl_plot, norm_plot  # noqa: E402,F401  (genser2020 §13.3 plots)
+
+
+# ------------------------------------------------------------------------- genser2020 §13.3 plots
+def bohl_plot(phi, m, ax=None, label=None, **kwargs):
+    """β̄_m over the window length m (:func:`bohl_exponent`), with the stability limit β = 1. Returns the axes."""
+    _, ms = window_lengths(m)
+    beta = np.atleast_1d(bohl_exponent(phi, ms, **kwargs))
+    if ax is None:
+        _, ax = _plt().subplots(figsize=(5, 3.5))
+    ax.plot(ms, beta, "o-", ms=3, label=label)
+    ax.axhline(1.0, color="k", lw=0.8, ls="--")
+    ax.set_xlabel("window length m")
+    ax.set_ylabel(r"$\bar\beta_m$")
+    ax.set_title("Bohl exponent estimate")
+    if label:
+        ax.legend()
+    return ax
+
+
+def norm_plot(phi_A, phi_B=None, ax=None):
+    """Spectral norms ||φ_A^k|| (and ||φ_B^k||) over k: the boundedness check as a figure. Returns the axes."""
+    b = boundedness(phi_A, phi_B)
+    if ax is None:
+        _, ax = _plt().subplots(figsize=(5, 3.5))
+    ax.semilogy(b.norms_A, label=r"$\|\varphi_A^k\|_2$")
+    if b.norms_B is not None:
+        ax.semilogy(b.norms_B, label=r"$\|\varphi_B^k\|_2$")
+    ax.set_xlabel("step k")
+    ax.set_ylabel("spectral norm")
+    ax.legend()
+    return ax
 
 
 #: the categories of :func:`timing`'s bars (kraft2021 Fig. 4.5): key in the subsystem stats, label, colour

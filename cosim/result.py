@@ -7,6 +7,8 @@ import os
 
 import numpy as np
 
+from . import metrics, stability
+
 #: ε in the denominator of genser2020 eq. (3.10) (the running range of the reference signal plus ε)
 EPS_MONO_EPSILON = 1e-12
 _KIND_WORD = {"x": "state", "y": "output", "u": "input"}
@@ -78,48 +80,65 @@ def _kinds(kinds):
 
 
 class Result:
-    """Macro-point history of a run.
+    """The history of a run at its macro points (the shape of SciPy's ``OdeResult``): arrays, counters and one
+    status. Every field is set when the result is made (:func:`cosim.simulate` builds it); a field that a run does
+    not produce is None.
 
     Attributes
     ----------
-    t : (n,) macro time points T_N.
-    x, y, u : dict name -> (n, nx) / (n, ny) / (n, nu) arrays of states, outputs and inputs at T_N (inputs and
+    t : (n,) array
+        The macro time points T_N (or the output times with ``output_interval``/``t_eval``).
+    x, y, u : dict
+        Subsystem name -> (n, nx) / (n, ny) / (n, nu) arrays of states, outputs and inputs at T_N (inputs and
         outputs after the update step, i.e. the exchanged coupling values).
-    stats : dict with ``macro_steps``, ``newton_iterations`` (algebraic loop), ``wall_time`` and per subsystem
-        ``subsystems[name]`` = {steps, failures, rhs_calls, output_calls, jac_evals, wall_time}.
-    status, message : 0 and "" on success; the partial result of a failed run carries the error.
+    X, Y, U : (n, ·) arrays
+        The same, all subsystems stacked (``system.state_offset`` etc. give the columns).
+    system : CoupledSystem
+        The system that was run.
+    stats : dict
+        ``macro_steps``, ``rejected_steps``, ``newton_iterations`` (algebraic loop), ``wall_time`` and per
+        subsystem ``subsystems[name]`` = {steps, failures, rhs_calls, output_calls, jac_evals, wall_time}; with
+        step control also ``rejected_times``, ``rejected_H``, ``comparative_integrations``, ``h_min_failed``,
+        ``corrector_failures``.
+    status : int
+        :data:`FINISHED` (0): reached t_end; :data:`STOPPED`: ``step_finished`` returned False; anything else: the
+        run failed (the engine's error code, e.g. 5 for a diverged run) and this is the partial result that the
+        exception carries.
+    message : str
+        Why the run ended where it did ("" when it reached t_end).
+    success : bool
+        True for FINISHED and STOPPED (the run did what was asked), False for a failed run.
+    options : dict
+        The settings of the run (scheme, approximation, solver, H, t_end, ...).
+    step_sizes : (steps,) array or None
+        The accepted macro step sizes H_N when a controller chose them (``step_control=cosim.StepControl(...)`` or
+        ``cosim.ECCO(...)``); ``H`` is the older name of the same array.
+    k, error_estimate : (steps,) arrays or None
+        With ``cosim.StepControl``: the degree κ and the local error test's WRMS value of every accepted step.
+    balance_t, balance_error : array, dict or None
+        With ``coupling=cosim.BalanceCorrection(...)``: the macro points and, per connected input name, the
+        cumulative imbalance ∫ (y_j − u_i) dt.
+    energy_t, energy_residual : arrays or None
+        With ``step_control=cosim.ECCO(...)``: the ends of the macro steps and the (steps, bonds) array of
+        |P_a − P_b|·H.
+    coupling_log : object or None
+        Per-step log of a coupling method (``cosim.PreStep``, ``cosim.NEPCE``), built on first access.
 
     Signals by name: ``res["S2.F"]`` is the (n,) history of one state, output or input, given as
     ``"Sub.name"`` (names from ``states=``/``outputs=``/``inputs=`` of the subsystem; a name used for several kinds
     means the state first, then the output, then the input) or as ``"Sub.x[i]"``, ``"Sub.y[j]"``, ``"Sub.u[a]"``.
     ``res.signals`` lists one unambiguous label per signal. Tables: :meth:`to_dataframe`, :meth:`to_csv`;
     figure: :meth:`plot`; errors against a reference: :meth:`error_to`.
-
-    With ``coupling=BalanceCorrection(...)``: ``balance_t`` (macro points) and ``balance_error`` (dict input name ->
-    cumulative imbalance ∫ (y_j − u_i) dt). With ``step_control=ECCO(...)``: ``energy_t`` (ends of the macro steps),
-    ``energy_residual`` ((steps, bonds) array of |P_a − P_b|·H) and ``step_sizes``.
     """
 
-    balance_t = balance_error = energy_t = energy_residual = step_sizes = None
-    @property
-    def coupling_log(self):
-        """Per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None; built from the run's raw log
-        on first access (a study that does not read it does not pay for it)."""
-        d = self.__dict__
-        if "_coupling_log" not in d:
-            lazy = d.get("_coupling_log_lazy")          # (coupling, system, raw log, H) set by cosim.simulate
-            d["_coupling_log"] = None if lazy is None else lazy[0]._log(*lazy[1:])
-        return d["_coupling_log"]
+    #: :attr:`status` of a run that reached t_end
+    FINISHED = 0
+    #: :attr:`status` of a run that ``step_finished`` stopped (the engine's CS_STOPPED)
+    STOPPED = 7
 
-    @coupling_log.setter
-    def coupling_log(self, value):
-        self.__dict__["_coupling_log"] = value
-    #: adaptive macro steps (``step_control=``): accepted step sizes H, degrees κ and error estimates per step
-    H = None
-    k = None
-    error_estimate = None
-
-    def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None):
+    def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None, *, step_sizes=None, k=None,
+                 error_estimate=None, balance_t=None, balance_error=None, energy_t=None, energy_residual=None,
+                 coupling_log=None):
         self.system = system
         self.t = np.asarray(t)
         self.X, self.Y, self.U = X, Y, U  # stacked arrays
@@ -133,17 +152,47 @@ class Result:
         self.status = status
         self.message = message
         self.options = options or {}
+        self.step_sizes, self.k, self.error_estimate = step_sizes, k, error_estimate
+        self.balance_t, self.balance_error = balance_t, balance_error
+        self.energy_t, self.energy_residual = energy_t, energy_residual
+        # a callable makes the log on first access (a study that does not read it does not pay for it)
+        self._coupling_log_factory = coupling_log if callable(coupling_log) else None
+        if not callable(coupling_log):
+            self._coupling_log = coupling_log
         self._table = None
 
     @property
-    def success(self):
-        return self.status == 0
+    def coupling_log(self):
+        """Per-step log of a coupling method (cosim.PreStep, cosim.NEPCE), else None."""
+        d = self.__dict__
+        if "_coupling_log" not in d:
+            d["_coupling_log"] = self._coupling_log_factory()
+        return d["_coupling_log"]
+
+    @coupling_log.setter
+    def coupling_log(self, value):
+        self.__dict__["_coupling_log"] = value
+
+    @property
+    def H(self):
+        """The accepted macro step sizes: the older name of :attr:`step_sizes` (kept for existing code)."""
+        return self.step_sizes
+
+    @property
+    def state(self) -> str:
+        """The older spelling of :attr:`status` as a word: "finished", "stopped" or "error" (derived from
+        :attr:`status`, so the two cannot disagree)."""
+        return {self.FINISHED: "finished", self.STOPPED: "stopped"}.get(self.status, "error")
+
+    @property
+    def success(self) -> bool:
+        """True if the run reached t_end or was stopped by ``step_finished`` (see :attr:`status`)."""
+        return self.status in (self.FINISHED, self.STOPPED)
 
     @property
     def growth(self) -> float:
         """Largest amplitude growth of a coupled output: max |y| over the last 20 % of the run divided by max |y|
         over the first 20 % (genser2020 §11.3; per signal: :func:`cosim.metrics.growth`)."""
-        from . import metrics
         return metrics.max_growth(self)
 
     @property
@@ -151,18 +200,33 @@ class Result:
         """genser2020's 20 % amplitude rule: False if a coupled output's amplitude in the last 20 % of the run
         exceeds its amplitude in the first 20 %, if a value is not finite, or if the run diverged (the result of a
         :class:`cosim.DivergenceError`); see :func:`cosim.metrics.is_stable`."""
-        from . import metrics
         return metrics.is_stable(self)
 
     def spectral_radius(self) -> float:
         """ρ(Ω) of one macro step (busch2016 eq. 25) with this run's scheme, approximation, update, order and H
         (:func:`cosim.analysis.spectral_radius`; all-LTI systems, exact subsystem integration assumed)."""
-        from . import analysis
-        return analysis.result_spectral_radius(self)
+        return stability.result_spectral_radius(self)
 
     def __repr__(self):
         return (f"Result({len(self.t)} macro points, t_end={self.t[-1] if len(self.t) else None}, "
                 f"status={self.status})")
+
+    def _repr_html_(self):
+        """A short table for Jupyter: the run's status, size and settings (the arrays stay in the result)."""
+        import html
+        t = self.t
+        rows = [("status", f"{self.status} ({self.state})" + (f": {self.message}" if self.message else "")),
+                ("t", f"{len(t)} points" + (f", {t[0]:.6g} … {t[-1]:.6g}" if len(t) else "")),
+                ("subsystems", ", ".join(self.system.names)),
+                ("signals", f"{self.X.shape[1]} states, {self.Y.shape[1]} outputs, {self.U.shape[1]} inputs")]
+        for key in ("scheme", "approximation", "H", "coupling", "step_control"):
+            if self.options.get(key) is not None:
+                rows.append((key, repr(self.options[key])))
+        if "macro_steps" in self.stats:
+            rows.append(("macro steps", f"{self.stats['macro_steps']} ({self.stats.get('rejected_steps', 0)} rejected)"))
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{html.escape(str(v))}</td></tr>" for k, v in rows)
+        return f"<table><caption>cosim.Result</caption>{body}</table>"
 
     # ------------------------------------------------------------------ signals by name
     def _signals(self):

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _check
+from . import _check, _core
 
-JACOBIANS = {"fd": 0, "sap": 1, "exact": 2}
-ACCELERATIONS = {None: 0, "none": 0, "aitken": 1, "iqn-ils": 2}
-WAVEFORMS = {"polynomial": 0, "substeps": 1}
-ON_FAILURE = {"raise": 0, "continue": 1}
-CONVERGENCE = {"u": 0, "y": 1}
+_CODES = _core.codes
+JACOBIANS = dict(_CODES["jacobian"])
+ACCELERATIONS = {None: _CODES["acceleration"]["none"], **_CODES["acceleration"]}
+WAVEFORMS = dict(_CODES["waveform"])
+ON_FAILURE = dict(_CODES["on_failure"])
+CONVERGENCE = {"u": 0, "y": 1}   # a flag of the C options (conv_y), not an enum
 
 
 def _real(name, v, lo=None, hi=None, lo_open=True, hi_open=True):
@@ -52,6 +53,7 @@ def _choice(name, v, table):
 class IterativeScheme:
     """Common part of the iterative schemes (tolerances, iteration limit, failure policy)."""
 
+    kind = None
     code = None
     base = "jacobi"
 
@@ -61,8 +63,10 @@ class IterativeScheme:
         self.atol = self.tol if atol is None else _real("atol", atol, 0.0)
         self.on_failure = _choice("on_failure", on_failure, ON_FAILURE)
 
-    def _options(self, kappa):
-        return dict(tol=self.tol, atol=self.atol, max_iter=self.max_iter, on_failure=ON_FAILURE[self.on_failure], jacobian=0,
+    def spec(self, kappa) -> dict:
+        """The scheme's spec for the C core (``_core.kinds["scheme"][kind]``); ``kappa``: the degree of the
+        approximation (the first iterate's extrapolation)."""
+        return dict(kind=self.kind, tol=self.tol, atol=self.atol, max_iter=self.max_iter, on_failure=ON_FAILURE[self.on_failure], jacobian=0,
                     tau=0.33, conv_y=0, perturbation=0.0, omega=1.0, accel=0, waveform=0, gauss_seidel=0, reuse=0,
                     filter=0.0, kappa=int(kappa))
 
@@ -87,7 +91,8 @@ class Implicit(IterativeScheme):
         go on with the last iterate).
     """
 
-    code = 2
+    kind = "implicit"
+    code = _CODES["scheme"][kind]
 
     def __init__(self, jacobian="fd", tol=1e-8, max_iter=10, convergence="u", perturbation=None, tau=0.33,
                  atol=None, on_failure="raise"):
@@ -97,8 +102,8 @@ class Implicit(IterativeScheme):
         self.perturbation = None if perturbation is None else _real("perturbation", perturbation, 0.0)
         self.tau = _real("tau", tau, 0.0, 1.0)
 
-    def _options(self, kappa):
-        o = super()._options(kappa)
+    def spec(self, kappa):
+        o = super().spec(kappa)
         o.update(jacobian=JACOBIANS[self.jacobian], tau=self.tau, conv_y=CONVERGENCE[self.convergence],
                  perturbation=self.perturbation or 0.0)
         return o
@@ -123,34 +128,44 @@ class WaveformRelaxation(IterativeScheme):
     waveform : "polynomial" (the coupling polynomial of degree κ through the previous macro points and the iterated
         end value: kraft's (2.34); works with :class:`cosim.Exact`) or "substeps" (the units' own micro-step outputs,
         interpolated by not-a-knot cubic splines: preCICE's waveform iteration; needs RK4/Euler/CVODE units).
-    order : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
+    sweep : "jacobi" (all units from the previous iterate) or "gauss-seidel" (units in the system's order, or in
         simulate's ``order=``, use the fresh waveforms of the units swept before them).
+    order : deprecated name of ``sweep`` (``order=`` means the Gauss-Seidel order of the units in
+        :func:`cosim.simulate`); still accepted with a DeprecationWarning.
     """
 
-    code = 3
+    kind = "waveform"
+    code = _CODES["scheme"][kind]
 
-    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", order="jacobi",
-                 reuse=0, filter=1e-6, atol=None, on_failure="raise"):
+    def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", sweep=None,
+                 reuse=0, filter=1e-6, atol=None, on_failure="raise", *, order=None):
         super().__init__(tol, max_iter, atol, on_failure)
         self.omega = _real("omega", omega, 0.0, 2.0)
         self.acceleration = _choice("acceleration", acceleration, ACCELERATIONS)
         if self.acceleration == "none":
             self.acceleration = None
         self.waveform = _choice("waveform", waveform, WAVEFORMS)
-        self.order = _choice("order", order, {"jacobi": 0, "gauss-seidel": 1})
-        self.base = self.order
+        sweep = _check.renamed(sweep, order, "sweep", "order", "jacobi")
+        self.sweep = _choice("sweep" if order is None else "order", sweep,
+                             {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")})
+        self.base = self.sweep
         self.reuse = _int("reuse", reuse, 0, 8)
         self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
 
-    def _options(self, kappa):
-        o = super()._options(kappa)
+    def spec(self, kappa):
+        o = super().spec(kappa)
         o.update(omega=self.omega, accel=ACCELERATIONS[self.acceleration], waveform=WAVEFORMS[self.waveform],
-                 gauss_seidel=int(self.order == "gauss-seidel"), reuse=self.reuse, filter=self.filter)
+                 gauss_seidel=int(self.sweep == "gauss-seidel"), reuse=self.reuse, filter=self.filter)
         return o
 
     def __repr__(self):
         return (f"WaveformRelaxation(omega={self.omega!r}, acceleration={self.acceleration!r}, tol={self.tol!r}, "
-                f"max_iter={self.max_iter}, waveform={self.waveform!r}, order={self.order!r})")
+                f"max_iter={self.max_iter}, waveform={self.waveform!r}, sweep={self.sweep!r})")
+
+    @property
+    def order(self):
+        """Deprecated name of :attr:`sweep`."""
+        return self.sweep
 
 
 def end_basis(kappa, a=None):
@@ -176,9 +191,8 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     integrations with Δ = ``perturbation``), "sap" (first series term per entry, Table A.1) or "exact" (LTI).
     The input before the perturbation is the constant ``u`` (default 0); ``solver`` integrates (default Exact for
     LTI, else RK4 with 100 micro steps)."""
-    from .simulate import _model_spec
     from .solvers import Exact, RK4, as_solver
-    method = _choice("method", method, {"fd": 0, "sap": 1, "exact": 2})
+    method = _choice("method", method, JACOBIANS)
     H = _real("H", H, 0.0)
     ell = end_basis(kappa, a)
     x = np.asarray(subsystem.x0 if x is None else x, dtype=float).reshape(-1)
@@ -192,5 +206,5 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     coefs[0] = u
     delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
     from . import _core
-    return _core.interface_jacobian(_model_spec(subsystem), solver.spec(), x, 0.0, H, ell, coefs, delta,
-                                    {"fd": 0, "sap": 1, "exact": 2}[method])
+    return _core.interface_jacobian(subsystem.spec(), solver.spec(), x, 0.0, H, ell, coefs, delta,
+                                    JACOBIANS[method])

@@ -1,6 +1,7 @@
 """``cosim.simulate`` (co-simulation) and ``cosim.simulate_monolithic`` (the strongly coupled reference)."""
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -8,8 +9,9 @@ import time
 
 import numpy as np
 
-from . import _core, defaults, metrics
+from . import _check, _core, defaults, metrics
 from . import energy as _energy
+from . import control as _control
 from . import coupling as _coupling
 from . import timing as _timing
 from .approximations import Approximation, Hermite, Lagrange, as_approximation
@@ -17,30 +19,18 @@ from .errors import CosimError, DivergenceError, SolverError, StepSizeError
 from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
-from .system import _real_array, BuiltinModel, CModel, CoupledSystem, LTI, ODE, Subsystem
-from .fmu import FMU, flush_logs
+from .system import CoupledSystem
+from .fmu import flush_logs
 
-SCHEMES = {"jacobi": 0, "gauss-seidel": 1}
+_CODES = _core.codes   # the C enums' codes (csrc/py/codes.c): the only copy
+
+SCHEMES = {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")}
 _ALIASES = {"gauss_seidel": "gauss-seidel", "gs": "gauss-seidel", "gaussseidel": "gauss-seidel", "parallel": "jacobi",
             "sequential": "gauss-seidel"}
-UPDATES = {"consistent": 0, "simplified": 1}
-STARTUPS = {None: 0, "none": 0, "kraft": 1}
+UPDATES = dict(_CODES["update"])
+STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
-_ERR_ARG, _ERR_NOMEM, _ERR_LINALG, _ERR_SOLVER, _ERR_DIVERGED, _ERR_CALLBACK, _STOPPED = 1, 2, 3, 4, 5, 6, 7
-
-
-def _model_spec(s: Subsystem):
-    if isinstance(s, FMU):
-        return s._spec()
-    if isinstance(s, LTI):
-        return ("lti", s.name, s.A, s.B, s.C, s.D)
-    if isinstance(s, CModel):
-        return ("cfunc", s.name, s.nx, s.nu, s.ny, s.feedthrough, s.rhs_ptr, s.output_ptr, s.user_data_ptr)
-    if isinstance(s, BuiltinModel):
-        return ("builtin", s.name, s.kind, s.params)
-    if isinstance(s, ODE):
-        return ("python", s.name, s.nx, s.nu, s.ny, s.feedthrough, s.rhs, s.output, s.output_derivative)
-    raise TypeError(f"subsystem {getattr(s, 'name', s)!r}: unsupported type {type(s).__name__}")
+_ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 
 
 def _check_time(t_end, H):
@@ -78,8 +68,7 @@ def _solvers(system, solver):
 
 
 def _connections(system):
-    a, j, g = system.coupling
-    return a.astype(np.int64), j.astype(np.int64), g.astype(float)
+    return system.connection_arrays()
 
 
 def _check_steps(t_end, H, last_step):
@@ -113,7 +102,7 @@ def _x0(system, x0, start_values=None):
         parts = []
         for s in system.subsystems:
             try:
-                v = _real_array(x0.get(s.name, s.x0), f"x0[{s.name!r}]", "vector").reshape(-1)
+                v = _check.real_array(x0.get(s.name, s.x0), f"x0[{s.name!r}]", "vector").reshape(-1)
             except (TypeError, ValueError):
                 raise TypeError(f"x0[{s.name!r}]: expected {s.nx} real numbers") from None
             if v.size != s.nx or not np.all(np.isfinite(v)):
@@ -122,7 +111,7 @@ def _x0(system, x0, start_values=None):
         v = np.concatenate(parts)
     else:
         try:
-            v = _real_array(x0, "x0", "vector").reshape(-1)
+            v = _check.real_array(x0, "x0", "vector").reshape(-1)
         except (TypeError, ValueError):
             raise TypeError("x0: expected an array of real numbers or a dict {subsystem name: array}") from None
         n = int(system.state_offset[-1])
@@ -168,25 +157,21 @@ def _growth_limit(divergence_growth):
     return g
 
 
-def _check_growth(res, limit):
-    """The relative divergence criterion after a finished run (:func:`cosim.metrics.divergence`): raise
-    :class:`DivergenceError` with the whole result attached if a state or output grew by more than ``limit``."""
-    if res.status != 0:
-        return res
-    system = res.system
-    d = metrics._divergence(res.t, [(res.X, system.signal_names("x")), (res.Y, system.signal_names("y"))], limit,
-                            defaults.DIVERGENCE_WINDOW)
-    if d is None:
-        return res
-    res.status, res.message = _ERR_DIVERGED, d.message()
-    raise DivergenceError(res.message, res, d.signal, d.factor, d.t)
+def _diverged(system, raw, limit):
+    """The relative divergence criterion after a run that reached its end or was stopped
+    (:func:`cosim.metrics.divergence`): the worst offender, or None."""
+    if limit is None or raw["status"] not in (0, _STOPPED):
+        return None
+    t = np.asarray(raw["t"])
+    return metrics._divergence(t, [(raw["x"], system.signal_names("x")), (raw["y"], system.signal_names("y"))],
+                               limit, defaults.DIVERGENCE_WINDOW)
 
 
 def _grid(grid, t_end, name):
     """Validated explicit macro grid 0 = T_0 < T_1 < ... < T_n = t_end (a last point within 1e-12 of t_end is set
     to t_end exactly, which the engine requires)."""
     try:
-        g = _real_array(grid, name, "array of time points").reshape(-1)
+        g = _check.real_array(grid, name, "array of time points").reshape(-1)
     except (TypeError, ValueError):
         raise TypeError(f"{name}: expected a 1-D array of time points") from None
     if g.size < 2 or not np.all(np.isfinite(g)):
@@ -223,7 +208,7 @@ def _output_grid(output_interval, t_eval, t_end):
     if t_eval is None:
         return None
     try:
-        g = _real_array(t_eval, "t_eval", "array of output times").reshape(-1)
+        g = _check.real_array(t_eval, "t_eval", "array of output times").reshape(-1)
     except (TypeError, ValueError):
         raise TypeError("t_eval: expected a 1-D array of output times") from None
     if g.size < 1 or not np.all(np.isfinite(g)):
@@ -252,7 +237,7 @@ def _interrupt_interval():
 
 
 def _run_options(**kw):
-    opts = dict(scheme=0, order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
+    opts = dict(order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
                 startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
                 record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit())
     opts.update(kw)
@@ -293,21 +278,25 @@ def _kappa(approx):
     return k if isinstance(k, (int, np.integer)) else None
 
 
-def _finish(system, raw, t_wall, options, names_for_stats, after=None):
+def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_limit=None):
+    """The Result of a run from the engine's raw output, with every field set here; raises the run's error (or
+    :class:`DivergenceError` when a state or output grew by more than ``growth_limit``) with the result attached."""
     stats = dict(macro_steps=raw["macro_steps"], rejected_steps=raw["rejected_steps"],
                  newton_iterations=raw["newton_iterations"], wall_time=t_wall,
                  subsystems={n: st for n, st in zip(names_for_stats, raw["stats"] or [])})
     stats.update(raw.get("extra_stats") or {})   # cosim/timing.py: §16 counters and timing breakdown
     if "iterations" in raw:  # iterative schemes: per accepted macro step, and the total
         stats.update(iterations=raw["iterations"], iterations_per_step=raw["iterations_per_step"])
-    code = raw["status"]
-    res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, 0 if code == _STOPPED else code,
-                 raw["message"], options)
-    res.state = raw["state"] or "finished"
-    from .control import _attach
-    _attach(res, raw)
-    if after is not None:
-        after(res)
+    control_fields, control_stats = _control.result_fields(raw)
+    stats.update(control_stats)
+    fields = {**(fields or {}), **control_fields}
+    code, message = raw["status"], raw["message"]
+    worst = _diverged(system, raw, growth_limit)
+    if worst is not None:
+        code, message = _ERR_DIVERGED, worst.message()
+    res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, code, message, options, **fields)
+    if worst is not None:
+        raise DivergenceError(message, res, worst.signal, worst.factor, worst.t)
     if code in (0, _STOPPED):
         return res
     msg, cause = raw["message"], raw.get("cause")
@@ -325,7 +314,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
-             timing: bool = False, output_interval: float | None = None, t_eval=None, _reject_steps=None,
+             timing: bool = False, output_interval: float | None = None, t_eval=None,
              coupling=None, step_control=None, threads: int = 1) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
@@ -364,7 +353,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     divergence_bound : stop with :class:`DivergenceError` when a state exceeds it in magnitude (default
         1e10·max(1, |x0|)); ``math.inf`` stops only on non-finite values.
     step_finished : ``f(t, partial_result)`` called after each accepted macro step (every ``step_finished_every``-th);
-        returning ``False`` stops the run, which then returns the partial result with ``res.state == "stopped"``.
+        returning ``False`` stops the run, which then returns the partial result with
+        ``res.status == cosim.Result.STOPPED`` (``res.success`` is True, ``res.state == "stopped"``).
         Exceptions raised in it propagate (KeyboardInterrupt/SystemExit as themselves, others as the ``__cause__``
         of a :class:`SolverError`).
     timing : measure the wall time of every unit step (``res.stats["subsystems"][name]["wall_time"]``); off by
@@ -384,9 +374,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         :class:`cosim.Quadratic` (Lagrange k = 1, 2); with these ``approximation`` must be left at None.
     step_control : None (fixed H), :class:`cosim.StepControl` (kraft2021 §8-§11): adaptive macro steps and
         polynomial degrees κ; ``H`` is then the initial step H_init (t_end need not be a multiple of it). The result
-        carries ``res.H`` (accepted step sizes), ``res.k`` (κ per step), ``res.error_estimate`` (the local error
-        test's WRMS value per step), ``res.stats["rejected_steps"]`` and ``res.stats["rejected_times"]``. A failed
-        test at H_min raises :class:`cosim.StepSizeError` with the partial result.
+        carries ``res.step_sizes`` (accepted step sizes; ``res.H`` is the older name), ``res.k`` (κ per step),
+        ``res.error_estimate`` (the local error test's WRMS value per step), ``res.stats["rejected_steps"]`` and
+        ``res.stats["rejected_times"]``. A failed test at H_min raises :class:`cosim.StepSizeError` with the partial result.
         Or :class:`cosim.ECCO` (energy residual of power bonds and a PI controller; ``H`` is the first step); the
         result gets ``energy_t``, ``energy_residual`` (per step and bond, |P_a − P_b|·H) and ``step_sizes``.
     threads : Jacobi: the subsystems of one macro step integrate concurrently on this many threads (kraft2021
@@ -402,6 +392,15 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     -------
     :class:`Result`. Raises :class:`DivergenceError` or :class:`SolverError` carrying the partial result.
     """
+    return _simulate(**locals())
+
+
+def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
+              solver=CVODE(), order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
+              divergence_bound=None, divergence_growth=None, step_finished=None, step_finished_every=1, timing=False,
+              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1):
+    """:func:`simulate` with the test-only ``reject_steps``: macro step numbers whose first attempt the engine
+    rejects and repeats (exercises the save/restore path of units and couplings without a step controller)."""
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
     if H is None and grid is None:
@@ -419,7 +418,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
                 raise ValueError("coupling: the pre-step method needs a constant macro step H (no grid, no startup)")
             if scheme is not None and str(scheme).lower() not in ("jacobi", "parallel"):
                 raise ValueError("scheme: the pre-step method is derived for Jacobi (parallel) scheduling")
-            if _reject_steps is not None:
+            if reject_steps is not None:
                 raise ValueError("coupling: the pre-step method runs with a fixed macro step")
             if update is None:
                 update = "simplified"   # genser's units report y^{k+1} with their own end-of-step input (§B.1)
@@ -440,7 +439,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         if not isinstance(step_control, (StepControl, _energy.ECCO)):
             raise TypeError(f"step_control: expected cosim.StepControl(...) or cosim.ECCO(...), "
                             f"got {type(step_control).__name__}")
-        if grid is not None or startup is not None or _reject_steps is not None:
+        if grid is not None or startup is not None or reject_steps is not None:
             raise ValueError("step_control: not with grid=, startup= (the controller chooses the macro grid and has "
                              "its own initial phase)")
         if H > t_end > 0:
@@ -496,11 +495,11 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         raise ValueError(f"step_finished_every: must be an int >= 1, got {step_finished_every!r}")
     t_out = _output_grid(output_interval, t_eval, t_end)
     options.update(t_eval=t_out)
-    opts = _run_options(t_out=t_out, scheme=SCHEMES[sname], order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
+    opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
                         update=UPDATES[update], t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
-                        reject=None if _reject_steps is None else np.asarray(_reject_steps, dtype=np.int64))
+                        reject=None if reject_steps is None else np.asarray(reject_steps, dtype=np.int64))
     balance = None if cpl is not None else coupling
     ecco = None if kraft_control is not None else step_control
     opts.update(_energy.run_options(system, balance, ecco, H))
@@ -510,26 +509,23 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         opts["coupling"] = cpl._options(system, H, t_end)
     opts["threads"] = _check_threads(threads, sname)
     if iterative is not None:
-        opts.update(scheme=iterative.code, iter=iterative._options(approx.spec()[1]))
+        opts["scheme"] = iterative.spec(approx.spec()[1])
     if kraft_control is not None:
         opts["step_control"] = kraft_control._options(system, approx, iterative or sname, t_end, H)
         if iterative is not None:  # imMD/imCV/waCV: the iteration keeps the controller's degree κ (kraft2021 §19)
-            opts["iter"]["kappa"] = -1
+            opts["scheme"]["kappa"] = -1
     t0 = time.perf_counter()
     try:
-        raw = _core.run([_model_spec(s) for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
+        raw = _core.run([s.spec() for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                         system.r, opts, False)
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
     _timing.augment(raw, system.names, t_end, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
-
-    def after(res):
-        if cpl is not None:   # res.coupling_log is built from it on first access (cosim/result.py)
-            res._coupling_log_lazy = (cpl, system, raw.get("coupling_log"), H)
-        return _energy.attach(res, raw, balance, ecco)
-    return _check_growth(_finish(system, raw, time.perf_counter() - t0, options, system.names, after=after),
-                         growth_limit)
+    fields = _energy.result_fields(raw, system, balance, ecco)
+    if cpl is not None:   # res.coupling_log is built on first access
+        fields["coupling_log"] = functools.partial(cpl._log, system, raw.get("coupling_log"), H)
+    return _finish(system, raw, time.perf_counter() - t0, options, system.names, fields, growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,
@@ -578,7 +574,7 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
         raw = dict(raw)
         raw["y"], raw["u"] = _coupled_outputs(system, raw["x"])
     else:
-        raw = _core.run([_model_spec(s) for s in system.subsystems], [solver.spec()], x0v, *_connections(system),
+        raw = _core.run([s.spec() for s in system.subsystems], [solver.spec()], x0v, *_connections(system),
                         system.r, opts, True)
         raw = dict(raw)
         raw["u"] = _coupled_inputs(system, raw["y"])

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import numbers
 
-_EULER, _RK4, _EXACT, _CVODE = 0, 1, 2, 3
+from . import _core
+
+_KINDS = _core.codes["solver"]
+_LINEAR_SOLVERS = _core.codes["linear_solver"]
 
 #: Cap on the micro steps of Euler/RK4 per macro step (``substeps``, or ceil(H/h) for a fixed micro step h); the
 #: C core enforces the same cap (CS_MAX_MICRO_STEPS in csrc/integrators/stepper.h) before converting H/h.
@@ -29,8 +32,9 @@ def _pos(name, v, allow_none=False):
 class Solver:
     kind = -1
 
-    def spec(self):
-        """(kind, substeps, h, rtol, atol, adams, max_steps, max_h) for the C core."""
+    def spec(self) -> dict:
+        """The solver's spec for the C core: a dict of the named parameters of ``cs_solver_opts``
+        (``_core.kinds["solver"]["solver"]``); parameters left out keep the C defaults."""
         raise NotImplementedError
 
 
@@ -61,7 +65,7 @@ class _FixedStep(Solver):
         return max(1, math.ceil(r))
 
     def spec(self):
-        return (self.kind, self.substeps, self.h or 0.0, 0.0, 0.0, 0, 0, 0.0)
+        return dict(kind=self.kind, substeps=self.substeps, h=self.h or 0.0)
 
     def __repr__(self):
         extra = f"h={self.h}" if self.h else f"substeps={self.substeps}"
@@ -72,13 +76,13 @@ class Euler(_FixedStep):
     """Explicit Euler with ``substeps`` equal micro steps per macro step (h = H/n), or a fixed micro step ``h``
     (n = ceil(H/h)). Order p = 1; the co-simulation order is min(p, k+1) (moshagen Thm 3.6)."""
 
-    kind = _EULER
+    kind = _KINDS["euler"]
 
 
 class RK4(_FixedStep):
     """Classical Runge-Kutta of order 4 with ``substeps`` micro steps per macro step, or a fixed micro step ``h``."""
 
-    kind = _RK4
+    kind = _KINDS["rk4"]
 
 
 class Exact(Solver):
@@ -87,10 +91,10 @@ class Exact(Solver):
     (balanced Taylor series with scaling and squaring, accurate to a 40-digit reference also for stiff A). The
     co-simulation error is then the coupling error alone."""
 
-    kind = _EXACT
+    kind = _KINDS["exact"]
 
     def spec(self):
-        return (self.kind, 1, 0.0, 0.0, 0.0, 0, 0, 0.0)
+        return dict(kind=self.kind, substeps=1)
 
     def __repr__(self):
         return "Exact()"
@@ -113,12 +117,12 @@ class CVODE(Solver):
     bandwidth 3 also as a monolithic system, so that the reference of a 1000-body chain costs O(n_K) per Newton
     solve instead of O(n_K³) (kraft2021 §18.1: KLU vs dense)."""
 
-    kind = _CVODE
+    kind = _KINDS["cvode"]
 
     def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
                  max_step: float | None = None, restart: str = "auto", linear_solver: str = "dense",
                  bandwidth=None):
-        if linear_solver not in ("dense", "band"):
+        if linear_solver not in _LINEAR_SOLVERS:
             raise ValueError(f"linear_solver: must be 'dense' or 'band', got {linear_solver!r}")
         self.linear_solver = linear_solver
         if bandwidth is not None:
@@ -146,8 +150,9 @@ class CVODE(Solver):
 
     def spec(self):
         ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
-        return (self.kind, 1, 0.0, self.rtol, self.atol, int(self.method == "adams"), self.max_steps,
-                self.max_step or 0.0, self.restart == "auto", 0, int(self.linear_solver == "band"), ml, mu)
+        return dict(kind=self.kind, substeps=1, rtol=self.rtol, atol=self.atol, adams=int(self.method == "adams"),
+                    max_steps=self.max_steps, max_h=self.max_step or 0.0, continue_smooth=self.restart == "auto",
+                    linear_solver=_LINEAR_SOLVERS[self.linear_solver], band_lower=ml, band_upper=mu)
 
     def __repr__(self):
         extra = f", linear_solver='band'" if self.linear_solver == "band" else ""
@@ -160,8 +165,8 @@ class AB2(Solver):
     pitfall: the starter's error recurs at every exchange, so an Euler starter drops the co-simulation to order 1
     even with H = n h, a Heun starter keeps order 2)."""
 
-    kind = 4
-    STARTERS = {"euler": 0, "heun": 1}
+    kind = _KINDS["ab2"]
+    STARTERS = dict(_core.codes["ab2_starter"])
 
     def __init__(self, starter: str = "heun", substeps: int = 4):
         if not isinstance(starter, str) or starter not in self.STARTERS:
@@ -173,7 +178,7 @@ class AB2(Solver):
         self.starter, self.substeps = starter, int(substeps)
 
     def spec(self):
-        return (self.kind, self.substeps, 0.0, 0.0, 0.0, 0, 0, 0.0, False, self.STARTERS[self.starter])
+        return dict(kind=self.kind, substeps=self.substeps, starter=self.STARTERS[self.starter])
 
     def __repr__(self):
         return f"AB2(starter={self.starter!r}, substeps={self.substeps})"

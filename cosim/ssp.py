@@ -19,6 +19,9 @@ import weakref
 import xml.etree.ElementTree as ET
 import zipfile
 
+from . import _check
+from .fmu import FMU, label
+
 
 def _local(tag):
     return tag.rsplit("}", 1)[-1]
@@ -59,10 +62,10 @@ def _parameters(el, component):
 
 
 def read_ssp(path, *, kind=None, **fmu_options):
-    """A :class:`cosim.CoupledSystem` of the FMUs of an SSP system (see the module docstring). ``kind`` ("cs",
-    "me" or None) is passed to every :class:`cosim.FMU`, as are ``fmu_options`` (``tolerance``, ``logging_on``)."""
-    from .fmu import FMU, _label
-    from .system import CoupledSystem, connect, _check_name
+    """The parts of an SSP system (see the module docstring): its FMU components as :class:`cosim.FMU` subsystems and
+    its connections as (source, destination, gain) triples of signal names, for
+    :meth:`cosim.CoupledSystem.from_ssp` to assemble. ``kind`` ("cs", "me" or None) is passed to every FMU, as are
+    ``fmu_options`` (``tolerance``, ``logging_on``)."""
 
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a file or directory name, got {type(path).__name__}")
@@ -129,7 +132,7 @@ def read_ssp(path, *, kind=None, **fmu_options):
                     except (OSError, ET.ParseError) as e:
                         raise ValueError(f"path: parameter file {b.get('source')!r} of {cname!r}: {e}") from None
                     starts.update(_parameters(ps, cname))
-            name = _check_name(_label(cname))
+            name = _check.identifier(label(cname))
             fmu = FMU(fmu_path, name=name, kind=kind, start_values=starts, **fmu_options)
             names[cname] = fmu
             subsystems.append(fmu)
@@ -152,10 +155,8 @@ def read_ssp(path, *, kind=None, **fmu_options):
                 if float(lin.get("offset", 0.0)) != 0.0:
                     raise ValueError(f"path: connection {se}.{sc} -> {ee}.{ec}: offsets are not supported")
                 gain = float(lin.get("factor", 1.0))
-            conns.append(connect(f"{names[se].name}.{_label(sc)}", f"{names[ee].name}.{_label(ec)}", gain))
-        out = CoupledSystem(subsystems, conns, allow_unconnected=True)
-        out.ssp_path = path
-        return out
+            conns.append((f"{names[se].name}.{label(sc)}", f"{names[ee].name}.{label(ec)}", gain))
+        return subsystems, conns
     finally:
         # the FMUs were unpacked again by cosim.FMU; the SSP's own directory is no longer needed
         if tmp is not None:

@@ -25,7 +25,8 @@ describe the free system, the object of exponential stability (Ludyk, Def. 2) an
 stability (Thm 3.3.1).
 
 Functions: :func:`extrapolation_matrix`, :func:`coupele`, :func:`coupele_matrix`, :func:`prestep_closed_loop`,
-:func:`bohl_exponent`, :func:`boundedness`; plots :func:`bohl_plot`, :func:`norm_plot`.
+:func:`bohl_exponent`, :func:`boundedness`; their plots are :func:`cosim.plot.bohl_plot` and
+:func:`cosim.plot.norm_plot`.
 """
 from __future__ import annotations
 
@@ -34,15 +35,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .system import _real_array, CoupledSystem
+from . import _check
+from .system import CoupledSystem
 
 __all__ = ["extrapolation_matrix", "coupele", "coupele_matrix", "prestep_closed_loop", "bohl_exponent",
-           "boundedness", "bohl_plot", "norm_plot", "CoupEle", "CombinedSystem", "Boundedness"]
+           "boundedness", "CoupEle", "CombinedSystem", "Boundedness"]
 
 
 # ------------------------------------------------------------------------------------------------ argument checks
 def _mat(value, name, shape=None):
-    a = _real_array(value, name, "matrix")
+    a = _check.real_array(value, name, "matrix")
     if a.ndim == 0:
         a = a.reshape(1, 1)
     if a.ndim != 2:
@@ -400,7 +402,7 @@ def _sequence(phi, name="phi"):
         if len({p.shape for p in mats}) != 1:
             raise ValueError(f"{name}: all matrices must have the same size, got {sorted({p.shape for p in mats})}")
         return "tv", np.stack(mats)
-    a = _real_array(phi, name, "matrix or sequence of matrices")
+    a = _check.real_array(phi, name, "matrix or sequence of matrices")
     if a.ndim == 2:
         return "ti", _square(a, name)
     if a.ndim == 3:
@@ -423,7 +425,7 @@ def _square(a, name):
     return a
 
 
-def _windows(m, name="m"):
+def window_lengths(m, name="m"):
     scalar = isinstance(m, numbers.Integral) and not isinstance(m, bool)
     ms = np.atleast_1d(np.asarray(m) if not scalar else int(m))
     if isinstance(m, bool) or ms.dtype.kind not in "iu" or ms.ndim != 1 or ms.size < 1:
@@ -469,7 +471,7 @@ def bohl_exponent(phi, m, *, stride=1):
     The products are renormalised at every step and accumulated as logarithms (no overflow or underflow). Cost:
     max(m) matrix products (time-invariant), (K − min(m)) / stride · max(m) products (time-variant)."""
     kind, mats = _sequence(phi)
-    scalar, ms = _windows(m)
+    scalar, ms = window_lengths(m)
     if isinstance(stride, bool) or not isinstance(stride, numbers.Integral) or stride < 1:
         raise ValueError(f"stride: expected an int >= 1, got {stride!r}")
     m_max = int(ms.max())
@@ -516,7 +518,7 @@ def boundedness(phi_A, phi_B=None, *, bound=None) -> Boundedness:
         if isinstance(phi_B, (list, tuple)):
             B = np.stack([_mat(b, f"phi_B[{k}]") for k, b in enumerate(phi_B)]) if len(phi_B) else None
         else:
-            B = _real_array(phi_B, "phi_B", "matrix or sequence of matrices")
+            B = _check.real_array(phi_B, "phi_B", "matrix or sequence of matrices")
             B = B[None] if B.ndim == 2 else B
         if B is None or B.ndim != 3 or B.shape[0] != A.shape[0] or B.shape[1] != A.shape[1]:
             raise ValueError(f"phi_B: expected {A.shape[0]} matrices with {A.shape[1]} rows (like phi_A), got shape "
@@ -530,36 +532,3 @@ def boundedness(phi_A, phi_B=None, *, bound=None) -> Boundedness:
     sups = [float(nA.max())] + ([] if nB is None else [float(nB.max())])
     ok = all(np.isfinite(s) for s in sups) and (bound is None or all(s <= bound for s in sups))
     return Boundedness(sups[0], None if nB is None else sups[1], bool(ok), nA, nB)
-
-
-# ------------------------------------------------------------------------------------------------ plots
-def bohl_plot(phi, m, ax=None, label=None, **kwargs):
-    """β̄_m over the window length m (:func:`bohl_exponent`), with the stability limit β = 1. Returns the axes."""
-    from .plot import _plt
-    _, ms = _windows(m)
-    beta = np.atleast_1d(bohl_exponent(phi, ms, **kwargs))
-    if ax is None:
-        _, ax = _plt().subplots(figsize=(5, 3.5))
-    ax.plot(ms, beta, "o-", ms=3, label=label)
-    ax.axhline(1.0, color="k", lw=0.8, ls="--")
-    ax.set_xlabel("window length m")
-    ax.set_ylabel(r"$\bar\beta_m$")
-    ax.set_title("Bohl exponent estimate")
-    if label:
-        ax.legend()
-    return ax
-
-
-def norm_plot(phi_A, phi_B=None, ax=None):
-    """Spectral norms ||φ_A^k|| (and ||φ_B^k||) over k: the boundedness check as a figure. Returns the axes."""
-    from .plot import _plt
-    b = boundedness(phi_A, phi_B)
-    if ax is None:
-        _, ax = _plt().subplots(figsize=(5, 3.5))
-    ax.semilogy(b.norms_A, label=r"$\|\varphi_A^k\|_2$")
-    if b.norms_B is not None:
-        ax.semilogy(b.norms_B, label=r"$\|\varphi_B^k\|_2$")
-    ax.set_xlabel("step k")
-    ax.set_ylabel("spectral norm")
-    ax.legend()
-    return ax

@@ -12,10 +12,9 @@ import math
 
 from . import _core
 from .approximations import MAXDEG
-from .simulate import _model_spec
-from .solvers import CVODE, Exact, Solver, _FixedStep, as_solver
+from .solvers import CVODE, Exact, Solver, as_solver
 from . import _check
-from .system import Subsystem, _vector
+from .subsystem import Subsystem
 
 
 def _real(value, name):
@@ -54,10 +53,10 @@ class Stepper:
         solver = as_solver(solver)
         if isinstance(solver, Exact) and not subsystem.is_lti:
             raise ValueError(f"solver: Exact() integrates LTI subsystems only; {subsystem.name!r} is not LTI")
-        x0 = subsystem.x0 if x0 is None else _vector(x0, "x0", subsystem.nx)
+        x0 = subsystem.x0 if x0 is None else _check.vector(x0, "x0", subsystem.nx)
         t0 = _real(t0, "t0")
         self.subsystem, self.solver = subsystem, solver
-        self._cap = _core.stepper_new(_model_spec(subsystem), solver.spec(), x0, t0)
+        self._cap = _core.stepper_new(subsystem.spec(), solver.spec(), x0, t0)
 
     def do_step(self, T: float, H: float, u):
         """Integrate over [T, T+H] (T, H finite, H > 0). Raises :class:`cosim.SolverError` if the integrator or a
@@ -67,7 +66,7 @@ class Stepper:
             raise ValueError(f"H: must be positive, got {H!r}")
         if not math.isfinite(T + H):
             raise ValueError(f"H: T + H = {T!r} + {H!r} is not finite")
-        if isinstance(self.solver, _FixedStep):
+        if hasattr(self.solver, "micro_steps"):  # fixed-step solvers (Euler, RK4)
             self.solver.micro_steps(H)  # ValueError naming h beyond MAX_MICRO_STEPS micro steps
         nu = self.subsystem.nu
         c = _real_array(u, "u")

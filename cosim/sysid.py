@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
-from .system import _real_array
+from . import _check, _core
 
 __all__ = ["StateSpace", "MOESPResult", "moesp", "MOESPWindow", "RLS", "Realization", "gilbert", "ContinuousIJ",
            "DiscreteIJ", "ij_continuous", "ij_discrete", "discretize", "resample", "eps_si", "eps_si_global",
@@ -51,25 +50,13 @@ def _int(value, name, minimum=None):
 
 
 def _float(value, name, *, positive=False, finite=True):
-    if isinstance(value, bool):
-        raise TypeError(f"{name}: expected a real number, got bool")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}") from None
-    except OverflowError:   # an int beyond the double range
-        raise ValueError(f"{name}: must be finite, got an integer of {int(value).bit_length()} bits") from None
-    if finite and not math.isfinite(v):
-        raise ValueError(f"{name}: must be finite, got {v}")
-    if positive and not v > 0:
-        raise ValueError(f"{name}: must be > 0, got {v}")
-    return v
+    return _check.real(value, name, allow_inf=not finite, positive=positive)
 
 
 def _array(value, name, ndim=None, *, allow_1d_as_column=False):
     """Float64 C-contiguous array of `ndim` dimensions (any if None), finite entries; 1-D data becomes one column if
-    allowed. Complex, string and non-numeric input raise TypeError naming the argument (cosim.system._real_array)."""
-    a = _real_array(value, name, "array of numbers")
+    allowed. Complex, string and non-numeric input raise TypeError naming the argument (cosim._check.real_array)."""
+    a = _check.real_array(value, name, "array of numbers")
     a = np.ascontiguousarray(a) if a.ndim else a
     if allow_1d_as_column and a.ndim == 1:
         a = a.reshape(-1, 1)
@@ -144,7 +131,7 @@ def _moesp_result(d, r):
                        reliable=bool(d["reliable"]), block_rows=r, columns=d["ncols"], message=msg)
 
 
-_MOESP_METHODS = {"moesp": 0, "po-moesp": 1}
+_MOESP_METHODS = dict(_core.codes["moesp_method"])
 DEFAULT_METHOD = "po-moesp"
 
 

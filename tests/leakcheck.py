@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 import cosim
+from cosim.simulate import _simulate
 from cosim import models
 
 s = models.two_mass_oscillator(ck=1e5, dk=1e3)
@@ -57,8 +58,8 @@ sysid.moesp(u, y, order=2, block_rows=4)
 rls = sysid.RLS(n_y=1, n_u=1, n_a=2, n_b=2, lam=0.99)
 rls.update_many(u, y)
 # the master's transaction paths: rollback, dense output, hooks that stop or raise, KLU (also singular)
-cosim.simulate(s, 0.01, 1e-3, solver=cosim.CVODE(), approximation=cosim.ExtrapolatedInterpolation(2, 1),
-               _reject_steps=[1, 4])
+_simulate(s, 0.01, 1e-3, solver=cosim.CVODE(), approximation=cosim.ExtrapolatedInterpolation(2, 1),
+          reject_steps=[1, 4])
 cosim.simulate(s, 0.01, 1e-3, solver=cosim.Exact(), scheme="gauss-seidel", output_interval=2.5e-4)
 cosim.simulate(s, 0.01, 1e-3, step_finished=lambda t, r: t < 0.005)
 try:

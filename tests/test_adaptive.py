@@ -44,7 +44,7 @@ def _local_errors(est, H, group):
     """Estimated and true local errors of one monitored state at fixed H (H_min = H_max), κ = 2 fixed."""
     name = {"pos": "S1.x1", "vel": "S1.v1"}[group]
     res = cosim.simulate(M1, t_end=40 * H, H=H, approximation=cosim.Lagrange(k=2), solver=cosim.Exact(),
-                         step_control=cosim.StepControl(est, 1e-300, atol=1.0, order=2, H_min=H, H_max=H,
+                         step_control=cosim.StepControl(est, 1e-300, atol=1.0, order_control=2, H_min=H, H_max=H,
                                                         initial_phase=False, monitor={group: [name]}))
     A, b, _ = M1.monolithic_lti()
     col = 0 if group == "pos" else 1
@@ -74,7 +74,7 @@ def _cv_update_error_over_estimate(H):
     own error |u_{N+1} − u(T_{N+1})| (u(T_{N+1}) = λ of the exact solution from the co-simulation state at T_N)."""
     atol = 1e8
     res = cosim.simulate(M1, t_end=40 * H, H=H, approximation=cosim.Lagrange(k=2), solver=cosim.Exact(),
-                         step_control=cosim.StepControl("exCV", 1e-300, atol=atol, order=2, H_min=H, H_max=H,
+                         step_control=cosim.StepControl("exCV", 1e-300, atol=atol, order_control=2, H_min=H, H_max=H,
                                                         initial_phase=False))
     A, _, _ = M1.monolithic_lti()
     cc = M1.params["cc"]
@@ -97,7 +97,7 @@ def test_T17_safety_factor(system, solver):
     and M2, not the thesis' 150-body chain)."""
     ratio, steps = [], []
     for g in (1, 2, 4, 6):
-        res = run(system, "exMD", 1e-4 if system is not M1 else 1e-5, solver=solver, order=2, safety=g,
+        res = run(system, "exMD", 1e-4 if system is not M1 else 1e-5, solver=solver, order_control=2, safety=g,
                   dead_zone=False)
         ratio.append(res.stats["rejected_steps"] / res.stats["macro_steps"])
         steps.append(res.stats["macro_steps"])
@@ -128,7 +128,7 @@ def test_T20_M3_contact_H_drops_exCV_no_later_than_exMD():
 
 def test_step_size_error_carries_partial_result():
     with pytest.raises(cosim.StepSizeError, match="H_min") as ei:
-        run(M1, "exMD", 1e-9, H=1e-4, H_min=1e-4, initial_phase=False, order=2)
+        run(M1, "exMD", 1e-9, H=1e-4, H_min=1e-4, initial_phase=False, order_control=2)
     assert isinstance(ei.value, cosim.SolverError)
     res = ei.value.result
     assert res is not None and len(res.t) >= 1 and res.H is not None and len(res.H) == len(res.t) - 1
@@ -201,7 +201,7 @@ def test_T19_asymmetric_undamped_ida_climbs_to_5_and_grows_kmax2_stays():
     for name, kw in (("ida", {}), ("kmax2", dict(k_max=2))):
         res = cosim.simulate(system, 3e-3, 1e-6, solver=sol, divergence_growth=1e3,
                              step_control=cosim.StepControl("exMD", 1e-3, atol={"pos": 1e-6, "vel": 1e-3, "u": 1e-2},
-                                                            order="ida", **kw))
+                                                            order_control="ida", **kw))
         amp[name] = np.abs(res["S1.x1"]).max()
         kmax[name] = res.k.max()
     ref = cosim.simulate_monolithic(system, t_end=3e-3, H=1e-6, solver=sol)

@@ -80,8 +80,7 @@ def test_cvode_failure_is_solver_error():
 def test_error_codes_keep_their_builtin_types():
     # CS_ERR_ARG -> ValueError (C validation), CS_ERR_LINALG -> ArithmeticError (as before)
     with pytest.raises(ValueError, match="substeps"):
-        _core.stepper_new(_sim._model_spec(_lti()), (1, MAX_MICRO_STEPS + 1, 0.0, 0.0, 0.0, 0, 0, 0.0),
-                          np.zeros(1), 0.0)
+        _core.stepper_new(_lti().spec(), dict(kind=1, substeps=MAX_MICRO_STEPS + 1), np.zeros(1), 0.0)
     with pytest.raises(ArithmeticError, match="singular"):
         _core.solve(np.zeros((2, 2)), np.ones((2, 1)))
 
@@ -194,14 +193,14 @@ def test_tiny_micro_step_is_rejected_by_stepper(h):
 @pytest.mark.parametrize("kind", [0, 1])
 def test_micro_step_cap_in_c(kind):
     """The C check (before the double -> long conversion), reached without the Python validation."""
-    spec = _sim._model_spec(_lti(1))
+    spec = _lti(1).spec()
     with pytest.raises(ValueError, match="substeps: 2147483647 exceeds the cap of 10000000"):
-        _core.stepper_new(spec, (kind, 2**31 - 1, 0.0, 0.0, 0.0, 0, 0, 0.0), np.zeros(1), 0.0)
+        _core.stepper_new(spec, dict(kind=kind, substeps=2**31 - 1), np.zeros(1), 0.0)
     for h in (1e-300, 1e-12, 5e-324):
-        cap = _core.stepper_new(spec, (kind, 1, h, 0.0, 0.0, 0, 0, 0.0), np.zeros(1), 0.0)
+        cap = _core.stepper_new(spec, dict(kind=kind, substeps=1, h=h), np.zeros(1), 0.0)
         with pytest.raises(ValueError, match="^h: .*cap of 10000000"):
             _core.stepper_step(cap, 0.0, 1.0, np.zeros((1, 1)))
-    cap = _core.stepper_new(spec, (kind, 1, 0.5, 0.0, 0.0, 0, 0, 0.0), np.zeros(1), 0.0)
+    cap = _core.stepper_new(spec, dict(kind=kind, substeps=1, h=0.5), np.zeros(1), 0.0)
     _core.stepper_step(cap, 0.0, 1.0, np.ones((1, 1)))
     assert _core.stepper_get(cap)[2]["steps"] == 2
 
@@ -290,12 +289,12 @@ def test_complex_arrays_are_rejected_in_c():
             _core.stepper_new(("lti", "S", np.array([[1j]]), np.ones((1, 1)), np.ones((1, 1)), np.zeros((1, 1))),
                               cosim.RK4().spec(), np.zeros(1), 0.0)
         with pytest.raises(TypeError, match="^x0: .*complex"):
-            _core.stepper_new(_sim._model_spec(_lti(1)), cosim.RK4().spec(), np.array([1j]), 0.0)
+            _core.stepper_new(_lti(1).spec(), cosim.RK4().spec(), np.array([1j]), 0.0)
         with pytest.raises(TypeError, match="^u: .*complex"):
             st = cosim.Stepper(_lti(1), cosim.RK4())
             _core.stepper_step(st._cap, 0.0, 0.1, np.array([[1j]]))
         with pytest.raises(TypeError, match="^x0: "):
-            _core.stepper_new(_sim._model_spec(_lti(1)), cosim.RK4().spec(), np.array(["1.0"]), 0.0)
+            _core.stepper_new(_lti(1).spec(), cosim.RK4().spec(), np.array(["1.0"]), 0.0)
 
 
 def test_real_inputs_still_convert():

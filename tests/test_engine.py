@@ -311,8 +311,7 @@ def test_low_level_entry_rejects_garbage_without_crashing():
     """cosim._core is reachable from Python too: malformed specs raise, they never crash."""
     from cosim import _core
     s = models.two_mass_oscillator()
-    from cosim.simulate import _model_spec
-    specs = [_model_spec(x) for x in s.subsystems]
+    specs = [x.spec() for x in s.subsystems]
     solver = cosim.RK4().spec()
     x0 = np.zeros(4)
     ci, co, cg = np.array([0, 1, 2]), np.array([2, 0, 1]), np.ones(3)
@@ -327,7 +326,7 @@ def test_low_level_entry_rejects_garbage_without_crashing():
         lambda: _core.run(specs, [solver] * 2, x0, np.array([0, 1, 7]), co, cg, np.zeros(3), good, False),
         lambda: _core.run(specs, [solver] * 2, x0, np.array([0, 1, -1]), co, cg, np.zeros(3), good, False),
         lambda: _core.run(specs, [solver] * 2, x0, ci, co, np.ones(2), np.zeros(3), good, False),
-        lambda: _core.run(specs, [(9, 1, 0.0, 0.0, 0.0, 0, 0, 0.0)] * 2, x0, ci, co, cg, np.zeros(3), good, False),
+        lambda: _core.run(specs, [dict(kind=9, substeps=1)] * 2, x0, ci, co, cg, np.zeros(3), good, False),
         lambda: _core.run([("lti", "S", np.eye(2), np.ones((3, 1)), np.eye(2), np.zeros((2, 1)))] * 2,
                           [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False),
         lambda: _core.run([("nonsense", "S")] * 2, [solver] * 2, x0, ci, co, cg, np.zeros(3), good, False),
@@ -339,8 +338,8 @@ def test_low_level_entry_rejects_garbage_without_crashing():
             call()
     for opts in [dict(good, approx_kind=7),                          # unknown approximation kind
                  dict(good, approx_k=9),                             # degree too high
-                 dict(good, scheme=5),                               # unknown scheme
-                 dict(good, scheme=1, order=np.array([0, 0])),       # order not a permutation
+                 dict(good, scheme=dict(kind="no-such-scheme")),    # unknown scheme
+                 dict(good, scheme=dict(kind="gauss-seidel"), order=np.array([0, 0])),  # order not a permutation
                  dict(good, startup=1, startup_factor=0.0),          # start-up factor 0 would never advance
                  dict(good, H=-1e-3)]:                               # negative H
         try:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cosim
+from cosim.simulate import _simulate
 from cosim import models
 
 fmpy = pytest.importorskip("fmpy")
@@ -136,7 +137,7 @@ def test_fmi3_model_exchange_time_event_and_rollback(fmus):
     r3 = cosim.simulate(system(fmus, "me", starts1=starts, key="3me"), **opts)
     r2 = cosim.simulate(system(fmus, "me", starts1=starts), **opts)
     np.testing.assert_array_equal(r3.X, r2.X)
-    r4 = cosim.simulate(system(fmus, "me", starts1=starts, key="3me"), **opts, _reject_steps=[3, 50, 51])
+    r4 = _simulate(system(fmus, "me", starts1=starts, key="3me"), **opts, reject_steps=[3, 50, 51])
     assert r4.stats["rejected_steps"] == 3
     np.testing.assert_array_equal(r3.X, r4.X)
 
@@ -162,7 +163,7 @@ def test_fmi3_intermediate_update_sets_inputs_inside_do_step(fmus):
     r_zoh_ref = cosim.simulate(REF, t_end=0.1, H=1e-3, solver=cosim.RK4(substeps=10))
     assert rel(r_zoh.Y, r_zoh_ref.Y) < 1e-12
     # rejected steps: the intermediate inputs come from the polynomial of the repeated step
-    r2 = cosim.simulate(s, t_end=0.05, H=1e-3, approximation=appr, _reject_steps=[4, 20])
+    r2 = _simulate(s, t_end=0.05, H=1e-3, approximation=appr, reject_steps=[4, 20])
     r1 = cosim.simulate(s, t_end=0.05, H=1e-3, approximation=appr)
     np.testing.assert_array_equal(r1.Y, r2.Y)
 
@@ -212,7 +213,7 @@ def test_rollback_through_fmu_state_is_bit_for_bit(fmus, kind, fmi):
     opts = dict(t_end=0.05, H=1e-3, approximation=cosim.ExtrapolatedInterpolation(k=1, continuity=1),
                 solver=cosim.RK4(substeps=4))
     r0 = cosim.simulate(s, **opts)
-    r1 = cosim.simulate(s, **opts, _reject_steps=[3, 10, 11])
+    r1 = _simulate(s, **opts, reject_steps=[3, 10, 11])
     assert r1.stats["rejected_steps"] == 3
     assert np.array_equal(r0.t, r1.t) and np.array_equal(r0.Y, r1.Y) and np.array_equal(r0.X, r1.X)
 
@@ -230,7 +231,7 @@ def test_rollback_without_fmu_state_is_a_clear_error(fmus):
     assert not s["S1"].can_rollback
     cosim.simulate(s, t_end=0.01, H=1e-3)  # no rollback needed: fine
     with pytest.raises(cosim.SolverError, match="canGetAndSetFMUstate"):
-        cosim.simulate(s, t_end=0.01, H=1e-3, _reject_steps=[2])
+        _simulate(s, t_end=0.01, H=1e-3, reject_steps=[2])
     with pytest.raises(cosim.SolverError, match="canGetAndSetFMUstate"):
         cosim.simulate(s, t_end=0.01, H=1e-3, output_interval=5e-4)
 

@@ -18,7 +18,7 @@ def fixed_H_run(est, H, group, scheme):
     name = {"pos": "S1.x1", "vel": "S1.v1", "u": "S1.lam"}[group]
     atol = 1e8 if group == "u" else 1.0
     res = cosim.simulate(M1, t_end=40 * H, H=H, scheme=scheme, **EXACT,
-                         step_control=cosim.StepControl(est, 1e-300, atol=atol, order=2, H_min=H, H_max=H,
+                         step_control=cosim.StepControl(est, 1e-300, atol=atol, order_control=2, H_min=H, H_max=H,
                                                         initial_phase=False, monitor={group: [name]}))
     # exact solution over each step from the co-simulation state at T_N
     z = np.array([expm(A_M1 * h) @ res.X[n] for n, h in enumerate(res.H)])

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cosim
+from cosim.simulate import _simulate
 from cosim import _core, models
 from cosim.approximations import ExtrapolatedInterpolation
 
@@ -44,7 +45,7 @@ def test_rejected_steps_roll_back_bit_for_bit(scheme, approx, solver):
     s = models.two_mass_oscillator(ck=1e4, dk=10.0)
     kw = dict(scheme=scheme, approximation=approx, solver=solver)
     ref = cosim.simulate(s, 0.05, 1e-3, **kw)
-    rej = cosim.simulate(s, 0.05, 1e-3, _reject_steps=[0, 1, 3, 17, 49], **kw)
+    rej = _simulate(s, 0.05, 1e-3, reject_steps=[0, 1, 3, 17, 49], **kw)
     assert rej.stats["rejected_steps"] == 5
     assert rej.stats["macro_steps"] == ref.stats["macro_steps"] == 50
     for a, b in ((ref.t, rej.t), (ref.X, rej.X), (ref.Y, rej.Y), (ref.U, rej.U)):
@@ -61,7 +62,7 @@ def test_rollback_restores_nonlinear_python_unit():
     sysp = cosim.CoupledSystem([py1, s.subsystems[1]], s.connections)
     kw = dict(approximation=cosim.Lagrange(1), solver=cosim.RK4(substeps=2))
     ref = cosim.simulate(sysp, 0.02, 1e-3, **kw)
-    rej = cosim.simulate(sysp, 0.02, 1e-3, _reject_steps=[2, 5], **kw)
+    rej = _simulate(sysp, 0.02, 1e-3, reject_steps=[2, 5], **kw)
     assert np.array_equal(ref.X, rej.X) and rej.stats["rejected_steps"] == 2
 
 
@@ -160,8 +161,8 @@ def test_rejecting_controller_makes_cvode_restart_at_every_macro_point():
     restarts too), and the run with rejections then equals the run without them."""
     s = models.two_mass_oscillator(ck=1e4, dk=10.0)
     kw = dict(approximation=ExtrapolatedInterpolation(2, 1), solver=cosim.CVODE(rtol=1e-8, atol=1e-10))
-    plain = cosim.simulate(s, 0.02, 1e-3, _reject_steps=[], **kw)
-    rej = cosim.simulate(s, 0.02, 1e-3, _reject_steps=[3, 7], **kw)
+    plain = _simulate(s, 0.02, 1e-3, reject_steps=[], **kw)
+    rej = _simulate(s, 0.02, 1e-3, reject_steps=[3, 7], **kw)
     assert all(st["restarts"] == 20 for st in plain.stats["subsystems"].values())
     assert np.array_equal(plain.X, rej.X)
 

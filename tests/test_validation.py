@@ -302,3 +302,18 @@ def test_evaluate_validates_arguments():
         z.evaluate([0.0, 0.1], [1.0, 2.0], 0.2, ydot_hist=[0.0, 0.0])
     with pytest.raises(ValueError, match="t: contains NaN"):
         z.evaluate([0.0, 0.1], [1.0, 2.0], np.nan)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# issue 24: one rule for numbers everywhere: a string or a bool is not a number (cosim._check.real)
+@pytest.mark.parametrize("make", [
+    lambda v: cosim.sysid.RLS(n_y=1, n_u=1, lam=v),
+    lambda v: cosim.CVODE(rtol=v),
+    lambda v: cosim.connect("S1.y[0]", "S2.u[0]", gain=v),
+    lambda v: cosim.StepControl(rtol=v),
+    lambda v: cosim.models.kraft_two_mass(m1=v),
+], ids=["RLS.lam", "CVODE.rtol", "connect.gain", "StepControl.rtol", "kraft_two_mass.m1"])
+@pytest.mark.parametrize("value", ["0.5", True])
+def test_numbers_given_as_strings_or_bools_are_refused_everywhere(make, value):
+    with pytest.raises(TypeError):
+        make(value)

@@ -10,7 +10,7 @@ RK4S = {"S1": cosim.RK4(h=0.005), "S2": cosim.RK4(h=2e-4)}
 
 
 def wr(**kw):
-    base = dict(tol=1e-10, max_iter=100, waveform="substeps", order="gauss-seidel")
+    base = dict(tol=1e-10, max_iter=100, waveform="substeps", sweep="gauss-seidel")
     base.update(kw)
     return cosim.WaveformRelaxation(**base)
 
@@ -66,7 +66,7 @@ def test_aitken_fewer_iterations_than_plain_omega_1():
 
 def test_jacobi_and_gauss_seidel_reach_the_same_solution():
     sys = cosim.models.precice_oscillator()
-    rj = cosim.simulate(sys, 0.4, 0.1, scheme=wr(order="jacobi", acceleration="iqn-ils"), solver=RK4S,
+    rj = cosim.simulate(sys, 0.4, 0.1, scheme=wr(sweep="jacobi", acceleration="iqn-ils"), solver=RK4S,
                         approximation=cosim.ZOH())
     rg = cosim.simulate(sys, 0.4, 0.1, scheme=wr(acceleration="iqn-ils"), solver=RK4S, approximation=cosim.ZOH())
     rr = cosim.simulate(sys, 0.4, 0.1, scheme=wr(acceleration="iqn-ils"), solver=RK4S, approximation=cosim.ZOH(),

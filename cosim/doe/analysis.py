@@ -26,7 +26,7 @@ __all__ = ["anova", "normalised_percent", "sobol", "optimum", "histogram_optimum
 _COLUMNS = ["SS", "DoF", "MS", "F", "p", "percent"]
 
 
-def _check_table(df, factors, response):
+def check_table(df, factors, response):
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df: expected a pandas DataFrame (a study's table), got {type(df).__name__}")
     if factors is None:
@@ -160,7 +160,7 @@ def anova(df, factors=None, response="eps_mono", interactions=2, method="auto") 
     "lstsq", "statsmodels". Non-finite responses (failed runs) are refused: saturate them first (e.g.
     ``eps_mono_sat``) or filter the table."""
     from scipy import stats
-    factors, y = _check_table(df, factors, response)
+    factors, y = check_table(df, factors, response)
     if method not in ("auto", "direct", "lstsq", "statsmodels"):
         raise ValueError(f"method: 'auto', 'direct', 'lstsq' or 'statsmodels', got {method!r}")
     terms = _terms(factors, interactions)
@@ -216,7 +216,7 @@ def sobol(df, response, factors=None, second_order=None, conf_level=0.95, seed=N
     info = df.attrs.get("sobol", {}) if isinstance(df, pd.DataFrame) else {}
     if factors is None:
         factors = info.get("names")
-    factors, y = _check_table(df, factors, response)
+    factors, y = check_table(df, factors, response)
     if second_order is None:
         second_order = info.get("second_order", True)
     if not isinstance(second_order, bool):
@@ -269,7 +269,7 @@ def optimum(df, response="eps_mono", factors=None, tol=1.1, top=None, min_runs=N
     used 50 for MOESP). Per factor: the mean over those runs for numbers (= the histogram-weighted mean), the most
     frequent value for booleans and text (ties: the value of the better run). ``attrs``: ``runs`` (the nearly
     optimal run numbers, best first) and ``counts`` ({factor: {level: count}}, the histograms)."""
-    factors, _ = _check_table(df, factors, response)
+    factors, _ = check_table(df, factors, response)
     runs = _nearly_optimal(df, response, tol, top, min_runs)
     best = df.loc[runs]
     values, counts = {}, {}

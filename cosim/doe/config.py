@@ -44,6 +44,8 @@ import inspect
 import os
 import runpy
 
+from ..scenario import (LIBRARY, ScenarioError, check_keys, make_approximation, make_solver, read_toml,
+                        simulation_options)
 from .errors import StudyError
 
 SECTIONS = {"title", "model", "simulation", "factors", "design", "responses", "run", "output"}
@@ -53,7 +55,6 @@ KEYS = {"model": {"library", "file", "params"}, "design": {"type", "n", "seed", 
 
 
 def _unknown(table, known, where):
-    from ..cli import check_keys
     check_keys(table, known, where, StudyError)
 
 
@@ -71,7 +72,6 @@ def _literal(text):
 
 def _object_level(value, kind, where):
     """An approximation or solver from a level "type key=value ..." (or an inline table)."""
-    from .. import cli
     if isinstance(value, str):
         parts = value.split()
         if not parts:
@@ -84,8 +84,8 @@ def _object_level(value, kind, where):
             spec[k] = _literal(v)
         value = spec
     try:
-        return cli._approximation(value, where) if kind == "approximation" else cli._solver(value, where)
-    except (cli.ScenarioError, TypeError, ValueError) as exc:
+        return make_approximation(value, where) if kind == "approximation" else make_solver(value, where)
+    except (ScenarioError, TypeError, ValueError) as exc:
         raise StudyError(str(exc)) from None
 
 
@@ -111,7 +111,6 @@ class TomlBuild:
 
 
 def _model(model, base):
-    from .. import cli
     if not isinstance(model, dict):
         raise StudyError("model: expected a table [model]")
     _unknown(model, KEYS["model"], "model")
@@ -122,9 +121,9 @@ def _model(model, base):
         raise StudyError("model: give exactly one of 'library' (a model of cosim.models) or 'file' (a Python file)")
     if "library" in model:
         name = model["library"]
-        if name not in cli.LIBRARY:
-            raise StudyError(f"model.library: unknown model {name!r}; known: {sorted(cli.LIBRARY)}")
-        return cli.LIBRARY[name], params, name
+        if name not in LIBRARY:
+            raise StudyError(f"model.library: unknown model {name!r}; known: {sorted(LIBRARY)}")
+        return LIBRARY[name], params, name
     path = os.path.join(base, str(model["file"]))
     if not os.path.isfile(path):
         raise StudyError(f"model.file: no such file {path}")
@@ -168,9 +167,8 @@ def _routes(factors, model_fn, model_name):
 
 def load_study(path):
     """(Study, run options, output options, title) of a study file."""
-    from .. import cli
     from .study import Study
-    sc = cli.read_toml(path, "study", StudyError)
+    sc = read_toml(path, "study", StudyError)
     _unknown(sc, SECTIONS, "study")
     for sec in SECTIONS - {"title"}:
         if not isinstance(sc.setdefault(sec, {}), dict):
@@ -184,8 +182,8 @@ def load_study(path):
     routes = _routes(sc["factors"], model_fn, model_name)
     sim = dict(sc["simulation"])
     try:
-        sim = cli.simulation_options(sim)
-    except cli.ScenarioError as exc:
+        sim = simulation_options(sim)
+    except ScenarioError as exc:
         raise StudyError(str(exc)) from None
     fixed_and_factor = set(sim) | {key for where, key in routes.values() if where == "simulation"}
     for key in ("t_end",):

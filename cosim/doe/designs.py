@@ -22,7 +22,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from .factors import Range, _level, check_factors, check_name
+from .factors import Range, level, check_factors, check_name
 
 __all__ = ["full_factorial", "latin_hypercube", "saltelli", "explicit", "table_hash", "make_design"]
 
@@ -125,7 +125,7 @@ def explicit(table) -> pd.DataFrame:
         check_name(name, "design")
         if df[name].isna().any():
             raise ValueError(f"design: column {name!r} has missing or NaN values")
-        df[name] = [_level(name, v) for v in df[name]]
+        df[name] = [level(name, v) for v in df[name]]
     df = df.reset_index(drop=True)
     df.index = pd.RangeIndex(len(df), name="run")
     return df

@@ -46,7 +46,7 @@ class Range:
         return hash((self.low, self.high, self.log))
 
 
-def _level(name, v):
+def level(name, v):
     """One level as a plain Python value (float, int, bool or str); non-finite numbers are refused."""
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
@@ -102,7 +102,7 @@ def check_factors(factors, allow_ranges=False):
             raise ValueError(f"factors[{name!r}]: expected a 1-D sequence of levels, got shape {arr.shape}")
         if arr.size == 0:
             raise ValueError(f"factors[{name!r}]: no levels (empty)")
-        levels = tuple(_level(name, v) for v in arr)
+        levels = tuple(level(name, v) for v in arr)
         seen = set()
         for v in levels:
             key = (type(v) is str, v)

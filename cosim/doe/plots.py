@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .analysis import _check_table, optimum
+from .analysis import check_table, optimum
 
 __all__ = ["main_effects", "interaction_heatmap", "sorted_runs", "optimum_histograms"]
 
@@ -25,7 +25,7 @@ def _grid(n, width=3.2, height=2.6):
 
 def main_effects(df, response="eps_mono", factors=None):
     """Mean of ``response`` per level of every factor (one panel per factor, the grand mean dashed)."""
-    factors, y = _check_table(df, factors, response)
+    factors, y = check_table(df, factors, response)
     fig, axes = _grid(len(factors))
     grand = float(np.nanmean(y))
     for ax, f in zip(axes, factors):
@@ -70,7 +70,7 @@ def sorted_runs(df, response="eps_mono", factors=None):
     """genser2020 §12.1's ascending sorting: the response over the runs sorted by it, and every factor's value in
     that order (one row per factor)."""
     import matplotlib.pyplot as plt
-    factors, _ = _check_table(df, factors, response)
+    factors, _ = check_table(df, factors, response)
     s = df.sort_values(response, kind="mergesort", na_position="last")
     fig, axes = plt.subplots(len(factors) + 1, 1, figsize=(7, 1.3 * (len(factors) + 1)), sharex=True)
     axes[0].plot(np.arange(len(s)), s[response].to_numpy(dtype=float), lw=1)

@@ -15,7 +15,7 @@ import pickle
 
 import numpy as np
 
-from ..simulate import _connections, _model_spec, simulate_monolithic
+from ..simulate import simulate_monolithic
 
 #: key of a run whose reference is computed after the run on its own grid
 PER_RUN = "per-run"
@@ -85,11 +85,11 @@ def system_key(system, x0=None, start_values=None, keep=None):
     bytes where they are numbers, strings and arrays (the common case; hashable, no serialisation), a pickle of
     them where they pickle by value; otherwise opaque objects such as closures count by identity."""
     keep = [] if keep is None else keep
-    ci, co, cg = _connections(system)
+    ci, co, cg = system.connection_arrays()
     out = []
     try:
         for s in system.subsystems:
-            _flat(_model_spec(s), out)
+            _flat(s.spec(), out)
             _flat(s.x0, out)
         for o in (ci, co, cg, system.r, x0, start_values):
             _flat(o, out)
@@ -97,14 +97,14 @@ def system_key(system, x0=None, start_values=None, keep=None):
     except _Opaque:
         pass
     try:
-        blob = pickle.dumps(([_model_spec(s) for s in system.subsystems], [s.x0 for s in system.subsystems],
+        blob = pickle.dumps(([s.spec() for s in system.subsystems], [s.x0 for s in system.subsystems],
                              ci, co, cg, system.r, x0, start_values), protocol=5)
         return hashlib.sha256(blob).hexdigest()
     except (pickle.PicklingError, TypeError, AttributeError):
         pass
     h = hashlib.sha256()
     for s in system.subsystems:
-        _feed(h, _model_spec(s), keep)
+        _feed(h, s.spec(), keep)
         _feed(h, np.asarray(s.x0, dtype=float), keep)
     for a in (ci, co, cg, np.asarray(system.r, dtype=float)):
         _feed(h, a, keep)

@@ -11,7 +11,7 @@ from . import designs as _designs
 from . import runner as _runner
 from .checkpoint import Checkpoint
 from .errors import StudyError
-from .factors import _level
+from .factors import level
 from .responses import as_responses
 
 __all__ = ["Study"]
@@ -65,7 +65,7 @@ class Study:
     def params(self, run):
         """The parameters {factor: level} of run number ``run``."""
         if self._records is None:
-            self._records = [{k: _level(k, v) for k, v in zip(self.factors, row)}
+            self._records = [{k: level(k, v) for k, v in zip(self.factors, row)}
                              for row in self.table.itertuples(index=False, name=None)]
         return self._records[run]
 

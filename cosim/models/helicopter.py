@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from .. import _check
-from ..system import LTI, ODE, CoupledSystem, _matrix, connect
+from ..system import LTI, ODE, CoupledSystem, connect
 
 STATES = ("theta", "phi", "p", "q", "xi", "vx", "vy", "vz")
 INPUTS = ("collective", "long_cyclic", "lat_cyclic", "tail_rotor")
@@ -157,8 +157,8 @@ def _pilot_function(pilot):
                              f"got {r0}")
         return lambda t: np.asarray(pilot(t), dtype=float).reshape(4)
     if isinstance(pilot, (tuple, list)) and len(pilot) == 2:
-        ts = _matrix(np.reshape(pilot[0], (1, -1)), "pilot[0]")[0]
-        rs = _matrix(pilot[1], "pilot[1]")
+        ts = _check.matrix(np.reshape(pilot[0], (1, -1)), "pilot[0]")[0]
+        rs = _check.matrix(pilot[1], "pilot[1]")
         if rs.shape != (ts.size, 4):
             raise ValueError(f"pilot[1]: expected shape ({ts.size}, 4) matching the times pilot[0], got {rs.shape}")
         if ts.size < 1 or np.any(np.diff(ts) <= 0):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _check
 from ..system import LTI, BuiltinModel, CoupledSystem, connect
 
 #: kraft2021 Table 5.2 (d_i = 0 for all elements)
@@ -56,13 +57,7 @@ def kraft_two_mass(model: str = "M1", **overrides) -> CoupledSystem:
                 raise ValueError(f"x0: expected 4 finite values (x1, v1, x2, v2), got {v}")
             p[k] = tuple(v)
         else:
-            try:
-                v = float(v)
-            except (TypeError, ValueError):
-                raise TypeError(f"{k}: expected a real number, got {v!r}") from None
-            if not np.isfinite(v):
-                raise ValueError(f"{k}: must be finite, got {v!r}")
-            p[k] = v
+            p[k] = _check.real(v, k)
     for k in ("m1", "m2"):
         if not p[k] > 0:
             raise ValueError(f"{k}: mass must be positive, got {p[k]!r}")

@@ -188,7 +188,7 @@ static void ad_destroy(cs_controller *c) {
     if (!ks) return;
     if (ks->cur)
         for (int i = 0; i < ks->nsub; i++)
-            if (ks->cur[i]) ks->units[i]->ops->snapshot_destroy(ks->cur[i]);
+            cs_unit_snapshot_destroy(ks->units[i], ks->cur[i]);
     free(ks->cur); free(ks->cmp); free(ks->cmp_start); free(ks->cmp_start_c); free(ks->st_unit); free(ks->st_local); free(ks->unit_mon);
     free(ks->xact); free(ks->xcmp); free(ks->e); free(ks->w); free(ks->hu); free(ks->ucand);
     free(ks->state_index); free(ks->state_group); free(ks->in_index); free(ks->state_atol); free(ks->in_atol);
@@ -281,7 +281,7 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
             off += units[i]->nx;
         }
         if (g < 0 || i == nsub) rc = cs_fail(err, CS_ERR_ARG, "monitor: state index %d out of range", g);
-        else if (!units[i]->ops->states)
+        else if (!cs_unit_has_states(units[i]))
             rc = cs_fail(err, CS_ERR_ARG, "monitor: unit %s does not expose its states", units[i]->name);
         else if (ks->state_group[q] != CS_GROUP_POS && ks->state_group[q] != CS_GROUP_VEL)
             rc = cs_fail(err, CS_ERR_ARG, "monitor: unknown group %d", ks->state_group[q]);
@@ -296,7 +296,7 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
     }
     if (!rc && CS_EST_COMPARATIVE(o->estimator))
         for (int i = 0; i < nsub && !rc; i++)
-            if (ks->unit_mon[i] && !(ks->cur[i] = units[i]->ops->snapshot_create(units[i])))
+            if (ks->unit_mon[i] && !(ks->cur[i] = cs_unit_snapshot_create(units[i])))
                 rc = cs_fail(err, CS_ERR_NOMEM, "step control: out of memory (snapshots)");
     if (!rc) rc = cs_kraft_estimator_create(ks, est, err);
     if (rc) { cs_controller_destroy(c); return rc; }

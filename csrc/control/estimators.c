@@ -25,15 +25,15 @@ typedef struct kraft_estimator {
 static int comparative_unit(kraft_state *ks, const cs_estimate_view *v, int i, cs_err *err) {
     const cs_kraft_opts *o = &ks->o;
     cs_unit *u = ks->units[i];
-    u->ops->save_state(u, ks->cur[i]);
-    u->ops->restore_state(u, v->usnap[i]);
+    cs_unit_save_state(u, ks->cur[i]);
+    cs_unit_restore_state(u, v->usnap[i]);
     int rc = cs_unit_do_step(u, v->plan->T, v->plan->H, ks->cmp[i], CS_RESTART, err);
     if (!rc) {
-        const double *x = u->ops->states(u);
+        const double *x = cs_unit_states(u);
         for (int q = 0; q < o->nstate; q++)
             if (ks->st_unit[q] == i) ks->xcmp[q] = x[ks->st_local[q]];
     }
-    u->ops->restore_state(u, ks->cur[i]);
+    cs_unit_restore_state(u, ks->cur[i]);
     if (rc) cs_err_prefix(err, "comparative integration of %s: ", u->name);
     return rc;
 }
@@ -112,37 +112,54 @@ static double est_finish(kraft_state *ks) {
     return m;
 }
 
+/* The input group (3.16)/(3.20): ε^u = |u^pre_{N+1} - u_{N+1}| of the monitored inputs, weights (3.23). */
+static void input_error(kraft_state *ks, const double *upre, const double *u1) {
+    const cs_kraft_opts *o = &ks->o;
+    for (int a = 0; a < o->nin; a++) {
+        int q = ks->in_index[a];
+        ks->e[a] = fabs(upre[q] - u1[q]);
+        ks->w[a] = 1.0 / (ks->in_atol[a] + o->rtol * fabs(u1[q]));
+    }
+    ks->gnorm[2] = cs_kraft_wrms(o->nin, ks->e, ks->w);
+    ks->gused[2] = 1;
+    ks->tested = o->nin > 0;
+}
+
+/* The ratios C^{κ+1}/C^κ of the position and velocity error constants with the actual step ratios
+ * a_i = (T_{N+1} - T_{N+1-i})/H (kraft2021 (3.13)-(3.15)). */
+static int constant_ratios(const kraft_state *ks, const cs_estimate_view *v, int k, double *rpos, double *rvel,
+                           cs_err *err) {
+    const double H = v->plan->H;
+    double a[CS_KRAFT_KMAX + 1], cp0, cv0, cp1, cv1;
+    for (int i = 2; i <= k + 1 && i - 1 < KH; i++) a[i - 2] = (v->plan->T1 - ks->hT[i - 1]) / H;
+    CS_TRY(cs_kraft_error_constants(k, a, &cp0, &cv0, err));
+    CS_TRY(cs_kraft_error_constants(k + 1, a, &cp1, &cv1, err));
+    *rpos = cp1 / cp0;
+    *rvel = cv1 / cv0;
+    return CS_OK;
+}
+
 static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
     kraft_state *ks = e->content;
     const cs_kraft_opts *o = &ks->o;
-    const double H = v->plan->H, rtol = o->rtol;
+    const double rtol = o->rtol;
     const int k = ks->kstep;
     est_begin(ks, v);
     if (o->estimator == CS_EST_EXCV) {
-        /* (3.16): ε^u = |u^pre_{N+1} - u_{N+1}|, weights (3.23) */
-        for (int a = 0; a < o->nin; a++) {
-            int q = ks->in_index[a];
-            ks->e[a] = fabs(v->upre[q] - v->u1[q]);
-            ks->w[a] = 1.0 / (ks->in_atol[a] + rtol * fabs(v->u1[q]));
-        }
-        ks->gnorm[2] = cs_kraft_wrms(o->nin, ks->e, ks->w);
-        ks->gused[2] = 1;
-        ks->tested = o->nin > 0;
+        input_error(ks, v->upre, v->u1); /* (3.16) */
     } else if (o->nstate > 0 && (ks->npts >= k + 2 || (ks->cmp_start && startup_inputs(ks, v, k)))) {
         /* comparative integration from the saved state at T_N with p̂^pre (exLE: eq. 3.2/3.3, exMD: eq. 3.7/3.8);
          * at start-up (fewer than κ+2 macro points) with the inputs of startup_inputs and the Milne factors */
         const int startup = ks->npts < k + 2;
         if (!v->usnap) return cs_fail(err, CS_ERR_ARG, "estimator: the units were not saved at T_N");
         cs_coupling *c = ks->coupling;
-        if (!startup && !c->ops->comparative)
-            return cs_fail(err, CS_ERR_ARG, "estimator: the coupling has no comparative polynomials (exLE/exMD)");
         if (!startup)
-            CS_TRY(c->ops->comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
+            CS_TRY(cs_coupling_comparative(c, o->estimator == CS_EST_EXLE ? CS_CMP_EXLE : CS_CMP_EXMD, k, ks->cmp, err));
         else
             ks->startup_tests++;
         for (int q = 0; q < o->nstate; q++) {
             const cs_unit *u = ks->units[ks->st_unit[q]];
-            ks->xact[q] = u->ops->states(u)[ks->st_local[q]];
+            ks->xact[q] = cs_unit_states(u)[ks->st_local[q]];
         }
         kraft_estimator *ke = (kraft_estimator *)e;
         if (ke->pool) {             /* the units' comparative integrations in parallel, as the scheme's steps */
@@ -164,13 +181,8 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
         }
         double fpos = 1.0, fvel = 1.0;
         if (o->estimator == CS_EST_EXMD || startup) {
-            /* (3.13)/(3.14): factors C^{κ+1}/C^κ with the actual step ratios a_i = (T_{N+1} - T_{N+1-i})/H */
-            double a[CS_KRAFT_KMAX + 1], cp0, cv0, cp1, cv1;
-            for (int i = 2; i <= k + 1 && i - 1 < KH; i++) a[i - 2] = (v->plan->T1 - ks->hT[i - 1]) / H;
-            CS_TRY(cs_kraft_error_constants(k, a, &cp0, &cv0, err));
-            CS_TRY(cs_kraft_error_constants(k + 1, a, &cp1, &cv1, err));
-            fpos = cp1 / cp0;
-            fvel = cv1 / cv0;
+            /* (3.13)/(3.14): factors C^{κ+1}/C^κ */
+            CS_TRY(constant_ratios(ks, v, k, &fpos, &fvel, err));
         }
         for (int g = 0; g < 2; g++) {
             int n = 0;
@@ -196,24 +208,22 @@ static int est_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps,
 static int est_implicit(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
     kraft_state *ks = e->content;
     const cs_kraft_opts *o = &ks->o;
-    const double H = v->plan->H, rtol = o->rtol;
+    const double rtol = o->rtol;
     const int k = ks->kstep;
     est_begin(ks, v);
     if (o->estimator == CS_EST_IMMD) {
         if (!v->xpre)
             return cs_fail(err, CS_ERR_ARG, "estimator: imMD needs the predictor states of cosim.Implicit (units "
                            "that expose their states)");
-        double a[CS_KRAFT_KMAX + 1], cp0, cv0, cp1, cv1;
-        for (int i = 2; i <= k + 1 && i - 1 < KH; i++) a[i - 2] = (v->plan->T1 - ks->hT[i - 1]) / H;
-        CS_TRY(cs_kraft_error_constants(k, a, &cp0, &cv0, err));
-        CS_TRY(cs_kraft_error_constants(k + 1, a, &cp1, &cv1, err));
-        const double fpos = fabs(1.0 - cp1 / cp0), fvel = fabs(1.0 - cv1 / cv0);
+        double rpos, rvel;
+        CS_TRY(constant_ratios(ks, v, k, &rpos, &rvel, err));
+        const double fpos = fabs(1.0 - rpos), fvel = fabs(1.0 - rvel);
         for (int g = 0; g < 2; g++) {
             int n = 0;
             for (int q = 0; q < o->nstate; q++) {
                 if (ks->state_group[q] != g) continue;
                 const cs_unit *u = ks->units[ks->st_unit[q]];
-                double x = u->ops->states(u)[ks->st_local[q]];
+                double x = cs_unit_states(u)[ks->st_local[q]];
                 ks->e[n] = (g == CS_GROUP_POS ? fpos : fvel) * fabs(v->xpre[o->state_index[q]] - x);
                 ks->w[n] = 1.0 / (ks->state_atol[q] + rtol * fabs(x));
                 n++;
@@ -225,14 +235,7 @@ static int est_implicit(cs_estimator *e, const cs_estimate_view *v, double *eps,
         if (!v->upre0)
             return cs_fail(err, CS_ERR_ARG, "estimator: %s needs the predicted coupling variables of an iterative scheme",
                            o->estimator == CS_EST_WACV ? "waCV" : "imCV");
-        for (int a = 0; a < o->nin; a++) {
-            int q = ks->in_index[a];
-            ks->e[a] = fabs(v->upre0[q] - v->u1[q]);
-            ks->w[a] = 1.0 / (ks->in_atol[a] + rtol * fabs(v->u1[q]));
-        }
-        ks->gnorm[2] = cs_kraft_wrms(o->nin, ks->e, ks->w);
-        ks->gused[2] = 1;
-        ks->tested = o->nin > 0;
+        input_error(ks, v->upre0, v->u1); /* (3.20) */
     }
     *eps = est_finish(ks);
     return CS_OK;

@@ -156,3 +156,28 @@ int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int n
     for (int q = 0; q < CS_MAXHIST; q++) T[q] = ((interpolate ? 1.0 : 0.0) - (double)q) * H;
     return cs_approx_weights_compute(spec, interpolate, navail, T, 0.0, H, w, err);
 }
+
+/* b(s) = prod_{p != q} (s - s_p) / (s_q - s_p), multiplied out factor by factor. */
+static void basis_poly(int nn, const double *s, int q, double *b) {
+    memset(b, 0, sizeof(double) * nn);
+    b[0] = 1.0;
+    int deg = 0;
+    for (int p = 0; p < nn; p++) {
+        if (p == q) continue;
+        double den = s[q] - s[p];
+        for (int m = deg + 1; m >= 1; m--) b[m] = (b[m - 1] - s[p] * b[m]) / den;
+        b[0] = -s[p] * b[0] / den;
+        deg++;
+    }
+}
+
+void cs_lagrange_basis(int nn, const double *s, double *B) {
+    for (int q = 0; q < nn; q++) basis_poly(nn, s, q, B + (size_t)q * nn);
+}
+
+void cs_lagrange_end_basis(int deg, const double *z, double *ell) {
+    double s[CS_MAXDEG + 2];
+    s[0] = 1.0;
+    for (int i = 0; i < deg; i++) s[i + 1] = z[i];
+    basis_poly(deg + 1, s, 0, ell);
+}

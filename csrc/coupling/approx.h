@@ -58,6 +58,14 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
 int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int navail, double H, cs_approx_weights *w,
                               cs_err *err);
 
+/* Coefficients B[q * nn + m] of s^m in the Lagrange basis polynomials of the nn distinct nodes s_q (product form):
+ * the iterative schemes' extrapolants and end bases. */
+void cs_lagrange_basis(int nn, const double *s, double *B);
+
+/* The Lagrange basis polynomial of the node s = 1 among the nodes 1, z[0], ..., z[deg-1] (kraft2021 eq. 3.11 L^κ):
+ * coefficients ell[0..deg] of s^m; the same arithmetic as row 0 of cs_lagrange_basis. */
+void cs_lagrange_end_basis(int deg, const double *z, double *ell);
+
 /* Evaluate p(s) and dp/dt at time t from polynomial coefficients c[0..deg] on [TN, TN+H]. */
 static inline double cs_poly_eval(int deg, const double *c, double s) {
     double v = c[deg];

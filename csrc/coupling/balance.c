@@ -1,5 +1,6 @@
 /* Balance correction coupling wrapper: see coupling/balance.h (moshagen §2.6, eqs. 77-79). */
 #include "coupling/balance.h"
+#include "coupling/wrap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,8 +40,7 @@ typedef struct balance_coupling {
 
 /* snapshot_destroy has no coupling argument: the snapshot remembers how to free the inner one */
 typedef struct bal_snapshot {
-    void *inner;
-    void (*inner_destroy)(void *);
+    cs_wrap_snapshot head;         /* the inner coupling's */
     double *pend, *cum;
     int started;
 } bal_snapshot;
@@ -121,14 +121,14 @@ static int bal_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     balance_coupling *b = c->content;
     b->T = T;
     b->H = H;
-    return b->inner->ops->predict(b->inner, T, H, Hnom, err);
+    return cs_coupling_predict(b->inner, T, H, Hnom, err);
 }
 
 static const cs_input *bal_input(cs_coupling *c, int i) {
     balance_coupling *b = c->content;
     const cs_network *net = b->net;
     bal_unit_input *bu = &b->bu[i];
-    const cs_input *src = b->inner->ops->input(b->inner, i);
+    const cs_input *src = cs_coupling_input(b->inner, i);
     bu->src = src;
     const int a0 = net->uoff[i], nu = src->nu;
     input_integrals(b, src, a0, b->intU);
@@ -165,12 +165,7 @@ static const cs_input *bal_input(cs_coupling *c, int i) {
 static int bal_continuity(const cs_coupling *c, int i) {
     const balance_coupling *b = c->content;
     if (b->bu[i].corrected) return CS_INPUT_JUMPS;
-    return b->inner->ops->continuity ? b->inner->ops->continuity(b->inner, i) : CS_INPUT_JUMPS;
-}
-
-static int bal_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
-    balance_coupling *b = c->content;
-    return b->inner->ops->on_unit_done ? b->inner->ops->on_unit_done(b->inner, i, T1, y_i, ydot_i, err) : CS_OK;
+    return cs_coupling_continuity(b->inner, i);
 }
 
 static int bal_accept(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err) {
@@ -178,17 +173,16 @@ static int bal_accept(cs_coupling *c, double T1, const double *y, const double *
     const cs_network *net = b->net;
     if (!b->started) {               /* the initial outputs at T_0: nothing was delivered yet */
         b->started = 1;
-        return b->inner->ops->accept(b->inner, T1, y, ydot, err);
+        return cs_coupling_accept(b->inner, T1, y, ydot, err);
     }
     for (int i = 0; i < net->nsub; i++) {
         if (!b->source[i]) continue;
-        CS_TRY(b->units[i]->ops->step_integral(b->units[i], b->Qy + net->yoff[i]));
+        CS_TRY(cs_unit_step_integral(b->units[i], b->Qy + net->yoff[i]));
     }
     const int M = b->M;
     for (int a = 0; a < net->nu; a++) {
         if (!b->track[a]) continue;
-        double Q = net->r[a] * b->H;
-        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) Q += net->gain[k] * b->Qy[net->col[k]];
+        double Q = cs_network_row(net, b->Qy, 1, a, net->r[a] * b->H); /* ∫ (L y + r) dt over the step */
         double *pe = b->pend + (size_t)a * M;
         double intC = 0.0;
         if (b->corr[a])
@@ -199,7 +193,7 @@ static int bal_accept(cs_coupling *c, double T1, const double *y, const double *
         for (int l = M - 1; l >= 1; l--) pe[l] = pe[l - 1];
         pe[0] = e;
     }
-    return b->inner->ops->accept(b->inner, T1, y, ydot, err);
+    return cs_coupling_accept(b->inner, T1, y, ydot, err);
 }
 
 static void bal_snapshot_destroy(void *snap);
@@ -211,9 +205,7 @@ static void *bal_snapshot_create(cs_coupling *c) {
     size_t nu = (size_t)b->net->nu;
     p->pend = calloc(nu * b->M + 1, sizeof(double));
     p->cum = calloc(nu + 1, sizeof(double));
-    p->inner = b->inner->ops->snapshot_create(b->inner);
-    p->inner_destroy = b->inner->ops->snapshot_destroy;
-    if (!p->pend || !p->cum || !p->inner) {
+    if (!cs_wrap_snapshot_open(&p->head, c) || !p->pend || !p->cum) {
         bal_snapshot_destroy(p);
         return NULL;
     }
@@ -227,7 +219,7 @@ static void bal_save(cs_coupling *c, void *snap) {
     memcpy(p->pend, b->pend, sizeof(double) * nu * b->M);
     memcpy(p->cum, b->cum, sizeof(double) * nu);
     p->started = b->started;
-    b->inner->ops->save(b->inner, p->inner);
+    cs_wrap_save(c, &p->head);
 }
 
 static void bal_restore(cs_coupling *c, const void *snap) {
@@ -237,7 +229,7 @@ static void bal_restore(cs_coupling *c, const void *snap) {
     memcpy(b->pend, p->pend, sizeof(double) * nu * b->M);
     memcpy(b->cum, p->cum, sizeof(double) * nu);
     b->started = p->started;
-    b->inner->ops->restore(b->inner, p->inner);
+    cs_wrap_restore(c, &p->head);
 }
 
 static void bal_destroy(cs_coupling *c) {
@@ -253,7 +245,7 @@ static void bal_destroy(cs_coupling *c) {
 static void bal_snapshot_destroy(void *snap) {
     bal_snapshot *p = snap;
     if (!p) return;
-    if (p->inner) p->inner_destroy(p->inner);
+    cs_wrap_snapshot_close(&p->head);
     free(p->pend); free(p->cum);
     free(p);
 }
@@ -261,7 +253,7 @@ static void bal_snapshot_destroy(void *snap) {
 static const cs_coupling_ops BALANCE_OPS = {
     .predict = bal_predict,
     .input = bal_input,
-    .on_unit_done = bal_on_unit_done,
+    .on_unit_done = cs_wrap_on_unit_done,
     .accept = bal_accept,
     .continuity = bal_continuity,
     .snapshot_create = bal_snapshot_create,
@@ -269,6 +261,7 @@ static const cs_coupling_ops BALANCE_OPS = {
     .restore = bal_restore,
     .snapshot_destroy = bal_snapshot_destroy,
     .destroy = bal_destroy,
+    .set_history_depth = cs_wrap_set_history_depth,
 };
 
 int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_unit *const *units,
@@ -291,10 +284,8 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
     cs_coupling *c = calloc(1, sizeof *c);
     balance_coupling *b = calloc(1, sizeof *b);
     if (!c || !b) { free(c); free(b); cs_coupling_destroy(inner); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
-    c->ops = &BALANCE_OPS;
-    c->content = b;
-    c->needs_rates = inner->needs_rates;
-    c->rates_lagged = inner->rates_lagged;
+    cs_wrap_init(c, &BALANCE_OPS, b, inner);
+    c->kind = CS_CPL_KIND_BALANCE;
     b->inner = inner;
     b->net = net;
     b->units = units;
@@ -323,7 +314,7 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) b->source[net->out_sub[net->col[k]]] = 1;
     }
     for (int i = 0; i < net->nsub; i++)
-        if (b->source[i] && !units[i]->ops->step_integral) {
+        if (b->source[i] && !cs_unit_has_step_integral(units[i])) {
             int rc = cs_fail(err, CS_ERR_ARG, "balance correction: unit %s has no step integrals (create it with "
                              "cs_model_unit_new_quadrature)", units[i]->name);
             cs_coupling_destroy(c);

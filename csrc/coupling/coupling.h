@@ -9,7 +9,8 @@
  *   accept(T_{N+1}, y, y')            the step is accepted: commit the consistent outputs to the history
  * save/restore copy the history for rejected steps and iterations.
  * Required ops: predict, input, accept, snapshot_create/save/restore/snapshot_destroy. Optional: on_unit_done
- * (NULL: nothing is interpolated), continuity, destroy. */
+ * (NULL: nothing is interpolated), continuity (NULL: inputs jump at T_N), set_degree, comparative,
+ * set_history_depth, destroy. Callers use the cs_coupling_* functions below, which hold these defaults once. */
 #ifndef COSIM_COUPLING_H
 #define COSIM_COUPLING_H
 
@@ -44,13 +45,21 @@ typedef struct cs_coupling_ops {
      *                               end value û^pre of the degree-(κ+1) extrapolant (eq. 3.7/3.8). */
     int (*set_degree)(cs_coupling *c, int kappa, cs_err *err);
     int (*comparative)(cs_coupling *c, int mode, int kappa, const cs_input **in, cs_err *err);
+    /* Optional: keep at least `depth` accepted samples (an adaptive controller raises the degree up to k_max + 1);
+     * call before the first accept. Wrapping couplings forward it to the coupling they wrap. */
+    int (*set_history_depth)(cs_coupling *c, int depth, cs_err *err);
 } cs_coupling_ops;
 
 enum { CS_CMP_EXLE = 0, CS_CMP_EXMD = 1 };
 
+/* What a coupling is, for the accessors of one kind (type tests read this, never compare ops tables). */
+enum { CS_CPL_KIND_SIGNAL = 0, CS_CPL_KIND_BALANCE = 1, CS_CPL_KIND_SMOOTH = 2, CS_CPL_KIND_NEPCE = 3,
+       CS_CPL_KIND_PRESTEP = 4 };
+
 struct cs_coupling {
     const cs_coupling_ops *ops;
     void *content;
+    int kind;               /* CS_COUPLING_* */
     int needs_rates;        /* accept/on_unit_done need output time derivatives y' (Hermite) */
     int rates_lagged;       /* y' from the step's own inputs at T_{N+1}- rather than the consistent ones */
     /* Optional shortcut of input()/continuity() for the schemes: every unit's input function and CS_INPUT_* as
@@ -60,5 +69,38 @@ struct cs_coupling {
 };
 
 void cs_coupling_destroy(cs_coupling *c);
+
+/* The ops as functions, optional ops' defaults written once (inline: the schemes call them every macro step). */
+static inline int cs_coupling_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
+    return c->ops->predict(c, T, H, Hnom, err);
+}
+static inline const cs_input *cs_coupling_input(cs_coupling *c, int i) { return c->ops->input(c, i); }
+static inline int cs_coupling_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i,
+                                           cs_err *err) {
+    return c->ops->on_unit_done ? c->ops->on_unit_done(c, i, T1, y_i, ydot_i, err) : CS_OK;
+}
+static inline int cs_coupling_accept(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err) {
+    return c->ops->accept(c, T1, y, ydot, err);
+}
+static inline int cs_coupling_continuity(const cs_coupling *c, int i) {
+    return c->ops->continuity ? c->ops->continuity(c, i) : CS_INPUT_JUMPS;
+}
+static inline void *cs_coupling_snapshot_create(cs_coupling *c) { return c->ops->snapshot_create(c); }
+static inline void cs_coupling_save(cs_coupling *c, void *snap) { c->ops->save(c, snap); }
+static inline void cs_coupling_restore(cs_coupling *c, const void *snap) { c->ops->restore(c, snap); }
+static inline void cs_coupling_snapshot_destroy(const cs_coupling *c, void *snap) {
+    if (snap) c->ops->snapshot_destroy(snap);
+}
+/* Without set_degree the coupling keeps its own degree. */
+static inline int cs_coupling_set_degree(cs_coupling *c, int kappa, cs_err *err) {
+    return c->ops->set_degree ? c->ops->set_degree(c, kappa, err) : CS_OK;
+}
+static inline int cs_coupling_has_comparative(const cs_coupling *c) { return c->ops->comparative != NULL; }
+static inline int cs_coupling_comparative(cs_coupling *c, int mode, int kappa, const cs_input **in, cs_err *err) {
+    if (!c->ops->comparative)
+        return cs_fail(err, CS_ERR_ARG, "estimator: the coupling has no comparative polynomials (exLE/exMD)");
+    return c->ops->comparative(c, mode, kappa, in, err);
+}
+int cs_coupling_set_history_depth(cs_coupling *c, int depth, cs_err *err);
 
 #endif

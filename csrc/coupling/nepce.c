@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "coupling/signal.h"
+#include "coupling/wrap.h"
 
 #define NC (CS_MAXDEG + 1)
 
 typedef struct nepce {
+    cs_coupling *inner;     /* the signal coupling whose inputs are corrected (first: coupling/wrap.h) */
     const cs_network *net;
     cs_unit **units;
-    cs_coupling *base;
     cs_nepce_spec spec;
     cs_input *in;           /* per unit: the base input plus the correction */
     double *incoef;
@@ -25,7 +26,7 @@ typedef struct nepce {
     double H;
 } nepce;
 
-typedef struct nepce_snapshot { void *base; double *st; void (*base_destroy)(void *); } nepce_snapshot;
+typedef struct nepce_snapshot { cs_wrap_snapshot head; double *st; } nepce_snapshot;
 
 static int np_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
     nepce *p = c->content;
@@ -38,12 +39,12 @@ static int np_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     }
     *p->Hc = H;
     p->H = H;
-    return p->base->ops->predict(p->base, T, H, Hnom, err);
+    return cs_coupling_predict(p->inner, T, H, Hnom, err);
 }
 
 static const cs_input *np_input(cs_coupling *c, int i) {
     nepce *p = c->content;
-    const cs_input *b = p->base->ops->input(p->base, i);
+    const cs_input *b = cs_coupling_input(p->inner, i);
     cs_input *in = &p->in[i];
     const int nu = in->nu, a0 = p->net->uoff[i];
     in->deg = b->deg; in->T = b->T; in->H = b->H;
@@ -56,11 +57,6 @@ static const cs_input *np_input(cs_coupling *c, int i) {
         p->intu[a0 + a] = s * in->H;
     }
     return in;
-}
-
-static int np_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
-    nepce *p = c->content;
-    return p->base->ops->on_unit_done ? p->base->ops->on_unit_done(p->base, i, T1, y_i, ydot_i, err) : CS_OK;
 }
 
 static int np_continuity(const cs_coupling *c, int i) { return CS_INPUT_JUMPS; }
@@ -86,26 +82,23 @@ static int np_accept(cs_coupling *c, double T1, const double *y, const double *y
         const double H = p->H, K = p->spec.K;
         const double f = p->spec.tau > 0.0 ? H / (p->spec.tau + H) : 1.0;
         for (int a = 0; a < net->nu; a++) {
-            double E = net->r[a] * H - p->intu[a];
-            for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) E += net->gain[k] * p->yint[net->col[k]];
+            double E = cs_network_row(net, p->yint, 1, a, net->r[a] * H - p->intu[a]);
             double target = K * E / H;
             p->corr[a] += f * (target - p->corr[a]);
         }
     }
     p->cnt[0] = 1.0;
     memcpy(p->yprev, y, sizeof(double) * net->ny);
-    return p->base->ops->accept(p->base, T1, y, ydot, err);
+    return cs_coupling_accept(p->inner, T1, y, ydot, err);
 }
 
 static void *np_snapshot_create(cs_coupling *c) {
     nepce *p = c->content;
     nepce_snapshot *q = calloc(1, sizeof *q);
     if (!q) return NULL;
-    q->base = p->base->ops->snapshot_create(p->base);
-    q->base_destroy = p->base->ops->snapshot_destroy;
     q->st = malloc(sizeof(double) * (p->nst + 1));
-    if (!q->base || !q->st) {
-        if (q->base) p->base->ops->snapshot_destroy(q->base);
+    if (!cs_wrap_snapshot_open(&q->head, c) || !q->st) {
+        cs_wrap_snapshot_close(&q->head);
         free(q->st); free(q);
         return NULL;
     }
@@ -115,21 +108,21 @@ static void *np_snapshot_create(cs_coupling *c) {
 static void np_save(cs_coupling *c, void *snap) {
     nepce *p = c->content;
     nepce_snapshot *q = snap;
-    p->base->ops->save(p->base, q->base);
+    cs_wrap_save(c, &q->head);
     memcpy(q->st, p->st, sizeof(double) * p->nst);
 }
 
 static void np_restore(cs_coupling *c, const void *snap) {
     nepce *p = c->content;
     const nepce_snapshot *q = snap;
-    p->base->ops->restore(p->base, q->base);
+    cs_wrap_restore(c, &q->head);
     memcpy(p->st, q->st, sizeof(double) * p->nst);
 }
 
 static void np_snapshot_destroy(void *snap) {
     nepce_snapshot *q = snap;
     if (!q) return;
-    if (q->base) q->base_destroy(q->base);
+    cs_wrap_snapshot_close(&q->head);
     free(q->st);
     free(q);
 }
@@ -137,7 +130,7 @@ static void np_snapshot_destroy(void *snap) {
 static void np_destroy(cs_coupling *c) {
     nepce *p = c->content;
     if (!p) return;
-    cs_coupling_destroy(p->base);
+    cs_coupling_destroy(p->inner);
     free(p->in); free(p->incoef); free(p->st); free(p->intu); free(p->yint);
     free(p);
     c->content = NULL;
@@ -146,7 +139,7 @@ static void np_destroy(cs_coupling *c) {
 static const cs_coupling_ops NEPCE_OPS = {
     .predict = np_predict,
     .input = np_input,
-    .on_unit_done = np_on_unit_done,
+    .on_unit_done = cs_wrap_on_unit_done,
     .accept = np_accept,
     .continuity = np_continuity,
     .snapshot_create = np_snapshot_create,
@@ -154,6 +147,7 @@ static const cs_coupling_ops NEPCE_OPS = {
     .restore = np_restore,
     .snapshot_destroy = np_snapshot_destroy,
     .destroy = np_destroy,
+    .set_history_depth = cs_wrap_set_history_depth,
 };
 
 int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_approx_spec *base,
@@ -169,10 +163,10 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
     p->net = net;
     p->units = units;
     p->spec = *spec;
-    int rc = cs_signal_coupling_create(net, base, 0, &p->base, err);
+    int rc = cs_signal_coupling_create(net, base, 0, &p->inner, err);
     if (rc) { cs_coupling_destroy(c); return rc; }
-    c->needs_rates = p->base->needs_rates;
-    c->rates_lagged = p->base->rates_lagged;
+    cs_wrap_init(c, &NEPCE_OPS, p, p->inner);
+    c->kind = CS_CPL_KIND_NEPCE;
     p->nst = (size_t)net->nu + net->ny + 3 + 1;
     p->st = calloc(p->nst, sizeof(double));
     p->intu = calloc((size_t)net->nu + 1, sizeof(double));
@@ -193,8 +187,8 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
         p->in[i].c = coef;
         coef += (size_t)NC * p->in[i].nu;
         cs_unit *u = units ? units[i] : NULL;
-        if (u && u->ops->set_trace) {
-            rc = u->ops->set_trace(u, 1, err);
+        if (u) {
+            rc = cs_unit_set_trace(u, 1, err);
             if (rc) { cs_coupling_destroy(c); return rc; }
         }
     }
@@ -203,7 +197,7 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
 }
 
 int cs_nepce_counts(const cs_coupling *c, long *traced, long *fallback, cs_err *err) {
-    if (!c || c->ops != &NEPCE_OPS) return cs_fail(err, CS_ERR_ARG, "coupling: not a NEPCE coupling");
+    if (!c || c->kind != CS_CPL_KIND_NEPCE) return cs_fail(err, CS_ERR_ARG, "coupling: not a NEPCE coupling");
     const nepce *p = c->content;
     *traced = (long)p->cnt[1];
     *fallback = (long)p->cnt[2];

@@ -1,4 +1,6 @@
-/* Model-based pre-step stabilization (Genser 2020) as a coupling: see coupling/prestep.h.
+/* Model-based pre-step stabilization (Genser 2020) as a coupling: see coupling/prestep.h. This file holds the coupling
+ * ops, the creation and the log; the variants and the IJ sources are in prestep_continuous.c, prestep_discrete.c and
+ * prestep_ij.c (coupling/prestep_core.h).
  *
  * Notation (spec genser2020.md section 5.1): n = ny (all outputs), m = nu (all inputs), u = L y + r,
  * Sy = blkdiag(Sy_i), Su = blkdiag(Su_i) (continuous dS/du, discrete Su^-), Sd = blkdiag(Sd_i) (continuous dS/du',
@@ -23,7 +25,8 @@
  *           in Step 1 only (the stored eps^k stays the raw macro-point value, so every step corrects its own pair).
  *           int y dt: the trapezoidal rule on each unit's micro-step trace (the trapezoidal rule on the macro points
  *           for a unit without a trace); int u dt: exact for the input the units received (HOLD or RAMP). */
-#include "coupling/prestep.h"
+
+#include "coupling/prestep_core.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,99 +35,15 @@
 #include "linalg/dense.h"
 #include "linalg/expm.h"
 #include "linalg/pinv.h"
-#include "sysid/qa.h"
-#include "sysid/gilbert.h"
 #include "sysid/ij.h"
-#include "sysid/moesp.h"
 #include "sysid/jsvd.h"
-#include "sysid/rls.h"
-
-#define NC (CS_MAXDEG + 1)
-
-/* mutable per-step state, one block (snapshots copy it whole) */
-typedef struct ps_state {
-    double *y, *yprev;        /* y^k, y^{k-1} (n) */
-    double *uc0, *uc1;        /* input of the last accepted step: u(t) = uc0 + uc1 (t - T)/H (m) */
-    double *uend_prev;        /* u^{k-1}: end value of the step before (m) */
-    double *nc0, *nc1;        /* input built in this step's predict (m) */
-    double *delta;            /* delta^k (n) */
-    double *eps_prev;         /* eps^{k-1} (m, discrete EDE) */
-    double *ymin, *ymax;      /* running ranges for eps_SI (n) */
-    double *scal;             /* k, Hprev, nlog */
-    double *yint, *ecor, *icnt; /* intermediate correction only: int y dt over the last step (n), eps_cor (m),
-                                 * counts (traced steps, macro-point fallback steps) */
-    size_t size;
-} ps_state;
-
-typedef struct prestep {
-    const cs_network *net;
-    cs_prestep_spec spec;
-    int n, m, nsub;
-    int *yo, *uo;             /* offsets (copies of net->yoff, uoff) */
-    double *L;                /* m x n */
-    double *Sy, *Su, *Sd;     /* global block-diagonal IJs (n x n, n x m, n x m) */
-    double *G;                /* given IJs copied (for the block-diagonal assembly): per unit blocks */
-    /* continuous matrices for step size Hc */
-    double Hc;
-    double *Mc, *M, *cvec, *N; /* n x n, n x n, n, n x 2m */
-    double *Phi1, *Gam1;       /* EDE propagator: n x n, 2 blocks n x 2m */
-    double *Phi2, *Gam2;       /* extrapolation: n x n, n */
-    double *phA, *phB, *phCD, *Ap; /* per unit, offsets pa/pb */
-    int *pa, *pb;              /* offsets of unit i's ni x ni and ni x mi blocks */
-    int *rank;                 /* per unit rank of the Step-3 matrix */
-    int given_pinv_ready;      /* discrete given IJs: pinv computed once */
-    /* RLS */
-    cs_rls **rls;
-    double *rls_a, *rls_b;     /* scratch: params of one unit */
-    double **rls_snap;         /* per unit state vectors for the snapshot in flight */
-    int nparams;
-    /* MOESP windows (one per unit), their IJs per unit [n, Sy, Su^-, Su^+] (nparams), conversion workspace, and
-     * the last step index k whose sample (u^k, y^k) was pushed (outside the snapshot: a sample depends only on
-     * accepted data, so a restored step is not pushed twice) */
-    cs_gilbert **gil;          /* RLS with n_a or n_b > 1: one Gilbert realization per unit */
-    double *gij;               /* per unit IJ scratch: Sy, Su^-, Su^+ (maxn^2 + 2 maxn maxm) */
-    cs_moesp **moesp;
-    int *mcfg;                 /* per unit: order */
-    double *mpar, *ijw;
-    long moesp_k;
-    /* workspace */
-    double *work, *tmp, *w1, *w2, *sb, *yt, *yh, *v1, *v2, *v3;
-    size_t nwork;
-    int *ipiv;
-    ps_state st;
-    double *stbuf;
-    /* log */
-    long logcap;
-    unsigned char *lphase;
-    double *leps, *lpar, *ldel, *lu;
-    int *lrank;
-    /* inputs */
-    cs_input *in;
-    double *incoef;
-    double T, H;
-    cs_unit **units;          /* for the traces of the intermediate-value correction (may be NULL) */
-    double *lecor;            /* log of eps_cor (logcap x m), intermediate correction only */
-} prestep;
+#include "sysid/qa.h"
 
 typedef struct ps_snapshot {
     double *st;
     double *rls;   /* concatenated RLS states */
     size_t nst, nrls;
 } ps_snapshot;
-
-/* ---------------------------------------------------------------------------------------------- helpers */
-
-static void matvec_acc(int r, int c, const double *A, const double *x, double *y) { cs_matvec(r, c, A, x, y, 1); }
-
-/* u = L y + r */
-static void Lmul(const prestep *p, const double *y, double *u, int add_r) {
-    const cs_network *net = p->net;
-    for (int a = 0; a < p->m; a++) {
-        double s = add_r ? net->r[a] : 0.0;
-        for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) s += net->gain[k] * y[net->col[k]];
-        u[a] = s;
-    }
-}
 
 /* Global block-diagonal matrices from per-unit blocks stored one unit after another. */
 static void assemble(prestep *p, const double *Sy_b, const double *Su_b, const double *Sd_b) {
@@ -147,490 +66,6 @@ static void assemble(prestep *p, const double *Sy_b, const double *Su_b, const d
     }
 }
 
-/* Mc = I - Sd L and A = Sy + Su L (n x n each). */
-static void global_mats(prestep *p, double *Mc, double *A) {
-    const int n = p->n, m = p->m;
-    cs_eye(n, Mc);
-    cs_matmul(n, n, m, -1.0, p->Sd, p->L, 1.0, Mc);
-    memcpy(A, p->Sy, sizeof(double) * (size_t)n * n);
-    cs_matmul(n, n, m, 1.0, p->Su, p->L, 1.0, A);
-}
-
-/* ---------------------------------------------------------------------------------------------- continuous */
-
-size_t cs_prestep_phi_work_size(int ni, int mi) {
-    size_t a = (size_t)ni * 2 * mi, g = 2 * (size_t)ni * 2 * mi, e = 4 * (size_t)ni * ni;
-    size_t w1 = cs_poly_propagator_work_size(ni, 2 * mi, 1), w2 = cs_expm_work_size(ni);
-    return a + (g > e ? g : e) + (w1 > w2 ? w1 : w2) + 1;
-}
-
-/* phi matrices (2.44-2.47) over H: exact (phi functions) or trapezoidal rule with `steps` intervals. */
-int cs_prestep_phi(int ni, int mi, const double *Sy, const double *Su, const double *Sd, double H, int steps,
-                   double *phA, double *phB, double *phCD, double *work, int *ipiv, cs_err *err) {
-    double *B = work, *Gam = B + (size_t)ni * 2 * mi;
-    size_t g = 2 * (size_t)ni * 2 * mi, e = 4 * (size_t)ni * ni;
-    double *w = Gam + (g > e ? g : e);
-    for (int a = 0; a < ni; a++)
-        for (int b = 0; b < mi; b++) {
-            B[(size_t)a * 2 * mi + b] = Su[(size_t)a * mi + b];
-            B[(size_t)a * 2 * mi + mi + b] = Sd[(size_t)a * mi + b];
-        }
-    if (steps <= 0) {
-        CS_TRY(cs_poly_propagator(ni, 2 * mi, 1, Sy, B, H, phA, Gam, w, ipiv, err));
-        const double *G0 = Gam, *G1 = Gam + (size_t)ni * 2 * mi;
-        for (int a = 0; a < ni; a++)
-            for (int b = 0; b < mi; b++) {
-                phB[(size_t)a * mi + b] = G0[(size_t)a * 2 * mi + b];
-                /* phiC = int e^{Sy(H - tau)} tau dtau Su = H Gam1[Su];  phiD = int e^{Sy(H - tau)} dtau Sd = Gam0[Sd] */
-                phCD[(size_t)a * mi + b] = H * G1[(size_t)a * 2 * mi + b] + G0[(size_t)a * 2 * mi + mi + b];
-            }
-        return CS_OK;
-    }
-    /* trapezoidal rule on tau_j = j h, h = H/q: e^{Sy (H - tau_j)} = E^{q - j}, E = e^{Sy h}; phiA = E^q */
-    const int q = steps;
-    double h = H / q, *E = Gam, *P = E + (size_t)ni * ni, *T2 = P + (size_t)ni * ni, *X = T2 + (size_t)ni * ni;
-    for (int a = 0; a < ni * ni; a++) X[a] = Sy[a] * h;
-    CS_TRY(cs_expm(ni, X, E, w, ipiv, err));
-    cs_eye(ni, P);
-    memset(phB, 0, sizeof(double) * (size_t)ni * mi);
-    memset(phCD, 0, sizeof(double) * (size_t)ni * mi);
-    for (int j = q; j >= 0; j--) {
-        double wt = (j == 0 || j == q) ? 0.5 * h : h, tau = j * h;
-        for (int a = 0; a < ni; a++)
-            for (int b = 0; b < mi; b++) {
-                double su = 0.0, sd = 0.0;
-                for (int c = 0; c < ni; c++) {
-                    su += P[(size_t)a * ni + c] * B[(size_t)c * 2 * mi + b];
-                    sd += P[(size_t)a * ni + c] * B[(size_t)c * 2 * mi + mi + b];
-                }
-                phB[(size_t)a * mi + b] += wt * su;
-                phCD[(size_t)a * mi + b] += wt * (tau * su + sd);
-            }
-        if (j > 0) {
-            cs_matmul(ni, ni, ni, 1.0, P, E, 0.0, T2);
-            memcpy(P, T2, sizeof(double) * (size_t)ni * ni);
-        }
-    }
-    memcpy(phA, P, sizeof(double) * (size_t)ni * ni);
-    return CS_OK;
-}
-
-/* phi matrices of unit i over H into phA, phB, phCD. */
-static int unit_phi(prestep *p, int i, double H, cs_err *err) {
-    const int n = p->n, m = p->m, y0 = p->yo[i], ni = p->yo[i + 1] - y0, u0 = p->uo[i], mi = p->uo[i + 1] - u0;
-    double *Syi = p->tmp, *Sui = Syi + (size_t)ni * ni, *Sdi = Sui + (size_t)ni * mi;
-    for (int a = 0; a < ni; a++) {
-        for (int b = 0; b < ni; b++) Syi[(size_t)a * ni + b] = p->Sy[(size_t)(y0 + a) * n + y0 + b];
-        for (int b = 0; b < mi; b++) {
-            Sui[(size_t)a * mi + b] = p->Su[(size_t)(y0 + a) * m + u0 + b];
-            Sdi[(size_t)a * mi + b] = p->Sd[(size_t)(y0 + a) * m + u0 + b];
-        }
-    }
-    return cs_prestep_phi(ni, mi, Syi, Sui, Sdi, H, p->spec.dsm_steps, p->phA + p->pa[i], p->phB + p->pb[i],
-                          p->phCD + p->pb[i], p->work, p->ipiv, err);
-}
-
-/* Pseudo-inverse of unit i's Step-3 matrix A_i (phCD for the continuous version, Su^+_i for the discrete one). */
-static int unit_pinv(prestep *p, int i, const double *A, cs_err *err) {
-    const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-    return cs_pinv(ni, mi, A, p->Ap + p->pb[i], p->spec.rtol, &p->rank[i], p->work, err);
-}
-
-/* The same pseudo-inverse in the per-step path of the discrete version (identified IJs change every step): the small
- * one-sided Jacobi SVD instead of LAPACK dgesvd, whose set-up dominates for these few-row matrices. */
-static int unit_pinv_step(prestep *p, int i, const double *A, cs_err *err) {
-    const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-    return cs_jsvd_pinv(ni, mi, A, p->Ap + p->pb[i], p->spec.rtol, &p->rank[i], p->work, err);
-}
-
-static int prepare_continuous(prestep *p, double H, cs_err *err) {
-    const int n = p->n, m = p->m;
-    global_mats(p, p->Mc, p->M);
-    /* M = Mc^-1 A,  [cvec, N] = Mc^-1 [Su r, Su, Sd] */
-    double *R = p->w1;                 /* n x (n + 1 + 2m) */
-    const int nr = n + 1 + 2 * m;
-    double *ru = p->v1;
-    for (int a = 0; a < n; a++) {
-        double s = 0.0;
-        for (int b = 0; b < m; b++) s += p->Su[(size_t)a * m + b] * p->net->r[b];
-        ru[a] = s;
-    }
-    for (int a = 0; a < n; a++) {
-        double *row = R + (size_t)a * nr;
-        memcpy(row, p->M + (size_t)a * n, sizeof(double) * n);
-        row[n] = ru[a];
-        memcpy(row + n + 1, p->Su + (size_t)a * m, sizeof(double) * m);
-        memcpy(row + n + 1 + m, p->Sd + (size_t)a * m, sizeof(double) * m);
-    }
-    int rc = cs_solve(n, nr, p->Mc, R, p->work, p->ipiv, err);
-    if (rc) { cs_err_prefix(err, "pre-step: I - dS/du' L is singular (algebraic loop): "); return rc; }
-    for (int a = 0; a < n; a++) {
-        const double *row = R + (size_t)a * nr;
-        memcpy(p->M + (size_t)a * n, row, sizeof(double) * n);
-        p->cvec[a] = row[n];
-        memcpy(p->N + (size_t)a * 2 * m, row + n + 1, sizeof(double) * 2 * m);
-    }
-    CS_TRY(cs_poly_propagator(n, 2 * m, 1, p->M, p->N, H, p->Phi1, p->Gam1, p->work, p->ipiv, err));
-    CS_TRY(cs_poly_propagator(n, 1, 0, p->M, p->cvec, H, p->Phi2, p->Gam2, p->work, p->ipiv, err));
-    for (int i = 0; i < p->nsub; i++) {
-        CS_TRY(unit_phi(p, i, H, err));
-        CS_TRY(unit_pinv(p, i, p->phCD + p->pb[i], err));
-    }
-    p->Hc = H;
-    return CS_OK;
-}
-
-/* Step 1 (continuous): delta over the last step [T^{k-1}, T^k] of length Hp. */
-static void ede_continuous(prestep *p, double Hp) {
-    const int n = p->n, m = p->m;
-    ps_state *s = &p->st;
-    double *ea = p->v1, *eb = p->v2, *wa = p->w2, *wb = wa + 2 * m, *d = p->v3;
-    Lmul(p, s->yprev, ea, 1);
-    Lmul(p, s->y, eb, 1);
-    for (int a = 0; a < m; a++) {
-        ea[a] -= s->uc0[a];
-        eb[a] -= s->uc0[a] + s->uc1[a];
-        double ed = (eb[a] - ea[a]) / Hp;
-        wa[a] = ea[a]; wa[m + a] = ed;
-        wb[a] = eb[a]; wb[m + a] = ed;
-    }
-    if (p->spec.ede_exact) {
-        /* delta(T^k) = Phi delta + Gam0 w_a + Gam1 (w_b - w_a) */
-        cs_matvec(n, n, p->Phi1, s->delta, d, 0);
-        matvec_acc(n, 2 * m, p->Gam1, wa, d);
-        for (int a = 0; a < 2 * m; a++) wb[a] -= wa[a];
-        matvec_acc(n, 2 * m, p->Gam1 + (size_t)n * 2 * m, wb, d);
-        memcpy(s->delta, d, sizeof(double) * n);
-        return;
-    }
-    const int q = p->spec.ede_steps > 0 ? p->spec.ede_steps : 1;
-    const double h = Hp / q;
-    double *w = p->tmp;
-    for (int j = 0; j < q; j++) {
-        double f = (double)j / q;
-        for (int a = 0; a < 2 * m; a++) w[a] = wa[a] + f * (wb[a] - wa[a]);
-        cs_matvec(n, n, p->M, s->delta, d, 0);
-        matvec_acc(n, 2 * m, p->N, w, d);
-        for (int a = 0; a < n; a++) s->delta[a] += h * d[a];
-    }
-}
-
-/* Step 2 (continuous): yhat(T^k + H) from ytilde. */
-static void extrapolate_continuous(prestep *p, const double *yt, double *yh, double H) {
-    const int n = p->n;
-    if (p->spec.extrap_exact) {
-        cs_matvec(n, n, p->Phi2, yt, yh, 0);
-        for (int a = 0; a < n; a++) yh[a] += p->Gam2[a];
-        return;
-    }
-    const int q = p->spec.extrap_steps > 0 ? p->spec.extrap_steps : 1;
-    const double h = H / q;
-    double *d = p->v3;
-    memcpy(yh, yt, sizeof(double) * n);
-    for (int j = 0; j < q; j++) {
-        cs_matvec(n, n, p->M, yh, d, 0);
-        for (int a = 0; a < n; a++) yh[a] += h * (d[a] + p->cvec[a]);
-    }
-}
-
-/* Step 3 for unit i: s = s* + A^+ (rhs - A s*). x: unknown (mi), rhs (ni), target (mi). */
-static void solve_step3(const prestep *p, int i, const double *A, const double *rhs, const double *target, double *x,
-                        double *scratch) {
-    const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-    const double *Ap = p->Ap + p->pb[i];
-    for (int a = 0; a < ni; a++) {
-        double v = rhs[a];
-        for (int b = 0; b < mi; b++) v -= A[(size_t)a * mi + b] * target[b];
-        scratch[a] = v;
-    }
-    for (int b = 0; b < mi; b++) {
-        double v = target[b];
-        for (int a = 0; a < ni; a++) v += Ap[(size_t)b * ni + a] * scratch[a];
-        x[b] = v;
-    }
-}
-
-size_t cs_prestep_step3_work_size(int ni, int mi) { return cs_pinv_work_size(ni, mi) + (size_t)ni * mi + ni + 1; }
-
-int cs_prestep_step3(int ni, int mi, const double *A, const double *rhs, const double *target, double rtol, double *x,
-                     int *rank, double *work, cs_err *err) {
-    double *Ap = work, *scr = Ap + (size_t)ni * mi, *w = scr + ni;
-    CS_TRY(cs_pinv(ni, mi, A, Ap, rtol, rank, w, err));
-    for (int a = 0; a < ni; a++) {
-        double v = rhs[a];
-        for (int b = 0; b < mi; b++) v -= A[(size_t)a * mi + b] * target[b];
-        scr[a] = v;
-    }
-    for (int b = 0; b < mi; b++) {
-        double v = target[b];
-        for (int a = 0; a < ni; a++) v += Ap[(size_t)b * ni + a] * scr[a];
-        x[b] = v;
-    }
-    return CS_OK;
-}
-
-/* The pre-step input of the continuous version: coefficients c0, c1 (global, m) in s = (t - T)/H. */
-static void mbc_continuous(prestep *p, const double *yh, const double *yt, double H, int modified, double *c0,
-                           double *c1) {
-    const int m = p->m;
-    ps_state *s = &p->st;
-    double *u0 = p->v1, *uh = p->v2, *rhs = p->tmp, *tgt = p->tmp + p->n, *x = tgt + m, *scr = x + m;
-    Lmul(p, s->y, u0, 1);
-    Lmul(p, yh, uh, 1);
-    if (modified) {
-        /* u = L yhat + r: hold L yhat(T^{k+1}) + r, or ramp from L ytilde + r (spec 4.4 [AMB]) */
-        double *ut = p->v3;
-        Lmul(p, yt, ut, 1);
-        for (int a = 0; a < m; a++) {
-            if (p->spec.hold) { c0[a] = uh[a]; c1[a] = 0.0; }
-            else { c0[a] = ut[a]; c1[a] = uh[a] - ut[a]; }
-        }
-        return;
-    }
-    for (int i = 0; i < p->nsub; i++) {
-        const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
-        const double *phA = p->phA + p->pa[i], *phB = p->phB + p->pb[i];
-        for (int a = 0; a < ni; a++) {
-            double v = yh[y0 + a];
-            for (int b = 0; b < ni; b++) v -= phA[(size_t)a * ni + b] * s->y[y0 + b];
-            for (int b = 0; b < mi; b++) v -= phB[(size_t)a * mi + b] * u0[a0 + b];
-            rhs[a] = v;
-        }
-        for (int b = 0; b < mi; b++) tgt[b] = (uh[a0 + b] - u0[a0 + b]) / H;
-        solve_step3(p, i, p->phCD + p->pb[i], rhs, tgt, x, scr);
-        for (int b = 0; b < mi; b++) {
-            if (p->spec.hold) { c0[a0 + b] = u0[a0 + b] + 0.5 * x[b] * H; c1[a0 + b] = 0.0; } /* energy-equivalent */
-            else { c0[a0 + b] = u0[a0 + b]; c1[a0 + b] = x[b] * H; }
-        }
-    }
-}
-
-/* ---------------------------------------------------------------------------------------------- discrete */
-
-/* RLS update with (u^k, y^k) and the IJs Sy = diag(a), Su^- = 0, Su^+ = B (spec 6.4) into the global matrices;
- * eps_SI,global from the a-posteriori one-step predictions (2.92, 2.93). Returns 0 when the identification is
- * usable, 1 when it failed (non-finite parameters or a failed covariance update). */
-/* Places one unit's identified discrete IJs (Sy_i, Su_i^-, Su_i^+) into the global block-diagonal surrogate and
- * returns its one-step prediction ybar_i = Sy_i y_i^{k-1} + Su_i^- u_i^{k-1} + Su_i^+ u_i^k (for eps_SI, §7), shared
- * by the RLS and the MOESP identification. */
-static const double *place_block(prestep *p, const ps_state *s, int y0, int a0, int ni, int mi, const double *Syi,
-                                 const double *Smi, const double *Spi, const double *uk) {
-    const int n = p->n, m = p->m;
-    double *yb = p->v3;
-    for (int a = 0; a < ni; a++) {
-        double v = 0.0;
-        for (int b = 0; b < ni; b++) {
-            p->Sy[(size_t)(y0 + a) * n + y0 + b] = Syi[(size_t)a * ni + b];
-            v += Syi[(size_t)a * ni + b] * s->yprev[y0 + b];
-        }
-        for (int b = 0; b < mi; b++) {
-            p->Su[(size_t)(y0 + a) * m + a0 + b] = Smi[(size_t)a * mi + b];
-            p->Sd[(size_t)(y0 + a) * m + a0 + b] = Spi[(size_t)a * mi + b];
-            v += Spi[(size_t)a * mi + b] * uk[a0 + b] + Smi[(size_t)a * mi + b] * s->uend_prev[a0 + b];
-        }
-        yb[a] = v;
-    }
-    return yb;
-}
-
-static int identify(prestep *p, const double *uk, double *eps_glob) {
-    ps_state *s = &p->st;
-    const int n = p->n, m = p->m;
-    int failed = 0;
-    double e2 = 0.0;
-    memset(p->Sy, 0, sizeof(double) * (size_t)n * n);
-    memset(p->Su, 0, sizeof(double) * (size_t)n * m);
-    memset(p->Sd, 0, sizeof(double) * (size_t)n * m);
-    for (int i = 0; i < p->nsub; i++) {
-        const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
-        cs_err e2rr = {0};
-        if (cs_rls_update(p->rls[i], uk + a0, s->y + y0, NULL, &e2rr)) failed = 1;
-        const int na = p->spec.rls_na, nb = p->spec.rls_nb;
-        cs_rls_get_params(p->rls[i], p->rls_a, p->rls_b);
-        if (!cs_all_finite((size_t)ni * na, p->rls_a) || !cs_all_finite((size_t)ni * mi * nb, p->rls_b)) failed = 1;
-        if (failed) break;
-        if (p->gil) {
-            /* n_a or n_b > 1: Gilbert realization -> thesis-form IJs Sy = C PhiA C^+, Su^- = 0, Su^+ = C PhiB (D = 0,
-             * spec 6.4); eps_SI from the IJ prediction Sy y^{k-1} + Su^+ u^k */
-            cs_gilbert_result g;
-            cs_err ge = {0};
-            double *Syi = p->gij, *Smi = Syi + (size_t)ni * ni, *Spi = Smi + (size_t)ni * mi;
-            if (cs_gilbert_realize(p->gil[i], p->rls_a, p->rls_b, 1e-10, 1e-6, &g, &ge)) { failed = 1; break; }
-            if (g.nx == 0) {
-                memset(Syi, 0, sizeof(double) * ((size_t)ni * ni + 2 * (size_t)ni * mi));
-            } else if (cs_ij_discrete(CS_IJ_THESIS, g.nx, mi, ni, g.A, g.B, g.C, g.D, g.C, g.D, p->spec.rtol, Syi, Smi,
-                                      Spi, p->ijw, &ge)) {
-                failed = 1;
-                break;
-            }
-            if (!cs_all_finite((size_t)ni * ni + 2 * (size_t)ni * mi, Syi)) { failed = 1; break; }
-            const double *yb = place_block(p, s, y0, a0, ni, mi, Syi, Smi, Spi, uk);
-            double e = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
-            e2 += e * e;
-            continue;
-        }
-        double ybar[64], *yb = ni <= 64 ? ybar : p->v3;
-        for (int a = 0; a < ni; a++) {
-            p->Sy[(size_t)(y0 + a) * n + y0 + a] = p->rls_a[a];
-            double v = p->rls_a[a] * s->yprev[y0 + a];
-            for (int b = 0; b < mi; b++) {
-                p->Sd[(size_t)(y0 + a) * m + a0 + b] = p->rls_b[(size_t)a * mi + b];
-                v += p->rls_b[(size_t)a * mi + b] * uk[a0 + b];
-            }
-            yb[a] = v;
-        }
-        double e = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
-        e2 += e * e;
-    }
-    *eps_glob = failed ? NAN : sqrt(e2);
-    return failed;
-}
-
-/* Reset the identifiers after a failure: covariance to P0 I, non-finite parameters to 0. */
-static void rls_recover(prestep *p) {
-    for (int i = 0; i < p->nsub; i++) {
-        const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-        const size_t sa = (size_t)ni * p->spec.rls_na, sb = (size_t)ni * mi * p->spec.rls_nb;
-        cs_rls_get_params(p->rls[i], p->rls_a, p->rls_b);
-        if (!cs_all_finite(sa, p->rls_a) || !cs_all_finite(sb, p->rls_b)) {
-            memset(p->rls_a, 0, sizeof(double) * sa);
-            memset(p->rls_b, 0, sizeof(double) * sb);
-            cs_rls_set_params(p->rls[i], p->rls_a, p->rls_b);
-        }
-        cs_rls_reset(p->rls[i], p->spec.rls_P0);
-    }
-}
-
-/* MOESP-window identification (spec 6.1, 2.2 [EXT]): push (u^k, y^k) once per step k >= 1, fit every window
- * (recursive factor: O(P^3) per fit, no allocation), IJs by the standard-form conversion into the global matrices,
- * eps_SI,global from the a-posteriori one-step predictions Sy y^{k-1} + Su^- u^{k-1} + Su^+ u^k. Returns 0 when the
- * IJs are usable, 1 when a fit failed or gave non-finite IJs, 2 while a window holds too few samples for a fit
- * (the IJs are then zero). */
-static int identify_moesp(prestep *p, const double *uk, long k, double *eps_glob) {
-    ps_state *s = &p->st;
-    const int n = p->n, m = p->m;
-    if (k >= 1 && k > p->moesp_k) {
-        for (int i = 0; i < p->nsub; i++) cs_moesp_push(p->moesp[i], uk + p->uo[i], s->y + p->yo[i]);
-        p->moesp_k = k;
-    }
-    memset(p->Sy, 0, sizeof(double) * (size_t)n * n);
-    memset(p->Su, 0, sizeof(double) * (size_t)n * m);
-    memset(p->Sd, 0, sizeof(double) * (size_t)n * m);
-    memset(p->mpar, 0, sizeof(double) * (size_t)p->nparams);
-    double e2 = 0.0, *par = p->mpar;
-    int status = 0;
-    for (int i = 0; i < p->nsub; i++) {
-        const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
-        double *Syi = par + 1, *Smi = Syi + (size_t)ni * ni, *Spi = Smi + (size_t)ni * mi;
-        par = Spi + (size_t)ni * mi;
-        cs_moesp *w = p->moesp[i];
-        if (cs_moesp_count(w) < cs_moesp_min_samples(w)) { status = status ? status : 2; continue; }
-        cs_moesp_result res;
-        cs_err e = {0};
-        if (cs_moesp_fit_window(w, p->mcfg[i], p->spec.moesp_threshold, &res, &e)) return 1;
-        Syi[-1] = res.n;
-        if (res.n == 0) {
-            memcpy(Spi, res.D, sizeof(double) * (size_t)ni * mi);
-        } else if (cs_ij_discrete(CS_IJ_STANDARD, res.n, mi, ni, res.A, res.B, res.C, res.D, NULL, NULL,
-                                  p->spec.rtol, Syi, Smi, Spi, p->ijw, &e)) {
-            return 1;
-        }
-        if (!cs_all_finite((size_t)ni * ni, Syi) || !cs_all_finite(2 * (size_t)ni * mi, Smi)) return 1;
-        const double *yb = place_block(p, s, y0, a0, ni, mi, Syi, Smi, Spi, uk);
-        double ei = cs_eps_si_update(ni, s->y + y0, yb, s->ymin + y0, s->ymax + y0, 1e-12);
-        e2 += ei * ei;
-    }
-    *eps_glob = status ? NAN : sqrt(e2);
-    return status;
-}
-
-/* Steps 1-3 of the discrete version with the current global Sy, Su (= Su^-), Sd (= Su^+). Returns an error only
- * for a singular I - Su^+ L; *ok = 0 when the pseudo-inverses could not be formed (the step falls back). */
-static int mbc_discrete(prestep *p, const double *uk, int modified, double *c0, int *ok, cs_err *err) {
-    const int n = p->n, m = p->m;
-    ps_state *s = &p->st;
-    double *Mc = p->Mc, *A = p->M, *B = p->w1, *ek = p->v1, *tmp = p->v2;
-    global_mats(p, Mc, A);
-    /* right-hand sides: column 0 the EDE, column 1 the extrapolation */
-    Lmul(p, s->y, ek, 1);
-    for (int a = 0; a < m; a++) ek[a] -= uk[a];
-    const double *ep = s->eps_prev, *ekc = ek;
-    if (p->spec.intermediate_correction) {
-        /* (2.58-2.60): mean of eps(t) over [T^{k-1}, T^k] from int y dt (accept) and the input of that step */
-        double *ly = p->w2, *epc = p->w2 + m, *ekk = p->w2 + 2 * m;
-        const double Hp = s->scal[1];
-        Lmul(p, s->yint, ly, 0);
-        for (int a = 0; a < m; a++) {
-            const double mean = ly[a] / Hp + p->net->r[a] - (s->uc0[a] + 0.5 * s->uc1[a]);
-            s->ecor[a] = mean - 0.5 * (s->eps_prev[a] + ek[a]);
-            epc[a] = s->eps_prev[a] + s->ecor[a];
-            ekk[a] = ek[a] + s->ecor[a];
-        }
-        ep = epc;
-        ekc = ekk;
-    }
-    double *yt = p->yt, *yh = p->yh;
-    for (int a = 0; a < n; a++) {
-        double e = 0.0, x = 0.0;
-        if (p->spec.use_ede) {
-            for (int b = 0; b < n; b++) e += A[(size_t)a * n + b] * s->delta[b];
-            for (int b = 0; b < m; b++)
-                e += p->Su[(size_t)a * m + b] * ep[b] + p->Sd[(size_t)a * m + b] * ekc[b];
-        }
-        B[(size_t)a * 2] = e;
-        (void)x;
-    }
-    if (p->spec.use_ede) {
-        /* solve for delta first: the extrapolation starts from ytilde = y + delta */
-        for (int a = 0; a < n; a++) tmp[a] = B[(size_t)a * 2];
-        int rc = cs_solve(n, 1, Mc, tmp, p->work, p->ipiv, err);
-        if (rc) { cs_err_prefix(err, "pre-step: I - Su^+ L is singular (algebraic loop): "); return rc; }
-        memcpy(s->delta, tmp, sizeof(double) * n);
-    } else {
-        memset(s->delta, 0, sizeof(double) * n);
-    }
-    memcpy(s->eps_prev, ek, sizeof(double) * m);
-    for (int a = 0; a < n; a++) yt[a] = s->y[a] + s->delta[a];
-    for (int a = 0; a < n; a++) {
-        double v = 0.0;
-        for (int b = 0; b < n; b++) v += A[(size_t)a * n + b] * yt[b];
-        for (int b = 0; b < m; b++) v += (p->Su[(size_t)a * m + b] + p->Sd[(size_t)a * m + b]) * p->net->r[b];
-        yh[a] = v;
-    }
-    int rc = cs_solve(n, 1, Mc, yh, p->work, p->ipiv, err);
-    if (rc) { cs_err_prefix(err, "pre-step: I - Su^+ L is singular (algebraic loop): "); return rc; }
-    double *uh = p->v3;
-    Lmul(p, yh, uh, 1);
-    *ok = cs_all_finite((size_t)n, yh);
-    if (modified || !*ok) {
-        memcpy(c0, uh, sizeof(double) * m);
-        return CS_OK;
-    }
-    double *rhs = p->tmp, *x = rhs + n, *scr = x + m, *Ai = scr + n;
-    for (int i = 0; i < p->nsub; i++) {
-        const int y0 = p->yo[i], ni = p->yo[i + 1] - y0, a0 = p->uo[i], mi = p->uo[i + 1] - a0;
-        for (int a = 0; a < ni; a++) {
-            double v = yh[y0 + a];
-            for (int b = 0; b < ni; b++) v -= p->Sy[(size_t)(y0 + a) * n + y0 + b] * s->y[y0 + b];
-            for (int b = 0; b < mi; b++) {
-                v -= p->Su[(size_t)(y0 + a) * m + a0 + b] * uk[a0 + b];
-                Ai[(size_t)a * mi + b] = p->Sd[(size_t)(y0 + a) * m + a0 + b];
-            }
-            rhs[a] = v;
-        }
-        if (p->spec.ij_source != CS_PRESTEP_IJ_GIVEN || !p->given_pinv_ready) {
-            cs_err e2 = {0};
-            if (unit_pinv_step(p, i, Ai, &e2)) { *ok = 0; memcpy(c0, uh, sizeof(double) * m); return CS_OK; }
-        }
-        solve_step3(p, i, Ai, rhs, uh + a0, x, scr);
-        memcpy(c0 + a0, x, sizeof(double) * mi);
-    }
-    if (p->spec.ij_source == CS_PRESTEP_IJ_GIVEN) p->given_pinv_ready = 1;
-    *ok = cs_all_finite((size_t)m, c0);
-    if (!*ok) memcpy(c0, uh, sizeof(double) * m);
-    return CS_OK;
-}
-
 /* ---------------------------------------------------------------------------------------------- coupling ops */
 
 static void log_step(prestep *p, int phase, double eps) {
@@ -639,16 +74,7 @@ static void log_step(prestep *p, int phase, double eps) {
     if (k >= p->logcap) return;
     p->lphase[k] = (unsigned char)phase;
     p->leps[k] = eps;
-    if (p->nparams && p->moesp) {
-        memcpy(p->lpar + (size_t)k * p->nparams, p->mpar, sizeof(double) * (size_t)p->nparams);
-    } else if (p->nparams) {
-        double *par = p->lpar + (size_t)k * p->nparams;
-        for (int i = 0; i < p->nsub; i++) {
-            const int ni = p->yo[i + 1] - p->yo[i], mi = p->uo[i + 1] - p->uo[i];
-            cs_rls_get_params(p->rls[i], par, par + (size_t)ni * p->spec.rls_na);
-            par += (size_t)ni * p->spec.rls_na + (size_t)ni * mi * p->spec.rls_nb;
-        }
-    }
+    if (p->nparams && p->ij->log_params) p->ij->log_params(p, p->lpar + (size_t)k * p->nparams);
     memcpy(p->ldel + (size_t)k * p->n, s->delta, sizeof(double) * p->n);
     for (int a = 0; a < p->m; a++) p->lu[(size_t)k * p->m + a] = s->nc0[a] + s->nc1[a];
     memcpy(p->lrank + (size_t)k * p->nsub, p->rank, sizeof(int) * p->nsub);
@@ -683,11 +109,11 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     if (p->spec.intermediate_correction) memset(s->ecor, 0, sizeof(double) * m);
     /* signal-based candidate (ZOH, or FOH as a ramp through the last two macro points) */
     double *sb0 = p->sb, *sb1 = p->sb + m;
-    Lmul(p, s->y, sb0, 1);
+    cs_network_apply(p->net, s->y, 1, sb0);
     if (p->spec.sbc_foh && k >= 1) {
-        Lmul(p, s->yprev, sb1, 0);
+        cs_network_apply(p->net, s->yprev, 0, sb1);
         double *ly = p->v3;
-        Lmul(p, s->y, ly, 0);
+        cs_network_apply(p->net, s->y, 0, ly);
         for (int a = 0; a < m; a++) sb1[a] = (ly[a] - sb1[a]) * (H / Hp);
     } else {
         memset(sb1, 0, sizeof(double) * m);
@@ -700,11 +126,10 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     double eps = 0.0;
     const int identified = p->spec.ij_source != CS_PRESTEP_IJ_GIVEN;
     const int learning = T < p->spec.time_learning - 1e-12 * H;
-    if (p->spec.ij_source == CS_PRESTEP_IJ_RLS) {
-        if (identify(p, uk, &eps)) { ij_ok = 0; rls_recover(p); }
-    } else if (identified) {
+    if (p->ij->identify) {
         /* a window still filling during the learning phase is no failure: its IJs are not used there */
-        int st = identify_moesp(p, uk, k, &eps);
+        int st = p->ij->identify(p, uk, k, &eps);
+        if (st == 1 && p->ij->recover) p->ij->recover(p);
         if (st == 1 || (st == 2 && !learning)) ij_ok = 0;
     }
     double *c0 = s->nc0, *c1 = s->nc1;
@@ -713,24 +138,10 @@ static int ps_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *e
     else if (learning) phase = CS_PHASE_LEARNING;
     else if (identified && eps >= p->spec.th_sbc) phase = CS_PHASE_SBC;
     else if (p->spec.modified || (identified && eps >= p->spec.th_mod)) phase = CS_PHASE_MOD;
-    if (p->spec.variant == CS_PRESTEP_CONTINUOUS) {
-        /* matrices for the nominal step (H itself varies in its last bits on a uniform grid); a shortened or
-         * irregular step recomputes them */
-        const double Hm = Hnom > 0.0 ? Hnom : H;
-        if (fabs(Hm - p->Hc) > 1e-12 * Hm) CS_TRY(prepare_continuous(p, Hm, err));
-        if (p->spec.use_ede && k >= 1) ede_continuous(p, Hp);
-        else if (!p->spec.use_ede) memset(s->delta, 0, sizeof(double) * n);
-        for (int a = 0; a < n; a++) p->yt[a] = s->y[a] + s->delta[a];
-        extrapolate_continuous(p, p->yt, p->yh, H);
-        if (phase == CS_PHASE_MBC || phase == CS_PHASE_MOD)
-            mbc_continuous(p, p->yh, p->yt, H, phase == CS_PHASE_MOD, c0, c1);
-        ok = cs_all_finite((size_t)m, c0) && cs_all_finite((size_t)m, c1);
-    } else {
-        memset(c1, 0, sizeof(double) * m);
-        if (ij_ok && k >= 1) CS_TRY(mbc_discrete(p, uk, phase == CS_PHASE_MOD, c0, &ok, err));
-        else if (!ij_ok) memset(s->delta, 0, sizeof(double) * n);
-        if (k == 0) ok = 0;        /* no u^k, y^{k-1} yet: the first step is signal-based */
-    }
+    if (p->spec.variant == CS_PRESTEP_CONTINUOUS)
+        CS_TRY(cs_ps_continuous_predict(p, H, Hnom, Hp, k, phase, c0, c1, &ok, err));
+    else
+        CS_TRY(cs_ps_discrete_predict(p, uk, k, ij_ok, phase, c0, c1, &ok, err));
     if (!ok && (phase == CS_PHASE_MBC || phase == CS_PHASE_MOD)) phase = k == 0 ? CS_PHASE_LEARNING : CS_PHASE_FALLBACK;
     if (phase != CS_PHASE_MBC && phase != CS_PHASE_MOD) {
         memcpy(c0, sb0, sizeof(double) * m);
@@ -774,15 +185,11 @@ static int ps_accept(cs_coupling *c, double T1, const double *y, const double *y
     if (s->scal[0] < 0.0) { /* initial outputs */
         memcpy(s->y, y, sizeof(double) * n);
         memcpy(s->yprev, y, sizeof(double) * n);
-        Lmul(p, y, s->uc0, 1);
+        cs_network_apply(p->net, y, 1, s->uc0);
         memset(s->uc1, 0, sizeof(double) * m);
         memcpy(s->uend_prev, s->uc0, sizeof(double) * m);
         s->scal[0] = 0.0;
-        if (p->spec.ij_source == CS_PRESTEP_IJ_RLS) {
-            /* the first sample fills the identifiers' history (y^0; u^0 = L y^0 + r is never regressed on) */
-            double e;
-            (void)identify(p, s->uc0, &e);
-        }
+        if (p->ij->initial_sample) p->ij->initial_sample(p, s->uc0);
         return CS_OK;
     }
     if (p->spec.intermediate_correction) output_integrals(p, T1, y);
@@ -901,10 +308,12 @@ int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_
     prestep *p = calloc(1, sizeof *p);
     if (!c || !p) { free(c); free(p); return cs_fail(err, CS_ERR_NOMEM, "pre-step: out of memory"); }
     c->ops = &PRESTEP_OPS;
+    c->kind = CS_CPL_KIND_PRESTEP;
     c->content = p;
     p->net = net;
     p->units = units;
     p->spec = *spec;
+    p->ij = cs_ps_ij_source(spec->ij_source);
     p->spec.intermediate_correction = spec->intermediate_correction ? 1 : 0;
     p->spec.Sy = p->spec.Su = p->spec.Sd = NULL;
     p->spec.rls_a0 = p->spec.rls_b0 = NULL;
@@ -1075,13 +484,13 @@ int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_
     }
     for (int i = 0; p->spec.intermediate_correction && units && i < ns; i++) {
         cs_unit *u = units[i];
-        if (u && u->ops->set_trace) {
-            int rc = u->ops->set_trace(u, 1, err);
+        if (u) {
+            int rc = cs_unit_set_trace(u, 1, err);
             if (rc) { cs_coupling_destroy(c); return rc; }
         }
     }
     if (spec->variant == CS_PRESTEP_CONTINUOUS) {
-        int rc = prepare_continuous(p, H, err);
+        int rc = cs_ps_prepare_continuous(p, H, err);
         if (rc) { cs_coupling_destroy(c); return rc; }
     }
     *out = c;
@@ -1092,7 +501,7 @@ nomem:
 }
 
 int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err) {
-    if (!c || c->ops != &PRESTEP_OPS) return cs_fail(err, CS_ERR_ARG, "coupling: not a pre-step coupling");
+    if (!c || c->kind != CS_CPL_KIND_PRESTEP) return cs_fail(err, CS_ERR_ARG, "coupling: not a pre-step coupling");
     const prestep *p = c->content;
     long k = (long)p->st.scal[2];
     *log = (cs_prestep_log){.n = k < p->logcap ? k : p->logcap, .nparams = p->nparams, .ny = p->n, .nu = p->m,

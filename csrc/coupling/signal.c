@@ -79,29 +79,34 @@ static int uniform(const signal_coupling *s, int n, double Hnom) {
     return 1;
 }
 
+/* Weights on the actual sample times (a non-uniform grid, or a degree set for this step); with `interpolate` the
+ * newest sample is T + H (Gauss-Seidel: the source unit has reached T_{N+1}). */
+static int weights_on_times(signal_coupling *s, const cs_approx_spec *sp, int interpolate, int navail, double T,
+                            double H, const cs_approx_weights **W, cs_err *err) {
+    cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
+    double Ti[CS_MAXHIST];
+    const double *Tv = s->hT;
+    if (interpolate) {
+        Ti[0] = T + H;
+        memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
+        Tv = Ti;
+    }
+    *W = tmp;
+    return cs_approx_weights_compute(sp, interpolate, navail, Tv, T, H, tmp, err);
+}
+
 static int weights(signal_coupling *s, int interpolate, double T, double H, double Hnom,
                    const cs_approx_weights **W, cs_err *err) {
-    int need = s->need;
+    int navail = interpolate ? s->nhist + 1 : s->nhist;
+    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     if (s->kappa_set) {
         /* degree κ set by an adaptive step controller: Lagrange of degree κ on the actual (non-uniform) times,
          * reduced while the history is short (the fixed-degree path below is not used, so its numbers stay as
          * they are) */
         cs_approx_spec sp = {CS_APPROX_LAGRANGE, s->kappa};
-        cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
-        int navail = interpolate ? s->nhist + 1 : s->nhist;
-        if (navail > CS_MAXHIST) navail = CS_MAXHIST;
-        double Ti[CS_MAXHIST];
-        const double *Tv = s->hT;
-        if (interpolate) {
-            Ti[0] = T + H;
-            memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
-            Tv = Ti;
-        }
-        *W = tmp;
-        return cs_approx_weights_compute(&sp, interpolate, navail, Tv, T, H, tmp, err);
+        return weights_on_times(s, &sp, interpolate, navail, T, H, W, err);
     }
-    int navail = interpolate ? s->nhist + 1 : s->nhist;
-    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+    int need = s->need;
     int n = navail < need ? navail : need;          /* samples the weights read */
     if (uniform(s, interpolate ? n - 1 : n, Hnom)) {
         if (Hnom != s->cache_H) {
@@ -120,16 +125,7 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
         }
         return CS_OK;
     }
-    cs_approx_weights *tmp = interpolate ? &s->wint_tmp : &s->wext_tmp;
-    *W = tmp;
-    double Ti[CS_MAXHIST];
-    const double *Tv = s->hT;
-    if (interpolate) {
-        Ti[0] = T + H;
-        memcpy(Ti + 1, s->hT, sizeof(double) * (CS_MAXHIST - 1));
-        Tv = Ti;
-    }
-    return cs_approx_weights_compute(&s->spec, interpolate, navail, Tv, T, H, tmp, err);
+    return weights_on_times(s, &s->spec, interpolate, navail, T, H, W, err);
 }
 
 static void build_input(signal_coupling *s, int i);
@@ -219,11 +215,7 @@ static void build_all_extrapolated(signal_coupling *s) {
         s->cont[i] = (unsigned char)cont;
     }
     if (dext == 0) { /* constant inputs: u = L ỹ(T_N) + r */
-        for (int a = 0; a < net->nu; a++) {
-            double c0 = r[a];
-            for (int k = rowptr[a]; k < rowptr[a + 1]; k++) c0 += gain[k] * cext[(size_t)col[k] * NC];
-            coef[pos[a]] = c0;
-        }
+        for (int a = 0; a < net->nu; a++) coef[pos[a]] = cs_network_row(net, cext, NC, a, r[a]);
         return;
     }
     for (int a = 0; a < net->nu; a++) {
@@ -418,12 +410,7 @@ static int sig_comparative(cs_coupling *c, int mode, int kappa, const cs_input *
             lw[q] = p;
         }
         for (int m = 0; m < NC; m++) L[m] = 0.0;
-        L[0] = 1.0;
-        for (int i = 0; i < k; i++) { /* L <- L (s - sv_i) / (1 - sv_i) */
-            double z = sv[i], d = 1.0 - z;
-            for (int m = i + 1; m >= 1; m--) L[m] = (L[m - 1] - z * L[m]) / d;
-            L[0] = -z * L[0] / d;
-        }
+        cs_lagrange_end_basis(k, sv, L);
         for (int j = 0; j < net->ny; j++) {
             const double *h = s->hv + (size_t)j * NV, *ce = s->cext + (size_t)j * NC;
             double *ch = s->chat + (size_t)j * NC;
@@ -440,6 +427,14 @@ static int sig_comparative(cs_coupling *c, int mode, int kappa, const cs_input *
     return CS_OK;
 }
 
+static int sig_set_history_depth(cs_coupling *c, int depth, cs_err *err) {
+    signal_coupling *s = c->content;
+    if (s->nhist > 0) return cs_fail(err, CS_ERR_ARG, "coupling: set the history depth before the first accept");
+    if (depth > CS_MAXHIST) depth = CS_MAXHIST;
+    if (depth > s->depth) s->depth = depth;
+    return CS_OK;
+}
+
 static const cs_coupling_ops SIGNAL_OPS = {
     .predict = sig_predict,
     .input = sig_input,
@@ -453,6 +448,7 @@ static const cs_coupling_ops SIGNAL_OPS = {
     .destroy = sig_destroy,
     .set_degree = sig_set_degree,
     .comparative = sig_comparative,
+    .set_history_depth = sig_set_history_depth,
 };
 
 int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec, int rates_lagged, cs_coupling **out,
@@ -505,17 +501,5 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
 }
 
 int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err) {
-    if (c->ops != &SIGNAL_OPS)
-        return cs_fail(err, CS_ERR_ARG, "coupling: the history depth is a property of the signal-based coupling");
-    signal_coupling *s = c->content;
-    if (s->nhist > 0) return cs_fail(err, CS_ERR_ARG, "coupling: set the history depth before the first accept");
-    if (depth > CS_MAXHIST) depth = CS_MAXHIST;
-    if (depth > s->depth) s->depth = depth;
-    return CS_OK;
-}
-
-void cs_coupling_destroy(cs_coupling *c) {
-    if (!c) return;
-    if (c->ops && c->ops->destroy) c->ops->destroy(c);
-    free(c);
+    return cs_coupling_set_history_depth(c, depth, err);
 }

@@ -13,7 +13,8 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
                               cs_err *err);
 
 /* Keep at least `depth` samples of history (<= CS_MAXHIST), e.g. for the comparative polynomials of degree κ_max+1
- * of Kraft's estimators; call before the first accept. */
+ * of Kraft's estimators; call before the first accept. The old name of cs_coupling_set_history_depth (which also
+ * reaches a signal coupling through the couplings that wrap it). */
 int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* Smoothing of the switch between old and new input: see coupling/smooth.h (moshagen §2.2.5). */
 #include "coupling/smooth.h"
+#include "coupling/wrap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,7 @@ typedef struct smooth_coupling {
 } smooth_coupling;
 
 typedef struct smooth_snapshot {
-    void *inner;
-    void (*inner_destroy)(void *);
+    cs_wrap_snapshot head;         /* the inner coupling's */
     double *prevc;                 /* NC * nu */
     double *meta;                  /* per unit T, H, deg, valid */
     int nsub;
@@ -69,15 +69,10 @@ static int smooth_eval(const cs_input *in, double t, double *u, double *udot) {
     return 0;
 }
 
-static int sm_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
-    smooth_coupling *m = c->content;
-    return m->inner->ops->predict(m->inner, T, H, Hnom, err);
-}
-
 static const cs_input *sm_input(cs_coupling *c, int i) {
     smooth_coupling *m = c->content;
     smooth_unit *su = &m->su[i];
-    const cs_input *src = m->inner->ops->input(m->inner, i);
+    const cs_input *src = cs_coupling_input(m->inner, i);
     su->smoothed = 0;
     if (src->eval) { su->cur.valid = 0; return src; }   /* not a polynomial: passed through unsmoothed */
     const int nu = src->nu;
@@ -127,12 +122,7 @@ static const cs_input *sm_input(cs_coupling *c, int i) {
 static int sm_continuity(const cs_coupling *c, int i) {
     const smooth_coupling *m = c->content;
     if (m->su[i].smoothed) return CS_INPUT_C1;
-    return m->inner->ops->continuity ? m->inner->ops->continuity(m->inner, i) : CS_INPUT_JUMPS;
-}
-
-static int sm_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
-    smooth_coupling *m = c->content;
-    return m->inner->ops->on_unit_done ? m->inner->ops->on_unit_done(m->inner, i, T1, y_i, ydot_i, err) : CS_OK;
+    return cs_coupling_continuity(m->inner, i);
 }
 
 static int sm_accept(cs_coupling *c, double T1, const double *y, const double *ydot, cs_err *err) {
@@ -145,13 +135,13 @@ static int sm_accept(cs_coupling *c, double T1, const double *y, const double *y
         su->cur.c = tmp;
         su->cur.valid = 0;
     }
-    return m->inner->ops->accept(m->inner, T1, y, ydot, err);
+    return cs_coupling_accept(m->inner, T1, y, ydot, err);
 }
 
 static void sm_snapshot_destroy(void *snap) {
     smooth_snapshot *p = snap;
     if (!p) return;
-    if (p->inner) p->inner_destroy(p->inner);
+    cs_wrap_snapshot_close(&p->head);
     free(p->prevc);
     free(p->meta);
     free(p);
@@ -164,9 +154,7 @@ static void *sm_snapshot_create(cs_coupling *c) {
     p->nsub = m->net->nsub;
     p->prevc = calloc(m->ncoef + 1, sizeof(double));
     p->meta = calloc((size_t)4 * p->nsub + 1, sizeof(double));
-    p->inner = m->inner->ops->snapshot_create(m->inner);
-    p->inner_destroy = m->inner->ops->snapshot_destroy;
-    if (!p->prevc || !p->meta || !p->inner) { sm_snapshot_destroy(p); return NULL; }
+    if (!cs_wrap_snapshot_open(&p->head, c) || !p->prevc || !p->meta) { sm_snapshot_destroy(p); return NULL; }
     return p;
 }
 
@@ -184,7 +172,7 @@ static void sm_save(cs_coupling *c, void *snap) {
         p->meta[4 * i + 2] = su->prev.deg;
         p->meta[4 * i + 3] = su->prev.valid;
     }
-    m->inner->ops->save(m->inner, p->inner);
+    cs_wrap_save(c, &p->head);
 }
 
 static void sm_restore(cs_coupling *c, const void *snap) {
@@ -202,7 +190,7 @@ static void sm_restore(cs_coupling *c, const void *snap) {
         su->prev.valid = (int)p->meta[4 * i + 3];
         su->cur.valid = 0;
     }
-    m->inner->ops->restore(m->inner, p->inner);
+    cs_wrap_restore(c, &p->head);
 }
 
 static void sm_destroy(cs_coupling *c) {
@@ -216,9 +204,9 @@ static void sm_destroy(cs_coupling *c) {
 }
 
 static const cs_coupling_ops SMOOTH_OPS = {
-    .predict = sm_predict,
+    .predict = cs_wrap_predict,
     .input = sm_input,
-    .on_unit_done = sm_on_unit_done,
+    .on_unit_done = cs_wrap_on_unit_done,
     .accept = sm_accept,
     .continuity = sm_continuity,
     .snapshot_create = sm_snapshot_create,
@@ -226,6 +214,7 @@ static const cs_coupling_ops SMOOTH_OPS = {
     .restore = sm_restore,
     .snapshot_destroy = sm_snapshot_destroy,
     .destroy = sm_destroy,
+    .set_history_depth = cs_wrap_set_history_depth,
 };
 
 int cs_smooth_coupling_create(cs_coupling *inner, const cs_network *net, cs_coupling **out, cs_err *err) {
@@ -234,10 +223,8 @@ int cs_smooth_coupling_create(cs_coupling *inner, const cs_network *net, cs_coup
     cs_coupling *c = calloc(1, sizeof *c);
     smooth_coupling *m = calloc(1, sizeof *m);
     if (!c || !m) { free(c); free(m); cs_coupling_destroy(inner); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
-    c->ops = &SMOOTH_OPS;
-    c->content = m;
-    c->needs_rates = inner->needs_rates;
-    c->rates_lagged = inner->rates_lagged;
+    cs_wrap_init(c, &SMOOTH_OPS, m, inner);
+    c->kind = CS_CPL_KIND_SMOOTH;
     m->inner = inner;
     m->net = net;
     m->ncoef = (size_t)NC * net->nu;

@@ -44,7 +44,7 @@ void cs_algorithm_get_timing(const cs_algorithm *a, cs_algorithm_timing *t) { *t
 /* The network evaluates outputs through the units (cs_outputs). */
 static int outs_eval(void *ctx, int i, double t, const double *u_i, double *y_i, cs_err *err) {
     cs_unit *u = ((cs_algorithm *)ctx)->cfg.units[i];
-    return u->ops->get_outputs(u, t, u_i, y_i, err);
+    return cs_unit_get_outputs(u, t, u_i, y_i, err);
 }
 
 static int outs_jac(void *ctx, int i, double t, const double *u_i, double *G, cs_err *err) {
@@ -56,11 +56,11 @@ void cs_algorithm_destroy(cs_algorithm *a) {
     if (!a) return;
     if (a->usnap)
         for (int i = 0; i < a->cfg.nsub; i++)
-            if (a->usnap[i]) a->cfg.units[i]->ops->snapshot_destroy(a->usnap[i]);
-    if (a->csnap) a->cfg.coupling->ops->snapshot_destroy(a->csnap);
+            cs_unit_snapshot_destroy(a->cfg.units[i], a->usnap[i]);
+    cs_coupling_snapshot_destroy(a->cfg.coupling, a->csnap);
     for (int i = 0; i < a->cfg.nsub; i++) {
-        if (a->dpre && a->dpre[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpre[i]);
-        if (a->dpost && a->dpost[i]) a->cfg.units[i]->ops->snapshot_destroy(a->dpost[i]);
+        if (a->dpre && a->dpre[i]) cs_unit_snapshot_destroy(a->cfg.units[i], a->dpre[i]);
+        if (a->dpost && a->dpost[i]) cs_unit_snapshot_destroy(a->cfg.units[i], a->dpost[i]);
     }
     free(a->dpre); free(a->dpost); free(a->used); free(a->xs); free(a->xp); free(a->yd); free(a->ud);
     free(a->usnap);
@@ -107,9 +107,9 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     if (cfg->x0) memcpy(a->x0, cfg->x0, sizeof(double) * a->nx);
     if (cfg->controller->may_reject || (cfg->estimator && cfg->estimator->needs_snapshot)) {
         a->usnap = calloc((size_t)cfg->nsub, sizeof(void *));
-        a->csnap = cfg->coupling->ops->snapshot_create(cfg->coupling);
+        a->csnap = cs_coupling_snapshot_create(cfg->coupling);
         int ok = a->usnap && a->csnap;
-        for (int i = 0; ok && i < cfg->nsub; i++) ok = (a->usnap[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i])) != NULL;
+        for (int i = 0; ok && i < cfg->nsub; i++) ok = (a->usnap[i] = cs_unit_snapshot_create(cfg->units[i])) != NULL;
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
     }
     a->used = calloc((size_t)cfg->nsub, sizeof(cs_input *));
@@ -132,8 +132,8 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
         a->ud = calloc(nu, sizeof(double));
         int ok = a->dpre && a->dpost && a->yd && a->ud;
         for (int i = 0; ok && i < cfg->nsub; i++)
-            ok = (a->dpre[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i])) &&
-                 (a->dpost[i] = cfg->units[i]->ops->snapshot_create(cfg->units[i]));
+            ok = (a->dpre[i] = cs_unit_snapshot_create(cfg->units[i])) &&
+                 (a->dpost[i] = cs_unit_snapshot_create(cfg->units[i]));
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (dense output)"); }
     }
     a->kout = 1;
@@ -147,7 +147,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     static const double no_state = 0.0;   /* what an inaccessible state reads as (recorded as 0, never diverges) */
     for (int i = 0, q = 0; i < cfg->nsub; i++) {
         cs_unit *u = cfg->units[i];
-        a->xs[i] = (cs_states_ref){u->ops->states ? u->ops->states(u) : NULL, u->nx};
+        a->xs[i] = (cs_states_ref){cs_unit_states(u), u->nx};
         for (int k = 0; k < u->nx; k++) a->xp[q++] = a->xs[i].x ? &a->xs[i].x[k] : &no_state;
     }
     a->view = (cs_run_view){.nsub = cfg->nsub, .units = cfg->units, .xs = a->xs, .xp = a->xp, .nx = a->nx,
@@ -226,10 +226,10 @@ static int rates(cs_algorithm *a, double t, const double *uu, const double *udot
     const cs_network *net = a->cfg.net;
     for (int i = 0; i < a->cfg.nsub; i++) {
         cs_unit *u = a->cfg.units[i];
-        if (!u->ops->output_rates)
+        if (!cs_unit_has_output_rates(u))
             return cs_fail(err, CS_ERR_ARG, "unit %s: no output derivatives (needed by the Hermite approximation)",
                            u->name);
-        CS_TRY(u->ops->output_rates(u, t, uu + net->uoff[i], udot + net->uoff[i], ydot + net->yoff[i], err));
+        CS_TRY(cs_unit_output_rates(u, t, uu + net->uoff[i], udot + net->uoff[i], ydot + net->yoff[i], err));
     }
     return CS_OK;
 }
@@ -274,12 +274,12 @@ static int dense_output(cs_algorithm *a, double T, double T1, cs_err *err) {
         double t = c->t_out[a->kout];
         for (int i = 0; i < c->nsub && !rc; i++) {
             cs_unit *u = c->units[i];
-            if (!moved) u->ops->save_state(u, a->dpost[i]);
-            u->ops->restore_state(u, a->dpre[i]);
+            if (!moved) cs_unit_save_state(u, a->dpost[i]);
+            cs_unit_restore_state(u, a->dpre[i]);
             rc = cs_unit_do_step(u, T, t - T, a->used[i], CS_RESTART, err);
             if (!rc) {
                 cs_input_eval(a->used[i], t, a->ud + net->uoff[i]);
-                rc = u->ops->get_outputs(u, t, a->ud + net->uoff[i], a->yd + net->yoff[i], err);
+                rc = cs_unit_get_outputs(u, t, a->ud + net->uoff[i], a->yd + net->yoff[i], err);
             }
         }
         moved = 1;
@@ -295,7 +295,7 @@ static int dense_output(cs_algorithm *a, double T, double T1, cs_err *err) {
         if (rc) break;
     }
     if (moved)
-        for (int i = 0; i < c->nsub; i++) c->units[i]->ops->restore_state(c->units[i], a->dpost[i]);
+        for (int i = 0; i < c->nsub; i++) cs_unit_restore_state(c->units[i], a->dpost[i]);
     if (rc) return rc;
     if (a->kout < c->nout && c->t_out[a->kout] <= T1 + tol) {
         cs_run_view v;
@@ -312,7 +312,7 @@ int cs_algorithm_initialize(cs_algorithm *a, cs_err *err) {
     const double *x = a->x0;
     for (int i = 0; i < c->nsub; i++) {
         cs_unit *u = c->units[i];
-        CS_TRY(u->ops->set_state(u, c->t0, x, err));
+        CS_TRY(cs_unit_set_state(u, c->t0, x, err));
         x += u->nx;
     }
     a->T = c->t0;
@@ -322,7 +322,7 @@ int cs_algorithm_initialize(cs_algorithm *a, cs_err *err) {
     if (rc) { cs_err_prefix(err, "initial coupling values at t = %.10g: ", c->t0); return rc; }
     if (c->coupling->needs_rates) CS_TRY(rates(a, c->t0, a->u, a->zero, a->ydot, err));
     CS_TRY(check_divergence(a, c->t0, a->y, err));
-    CS_TRY(c->coupling->ops->accept(c->coupling, c->t0, a->y, c->coupling->needs_rates ? a->ydot : NULL, err));
+    CS_TRY(cs_coupling_accept(c->coupling, c->t0, a->y, c->coupling->needs_rates ? a->ydot : NULL, err));
     a->initialized = 1;
     return observe(a, 1, err);
 }
@@ -331,10 +331,10 @@ static void save(cs_algorithm *a) {
     double t0 = clk(a);
     for (int i = 0; i < a->cfg.nsub; i++) {
         double ti = clk(a);
-        a->cfg.units[i]->ops->save_state(a->cfg.units[i], a->usnap[i]);
+        cs_unit_save_state(a->cfg.units[i], a->usnap[i]);
         if (a->cfg.timing) a->cfg.units[i]->save_wall += clk(a) - ti;
     }
-    a->cfg.coupling->ops->save(a->cfg.coupling, a->csnap);
+    cs_coupling_save(a->cfg.coupling, a->csnap);
     if (a->cfg.timing) a->timing.save += clk(a) - t0;
 }
 
@@ -342,10 +342,10 @@ static void restore(cs_algorithm *a) {
     double t0 = clk(a);
     for (int i = 0; i < a->cfg.nsub; i++) {
         double ti = clk(a);
-        a->cfg.units[i]->ops->restore_state(a->cfg.units[i], a->usnap[i]);
+        cs_unit_restore_state(a->cfg.units[i], a->usnap[i]);
         if (a->cfg.timing) a->cfg.units[i]->save_wall += clk(a) - ti;
     }
-    a->cfg.coupling->ops->restore(a->cfg.coupling, a->csnap);
+    cs_coupling_restore(a->cfg.coupling, a->csnap);
     if (a->cfg.timing) a->timing.save += clk(a) - t0;
 }
 
@@ -361,7 +361,7 @@ static int update(cs_algorithm *a, double T1, cs_err *err) {
          * u): outputs with the inputs the units ended the step with, then u = L y + r */
         for (int i = 0; i < c->nsub && !rc; i++) {
             cs_unit *u = c->units[i];
-            rc = u->ops->get_outputs(u, T1, a->uend + net->uoff[i], a->ynew + net->yoff[i], err);
+            rc = cs_unit_get_outputs(u, T1, a->uend + net->uoff[i], a->ynew + net->yoff[i], err);
         }
         if (!rc) cs_network_inputs(net, a->ynew, a->unew);
     }
@@ -398,15 +398,15 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
     const double T = a->T;
     const int dense = c->nout > 0 && a->kout < c->nout && c->t_out[a->kout] <= p.T1 + 1e-9 * p.H;
     if (dense)
-        for (int i = 0; i < c->nsub; i++) c->units[i]->ops->save_state(c->units[i], a->dpre[i]);
+        for (int i = 0; i < c->nsub; i++) cs_unit_save_state(c->units[i], a->dpre[i]);
     for (;;) {
         if (a->usnap) save(a);
         a->ctx.step = a->steps;
         a->ctx.first = a->steps == 0;
-        if (p.kappa >= 0 && cpl->ops->set_degree) CS_TRY(cpl->ops->set_degree(cpl, p.kappa, err));
+        if (p.kappa >= 0) CS_TRY(cs_coupling_set_degree(cpl, p.kappa, err));
         double tk0 = 0.0, tk1 = 0.0, tk2 = 0.0;
         if (c->timing) tk0 = clock_now();
-        CS_TRY(cpl->ops->predict(cpl, p.T, p.H, p.Hnom, err));
+        CS_TRY(cs_coupling_predict(cpl, p.T, p.H, p.Hnom, err));
         if (c->timing) tk1 = clock_now();
         int rcs = c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err);
         if (rcs == CS_ERR_CONVERGENCE && a->usnap && ctl->ops->retry && ctl->ops->retry(ctl, &p)) {
@@ -437,7 +437,7 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
     }
     const double ta0 = c->timing ? clock_now() : 0.0;
     CS_TRY(check_divergence(a, p.T1, a->ynew, err));
-    CS_TRY(cpl->ops->accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
+    CS_TRY(cs_coupling_accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
     if (c->estimator && c->estimator->ops->commit) c->estimator->ops->commit(c->estimator, &a->ev);
     if (c->timing) a->timing.interface += clk(a) - ta0;
     ctl->ops->commit(ctl, &p);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/kraft_pool.h"
 #include "coupling/signal.h"
+#include "coupling/smooth.h"
 #include "models/composite.h"
 #include "units/model_unit.h"
 
@@ -28,32 +28,17 @@ void cs_run_destroy(cs_run *r) {
     free(r);
 }
 
-/* The network over models (sizes, feed-through, linearity from the models). */
-static int model_network(cs_network *net, int n, cs_model **m, int nconn, const int *ci, const int *co,
-                         const double *g, const double *r, cs_err *err) {
-    int *nu = malloc(sizeof(int) * (size_t)n), *ny = malloc(sizeof(int) * (size_t)n);
-    int *ft = malloc(sizeof(int) * (size_t)n), *lin = malloc(sizeof(int) * (size_t)n);
-    int rc;
-    if (!nu || !ny || !ft || !lin) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
-    else {
-        for (int i = 0; i < n; i++) { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = m[i]->D != NULL; }
-        rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
-    }
-    free(nu); free(ny); free(ft); free(lin);
-    return rc;
-}
-
-/* The network over prebuilt units and models (cfg.units): sizes, feed-through and linearity from the units where
- * given, else from the models. */
-static int mixed_network(cs_network *net, int n, cs_model **m, cs_unit **un, int nconn, const int *ci, const int *co,
-                         const double *g, const double *r, cs_err *err) {
+/* The network over prebuilt units (un[i], FMUs; un may be NULL) and models: sizes, feed-through and linearity from
+ * the unit where given, else from the model. */
+static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int nconn, const int *ci, const int *co,
+                        const double *g, const double *r, cs_err *err) {
     int *nu = malloc(sizeof(int) * (size_t)n), *ny = malloc(sizeof(int) * (size_t)n);
     int *ft = malloc(sizeof(int) * (size_t)n), *lin = malloc(sizeof(int) * (size_t)n);
     int rc;
     if (!nu || !ny || !ft || !lin) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
     else {
         for (int i = 0; i < n; i++) {
-            if (un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
+            if (un && un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
             else { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = m[i]->D != NULL; }
         }
         rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
@@ -78,16 +63,17 @@ static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
     return CS_OK;
 }
 
-/* The coupling: pre-step, NEPCE or the signal-based one, then the wrappers (quintic smoothing, balance correction). */
+/* The coupling kind chosen (the signal-based one by default; the monolithic reference's is void), then the wrappers
+ * (quintic smoothing, balance correction). */
 static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
                          cs_err *err) {
-    const int kind = c->monolithic ? CS_COUPLING_SIGNAL : c->coupling_kind;
-    if (kind == CS_COUPLING_PRESTEP) CS_TRY(cs_prestep_coupling_create(net, r->units, c->prestep, c->H, &r->coupling, err));
-    else if (kind == CS_COUPLING_NEPCE)
-        CS_TRY(cs_nepce_coupling_create(net, r->units, approx, c->nepce, &r->coupling, err));
+    const cs_kind *kind = c->monolithic || !c->coupling.kind ? NULL : c->coupling.kind;
+    const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
+                                 .H = c->H};
+    if (kind) CS_TRY(kind->create.coupling(c->coupling.spec, &env, &r->coupling, err));
     else CS_TRY(cs_signal_coupling_create(net, approx, c->rates_lagged, &r->coupling, err));
     if (c->smooth && !c->monolithic) {
-        if (kind != CS_COUPLING_SIGNAL)
+        if (kind && kind != &cs_registry_capability("coupling")->kinds[CS_COUPLING_SIGNAL])
             return cs_fail(err, CS_ERR_ARG, "approximation: smoothing applies to the signal-based coupling only");
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;
@@ -96,43 +82,30 @@ static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, con
     if (c->balance && !c->monolithic) {
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;
-        CS_TRY(cs_balance_coupling_create(inner, net, r->units, c->balance_corrected, &c->balance_spec,
-                                          &r->coupling, err));
+        CS_TRY(cs_balance_coupling_create(inner, net, r->units, c->balance_corrected, c->balance, &r->coupling, err));
         r->balance_cum = cs_balance_cumulative(r->coupling);
     }
     return CS_OK;
 }
 
-static int make_scheme(const cs_run_config *c, cs_run *r, int scheme, cs_err *err) {
-    const int threads = c->threads > 1 ? c->threads : 1;
-    switch (scheme) {
-    case CS_SCHEME_JACOBI: return cs_jacobi_create_parallel(r->nunits, threads, &r->scheme, err);
-    case CS_SCHEME_GAUSS_SEIDEL: return cs_gauss_seidel_create(r->nunits, c->order, &r->scheme, err);
-    case CS_SCHEME_IMPLICIT:
-        CS_TRY(cs_implicit_create(r->nunits, &c->iter, &r->scheme, err));
-        return threads > 1 ? cs_implicit_use_threads(r->scheme, threads, err) : CS_OK;
-    case CS_SCHEME_WAVEFORM: return cs_waveform_create(r->nunits, c->order, &c->iter, &r->scheme, err);
-    default: return cs_fail(err, CS_ERR_ARG, "scheme: unknown scheme code %d", scheme);
-    }
+/* The scheme kind chosen (Jacobi by default and for the monolithic reference). */
+static int make_scheme(const cs_run_config *c, cs_run *r, cs_err *err) {
+    const cs_scheme_env env = {.nunits = r->nunits, .order = c->order, .threads = c->threads};
+    const cs_kind *kind = c->monolithic || !c->scheme.kind ? NULL : c->scheme.kind;
+    if (kind) return kind->create.scheme(c->scheme.spec, &env, &r->scheme, err);
+    return cs_jacobi_create_parallel(r->nunits, c->threads > 1 ? c->threads : 1, &r->scheme, err);
 }
 
-/* The step controller (and its estimator): ECCO, Kraft's adaptive H and κ, the rejecting test controller, or the
- * fixed grid. */
+/* The step controller (and its estimator): the kind chosen (Kraft's adaptive H and κ, ECCO), the rejecting test
+ * controller, or the fixed grid. */
 static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, cs_err *err) {
-    if (c->ecco && !c->monolithic) {
-        CS_TRY(cs_ecco_estimator_create(c->ecco, net->ny, net->nu, &r->estimator, err));
-        CS_TRY(cs_ecco_controller_create(c->ecco, c->t0, c->t_end, c->H, &r->controller, err));
-        r->ecco_cap = cs_ecco_max_steps(c->ecco, c->t0, c->t_end);
-        if (r->ecco_cap < 0) return cs_fail(err, CS_ERR_ARG, "H_min: (t_end - t0)/H_min steps do not fit a long");
-        return CS_OK;
-    }
-    if (c->step_control && !c->monolithic) {
-        CS_TRY(cs_signal_coupling_set_depth(r->coupling, c->step_control->k_max + 2, err));
-        CS_TRY(cs_kraft_control_create(c->step_control, c->t0, c->t_end, r->nunits, r->units, r->coupling,
-                                       &r->controller, &r->estimator, err));
-        cs_kraft_estimator_use_pool(r->estimator, cs_jacobi_pool(r->scheme));   /* threads=n: comparative runs */
-        r->adaptive = 1;
-        return CS_OK;
+    if (c->step_control.kind && !c->monolithic) {
+        cs_control_env env = {.t0 = c->t0, .t_end = c->t_end, .H = c->H, .net = net, .nunits = r->nunits,
+                              .units = r->units, .coupling = r->coupling, .scheme = r->scheme};
+        int rc = c->step_control.kind->create.control(c->step_control.spec, &env, &r->controller, &r->estimator, err);
+        r->max_steps = env.max_steps;
+        r->adaptive = env.adaptive;
+        return rc;
     }
     if (c->reject)
         return cs_reject_controller_create(c->t0, c->t_end, c->H, c->reject, c->nreject, &r->controller, err);
@@ -167,25 +140,21 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     int rc;
 #define FAIL(x) do { if ((rc = (x))) goto fail; } while (0)
     if (c->units && c->monolithic) FAIL(cs_fail(err, CS_ERR_ARG, "monolithic: not available with FMU subsystems"));
-    if (c->units)
-        FAIL(mixed_network(&r->net, c->nsub, r->models, r->units, c->nconn, c->conn_in, c->conn_out, c->conn_gain,
-                           c->r, err));
-    else
-        FAIL(model_network(&r->net, c->nsub, r->models, c->nconn, c->conn_in, c->conn_out, c->conn_gain, c->r, err));
+    FAIL(make_network(&r->net, c->nsub, r->models, c->units ? r->units : NULL, c->nconn, c->conn_in, c->conn_out,
+                      c->conn_gain, c->r, err));
     r->have_net = 1;
     cs_network *unit_net = &r->net;
     cs_approx_spec approx = c->approx;
-    int scheme = c->scheme, update = c->update;
+    int update = c->update;
     if (c->monolithic) {
         /* one unit integrates the strongly coupled composite; it has no inputs, so the master's coupling is void */
         r->composite = cs_composite_new(c->nsub, r->models, &r->net, "monolithic", err);
         if (!r->composite) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
-        FAIL(model_network(&r->unit_net, 1, &r->composite, 0, NULL, NULL, NULL, NULL, err));
+        FAIL(make_network(&r->unit_net, 1, &r->composite, NULL, 0, NULL, NULL, NULL, NULL, err));
         r->have_unit_net = 1;
         unit_net = &r->unit_net;
         r->nunits = 1;
         approx = (cs_approx_spec){CS_APPROX_LAGRANGE, 0};
-        scheme = CS_SCHEME_JACOBI;
         update = CS_UPDATE_CONSISTENT;
     } else {
         r->nunits = c->nsub;
@@ -194,7 +163,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     if (!r->units) FAIL(cs_fail(err, CS_ERR_NOMEM, "out of memory"));
     FAIL(make_units(c, r, err));
     FAIL(make_coupling(c, r, unit_net, &approx, err));
-    FAIL(make_scheme(c, r, scheme, err));
+    FAIL(make_scheme(c, r, err));
     FAIL(make_controller(c, r, unit_net, err));
     cs_algorithm_config ac = {.nsub = r->nunits, .units = r->units, .net = unit_net, .coupling = r->coupling,
                               .scheme = r->scheme, .controller = r->controller, .estimator = r->estimator,
@@ -216,7 +185,7 @@ fail:
 }
 
 long cs_run_capacity(const cs_run *r) {
-    if (r->ecco_cap > 0) return r->ecco_cap + 1;
+    if (r->max_steps > 0) return r->max_steps + 1;
     if (r->adaptive) return 1024;
     long n = cs_fixed_controller_max_steps(r->controller);
     return n < 0 ? -1 : n + 1;

@@ -3,16 +3,12 @@
 #ifndef COSIM_SETUP_H
 #define COSIM_SETUP_H
 
-#include "control/ecco.h"
 #include "control/adaptive.h"
 #include "coupling/approx.h"
 #include "coupling/balance.h"
-#include "coupling/nepce.h"
-#include "coupling/smooth.h"
-#include "coupling/prestep.h"
 #include "integrators/stepper.h"
 #include "master/algorithm.h"
-#include "schemes/iterative.h"
+#include "master/registry.h"
 
 typedef struct cs_run_config {
     int nsub;
@@ -22,7 +18,7 @@ typedef struct cs_run_config {
     const int *conn_in, *conn_out; /* global input / output indices */
     const double *conn_gain, *r;
     const double *x0;           /* stacked */
-    int scheme;                 /* CS_SCHEME_* */
+    cs_choice scheme;           /* a kind of the registry's "scheme" (kind NULL: Jacobi) */
     const int *order;           /* Gauss-Seidel order, NULL = as given */
     cs_approx_spec approx;
     int rates_lagged;           /* Hermite: lagged output derivatives */
@@ -39,24 +35,21 @@ typedef struct cs_run_config {
     int timing;                 /* per-unit wall clock */
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
-    /* balance correction (coupling/balance.h, moshagen §2.6): wraps the signal coupling; the source units get
-     * quadrature states (cs_model_unit_new_quadrature) */
-    int balance;
-    cs_balance_spec balance_spec;
+    /* balance correction (coupling/balance.h, moshagen §2.6; NULL: off): wraps the signal coupling; the source units
+     * get quadrature states (cs_model_unit_new_quadrature) */
+    const cs_balance_spec *balance;
     const unsigned char *balance_corrected; /* nu flags (NULL: every connected input) */
-    /* ECCO (control/ecco.h): energy-residual estimator and PI controller instead of the fixed H (NULL: off) */
-    const cs_ecco_spec *ecco;
-    int coupling_kind;          /* CS_COUPLING_* (0: the signal-based coupling of `approx`) */
-    const cs_prestep_spec *prestep;   /* CS_COUPLING_PRESTEP */
-    const cs_nepce_spec *nepce;       /* CS_COUPLING_NEPCE (base approximation: `approx`) */
+    cs_choice coupling;         /* a kind of the registry's "coupling" (kind NULL: the signal coupling of `approx`) */
     int threads;                /* Jacobi: units stepped on a pool of this many threads (<= 1: sequential) */
-    cs_iter_opts iter;          /* CS_SCHEME_IMPLICIT / CS_SCHEME_WAVEFORM options */
-    const cs_kraft_opts *step_control; /* adaptive macro steps (kraft2021 §8-§11), or NULL: fixed controller */
+    /* a kind of the registry's "step_control" (kraft2021 §8-§11 adaptive steps, ECCO), or kind NULL: the fixed
+     * controller (or the rejecting test controller of `reject`) */
+    cs_choice step_control;
     int smooth;                 /* quintic smoothing of the input switch (coupling/smooth.h, moshagen §2.5) */
     cs_unit **units;            /* optional: nsub prebuilt units (FMUs); NULL entries wrap models[i], whose entry is
                                  * NULL where a unit is given. Ownership passes to the run (also on failure). */
 } cs_run_config;
 
+/* The registry's coupling codes (their index in it). */
 enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };
 
 typedef struct cs_run {
@@ -76,7 +69,7 @@ typedef struct cs_run {
     cs_algorithm *alg;
     int nx, ny, nu;             /* sizes of the records */
     const double *balance_cum;  /* balance correction: cumulative imbalance per input (nu), or NULL */
-    long ecco_cap;              /* ECCO: bound on the records (0: the fixed controller's count) */
+    long max_steps;             /* the step controller's bound on the steps (0: the fixed controller's count) */
     int adaptive;               /* step_control given: the number of steps is not known in advance */
 } cs_run;
 

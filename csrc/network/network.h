@@ -57,15 +57,23 @@ int cs_network_init(cs_network *net, int nsub, const int *nu, const int *ny, con
                     const double *r, cs_err *err);
 void cs_network_free(cs_network *net);
 
-/* u = L y + r, one input (a) or all: the one definition of inputs from outputs (inline: the master forms the
- * inputs at every macro point) */
-static inline double cs_network_input(const cs_network *net, const double *y, int a) {
-    double s = net->r[a];
-    for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) s += net->gain[k] * y[net->col[k]];
+/* The one definition of inputs from outputs, u = L y + r (inline: the master forms the inputs at every macro point).
+ * cs_network_row: s0 + sum_k gain[k] y[col[k] * stride] over input a's connections; s0 is r[a] for an input, r[a] H
+ * for its integral over a step, 0 for L y alone; stride > 1 reads one entry of per-output coefficient rows. */
+static inline double cs_network_row(const cs_network *net, const double *y, size_t stride, int a, double s0) {
+    double s = s0;
+    for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) s += net->gain[k] * y[(size_t)net->col[k] * stride];
     return s;
+}
+static inline double cs_network_input(const cs_network *net, const double *y, int a) {
+    return cs_network_row(net, y, 1, a, net->r[a]);
 }
 static inline void cs_network_inputs(const cs_network *net, const double *y, double *u) {
     for (int a = 0; a < net->nu; a++) u[a] = cs_network_input(net, y, a);
+}
+/* u = L y + r (add_r) or u = L y (a difference of outputs mapped to inputs). */
+static inline void cs_network_apply(const cs_network *net, const double *y, int add_r, double *u) {
+    for (int a = 0; a < net->nu; a++) u[a] = cs_network_row(net, y, 1, a, add_r ? net->r[a] : 0.0);
 }
 
 /* Consistent outputs at time t: solves y = g(t, L y + r). u_guess (may be NULL = 0, may alias u) is the start value

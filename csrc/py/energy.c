@@ -6,37 +6,17 @@
 
 #include "master/series.h"
 
-static int *int_list(PyObject *o, const char *name, Py_ssize_t *n) {
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_INT64, 1, 1, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
-    if (!a) return NULL;
-    *n = PyArray_DIM(a, 0);
-    int *out = malloc(sizeof(int) * (size_t)(*n + 1));
-    if (!out) { Py_DECREF(a); PyErr_NoMemory(); return NULL; }
-    for (Py_ssize_t k = 0; k < *n; k++) {
-        long long v = ((long long *)PyArray_DATA(a))[k];
-        if (v < -2147483647LL || v > 2147483647LL) {
-            free(out); Py_DECREF(a);
-            PyErr_Format(PyExc_ValueError, "%s: value out of range", name);
-            return NULL;
-        }
-        out[k] = (int)v;
-    }
-    Py_DECREF(a);
-    return out;
-}
-
 int cs_py_energy_options(PyObject *opts, int nu, cs_run_config *cfg, cs_py_energy *e) {
     memset(e, 0, sizeof *e);
     PyObject *b = PyDict_GetItemString(opts, "balance");
     if (b && b != Py_None) {
-        PyObject *ocorr;
-        if (!PyArg_ParseTuple(b, "iiiO:balance", &cfg->balance_spec.kernel, &cfg->balance_spec.spread,
-                              &cfg->balance_spec.variant, &ocorr))
-            return -1;
-        cfg->balance = 1;
-        if (ocorr != Py_None) {
-            Py_ssize_t n = 0;
-            int *flags = int_list(ocorr, "connections", &n);
+        const cs_kind *k = &cs_registry_capability("balance")->kinds[0];
+        if (cs_py_params_read(b, "balance", k->params, k->nparams, &e->balance, &e->keep)) return -1;
+        cfg->balance = &e->balance;
+        PyObject *ocorr = PyDict_GetItemString(opts, "balance_corrected");
+        if (ocorr && ocorr != Py_None) {
+            npy_intp n = 0;
+            int *flags = cs_py_int_vector(ocorr, "connections", 0, &n);
             if (!flags) return -1;
             if (n != nu) { free(flags); PyErr_SetString(PyExc_ValueError, "connections: one flag per input"); return -1; }
             e->corrected = calloc((size_t)nu + 1, 1);
@@ -46,24 +26,18 @@ int cs_py_energy_options(PyObject *opts, int nu, cs_run_config *cfg, cs_py_energ
             cfg->balance_corrected = e->corrected;
         }
     }
-    PyObject *c = PyDict_GetItemString(opts, "ecco");
-    if (c && c != Py_None) {
-        PyObject *ooff, *osig;
-        cs_ecco_spec *s = &e->ecco;
-        if (!PyArg_ParseTuple(c, "OOdddddddddi:ecco", &ooff, &osig, &s->rtol, &s->atol, &s->safety, &s->kP, &s->kI,
-                              &s->H_min, &s->H_max, &s->r_min, &s->r_max, &s->reject))
-            return -1;
-        Py_ssize_t noff = 0, nsig = 0;
-        if (!(e->bond_off = int_list(ooff, "power_bonds", &noff)) || !(e->sig = int_list(osig, "power_bonds", &nsig)))
-            return -1;
-        if (noff < 2 || nsig != 4 * (Py_ssize_t)e->bond_off[noff - 1]) {
+    if (cfg->step_control.kind && strcmp(cfg->step_control.kind->name, "ecco") == 0) {
+        /* the bond table: nbonds + 1 offsets (the parser stored their count) and 4 signals per dimension */
+        cs_ecco_spec *s = (cs_ecco_spec *)cfg->step_control.spec;
+        PyObject *osig = PyDict_GetItemString(PyDict_GetItemString(opts, "step_control"), "sig");
+        Py_ssize_t nsig = osig ? PyObject_Length(osig) : -1;
+        if (nsig < 0) PyErr_Clear();
+        if (!s->bond_off || !s->sig || s->nbonds < 2 || nsig != 4 * (Py_ssize_t)s->bond_off[s->nbonds - 1]) {
             PyErr_SetString(PyExc_ValueError, "power_bonds: malformed bond table");
             return -1;
         }
-        s->nbonds = (int)noff - 1;
-        s->bond_off = e->bond_off;
-        s->sig = e->sig;
-        cfg->ecco = s;
+        s->nbonds -= 1;
+        e->ecco = s;
     }
     PyObject *sm = PyDict_GetItemString(opts, "smooth");   /* quintic switch smoothing (coupling/smooth.h) */
     if (sm && sm != Py_None) {
@@ -91,8 +65,8 @@ static int series(long cap, int n, const double *src, PyObject **t, PyObject **v
 
 int cs_py_energy_observers(cs_run *run, long cap, cs_py_energy *e) {
     if (run->balance_cum && series(cap, run->nu, run->balance_cum, &e->bal_t, &e->bal_v, &e->bal_rec, run)) return -1;
-    if (run->ecco_cap > 0 && run->estimator &&
-        series(cap, e->ecco.nbonds, cs_ecco_residuals(run->estimator), &e->ecco_t, &e->ecco_v, &e->ecco_rec, run))
+    if (e->ecco && run->estimator &&
+        series(cap, e->ecco->nbonds, cs_ecco_residuals(run->estimator), &e->ecco_t, &e->ecco_v, &e->ecco_rec, run))
         return -1;
     return 0;
 }
@@ -116,7 +90,8 @@ int cs_py_energy_results(PyObject *out, cs_py_energy *e) {
 }
 
 void cs_py_energy_free(cs_py_energy *e) {
-    free(e->corrected); free(e->bond_off); free(e->sig);
+    free(e->corrected);
+    cs_py_keep_free(&e->keep);
     Py_XDECREF(e->bal_t); Py_XDECREF(e->bal_v); Py_XDECREF(e->ecco_t); Py_XDECREF(e->ecco_v);
     memset(e, 0, sizeof *e);
 }

@@ -34,6 +34,9 @@ PyArrayObject *cs_py_square(PyObject *obj, const char *name);
 PyObject *cs_py_vec(npy_intp n, const double *src);
 PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
 
+/* Adds `codes` ({kind: {name: code}} of the C enums, py/codes.c) to the module; 0 or -1 with an exception. */
+int cs_py_add_codes(PyObject *module);
+
 /* Method tables contributed by each area (defined in csrc/py/<area>.c). */
 extern PyMethodDef cs_py_linalg_methods[];
 extern PyMethodDef cs_py_engine_methods[];

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "py/params.h"
 #include "py/pymodel.h"
 
 /* A pointer given as a Python int: negative values, values that do not fit in a pointer and (unless allowed) 0
@@ -131,16 +132,17 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
 }
 
 int cs_py_solver_from_spec(PyObject *spec, cs_solver_opts *o) {
+    static const cs_kind *solver;   /* the registry's parameter table of cs_solver_opts */
+    if (!solver) solver = &cs_registry_capability("solver")->kinds[0];
     memset(o, 0, sizeof *o);
-    o->band_lower = o->band_upper = -1;
-    if (!PyArg_ParseTuple(spec, "iidddild|piiii:solver", &o->kind, &o->substeps, &o->h, &o->rtol, &o->atol, &o->adams,
-                          &o->max_steps, &o->max_h, &o->continue_smooth, &o->starter, &o->linear_solver,
-                          &o->band_lower, &o->band_upper))
-        return -1;
+    solver->defaults(o);
+    cs_py_keep keep = {0};   /* solver specs hold no vectors: nothing is kept */
+    int rc = cs_py_params_read(spec, "solver", solver->params, solver->nparams, o, &keep);
+    cs_py_keep_free(&keep);
+    if (rc) return -1;
     if (o->linear_solver != CS_LINSOL_DENSE && o->linear_solver != CS_LINSOL_BAND) {
         PyErr_Format(PyExc_ValueError, "linear_solver: unknown code %d", o->linear_solver);
         return -1;
     }
     return 0;
 }
-

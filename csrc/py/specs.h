@@ -8,7 +8,8 @@
  * ("builtin", name, kind, params) | ("python", name, nx, nu, ny, feedthrough, rhs, output, output_dt).
  * NULL with a Python exception set on failure. */
 cs_model *cs_py_model_from_spec(PyObject *spec, int index);
-/* Solver from (kind, substeps, h, rtol, atol, adams, max_steps, max_h); -1 with an exception on failure. */
+/* Solver from its spec dict {kind, substeps, h, rtol, atol, ...} (the registry's "solver" parameters; missing keys
+ * keep their defaults); -1 with an exception on failure. */
 int cs_py_solver_from_spec(PyObject *spec, cs_solver_opts *o);
 
 #endif

@@ -22,13 +22,12 @@ static int gs_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err
         cs_unit *u = x->units[i];
         double *ys = x->ystar + net->yoff[i], *yd = NULL;
         const double *ue = x->uend + net->uoff[i];
-        int rc = u->ops->get_outputs(u, T1, ue, ys, err);
+        int rc = cs_unit_get_outputs(u, T1, ue, ys, err);
         if (!rc && cpl->needs_rates) {
             yd = x->ydot + net->yoff[i];
-            rc = u->ops->output_rates ? u->ops->output_rates(u, T1, ue, x->udot + net->uoff[i], yd, err)
-                                      : cs_fail(err, CS_ERR_ARG, "unit %s: no output derivatives (Hermite)", u->name);
+            rc = cs_unit_output_rates(u, T1, ue, x->udot + net->uoff[i], yd, err);
         }
-        if (!rc && cpl->ops->on_unit_done) rc = cpl->ops->on_unit_done(cpl, i, T1, ys, yd, err);
+        if (!rc) rc = cs_coupling_on_unit_done(cpl, i, T1, ys, yd, err);
         if (rc) { cs_err_prefix(err, "macro step %ld [%.10g, %.10g]: ", x->step, T, T1); return rc; }
     }
     return CS_OK;

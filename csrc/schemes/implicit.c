@@ -96,9 +96,9 @@ static int alloc_all(implicit *s, cs_step_ctx *x, cs_err *err) {
     for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) ok = ok && *w[k];
     for (int i = 0; ok && i < s->nsub; i++) {
         cs_unit *u = x->units[i];
-        if (!u->ops->snapshot_create || !u->ops->restore_state)
+        if (!cs_unit_can_restore(u))
             return cs_fail(err, CS_ERR_ARG, "implicit: unit %s cannot save and restore its state", u->name);
-        ok = (s->snap[i] = u->ops->snapshot_create(u)) != NULL;
+        ok = (s->snap[i] = cs_unit_snapshot_create(u)) != NULL;
         s->in[i].nu = u->nu;
         s->in[i].c = s->coef + (size_t)net->uoff[i] * nc;
     }
@@ -128,10 +128,10 @@ static int sweep_unit(implicit *s, cs_step_ctx *x, int i, double T, double H, co
                       cs_err *err) {
     const cs_network *net = x->net;
     cs_unit *un = x->units[i];
-    if (restore) un->ops->restore_state(un, s->snap[i]);
+    if (restore) cs_unit_restore_state(un, s->snap[i]);
     set_input(s, i, net, u);
     int rc = cs_unit_do_step(un, T, H, &s->in[i], CS_RESTART, err);
-    if (!rc) rc = un->ops->get_outputs(un, T + H, u + net->uoff[i], y + net->yoff[i], err);
+    if (!rc) rc = cs_unit_get_outputs(un, T + H, u + net->uoff[i], y + net->yoff[i], err);
     return rc;
 }
 
@@ -196,10 +196,10 @@ static int sweep(implicit *s, cs_step_ctx *x, double T, double H, const double *
     const cs_network *net = x->net;
     for (int i = 0; i < s->nsub; i++) {
         cs_unit *un = x->units[i];
-        if (restore) un->ops->restore_state(un, s->snap[i]);
+        if (restore) cs_unit_restore_state(un, s->snap[i]);
         set_input(s, i, net, u);
         int rc = cs_unit_do_step(un, T, H, &s->in[i], CS_RESTART, err);
-        if (!rc) rc = un->ops->get_outputs(un, T + H, u + net->uoff[i], y + net->yoff[i], err);
+        if (!rc) rc = cs_unit_get_outputs(un, T + H, u + net->uoff[i], y + net->yoff[i], err);
         if (rc) { cs_err_prefix(err, "implicit, macro step %ld [%.10g, %.10g]: ", x->step, T, T + H); return rc; }
     }
     return CS_OK;
@@ -220,9 +220,9 @@ static int fd_columns(cs_unit *u, const void *snap, double T, double H, cs_input
         if (!(d > 0.0) || !isfinite(d)) return cs_fail(err, CS_ERR_ARG, "perturbation: must be positive, got %g", d);
         for (int m = 0; m <= deg; m++) in->c[m * nu + a] += d * ell[m];
         ue[a] += d;
-        u->ops->restore_state(u, snap);
+        cs_unit_restore_state(u, snap);
         int rc = cs_unit_do_step(u, T, H, in, CS_RESTART, err);
-        if (!rc) rc = u->ops->get_outputs(u, T + H, ue, y1, err);
+        if (!rc) rc = cs_unit_get_outputs(u, T + H, ue, y1, err);
         for (int m = 0; m <= deg; m++) in->c[m * nu + a] -= d * ell[m];
         ue[a] = uend[a];
         if (rc) return rc;
@@ -298,44 +298,44 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     /* predictor inputs p^pre (the coupling's extrapolation), u^pre = p^pre(T_{N+1}) */
     int deg = 0;
     for (int i = 0; i < s->nsub; i++) {
-        const cs_input *p = cpl->ops->input(cpl, i);
+        const cs_input *p = cs_coupling_input(cpl, i);
         if (p->eval) return cs_fail(err, CS_ERR_ARG, "implicit: needs polynomial coupling inputs (Lagrange/ZOH)");
         if (p->deg > deg) deg = p->deg;
     }
     for (int i = 0; i < s->nsub; i++) {
-        const cs_input *p = cpl->ops->input(cpl, i);
+        const cs_input *p = cs_coupling_input(cpl, i);
         const int nui = p->nu, a0 = net->uoff[i];
         double *c = s->cpre + (size_t)a0 * nc;
         memset(c, 0, sizeof(double) * nc * nui);
         memcpy(c, p->c, sizeof(double) * (size_t)(p->deg + 1) * nui);
         s->in[i].T = T; s->in[i].H = H; s->in[i].deg = deg; s->in[i].eval = NULL;
         cs_input_eval(p, T1, s->upre + a0);
-        x->units[i]->ops->save_state(x->units[i], s->snap[i]);
+        cs_unit_save_state(x->units[i], s->snap[i]);
     }
     /* ℓ = L^κ: nodes T_{N+1}, T_N, ..., T_{N-κ+1} (a_i = (T_{N+1} - T_{N+1-i}) / H), κ = min(k, macro points
      * known); p^pre (degree deg) passes through all of them as long as κ <= deg + 1 (during start-up the end value
      * adds one degree: the first step is linear between u_0 and u_1) */
-    double a[CS_MAXDEG];
+    double z[CS_MAXDEG]; /* the nodes 1 - a_i = (T_{N+1-i} - T_N)/H ... of L^κ besides s = 1 (kraft2021 eq. 3.11) */
     int kap = s->o.kappa < deg + 1 ? s->o.kappa : deg + 1;
     if (s->o.kappa < 0) kap = deg; /* adaptive (kraft2021 §6, §19): the corrector keeps the controller's degree κ of
                                     * p^pre, so that p^pre - p^corr = (u^pre - u_{N+1}) L^κ (imMD, eq. 3.18) */
     for (int k = 0; k < kap; k++) {
         double Tk = cs_iter_time(&s->rec, x->step, k);
         if (isnan(Tk)) { kap = k; break; }
-        a[k] = (T1 - Tk) / H;
+        z[k] = 1.0 - (T1 - Tk) / H;
     }
     if (kap > deg) deg = kap;
     s->deg = deg;
     for (int i = 0; i < s->nsub; i++) s->in[i].deg = deg;
     memset(s->ell, 0, sizeof s->ell);
-    cs_end_basis(kap, a, s->ell);
+    cs_lagrange_end_basis(kap, z, s->ell);
     /* sap / exact: once per step, from the state at T_N */
     if (s->o.jacobian != CS_JAC_FD)
         for (int i = 0; i < s->nsub; i++) {
             cs_unit *un = x->units[i];
-            if (!un->ops->sensitivity)
+            if (!cs_unit_has_sensitivity(un))
                 return cs_fail(err, CS_ERR_ARG, "implicit: unit %s has no interface Jacobian (use jacobian='fd')", un->name);
-            CS_TRY(un->ops->sensitivity(un, T, H, s->ell, deg, s->o.jacobian == CS_JAC_SAP ? CS_SENS_SAP : CS_SENS_EXACT,
+            CS_TRY(cs_unit_sensitivity(un, T, H, s->ell, deg, s->o.jacobian == CS_JAC_SAP ? CS_SENS_SAP : CS_SENS_EXACT,
                                         s->upre + net->uoff[i], s->G + s->goff[i], err));
         }
     /* predictor j = 0 */
@@ -345,7 +345,7 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     s->have_xpre = 1; /* predictor states q^pre, v^pre (imMD) */
     for (int i = 0, off = 0; i < s->nsub; off += x->units[i]->nx, i++) {
         const cs_unit *un = x->units[i];
-        if (un->ops->states) memcpy(s->xpre + off, un->ops->states(un), sizeof(double) * un->nx);
+        if (cs_unit_has_states(un)) memcpy(s->xpre + off, cs_unit_states(un), sizeof(double) * un->nx);
         else s->have_xpre = 0;
     }
     const double atol = s->o.atol > 0.0 ? s->o.atol : s->o.tol; /* kraft eq. 2.32 */
@@ -401,11 +401,7 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
                        "implicit: the corrector did not converge in macro step %ld [%.10g, %.10g] after %d "
                        "iterations (||δ||_WRMS = %.3g, rate R = %.3g, tau = %g); use a smaller H, more max_iter, "
                        "another jacobian or on_failure='continue'", x->step, T, T1, j, norm, R, s->o.tau);
-    memcpy(x->uend, s->uj, sizeof(double) * nu);
-    for (int i = 0; i < s->nsub; i++) {
-        x->used[i] = &s->in[i];
-        if (x->need_udot) cs_input_eval_dt(&s->in[i], T1, x->udot + net->uoff[i]);
-    }
+    cs_iter_publish_inputs(x, net, s->nsub, s->in, T1, s->uj);
     return CS_OK;
 }
 
@@ -424,7 +420,7 @@ static void implicit_destroy(cs_scheme *sc) {
     if (!s) return;
     if (s->snap)
         for (int i = 0; i < s->nsub; i++)
-            if (s->snap[i]) s->units[i]->ops->snapshot_destroy(s->snap[i]);
+            cs_unit_snapshot_destroy(s->units[i], s->snap[i]);
     free(s->snap);
     free(s->goff); free(s->in); free(s->coef); free(s->cpre);
     free(s->upre); free(s->uj); free(s->uprev); free(s->du); free(s->g); free(s->lastdiff); free(s->Wu);
@@ -464,8 +460,8 @@ int cs_unit_window_jacobian_fd(cs_unit *u, const void *snap, double T, double H,
                                cs_err *err) {
     double *y0 = work;
     if (in->eval || deg > in->deg) return cs_fail(err, CS_ERR_ARG, "fd Jacobian: needs a polynomial input of degree >= %d", deg);
-    u->ops->restore_state(u, snap);
+    cs_unit_restore_state(u, snap);
     CS_TRY(cs_unit_do_step(u, T, H, in, CS_RESTART, err));
-    CS_TRY(u->ops->get_outputs(u, T + H, uend, y0, err));
+    CS_TRY(cs_unit_get_outputs(u, T + H, uend, y0, err));
     return fd_columns(u, snap, T, H, in, ell, deg, uend, delta, y0, G, work + u->ny, err);
 }

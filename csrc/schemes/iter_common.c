@@ -40,27 +40,12 @@ void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *
     *total = t;
 }
 
-void cs_lagrange_basis(int nn, const double *s, double *B) {
-    for (int q = 0; q < nn; q++) {
-        double *b = B + (size_t)q * nn;
-        memset(b, 0, sizeof(double) * nn);
-        b[0] = 1.0;
-        int deg = 0;
-        for (int p = 0; p < nn; p++) {
-            if (p == q) continue;
-            double den = s[q] - s[p];
-            /* b(s) *= (s - s_p) / den */
-            for (int m = deg + 1; m >= 1; m--) b[m] = (b[m - 1] - s[p] * b[m]) / den;
-            b[0] = -s[p] * b[0] / den;
-            deg++;
-        }
+void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_input *in, double T1,
+                            const double *uend) {
+    if (uend) memcpy(x->uend, uend, sizeof(double) * net->nu);
+    for (int i = 0; i < nsub; i++) {
+        x->used[i] = &in[i];
+        if (!uend) cs_input_eval(&in[i], T1, x->uend + net->uoff[i]);
+        if (x->need_udot) cs_input_eval_dt(&in[i], T1, x->udot + net->uoff[i]);
     }
-}
-
-void cs_end_basis(int deg, const double *a, double *ell) {
-    double s[CS_MAXDEG + 1], B[(CS_MAXDEG + 1) * (CS_MAXDEG + 1)];
-    s[0] = 1.0;
-    for (int i = 1; i <= deg; i++) s[i] = 1.0 - a[i - 1];
-    cs_lagrange_basis(deg + 1, s, B);
-    memcpy(ell, B, sizeof(double) * (deg + 1));
 }

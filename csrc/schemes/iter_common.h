@@ -1,8 +1,9 @@
 /* Shared helpers of the iterative schemes (implicit.c, waveform.c): the macro-time history, the per-step iteration
- * record, WRMS norms and Lagrange bases in s = (t - T_N)/H. Internal to schemes/. */
+ * record and WRMS norms (the Lagrange bases are coupling/approx.h's). Internal to schemes/. */
 #ifndef COSIM_ITER_COMMON_H
 #define COSIM_ITER_COMMON_H
 
+#include "coupling/approx.h"
 #include "schemes/iterative.h"
 
 #define CS_ITER_HIST 8 /* > CS_MAXDEG + 1 past macro points */
@@ -23,7 +24,10 @@ int cs_iter_store(cs_iter_record *r, long N, int iterations, cs_err *err);
 void cs_iter_free(cs_iter_record *r);
 void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *total);
 
-/* Coefficients B[q * nn + m] of the Lagrange basis polynomials of the nn nodes s_q (distinct). */
-void cs_lagrange_basis(int nn, const double *s, double *B);
+/* End of an iterative step: the final input polynomials in[0..nsub-1] become the step's inputs (x->used), with
+ * their end values x->uend (copied from uend, or evaluated at T1 where uend is NULL) and, where the master asks,
+ * their time derivatives at T1. */
+void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_input *in, double T1,
+                            const double *uend);
 
 #endif

@@ -53,10 +53,6 @@ int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_sch
  * Gauss-Seidel order stays sequential. cs_waveform_create calls it when o->threads > 1. */
 int cs_waveform_use_threads(cs_scheme *s, int nthreads, cs_err *err);
 
-/* The Lagrange basis polynomial of the node s = 1 among the nodes 1, 1 - a_2, ..., 1 - a_{deg+1} in s = (t - T_N)/H
- * (a_i = (T_{N+1} - T_{N+1-i})/H; kraft2021 eq. 3.11 L^κ): coefficients ell[0..deg] of s^m. */
-void cs_end_basis(int deg, const double *a, double *ell);
-
 /* fd interface Jacobian of one unit (kraft2021 §6.3): from the state saved in snap (at T), the base input `in`
  * (a polynomial; modified and restored) and its end value uend, one perturbed integration per input with
  * Δ_a = delta[a]: G[:, a] = (y(T+H; p + Δ_a ℓ e_a) - y(T+H; p)) / Δ_a. The unit ends in the state of the last

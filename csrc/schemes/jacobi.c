@@ -158,7 +158,7 @@ int cs_jacobi_create(cs_scheme **out, cs_err *err) {
 }
 
 int cs_jacobi_threads(const cs_scheme *s, double *idle) {
-    const jacobi_content *j = s && s->ops == &JACOBI_OPS ? s->content : NULL;
+    const jacobi_content *j = s && s->kind == CS_SCHEME_JACOBI ? s->content : NULL;
     if (!j || !j->pool) {
         if (idle) idle[0] = 0.0;
         return 1;
@@ -168,7 +168,7 @@ int cs_jacobi_threads(const cs_scheme *s, double *idle) {
 }
 
 int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle) {
-    const jacobi_content *j = s && s->ops == &JACOBI_OPS ? s->content : NULL;
+    const jacobi_content *j = s && s->kind == CS_SCHEME_JACOBI ? s->content : NULL;
     if (!j || n != j->nsub) return 0;
     for (int i = 0; i < n; i++) {
         cpu[i] = j->cpu[i];
@@ -178,6 +178,6 @@ int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle) {
 }
 
 cs_pool *cs_jacobi_pool(const cs_scheme *s) {
-    const jacobi_content *j = s && s->ops == &JACOBI_OPS ? s->content : NULL;
+    const jacobi_content *j = s && s->kind == CS_SCHEME_JACOBI ? s->content : NULL;
     return j ? j->pool : NULL;
 }

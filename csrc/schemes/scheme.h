@@ -81,14 +81,13 @@ void cs_scheme_step_failed(const cs_step_ctx *x, double T, double H, cs_err *err
 static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err) {
     cs_coupling *cpl = x->coupling;
     cs_unit *u = x->units[i];
-    const cs_input *in = cpl->ready ? &cpl->ready[i] : cpl->ops->input(cpl, i);
+    const cs_input *in = cpl->ready ? &cpl->ready[i] : cs_coupling_input(cpl, i);
     x->used[i] = in;
     int restart = CS_RESTART;
     if (u->ignores_restart) {
         /* nothing to work out */
     } else if (!x->continue_always) {
-        int cont = cpl->ready ? cpl->ready_cont[i] : cpl->ops->continuity ? cpl->ops->continuity(cpl, i)
-                                                                          : CS_INPUT_JUMPS;
+        int cont = cpl->ready ? cpl->ready_cont[i] : cs_coupling_continuity(cpl, i);
         restart = (x->first || cont == CS_INPUT_JUMPS || x->exact_rollback) ? CS_RESTART : CS_SMOOTH;
     } else if (!x->first) {
         restart = CS_CONTINUE;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linalg/spline.h"
 #include "parallel/pool.h"
 #include "schemes/acceleration.h"
 #include "schemes/iter_common.h"
@@ -87,67 +88,6 @@ struct waveform {
 
 /* ---------------------------------------------------------------- cubic splines (not-a-knot) */
 
-/* Slopes s[0..n-1] of the not-a-knot cubic spline through (t_k, y_k); work: 3n doubles. */
-static void spline_slopes(long n, const double *t, const double *y, double *s, double *work) {
-    if (n <= 1) { if (n == 1) s[0] = 0.0; return; }
-    if (n == 2) { s[0] = s[1] = (y[1] - y[0]) / (t[1] - t[0]); return; }
-    if (n == 3) {
-        double d0 = (y[1] - y[0]) / (t[1] - t[0]), d1 = (y[2] - y[1]) / (t[2] - t[1]), c = (d1 - d0) / (t[2] - t[0]);
-        s[0] = d0 + c * (t[0] - t[1]);
-        s[1] = d0 + c * (t[1] - t[0]);
-        s[2] = d0 + c * (2 * t[2] - t[0] - t[1]);
-        return;
-    }
-    double *cp = work, *dp = work + n;
-    /* row 0 */
-    double dx0 = t[1] - t[0], dx1 = t[2] - t[1], dl0 = (y[1] - y[0]) / dx0, dl1 = (y[2] - y[1]) / dx1, d = t[2] - t[0];
-    double b = dx1, c = d, r = ((dx0 + 2 * d) * dx1 * dl0 + dx0 * dx0 * dl1) / d;
-    cp[0] = c / b;
-    dp[0] = r / b;
-    for (long i = 1; i < n - 1; i++) {
-        double hm = t[i] - t[i - 1], hp = t[i + 1] - t[i];
-        double dm = (y[i] - y[i - 1]) / hm, dpl = (y[i + 1] - y[i]) / hp;
-        double a = hp;
-        b = 2 * (hm + hp);
-        c = hm;
-        r = 3 * (hp * dm + hm * dpl);
-        double den = b - a * cp[i - 1];
-        cp[i] = c / den;
-        dp[i] = (r - a * dp[i - 1]) / den;
-    }
-    long m = n - 1;
-    double hm = t[m] - t[m - 1], hmm = t[m - 1] - t[m - 2];
-    double dm = (y[m] - y[m - 1]) / hm, dmm = (y[m - 1] - y[m - 2]) / hmm;
-    d = t[m] - t[m - 2];
-    double a = d;
-    b = hm;
-    r = (hm * hm * dmm + (2 * d + hm) * hmm * dm) / d;
-    dp[m] = (r - a * dp[m - 1]) / (b - a * cp[m - 1]);
-    s[m] = dp[m];
-    for (long i = m - 1; i >= 0; i--) s[i] = dp[i] - cp[i] * s[i + 1];
-}
-
-/* Value and derivative of the Hermite cubic through (t, y, s) at tt; hint: last interval. */
-static void spline_eval(long n, const double *t, const double *y, const double *s, double tt, long *hint,
-                        double *val, double *der) {
-    if (n == 1) { *val = y[0]; *der = 0.0; return; }
-    long k = *hint;
-    if (!(k >= 0 && k < n - 1 && t[k] <= tt && tt <= t[k + 1])) {
-        if (tt <= t[0]) k = 0;
-        else if (tt >= t[n - 1]) k = n - 2;
-        else {
-            long lo = 0, hi = n - 1;
-            while (hi - lo > 1) { long mid = (lo + hi) / 2; if (t[mid] <= tt) lo = mid; else hi = mid; }
-            k = lo;
-        }
-        *hint = k;
-    }
-    double h = t[k + 1] - t[k], x = (tt - t[k]) / h, x2 = x * x, x3 = x2 * x;
-    double y0 = y[k], y1 = y[k + 1], s0 = s[k], s1 = s[k + 1];
-    *val = (2 * x3 - 3 * x2 + 1) * y0 + (x3 - 2 * x2 + x) * h * s0 + (-2 * x3 + 3 * x2) * y1 + (x3 - x2) * h * s1;
-    *der = (6 * x2 - 6 * x) / h * y0 + (3 * x2 - 4 * x + 1) * s0 + (-6 * x2 + 6 * x) / h * y1 + (3 * x2 - 2 * x) * s1;
-}
-
 static int grow_scratch(double **scr, long *cap, long n, cs_err *err) {
     if (n <= *cap) return CS_OK;
     long c = n > 2 * *cap ? n : 2 * *cap;
@@ -177,7 +117,7 @@ static inline void source_value(waveform *w, int jy, double t, long *hint, doubl
     }
     const double *y = (q->mode[lj] == 1 ? q->X : q->F) + (size_t)lj * q->cap;
     const double *s = (q->mode[lj] == 1 ? q->SX : q->SF) + (size_t)lj * q->cap;
-    spline_eval(q->n, q->t, y, s, t, hint, v, dv);
+    cs_spline_eval(q->n, q->t, y, s, t, hint, v, dv);
 }
 
 static int wave_eval(const cs_input *in, double t, double *u, double *udot) {
@@ -268,18 +208,18 @@ static int alloc_all(waveform *w, cs_step_ctx *x, cs_err *err) {
         q->ext = calloc(NC * ((size_t)u->ny + 1), sizeof(double));
         if (!q->mode || !q->ext) return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory");
         CS_TRY(wu_reserve(q, w->o.waveform == CS_WAVE_SUBSTEPS ? 64 : 1, err));
-        if (!u->ops->snapshot_create || !u->ops->restore_state)
+        if (!cs_unit_can_restore(u))
             return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s cannot save and restore its state", u->name);
-        if (!(w->snap[i] = u->ops->snapshot_create(u)))
+        if (!(w->snap[i] = cs_unit_snapshot_create(u)))
             return cs_fail(err, CS_ERR_NOMEM, "waveform relaxation: out of memory (snapshots)");
         w->in[i].nu = u->nu;
         w->in[i].c = w->coef + (size_t)net->uoff[i] * NC;
         w->wc[i] = (wave_ctx){w, i};
         if (w->o.waveform == CS_WAVE_SUBSTEPS) {
-            if (!u->ops->set_trace || !u->ops->trace)
+            if (!cs_unit_has_trace(u))
                 return cs_fail(err, CS_ERR_ARG, "waveform='substeps': unit %s has no micro-step trace (use "
                                "waveform='polynomial')", u->name);
-            CS_TRY(u->ops->set_trace(u, 1, err));
+            CS_TRY(cs_unit_set_trace(u, 1, err));
             w->in[i].eval = wave_eval;
             w->in[i].ctx = &w->wc[i];
         }
@@ -311,14 +251,14 @@ static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
         cs_input_eval(&w->in[i], T1, ue);
         if (ny > 64) CS_TRY(grow_scratch(&q->scr, &q->scrcap, ny, err));
         double yb[64], *y = ny <= 64 ? yb : q->scr;
-        CS_TRY(u->ops->get_outputs(u, T1, ue, y, err));
+        CS_TRY(cs_unit_get_outputs(u, T1, ue, y, err));
         q->n = 1;
         q->t[0] = T1;
         for (int lj = 0; lj < ny; lj++) q->F[(size_t)lj * q->cap] = y[lj];
         return CS_OK;
     }
     cs_trace tr;
-    CS_TRY(u->ops->trace(u, &tr));
+    CS_TRY(cs_unit_trace(u, &tr));
     if (tr.n < 2) return cs_fail(err, CS_ERR_ARG, "waveform relaxation: unit %s left no micro-step trace", u->name);
     if (first) {
         CS_TRY(wu_reserve(q, tr.n, err));
@@ -334,12 +274,12 @@ static int collect(waveform *w, int i, int first, double T1, cs_err *err) {
             for (long k = 0; k < tr.n; k++) F[k] = tr.y[k * ny + lj];
         } else { /* resample the trace's spline onto the window's grid */
             for (long k = 0; k < tr.n; k++) col[k] = tr.y[k * ny + lj];
-            spline_slopes(tr.n, tr.t, col, sl, wk);
+            cs_spline_slopes(tr.n, tr.t, col, sl, wk);
             long hint = 0;
             double der;
-            for (long k = 0; k < q->n; k++) spline_eval(tr.n, tr.t, col, sl, q->t[k], &hint, &F[k], &der);
+            for (long k = 0; k < q->n; k++) cs_spline_eval(tr.n, tr.t, col, sl, q->t[k], &hint, &F[k], &der);
         }
-        spline_slopes(q->n, q->t, F, q->SF + (size_t)lj * q->cap, wk);
+        cs_spline_slopes(q->n, q->t, F, q->SF + (size_t)lj * q->cap, wk);
     }
     return CS_OK;
 }
@@ -357,7 +297,7 @@ static double resid_norm(const waveform *w, long n) {
  * iterate, its fresh outputs F. Touches only unit i's slots. */
 static int sweep_unit(waveform *w, cs_step_ctx *x, int i, int k, long N, double T, double H, cs_err *err) {
     cs_unit *u = x->units[i];
-    if (k > 0) u->ops->restore_state(u, w->snap[i]);
+    if (k > 0) cs_unit_restore_state(u, w->snap[i]);
     if (w->o.waveform == CS_WAVE_POLYNOMIAL) poly_input(w, i, N);
     else { w->in[i].T = T; w->in[i].H = H; w->in[i].deg = 0; }
     int rc = cs_unit_do_step(u, T, H, &w->in[i], CS_RESTART, err);
@@ -429,7 +369,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     if (kap < 0) { /* adaptive (kraft2021 §19): the controller's degree κ, set on the coupling for this step */
         kap = 0;
         for (int i = 0; i < w->nsub; i++) {
-            const cs_input *p = cpl->ops->input(cpl, i);
+            const cs_input *p = cs_coupling_input(cpl, i);
             if (p->deg > kap) kap = p->deg;
         }
         if (kap > CS_MAXDEG) kap = CS_MAXDEG;
@@ -437,10 +377,10 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
     /* y(T_N) from the units with the coupling's u_N (Lagrange inputs interpolate u_N at T_N) */
     for (int i = 0; i < w->nsub; i++) {
         cs_unit *u = x->units[i];
-        u->ops->save_state(u, w->snap[i]);
-        const cs_input *p = cpl->ops->input(cpl, i);
+        cs_unit_save_state(u, w->snap[i]);
+        const cs_input *p = cs_coupling_input(cpl, i);
         cs_input_eval(p, T, w->uN + net->uoff[i]);
-        CS_TRY(u->ops->get_outputs(u, T, w->uN + net->uoff[i], w->yh + (size_t)(N % CS_ITER_HIST) * ny + net->yoff[i], err));
+        CS_TRY(cs_unit_get_outputs(u, T, w->uN + net->uoff[i], w->yh + (size_t)(N % CS_ITER_HIST) * ny + net->yoff[i], err));
     }
     /* history nodes s_h = (T_{N-h} - T_N)/H, h = 0.. */
     double hs[NC];
@@ -553,7 +493,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
                 o += q->n;
                 if (w->o.waveform == CS_WAVE_SUBSTEPS) {
                     CS_TRY(ensure_scratch(w, q->n, err));
-                    spline_slopes(q->n, q->t, q->X + (size_t)lj * q->cap, q->SX + (size_t)lj * q->cap, w->scr);
+                    cs_spline_slopes(q->n, q->t, q->X + (size_t)lj * q->cap, q->SX + (size_t)lj * q->cap, w->scr);
                 }
             }
         }
@@ -565,11 +505,7 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
                        "waveform relaxation did not converge in macro step %ld [%.10g, %.10g] after %d iterations "
                        "(residual %.3g x tol); use a smaller H, more max_iter, acceleration='iqn-ils' or "
                        "on_failure='continue'", N, T, T1, k, norm);
-    for (int i = 0; i < w->nsub; i++) {
-        x->used[i] = &w->in[i];
-        cs_input_eval(&w->in[i], T1, x->uend + net->uoff[i]);
-        if (x->need_udot) cs_input_eval_dt(&w->in[i], T1, x->udot + net->uoff[i]);
-    }
+    cs_iter_publish_inputs(x, net, w->nsub, w->in, T1, NULL);
     return CS_OK;
 }
 
@@ -587,7 +523,7 @@ static void wave_destroy(cs_scheme *sc) {
     waveform *w = sc->content;
     if (!w) return;
     for (int i = 0; i < w->nsub; i++) {
-        if (w->snap && w->snap[i]) w->units[i]->ops->snapshot_destroy(w->snap[i]);
+        if (w->snap && w->snap[i]) cs_unit_snapshot_destroy(w->units[i], w->snap[i]);
         if (w->wu) {
             wunit *q = &w->wu[i];
             free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->scr); free(q->ext);

@@ -198,6 +198,7 @@ static unsigned *copy_vr(const unsigned *v, int n) {
 static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
     cs_unit *u = cs_unit_alloc(NULL, 0, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
+    u->kind = CS_UNIT_FMU_CS;
     fmu_cs *f = calloc(1, sizeof *f);
     if (!f) { free(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
     f->ops = (cs_unit_ops){.do_step = cs_do_step, .get_outputs = cs_get_outputs,
@@ -469,6 +470,7 @@ static void me_destroy(cs_unit *u) {
 static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
     cs_unit *u = cs_unit_alloc(NULL, s->nx, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
+    u->kind = CS_UNIT_FMU_ME;
     fmu_me *f = calloc(1, sizeof *f);
     if (!f) { free(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
     f->ops = (cs_unit_ops){.do_step = me_do_step, .get_outputs = me_get_outputs,
@@ -515,7 +517,7 @@ cs_unit *cs_fmu_unit_new(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_
 }
 
 int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
-    if (u->ops->do_step != me_do_step) return CS_OK;
+    if (u->kind != CS_UNIT_FMU_ME) return CS_OK;
     return cs_fmu_model_states(ME(u)->model, x, err);
 }
 

@@ -58,11 +58,11 @@ int cs_unit_output_jacobian(cs_unit *u, double t, const double *uin, double *G, 
     }
     double *up = work, *y0 = work + u->nu, *y1 = y0 + u->ny;
     memcpy(up, uin, sizeof(double) * u->nu);
-    CS_TRY(u->ops->get_outputs(u, t, uin, y0, err));
+    CS_TRY(cs_unit_get_outputs(u, t, uin, y0, err));
     for (int j = 0; j < u->nu; j++) {
         double d = sqrt(2.2e-16) * fmax(1.0, fabs(uin[j]));
         up[j] = uin[j] + d;
-        CS_TRY(u->ops->get_outputs(u, t, up, y1, err));
+        CS_TRY(cs_unit_get_outputs(u, t, up, y1, err));
         up[j] = uin[j];
         for (int i = 0; i < u->ny; i++) G[(size_t)i * u->nu + j] = (y1[i] - y0[i]) / d;
     }

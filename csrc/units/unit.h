@@ -43,6 +43,10 @@
 
 typedef struct cs_unit cs_unit;
 
+/* What a unit is, for the few places that must tell (a unit's ops table may be per instance, so type tests read this,
+ * never compare ops or function pointers). */
+enum { CS_UNIT_GENERIC = 0, CS_UNIT_FMU_CS = 1, CS_UNIT_FMU_ME = 2 };
+
 typedef struct cs_unit_stats {
     long steps;        /* accepted micro steps */
     long failures;     /* rejected micro steps / convergence failures reported by the integrator */
@@ -85,6 +89,7 @@ typedef struct cs_unit_ops {
 struct cs_unit {
     const cs_unit_ops *ops;
     void *content;
+    int kind;          /* CS_UNIT_* (0 unless the implementation says) */
     int nx, nu, ny;
     int feedthrough;   /* y depends on u */
     int linear;        /* dy/du is constant (output_jacobian may be evaluated once) */
@@ -106,6 +111,46 @@ int cs_unit_do_step_timed(cs_unit *u, double T, double H, const cs_input *in, in
 /* inline: the master calls it for every unit and step */
 static inline int cs_unit_do_step(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err) {
     return u->timing ? cs_unit_do_step_timed(u, T, H, in, restart, err) : u->ops->do_step(u, T, H, in, restart, err);
+}
+
+/* The ops as functions (inline: the schemes call them every step), the optional ops' defaults written once. */
+static inline int cs_unit_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
+    return u->ops->get_outputs(u, t, uin, y, err);
+}
+static inline void *cs_unit_snapshot_create(cs_unit *u) { return u->ops->snapshot_create(u); }
+static inline void cs_unit_save_state(cs_unit *u, void *snap) { u->ops->save_state(u, snap); }
+static inline void cs_unit_restore_state(cs_unit *u, const void *snap) { u->ops->restore_state(u, snap); }
+static inline void cs_unit_snapshot_destroy(const cs_unit *u, void *snap) {
+    if (snap) u->ops->snapshot_destroy(snap);
+}
+static inline int cs_unit_set_state(cs_unit *u, double t, const double *x, cs_err *err) {
+    return u->ops->set_state(u, t, x, err);
+}
+/* The current states (nx values), NULL for a unit that does not expose them. */
+static inline int cs_unit_has_states(const cs_unit *u) { return u->ops->states != NULL; }
+/* Rollback (iterative schemes): the unit can save and restore its state. */
+static inline int cs_unit_can_restore(const cs_unit *u) { return u->ops->snapshot_create && u->ops->restore_state; }
+static inline const double *cs_unit_states(const cs_unit *u) { return u->ops->states ? u->ops->states(u) : NULL; }
+static inline int cs_unit_has_output_rates(const cs_unit *u) { return u->ops->output_rates != NULL; }
+static inline int cs_unit_output_rates(cs_unit *u, double t, const double *uin, const double *udot, double *ydot,
+                                       cs_err *err) {
+    if (!u->ops->output_rates) return cs_fail(err, CS_ERR_ARG, "unit %s: no output derivatives (Hermite)", u->name);
+    return u->ops->output_rates(u, t, uin, udot, ydot, err);
+}
+static inline int cs_unit_has_trace(const cs_unit *u) { return u->ops->set_trace && u->ops->trace; }
+/* Tracing on or off; a unit without a trace ignores it. */
+static inline int cs_unit_set_trace(cs_unit *u, int on, cs_err *err) {
+    return u->ops->set_trace ? u->ops->set_trace(u, on, err) : CS_OK;
+}
+static inline int cs_unit_trace(const cs_unit *u, cs_trace *tr) {
+    return u->ops->trace ? u->ops->trace(u, tr) : CS_ERR_ARG;
+}
+static inline int cs_unit_has_step_integral(const cs_unit *u) { return u->ops->step_integral != NULL; }
+static inline int cs_unit_step_integral(const cs_unit *u, double *Q) { return u->ops->step_integral(u, Q); }
+static inline int cs_unit_has_sensitivity(const cs_unit *u) { return u->ops->sensitivity != NULL; }
+static inline int cs_unit_sensitivity(cs_unit *u, double T, double H, const double *ell, int deg, int mode,
+                                      const double *uend, double *G, cs_err *err) {
+    return u->ops->sensitivity(u, T, H, ell, deg, mode, uend, G, err);
 }
 
 /* int y dt over the last step [T1 - H, T1] of each output into yint (ny values): the trapezoidal rule on the unit's

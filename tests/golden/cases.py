@@ -16,7 +16,9 @@ from cosim import analysis, models
 
 def _run(res):
     out = {"t": res.t, "X": res.X, "Y": res.Y, "U": res.U}
-    for name in ("H", "k", "error_estimate", "step_sizes", "energy_t", "energy_residual", "balance_t"):
+    if res.step_sizes is not None:   # recorded as "H" for StepControl (which sets k), "step_sizes" for ECCO
+        out["H" if res.k is not None else "step_sizes"] = np.asarray(res.step_sizes, dtype=float)
+    for name in ("k", "error_estimate", "energy_t", "energy_residual", "balance_t"):
         v = getattr(res, name, None)
         if v is not None:
             out[name] = np.asarray(v, dtype=float)

@@ -1,0 +1,104 @@
+/* The codes of the C core's enums as `cosim._core.codes` ({kind: {name: code}}): the one table the Python layer
+ * reads its option codes from (tests/test_codes.py ties every Python name to it and every C enumerator to a name).
+ * A new enumerator is one line here. */
+#include "py/pyutil.h"
+
+#include "common.h"
+#include "control/adaptive.h"
+#include "control/controller.h"
+#include "control/kraft.h"
+#include "coupling/approx.h"
+#include "coupling/balance.h"
+#include "coupling/prestep.h"
+#include "fmi/fmi.h"
+#include "master/setup.h"
+#include "network/network.h"
+#include "schemes/iterative.h"
+#include "schemes/scheme.h"
+#include "sysid/moesp.h"
+
+typedef struct code_name {
+    const char *name;
+    int code;
+} code_name;
+
+typedef struct code_kind {
+    const char *kind;
+    const code_name *names;
+    int n;
+} code_kind;
+
+#define KIND(k, table) {k, table, (int)(sizeof table / sizeof table[0])}
+
+static const code_name schemes[] = {{"jacobi", CS_SCHEME_JACOBI}, {"gauss-seidel", CS_SCHEME_GAUSS_SEIDEL},
+                                    {"implicit", CS_SCHEME_IMPLICIT}, {"waveform", CS_SCHEME_WAVEFORM}};
+static const code_name updates[] = {{"consistent", CS_UPDATE_CONSISTENT}, {"simplified", CS_UPDATE_SIMPLIFIED}};
+static const code_name startups[] = {{"none", CS_STARTUP_NONE}, {"kraft", CS_STARTUP_KRAFT}};
+static const code_name approximations[] = {{"lagrange", CS_APPROX_LAGRANGE}, {"extripol-c0", CS_APPROX_EXTRIPOL_C0},
+                                           {"extripol-c1", CS_APPROX_EXTRIPOL_C1}, {"hermite", CS_APPROX_HERMITE}};
+static const code_name solvers[] = {{"euler", CS_SOLVER_EULER}, {"rk4", CS_SOLVER_RK4}, {"exact", CS_SOLVER_EXACT},
+                                    {"cvode", CS_SOLVER_CVODE}, {"ab2", CS_SOLVER_AB2}};
+static const code_name ab2_starters[] = {{"euler", CS_AB2_EULER}, {"heun", CS_AB2_HEUN}};
+static const code_name linear_solvers[] = {{"dense", CS_LINSOL_DENSE}, {"band", CS_LINSOL_BAND}};
+static const code_name jacobians[] = {{"fd", CS_JAC_FD}, {"sap", CS_JAC_SAP}, {"exact", CS_JAC_EXACT}};
+static const code_name accelerations[] = {{"none", CS_ACCEL_NONE}, {"aitken", CS_ACCEL_AITKEN},
+                                          {"iqn-ils", CS_ACCEL_IQN_ILS}};
+static const code_name waveforms[] = {{"polynomial", CS_WAVE_POLYNOMIAL}, {"substeps", CS_WAVE_SUBSTEPS}};
+static const code_name on_failure[] = {{"raise", CS_ONFAIL_RAISE}, {"continue", CS_ONFAIL_CONTINUE}};
+static const code_name estimators[] = {{"exLE", CS_EST_EXLE}, {"exMD", CS_EST_EXMD}, {"exCV", CS_EST_EXCV},
+                                       {"imMD", CS_EST_IMMD}, {"imCV", CS_EST_IMCV}, {"waCV", CS_EST_WACV}};
+static const code_name order_strategies[] = {{"ida", CS_ORDER_IDA}, {"conservative", CS_ORDER_CONSERVATIVE},
+                                             {"fixed", CS_ORDER_FIXED}};
+static const code_name monitor_groups[] = {{"pos", CS_GROUP_POS}, {"vel", CS_GROUP_VEL}};
+static const code_name balance_kernels[] = {{"constant", CS_BALANCE_CONSTANT}, {"smooth", CS_BALANCE_SMOOTH}};
+static const code_name balance_variants[] = {{"telescoping", CS_BALANCE_TELESCOPING}, {"literal", CS_BALANCE_LITERAL}};
+static const code_name prestep_variants[] = {{"continuous", CS_PRESTEP_CONTINUOUS}, {"discrete", CS_PRESTEP_DISCRETE}};
+static const code_name ij_sources[] = {{"given", CS_PRESTEP_IJ_GIVEN}, {"rls", CS_PRESTEP_IJ_RLS},
+                                       {"moesp", CS_PRESTEP_IJ_MOESP}};
+static const code_name prestep_phases[] = {{"learning", CS_PHASE_LEARNING}, {"sbc", CS_PHASE_SBC},
+                                           {"mod", CS_PHASE_MOD}, {"mbc", CS_PHASE_MBC},
+                                           {"fallback", CS_PHASE_FALLBACK}};
+static const code_name moesp_methods[] = {{"moesp", CS_MOESP_PLAIN}, {"po-moesp", CS_MOESP_PO}};
+static const code_name fmu_kinds[] = {{"cs", CS_FMI_CS}, {"me", CS_FMI_ME}};
+static const code_name couplings[] = {{"signal", CS_COUPLING_SIGNAL}, {"prestep", CS_COUPLING_PRESTEP},
+                                      {"nepce", CS_COUPLING_NEPCE}};
+static const code_name statuses[] = {{"ok", CS_OK}, {"argument", CS_ERR_ARG}, {"memory", CS_ERR_NOMEM},
+                                     {"linalg", CS_ERR_LINALG}, {"solver", CS_ERR_SOLVER},
+                                     {"diverged", CS_ERR_DIVERGED}, {"callback", CS_ERR_CALLBACK},
+                                     {"stopped", CS_STOPPED}, {"interrupted", CS_ERR_INTERRUPTED},
+                                     {"convergence", CS_ERR_CONVERGENCE}};
+
+static const code_kind kinds[] = {
+    KIND("scheme", schemes), KIND("update", updates), KIND("startup", startups),
+    KIND("approximation", approximations), KIND("solver", solvers), KIND("ab2_starter", ab2_starters),
+    KIND("linear_solver", linear_solvers), KIND("jacobian", jacobians), KIND("acceleration", accelerations),
+    KIND("waveform", waveforms), KIND("on_failure", on_failure), KIND("estimator", estimators),
+    KIND("order_strategy", order_strategies), KIND("monitor_group", monitor_groups),
+    KIND("balance_kernel", balance_kernels), KIND("balance_variant", balance_variants),
+    KIND("prestep_variant", prestep_variants), KIND("ij_source", ij_sources), KIND("prestep_phase", prestep_phases),
+    KIND("moesp_method", moesp_methods), KIND("fmu_kind", fmu_kinds), KIND("coupling", couplings), KIND("status", statuses),
+};
+
+/* {kind: {name: code}} */
+static PyObject *codes_dict(void) {
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        PyObject *d = PyDict_New();
+        if (!d || PyDict_SetItemString(out, kinds[k].kind, d)) { Py_XDECREF(d); Py_DECREF(out); return NULL; }
+        Py_DECREF(d);
+        for (int q = 0; q < kinds[k].n; q++) {
+            PyObject *v = PyLong_FromLong(kinds[k].names[q].code);
+            if (!v || PyDict_SetItemString(d, kinds[k].names[q].name, v)) { Py_XDECREF(v); Py_DECREF(out); return NULL; }
+            Py_DECREF(v);
+        }
+    }
+    return out;
+}
+
+int cs_py_add_codes(PyObject *module) {
+    PyObject *d = codes_dict();
+    if (!d) return -1;
+    if (PyModule_AddObject(module, "codes", d) < 0) { Py_DECREF(d); return -1; }
+    return 0;
+}
