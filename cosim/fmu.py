@@ -37,6 +37,7 @@ import zipfile
 import numpy as np
 
 from . import _check, _core
+from ._extras import require
 from .subsystem import Subsystem
 
 KINDS = dict(_core.codes["fmu_kind"])
@@ -123,6 +124,7 @@ class FMU(Subsystem):
 
     # -------------------------------------------------------------------------------------------------------------
     def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on):
+        require("fmu", "cosim.FMU")
         import fmpy
         try:
             with zipfile.ZipFile(path) as z:

@@ -5,6 +5,10 @@ resume; tqdm progress), analysis: :func:`anova` (main and two-factor effects, ge
 3.10's normalised %), :func:`sobol` (SALib), :func:`optimum` (ascending sorting, ≤ 1.1·min or the best N) and
 :func:`histogram_optimum`; plots in :mod:`cosim.doe.plots`.
 """
+from .._extras import require
+
+require("doe", "cosim.doe")  # before any submodule: a missing extra is one clear ImportError
+
 from .checkpoint import load
 from .designs import explicit, full_factorial, latin_hypercube, saltelli, table_hash
 from .errors import StudyError
