@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coupling/signal.h"
 #include "coupling/smooth.h"
 #include "models/composite.h"
 #include "units/model_unit.h"
@@ -67,13 +66,14 @@ static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
  * (quintic smoothing, balance correction). */
 static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
                          cs_err *err) {
-    const cs_kind *kind = c->monolithic || !c->coupling.kind ? NULL : c->coupling.kind;
+    const cs_kind *signal = &cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
+    const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
     const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
                                  .H = c->H};
-    if (kind) CS_TRY(kind->create.coupling(c->coupling.spec, &env, &r->coupling, err));
-    else CS_TRY(cs_signal_coupling_create(net, approx, c->rates_lagged, &r->coupling, err));
+    CS_TRY(kind->create.coupling(kind == c->coupling.kind ? c->coupling.spec : NULL, &env, &r->coupling, err));
+    r->coupling_kind = kind;
     if (c->smooth && !c->monolithic) {
-        if (kind && kind != &cs_registry_capability("coupling")->kinds[CS_COUPLING_SIGNAL])
+        if (kind != signal)
             return cs_fail(err, CS_ERR_ARG, "approximation: smoothing applies to the signal-based coupling only");
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;
@@ -182,6 +182,13 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
 fail:
     cs_run_destroy(r);
     return rc;
+}
+
+int cs_run_coupling_log(const cs_run *r, cs_fields *out, cs_err *err) {
+    out->n = -1;
+    if (!r->coupling_kind || !r->coupling_kind->log) return CS_OK;
+    out->n = 0;
+    return r->coupling_kind->log(r->coupling, out, err);
 }
 
 long cs_run_capacity(const cs_run *r) {

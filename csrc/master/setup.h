@@ -49,9 +49,6 @@ typedef struct cs_run_config {
                                  * NULL where a unit is given. Ownership passes to the run (also on failure). */
 } cs_run_config;
 
-/* The registry's coupling codes (their index in it). */
-enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };
-
 typedef struct cs_run {
     int nsub, nmodels;
     cs_model **models;
@@ -61,6 +58,7 @@ typedef struct cs_run {
     cs_unit **units;
     int nunits;
     cs_coupling *coupling;
+    const cs_kind *coupling_kind; /* the registry kind that made `coupling` (before the wrappers) */
     cs_scheme *scheme;
     cs_controller *controller;
     cs_estimator *estimator;    /* NULL: no error estimate */
@@ -80,6 +78,8 @@ long cs_run_capacity(const cs_run *run);
 /* Adds an observer (ownership passes to the run), before cs_run_execute. */
 int cs_run_add_observer(cs_run *run, cs_observer *o, cs_err *err);
 int cs_run_execute(cs_run *run, cs_err *err);
+/* The coupling's log (its kind's `log`, master/registry.h); out->n = -1 where the kind keeps none. */
+int cs_run_coupling_log(const cs_run *run, cs_fields *out, cs_err *err);
 void cs_run_destroy(cs_run *run);
 
 #endif

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "master/setup.h"
-#include "py/coupling_opts.h"
 #include "py/energy.h"
+#include "py/fields.h"
 #include "py/fmu.h"
 #include "py/params.h"
 #include "py/pymodel.h"
@@ -488,7 +488,9 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
                         "step_control", scd);
     if (out && cs_py_energy_results(out, &a->energy)) Py_CLEAR(out);
     if (out && a->cfg.coupling.kind && !a->monolithic) {
-        PyObject *clog = cs_py_coupling_log(run, a->cfg.coupling.kind);
+        cs_fields log;
+        cs_err lerr = {0};
+        PyObject *clog = cs_run_coupling_log(run, &log, &lerr) ? cs_py_raise(&lerr) : cs_py_fields_dict(&log);
         if (!clog || PyDict_SetItemString(out, "coupling_log", clog)) Py_CLEAR(out);
         Py_XDECREF(clog);
     }
