@@ -93,11 +93,27 @@ def python_codes():
         "prestep_phase": set(coupling.PHASES) | set(coupling.REASONS),
         "moesp_method": set(sysid._MOESP_METHODS.values()),
         "fmu_kind": set(fmu.KINDS.values()),
-        "coupling": {coupling._KIND_SIGNAL, coupling._KIND_PRESTEP, coupling._KIND_NEPCE},
+        "coupling": {coupling._KIND_SIGNAL, coupling._KIND_PRESTEP, coupling._KIND_NEPCE}
+        | {_core.codes["coupling"][k] for k in coupling_kinds()},
         "step_control": {_core.codes["step_control"][o["kind"]] for o in step_control_specs()},
         # statuses are read, not chosen: the ones Python names must be the C ones
         "status": {simulate._ERR_DIVERGED, simulate._STOPPED, metrics._STATUS_DIVERGED},
     }
+
+
+def coupling_kinds():
+    """The kinds the coupling option classes choose: every subclass of cosim.Coupling built with its defaults (the
+    signal-based ones, FOH and Quadratic, choose no kind: the run's default, "signal")."""
+    import cosim
+    sys2 = cosim.models.two_mass_oscillator()
+    classes, kinds = [coupling.Coupling], {"signal"}
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        spec = cls()._options(sys2, 1e-3, 0.01)
+        if spec is not None:
+            kinds.add(spec["kind"])
+    return kinds
 
 
 def step_control_specs():
