@@ -37,11 +37,28 @@ def exported_tables():
     return {kind: tables[var] for kind, var in kinds.items()}
 
 
+def registry_tables():
+    """{capability: [kind names in order]} of the kinds chosen per run, as written in csrc/master/registry.c (a
+    kind's code is its index)."""
+    text = (CSRC / "master" / "registry.c").read_text()
+    bodies = dict(re.findall(r"static const cs_kind (\w+)\[\] = \{(.*?)\n\};", text, flags=re.S))
+    caps = dict((var, cap) for cap, var in re.findall(r'CAPABILITY\("(\w+)", (\w+)\)', text))
+    return {caps[var]: re.findall(r'^\s*\{"([^"]+)"', body, flags=re.M) for var, body in bodies.items()
+            if ".create" not in body and re.search(r"\{\.(coupling|scheme|control) =", body)}
+
+
 def test_every_enumerator_is_exported_with_its_value():
     blocks = enum_blocks()
     values = {k: v for b in blocks for k, v in b.items()}
     tables = exported_tables()
-    assert set(tables) == set(_core.codes)
+    registry = registry_tables()
+    assert set(registry) == {"coupling", "scheme", "step_control"}
+    assert set(tables) | set(registry) == set(_core.codes) and not set(tables) & set(registry)
+    for cap, names in registry.items():
+        assert _core.codes[cap] == {n: q for q, n in enumerate(names)}, cap
+    # the scheme objects' kind enum is the registry's code of each scheme, every enumerator named there
+    scheme_enum = {k: v for k, v in values.items() if k.startswith("CS_SCHEME_")}
+    assert scheme_enum == {"CS_SCHEME_" + n.upper().replace("-", "_"): q for n, q in _core.codes["scheme"].items()}
     for kind, names in tables.items():
         assert {n: values[e] for n, e in names.items()} == _core.codes[kind], kind
         used = set(names.values())
@@ -76,10 +93,35 @@ def python_codes():
         "prestep_phase": set(coupling.PHASES) | set(coupling.REASONS),
         "moesp_method": set(sysid._MOESP_METHODS.values()),
         "fmu_kind": set(fmu.KINDS.values()),
-        "coupling": {coupling._KIND_SIGNAL, coupling._KIND_PRESTEP, coupling._KIND_NEPCE},
+        "coupling": {coupling._KIND_SIGNAL, coupling._KIND_PRESTEP, coupling._KIND_NEPCE}
+        | {_core.codes["coupling"][k] for k in coupling_kinds()},
+        "step_control": {_core.codes["step_control"][o["kind"]] for o in step_control_specs()},
         # statuses are read, not chosen: the ones Python names must be the C ones
         "status": {simulate._ERR_DIVERGED, simulate._STOPPED, metrics._STATUS_DIVERGED},
     }
+
+
+def coupling_kinds():
+    """The kinds the coupling option classes choose: every subclass of cosim.Coupling built with its defaults (the
+    signal-based ones, FOH and Quadratic, choose no kind: the run's default, "signal")."""
+    import cosim
+    sys2 = cosim.models.two_mass_oscillator()
+    classes, kinds = [coupling.Coupling], {"signal"}
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        spec = cls()._options(sys2, 1e-3, 0.01)
+        if spec is not None:
+            kinds.add(spec["kind"])
+    return kinds
+
+
+def step_control_specs():
+    """The specs of the step controllers Python offers (kraft2021's StepControl, ECCO)."""
+    import cosim
+    sys2 = cosim.models.two_mass_oscillator()
+    ecco = cosim.ECCO(power_bonds=[(("S1.y[1]",), ("S1.u[0]",), ("S2.u[0]",), ("S2.y[0]",))])
+    return [cosim.StepControl()._options(sys2, cosim.Lagrange(1), "jacobi", 0.01, 1e-3), ecco._spec(sys2)]
 
 
 def test_python_names_reach_exactly_the_c_codes():

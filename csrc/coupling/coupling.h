@@ -59,7 +59,7 @@ enum { CS_CPL_KIND_SIGNAL = 0, CS_CPL_KIND_BALANCE = 1, CS_CPL_KIND_SMOOTH = 2, 
 struct cs_coupling {
     const cs_coupling_ops *ops;
     void *content;
-    int kind;               /* CS_COUPLING_* */
+    int kind;               /* CS_CPL_KIND_* */
     int needs_rates;        /* accept/on_unit_done need output time derivatives y' (Hermite) */
     int rates_lagged;       /* y' from the step's own inputs at T_{N+1}- rather than the consistent ones */
     /* Optional shortcut of input()/continuity() for the schemes: every unit's input function and CS_INPUT_* as

@@ -47,6 +47,23 @@ static int prestep_create(const void *spec, const cs_coupling_env *e, cs_couplin
     return cs_prestep_coupling_create(e->net, e->units, spec, e->H, out, err);
 }
 
+static int prestep_log(const void *coupling, cs_fields *out, cs_err *err) {
+    cs_prestep_log lg;
+    CS_TRY(cs_prestep_get_log(coupling, &lg, err));
+    cs_fields_array(out, "phase", CS_FIELD_BYTE, lg.n, 0, lg.phase);
+    cs_fields_array(out, "eps_si", CS_FIELD_DOUBLE, lg.n, 0, lg.eps);
+    cs_fields_array(out, "params", CS_FIELD_DOUBLE, lg.n, lg.nparams, lg.params);
+    cs_fields_array(out, "delta", CS_FIELD_DOUBLE, lg.n, lg.ny, lg.delta);
+    cs_fields_array(out, "u", CS_FIELD_DOUBLE, lg.n, lg.nu, lg.u);
+    cs_fields_array(out, "rank", CS_FIELD_INT, lg.n, lg.nsub, lg.rank);
+    if (lg.eps_cor) { /* intermediate-value correction: eps_cor per step, the trace / macro-point fallback counts */
+        cs_fields_array(out, "eps_cor", CS_FIELD_DOUBLE, lg.n, lg.nu, lg.eps_cor);
+        cs_fields_count(out, "traced_steps", lg.traced);
+        cs_fields_count(out, "macro_point_steps", lg.fallback);
+    }
+    return CS_OK;
+}
+
 static const cs_param nepce_params[] = {
     CS_PARAM_FIELD(cs_nepce_spec, "K", CS_PARAM_DOUBLE, K), CS_PARAM_FIELD(cs_nepce_spec, "tau", CS_PARAM_DOUBLE, tau),
 };
@@ -55,12 +72,21 @@ static int nepce_create(const void *spec, const cs_coupling_env *e, cs_coupling 
     return cs_nepce_coupling_create(e->net, e->units, e->approx, spec, out, err);
 }
 
-/* codes: CS_COUPLING_* (master/setup.h) */
+static int nepce_log(const void *coupling, cs_fields *out, cs_err *err) {
+    long traced = 0, fallback = 0;
+    CS_TRY(cs_nepce_counts(coupling, &traced, &fallback, err));
+    cs_fields_count(out, "traced_steps", traced);
+    cs_fields_count(out, "macro_point_steps", fallback);
+    return CS_OK;
+}
+
+/* The first is the run's default. */
 static const cs_kind couplings[] = {
-    {"signal", NULL, 0, 0, NULL, {.coupling = signal_create}},
+    {"signal", NULL, 0, 0, NULL, {.coupling = signal_create}, NULL},
     {"prestep", prestep_params, CS_NPARAMS(prestep_params), sizeof(cs_prestep_spec), prestep_defaults,
-     {.coupling = prestep_create}},
-    {"nepce", nepce_params, CS_NPARAMS(nepce_params), sizeof(cs_nepce_spec), NULL, {.coupling = nepce_create}},
+     {.coupling = prestep_create}, prestep_log},
+    {"nepce", nepce_params, CS_NPARAMS(nepce_params), sizeof(cs_nepce_spec), NULL, {.coupling = nepce_create},
+     nepce_log},
 };
 
 /* ---- schemes ---- */
@@ -93,7 +119,7 @@ static int waveform_create(const void *spec, const cs_scheme_env *e, cs_scheme *
     return cs_waveform_create(e->nunits, e->order, &o, out, err);
 }
 
-/* codes: CS_SCHEME_* (schemes/scheme.h) */
+/* The scheme objects' kind (CS_SCHEME_*, schemes/scheme.h) is their index here (tests/test_codes.py). */
 static const cs_kind schemes[] = {
     {"jacobi", NULL, 0, 0, NULL, {.scheme = jacobi_create}},
     {"gauss-seidel", NULL, 0, 0, NULL, {.scheme = gauss_seidel_create}},
@@ -185,10 +211,26 @@ const cs_capability cs_registry[] = {
 };
 const int cs_registry_size = (int)(sizeof cs_registry / sizeof cs_registry[0]);
 
+static void fields_add(cs_fields *out, cs_field f) {
+    if (out->n < (int)(sizeof out->f / sizeof out->f[0])) out->f[out->n++] = f;
+}
+
+void cs_fields_array(cs_fields *out, const char *name, int type, long rows, int cols, const void *data) {
+    fields_add(out, (cs_field){.name = name, .type = type, .rows = rows, .cols = cols, .data = data});
+}
+
+void cs_fields_count(cs_fields *out, const char *name, long count) {
+    fields_add(out, (cs_field){.name = name, .type = CS_FIELD_COUNT, .count = count});
+}
+
 const cs_capability *cs_registry_capability(const char *name) {
     for (int c = 0; c < cs_registry_size; c++)
         if (strcmp(cs_registry[c].name, name) == 0) return &cs_registry[c];
     return NULL;
+}
+
+int cs_registry_chosen(const cs_capability *cap) {
+    return cap->nkinds > 0 && cap->kinds[0].create.coupling != NULL;   /* any member: the union holds one pointer */
 }
 
 const cs_kind *cs_registry_kind(const cs_capability *cap, const char *name) {

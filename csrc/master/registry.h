@@ -48,6 +48,28 @@ typedef int (*cs_scheme_create_fn)(const void *spec, const cs_scheme_env *env, c
 typedef int (*cs_control_create_fn)(const void *spec, cs_control_env *env, cs_controller **ctl, cs_estimator **est,
                                     cs_err *err);
 
+/* Named arrays and counts (a coupling's per-step log) that the bindings convert without knowing the kind. */
+enum { CS_FIELD_DOUBLE = 0, CS_FIELD_INT = 1, CS_FIELD_BYTE = 2, CS_FIELD_COUNT = 3 };
+typedef struct cs_field {
+    const char *name;
+    int type;                   /* CS_FIELD_* */
+    long rows;
+    int cols;                   /* 0: a vector of `rows` entries, else a rows x cols matrix (row-major) */
+    const void *data;           /* not owned; valid while the object lives */
+    long count;                 /* CS_FIELD_COUNT: the value */
+} cs_field;
+
+typedef struct cs_fields {
+    int n;                      /* -1: the object keeps no log */
+    cs_field f[12];
+} cs_fields;
+
+/* Appends an array / a count to out (silently ignored beyond its capacity: the tables are fixed per kind). */
+void cs_fields_array(cs_fields *out, const char *name, int type, long rows, int cols, const void *data);
+void cs_fields_count(cs_fields *out, const char *name, long count);
+
+typedef int (*cs_log_fn)(const void *object, cs_fields *out, cs_err *err);
+
 typedef struct cs_kind {
     const char *name;
     const cs_param *params;     /* the spec's parameters (NULL: none) */
@@ -59,11 +81,12 @@ typedef struct cs_kind {
         cs_scheme_create_fn scheme;
         cs_control_create_fn control;
     } create;
+    cs_log_fn log;              /* the created object's log (NULL: none) */
 } cs_kind;
 
 typedef struct cs_capability {
     const char *name;
-    const cs_kind *kinds;       /* a kind's code is its index */
+    const cs_kind *kinds;       /* a kind's code is its index (exported as `_core.codes[name]`, py/codes.c) */
     int nkinds;
 } cs_capability;
 
@@ -72,6 +95,9 @@ extern const cs_capability cs_registry[];
 extern const int cs_registry_size;
 /* The capability of this name (NULL if none). */
 const cs_capability *cs_registry_capability(const char *name);
+/* Whether the capability's kinds are chosen per run and created through the registry (coupling, scheme,
+ * step_control), not parameter-only specs (solver, balance). */
+int cs_registry_chosen(const cs_capability *cap);
 /* The kind of this name in a capability (NULL if none). */
 const cs_kind *cs_registry_kind(const cs_capability *cap, const char *name);
 

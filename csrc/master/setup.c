@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coupling/signal.h"
 #include "coupling/smooth.h"
 #include "models/composite.h"
 #include "units/model_unit.h"
@@ -67,13 +66,14 @@ static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
  * (quintic smoothing, balance correction). */
 static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
                          cs_err *err) {
-    const cs_kind *kind = c->monolithic || !c->coupling.kind ? NULL : c->coupling.kind;
+    const cs_kind *signal = &cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
+    const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
     const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
                                  .H = c->H};
-    if (kind) CS_TRY(kind->create.coupling(c->coupling.spec, &env, &r->coupling, err));
-    else CS_TRY(cs_signal_coupling_create(net, approx, c->rates_lagged, &r->coupling, err));
+    CS_TRY(kind->create.coupling(kind == c->coupling.kind ? c->coupling.spec : NULL, &env, &r->coupling, err));
+    r->coupling_kind = kind;
     if (c->smooth && !c->monolithic) {
-        if (kind && kind != &cs_registry_capability("coupling")->kinds[CS_COUPLING_SIGNAL])
+        if (kind != signal)
             return cs_fail(err, CS_ERR_ARG, "approximation: smoothing applies to the signal-based coupling only");
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;
@@ -182,6 +182,54 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
 fail:
     cs_run_destroy(r);
     return rc;
+}
+
+int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
+    memset(out, 0, sizeof *out);
+    out->macro_steps = cs_algorithm_steps(r->alg);
+    out->rejected_steps = cs_algorithm_rejected(r->alg);
+    out->newton_iterations = r->net.newton_iterations;
+    out->nunits = r->nunits;
+    out->threads = cs_jacobi_threads(r->scheme, NULL);
+    out->units = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof *out->units);
+    out->thread_idle = calloc((size_t)(out->threads > 0 ? out->threads : 1), sizeof(double));
+    out->unit_cpu = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
+    out->unit_cpu_idle = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
+    if (!out->units || !out->thread_idle || !out->unit_cpu || !out->unit_cpu_idle) {
+        cs_run_report_free(out);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < r->nunits; i++) {
+        cs_unit_report *u = &out->units[i];
+        cs_unit_get_stats(r->units[i], &u->stats);
+        u->timed = r->units[i]->timing;
+        u->idle = r->units[i]->idle;
+        u->save_wall = r->units[i]->save_wall;
+    }
+    if (r->scheme->ops->iterations) {
+        out->iterative = 1;
+        r->scheme->ops->iterations(r->scheme, out->macro_steps, &out->iterations_per_step, &out->iterations);
+    }
+    out->has_step_records = cs_kraft_control_records(r->controller, &out->step_records);
+    cs_algorithm_get_timing(r->alg, &out->timing);
+    cs_jacobi_threads(r->scheme, out->thread_idle);
+    if (!cs_jacobi_cpu_times(r->scheme, r->nunits, out->unit_cpu, out->unit_cpu_idle)) {
+        free(out->unit_cpu); free(out->unit_cpu_idle);
+        out->unit_cpu = out->unit_cpu_idle = NULL;
+    }
+    return CS_OK;
+}
+
+void cs_run_report_free(cs_run_report *r) {
+    free(r->units); free(r->thread_idle); free(r->unit_cpu); free(r->unit_cpu_idle);
+    memset(r, 0, sizeof *r);
+}
+
+int cs_run_coupling_log(const cs_run *r, cs_fields *out, cs_err *err) {
+    out->n = -1;
+    if (!r->coupling_kind || !r->coupling_kind->log) return CS_OK;
+    out->n = 0;
+    return r->coupling_kind->log(r->coupling, out, err);
 }
 
 long cs_run_capacity(const cs_run *r) {

@@ -49,9 +49,6 @@ typedef struct cs_run_config {
                                  * NULL where a unit is given. Ownership passes to the run (also on failure). */
 } cs_run_config;
 
-/* The registry's coupling codes (their index in it). */
-enum { CS_COUPLING_SIGNAL = 0, CS_COUPLING_PRESTEP = 1, CS_COUPLING_NEPCE = 2 };
-
 typedef struct cs_run {
     int nsub, nmodels;
     cs_model **models;
@@ -61,6 +58,7 @@ typedef struct cs_run {
     cs_unit **units;
     int nunits;
     cs_coupling *coupling;
+    const cs_kind *coupling_kind; /* the registry kind that made `coupling` (before the wrappers) */
     cs_scheme *scheme;
     cs_controller *controller;
     cs_estimator *estimator;    /* NULL: no error estimate */
@@ -80,6 +78,37 @@ long cs_run_capacity(const cs_run *run);
 /* Adds an observer (ownership passes to the run), before cs_run_execute. */
 int cs_run_add_observer(cs_run *run, cs_observer *o, cs_err *err);
 int cs_run_execute(cs_run *run, cs_err *err);
+/* One unit's counters and, where the run measured time (cfg.timing), its wall, barrier idle and snapshot times. */
+typedef struct cs_unit_report {
+    cs_unit_stats stats;        /* stats.wall: with `timed` only */
+    int timed;
+    double idle, save_wall;     /* kraft2021 §16.3: idle at the macro barrier (eq. 4.5), snapshot time */
+} cs_unit_report;
+
+/* What a finished run reports, filled by cs_run_get_report (the bindings only convert it). */
+typedef struct cs_run_report {
+    long macro_steps, rejected_steps, newton_iterations;
+    int nunits;
+    cs_unit_report *units;      /* nunits entries */
+    int iterative;              /* an iterative scheme: the iteration counts below are set */
+    const int *iterations_per_step; /* macro_steps entries, or NULL (none recorded) */
+    long iterations;            /* in total */
+    int has_step_records;       /* an adaptive controller's records (kraft2021 §19) below */
+    cs_kraft_records step_records;
+    /* run-level timing (cfg.timing; issue 11, T25) */
+    cs_algorithm_timing timing;
+    int threads;                /* the Jacobi pool's threads (1: sequential) */
+    double *thread_idle;        /* threads entries: barrier wait per thread */
+    double *unit_cpu, *unit_cpu_idle; /* nunits entries each (Jacobi on a pool: thread-CPU solver time and idle), or
+                                       * NULL where not measured */
+} cs_run_report;
+
+/* Fills out (the arrays allocated, free with cs_run_report_free; the pointers into the run stay valid while it lives). */
+int cs_run_get_report(const cs_run *run, cs_run_report *out, cs_err *err);
+void cs_run_report_free(cs_run_report *r);
+
+/* The coupling's log (its kind's `log`, master/registry.h); out->n = -1 where the kind keeps none. */
+int cs_run_coupling_log(const cs_run *run, cs_fields *out, cs_err *err);
 void cs_run_destroy(cs_run *run);
 
 #endif

@@ -1,6 +1,7 @@
 /* The codes of the C core's enums as `cosim._core.codes` ({kind: {name: code}}): the one table the Python layer
  * reads its option codes from (tests/test_codes.py ties every Python name to it and every C enumerator to a name).
- * A new enumerator is one line here. */
+ * A new enumerator is one line here; the kinds a run chooses (coupling, scheme, step_control) come from the
+ * registry (master/registry.c: a kind's code is its index), so a new kind needs no line here. */
 #include "py/pyutil.h"
 
 #include "common.h"
@@ -11,10 +12,10 @@
 #include "coupling/balance.h"
 #include "coupling/prestep.h"
 #include "fmi/fmi.h"
-#include "master/setup.h"
+#include "integrators/stepper.h"
+#include "master/registry.h"
 #include "network/network.h"
 #include "schemes/iterative.h"
-#include "schemes/scheme.h"
 #include "sysid/moesp.h"
 
 typedef struct code_name {
@@ -30,8 +31,6 @@ typedef struct code_kind {
 
 #define KIND(k, table) {k, table, (int)(sizeof table / sizeof table[0])}
 
-static const code_name schemes[] = {{"jacobi", CS_SCHEME_JACOBI}, {"gauss-seidel", CS_SCHEME_GAUSS_SEIDEL},
-                                    {"implicit", CS_SCHEME_IMPLICIT}, {"waveform", CS_SCHEME_WAVEFORM}};
 static const code_name updates[] = {{"consistent", CS_UPDATE_CONSISTENT}, {"simplified", CS_UPDATE_SIMPLIFIED}};
 static const code_name startups[] = {{"none", CS_STARTUP_NONE}, {"kraft", CS_STARTUP_KRAFT}};
 static const code_name approximations[] = {{"lagrange", CS_APPROX_LAGRANGE}, {"extripol-c0", CS_APPROX_EXTRIPOL_C0},
@@ -60,8 +59,6 @@ static const code_name prestep_phases[] = {{"learning", CS_PHASE_LEARNING}, {"sb
                                            {"fallback", CS_PHASE_FALLBACK}};
 static const code_name moesp_methods[] = {{"moesp", CS_MOESP_PLAIN}, {"po-moesp", CS_MOESP_PO}};
 static const code_name fmu_kinds[] = {{"cs", CS_FMI_CS}, {"me", CS_FMI_ME}};
-static const code_name couplings[] = {{"signal", CS_COUPLING_SIGNAL}, {"prestep", CS_COUPLING_PRESTEP},
-                                      {"nepce", CS_COUPLING_NEPCE}};
 static const code_name statuses[] = {{"ok", CS_OK}, {"argument", CS_ERR_ARG}, {"memory", CS_ERR_NOMEM},
                                      {"linalg", CS_ERR_LINALG}, {"solver", CS_ERR_SOLVER},
                                      {"diverged", CS_ERR_DIVERGED}, {"callback", CS_ERR_CALLBACK},
@@ -69,29 +66,47 @@ static const code_name statuses[] = {{"ok", CS_OK}, {"argument", CS_ERR_ARG}, {"
                                      {"convergence", CS_ERR_CONVERGENCE}};
 
 static const code_kind kinds[] = {
-    KIND("scheme", schemes), KIND("update", updates), KIND("startup", startups),
+    KIND("update", updates), KIND("startup", startups),
     KIND("approximation", approximations), KIND("solver", solvers), KIND("ab2_starter", ab2_starters),
     KIND("linear_solver", linear_solvers), KIND("jacobian", jacobians), KIND("acceleration", accelerations),
     KIND("waveform", waveforms), KIND("on_failure", on_failure), KIND("estimator", estimators),
     KIND("order_strategy", order_strategies), KIND("monitor_group", monitor_groups),
     KIND("balance_kernel", balance_kernels), KIND("balance_variant", balance_variants),
     KIND("prestep_variant", prestep_variants), KIND("ij_source", ij_sources), KIND("prestep_phase", prestep_phases),
-    KIND("moesp_method", moesp_methods), KIND("fmu_kind", fmu_kinds), KIND("coupling", couplings), KIND("status", statuses),
+    KIND("moesp_method", moesp_methods), KIND("fmu_kind", fmu_kinds), KIND("status", statuses),
 };
 
-/* {kind: {name: code}} */
+/* out[kind] = {} (a borrowed reference, NULL on failure) */
+static PyObject *new_kind(PyObject *out, const char *kind) {
+    PyObject *d = PyDict_New();
+    if (!d || PyDict_SetItemString(out, kind, d)) { Py_XDECREF(d); return NULL; }
+    Py_DECREF(d);
+    return d;
+}
+
+static int add_code(PyObject *d, const char *name, int code) {
+    PyObject *v = PyLong_FromLong(code);
+    int rc = !v || PyDict_SetItemString(d, name, v) ? -1 : 0;
+    Py_XDECREF(v);
+    return rc;
+}
+
+/* {kind: {name: code}}: the enum tables above, then the registry's chosen kinds by their index */
 static PyObject *codes_dict(void) {
     PyObject *out = PyDict_New();
-    if (!out) return NULL;
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        PyObject *d = PyDict_New();
-        if (!d || PyDict_SetItemString(out, kinds[k].kind, d)) { Py_XDECREF(d); Py_DECREF(out); return NULL; }
-        Py_DECREF(d);
-        for (int q = 0; q < kinds[k].n; q++) {
-            PyObject *v = PyLong_FromLong(kinds[k].names[q].code);
-            if (!v || PyDict_SetItemString(d, kinds[k].names[q].name, v)) { Py_XDECREF(v); Py_DECREF(out); return NULL; }
-            Py_DECREF(v);
-        }
+    for (size_t k = 0; out && k < sizeof kinds / sizeof kinds[0]; k++) {
+        PyObject *d = new_kind(out, kinds[k].kind);
+        for (int q = 0; d && q < kinds[k].n; q++)
+            if (add_code(d, kinds[k].names[q].name, kinds[k].names[q].code)) d = NULL;
+        if (!d) Py_CLEAR(out);
+    }
+    for (int c = 0; out && c < cs_registry_size; c++) {
+        const cs_capability *cap = &cs_registry[c];
+        if (!cs_registry_chosen(cap)) continue;
+        PyObject *d = new_kind(out, cap->name);
+        for (int q = 0; d && q < cap->nkinds; q++)
+            if (add_code(d, cap->kinds[q].name, q)) d = NULL;
+        if (!d) Py_CLEAR(out);
     }
     return out;
 }

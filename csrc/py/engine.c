@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "master/setup.h"
-#include "py/coupling_opts.h"
 #include "py/energy.h"
+#include "py/fields.h"
 #include "py/fmu.h"
 #include "py/params.h"
 #include "py/pymodel.h"
@@ -72,9 +72,9 @@ static int record_arrays(PyObject *out[4], npy_intp *dt, npy_intp *dx, npy_intp 
 }
 
 /* Step-control records as a dict (kraft2021 §19: what the controller decided). */
-static PyObject *step_control_dict(const cs_run *run) {
-    cs_kraft_records r;
-    if (!cs_kraft_control_records(run->controller, &r)) Py_RETURN_NONE;
+static PyObject *step_control_dict(const cs_run_report *rep) {
+    if (!rep->has_step_records) Py_RETURN_NONE;
+    const cs_kraft_records r = rep->step_records;
     PyObject *T = rows_copy(r.T, r.n, 1, 0), *H = rows_copy(r.H, r.n, 1, 0), *eps = rows_copy(r.eps, r.n, 1, 0);
     PyObject *Tr = rows_copy(r.Trej, r.nrej, 1, 0), *Hr = rows_copy(r.Hrej, r.nrej, 1, 0);
     npy_intp d[1] = {r.n};
@@ -142,22 +142,22 @@ static int interrupt_cb(void *ctx) {
     return rc < 0;
 }
 
-static PyObject *stats_list(const cs_run *run) {
-    PyObject *lst = PyList_New(run->nunits);
+static PyObject *stats_list(const cs_run_report *rep) {
+    PyObject *lst = PyList_New(rep->nunits);
     if (!lst) return NULL;
-    for (int i = 0; i < run->nunits; i++) {
-        cs_unit_stats s;
-        cs_unit_get_stats(run->units[i], &s);
+    for (int i = 0; i < rep->nunits; i++) {
+        const cs_unit_report *ur = &rep->units[i];
+        const cs_unit_stats s = ur->stats;
         PyObject *d = Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l}", "steps", s.steps, "failures", s.failures,
                                     "jac_evals", s.jac_evals, "restarts", s.restarts, "rhs_calls", s.rhs_calls,
                                     "output_calls", s.output_calls);
-        if (d && run->units[i]->timing) {
+        if (d && ur->timed) {
             PyObject *w = PyFloat_FromDouble(s.wall);
             if (!w || PyDict_SetItemString(d, "wall_time", w)) { Py_CLEAR(d); }
             Py_XDECREF(w);
         }
-        if (d && run->units[i]->timing) { /* kraft2021 §16.3: idle at the macro barrier (4.5), snapshot time */
-            PyObject *w = PyFloat_FromDouble(run->units[i]->idle), *v = PyFloat_FromDouble(run->units[i]->save_wall);
+        if (d && ur->timed) { /* kraft2021 §16.3: idle at the macro barrier (4.5), snapshot time */
+            PyObject *w = PyFloat_FromDouble(ur->idle), *v = PyFloat_FromDouble(ur->save_wall);
             if (!w || !v || PyDict_SetItemString(d, "idle_time", w) || PyDict_SetItemString(d, "save_time", v)) {
                 Py_CLEAR(d);
             }
@@ -399,42 +399,35 @@ static int add_observers(cs_run *run, run_args *a, run_ctx *k) {
 
 /* Run-level timing (scheme, interface, snapshots, per-thread barrier waits; Jacobi: per unit thread-CPU solver time
  * and CPU idle at the barrier, issue 11, T25) as a dict, or NULL (no exception) where it is not available. */
-static PyObject *timing_dict(const cs_run *run) {
-    cs_algorithm_timing at;
-    cs_algorithm_get_timing(run->alg, &at);
-    int nth = cs_jacobi_threads(run->scheme, NULL);
-    double *idle = calloc((size_t)nth, sizeof(double));
-    PyObject *lst = idle ? PyList_New(nth) : NULL, *timing = NULL;
+static PyObject *timing_dict(const cs_run_report *rep) {
+    const cs_algorithm_timing at = rep->timing;
+    const int nth = rep->threads;
+    PyObject *lst = PyList_New(nth), *timing = NULL;
     if (lst) {
-        cs_jacobi_threads(run->scheme, idle);
-        for (int q = 0; q < nth; q++) PyList_SET_ITEM(lst, q, PyFloat_FromDouble(idle[q]));
+        for (int q = 0; q < nth; q++) PyList_SET_ITEM(lst, q, PyFloat_FromDouble(rep->thread_idle[q]));
         timing = Py_BuildValue("{s:d,s:d,s:d,s:i,s:N}", "scheme_time", at.scheme, "interface_time", at.interface,
                                "save_time", at.save, "threads", nth, "thread_idle_time", lst);
     }
-    free(idle);
     if (!timing) { PyErr_Clear(); return NULL; }
-    double *cpu = calloc((size_t)run->nunits, sizeof(double)), *cid = calloc((size_t)run->nunits, sizeof(double));
-    if (cpu && cid && cs_jacobi_cpu_times(run->scheme, run->nunits, cpu, cid)) {
-        PyObject *lc = PyList_New(run->nunits), *li = PyList_New(run->nunits);
-        for (int q = 0; lc && li && q < run->nunits; q++) {
-            PyList_SET_ITEM(lc, q, PyFloat_FromDouble(cpu[q]));
-            PyList_SET_ITEM(li, q, PyFloat_FromDouble(cid[q]));
+    if (rep->unit_cpu) {
+        PyObject *lc = PyList_New(rep->nunits), *li = PyList_New(rep->nunits);
+        for (int q = 0; lc && li && q < rep->nunits; q++) {
+            PyList_SET_ITEM(lc, q, PyFloat_FromDouble(rep->unit_cpu[q]));
+            PyList_SET_ITEM(li, q, PyFloat_FromDouble(rep->unit_cpu_idle[q]));
         }
         if (!lc || !li || PyDict_SetItemString(timing, "unit_cpu_time", lc) ||
             PyDict_SetItemString(timing, "unit_cpu_idle_time", li))
             PyErr_Clear();
         Py_XDECREF(lc); Py_XDECREF(li);
     }
-    free(cpu); free(cid);
     return timing;
 }
 
 /* Iterative schemes: "iterations_per_step" and "iterations" into out; 0 or -1. */
-static int iterations_into(PyObject *out, const cs_run *run) {
-    if (!run->scheme->ops->iterations) return 0;
-    long nst = cs_algorithm_steps(run->alg), total = 0;
-    const int *per = NULL;
-    run->scheme->ops->iterations(run->scheme, nst, &per, &total);
+static int iterations_into(PyObject *out, const cs_run_report *rep) {
+    if (!rep->iterative) return 0;
+    const long nst = rep->macro_steps, total = rep->iterations;
+    const int *per = rep->iterations_per_step;
     npy_intp dn[1] = {nst};
     PyObject *arr = PyArray_SimpleNew(1, dn, NPY_INT64);
     if (arr) {
@@ -454,6 +447,8 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
     /* Exceptions from Python callbacks: KeyboardInterrupt and SystemExit propagate as themselves; any other becomes
      * the __cause__ of the SolverError raised in Python. */
     PyObject *cause = k->exc, *out = NULL, *scd = NULL;
+    cs_run_report rep = {0};
+    cs_err rerr = {0};
     k->exc = NULL;
     for (int i = 0; i < a->n && !cause; i++) cause = cs_py_model_take_exception(run->models[i]);
     if (cause && !PyObject_IsInstance(cause, PyExc_Exception)) {
@@ -470,32 +465,36 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
         cs_recorder_buffers(k->recorder, &bt, &bx, &by, &bu);
         cs_recorder_release(k->recorder);
         k->arrays[0] = owned_array(bt, nrec, 1, 0);
-        k->arrays[1] = owned_array(bx, nrec, run->nx, 1);
-        k->arrays[2] = owned_array(by, nrec, run->ny, 1);
-        k->arrays[3] = owned_array(bu, nrec, run->nu, 1);
+        k->arrays[1] = owned_array(bx, nrec, k->nx, 1);
+        k->arrays[2] = owned_array(by, nrec, k->ny, 1);
+        k->arrays[3] = owned_array(bu, nrec, k->nu, 1);
         if (!k->arrays[0] || !k->arrays[1] || !k->arrays[2] || !k->arrays[3]) goto done;
     }
-    if (!(scd = step_control_dict(run))) goto done;
-    PyObject *stats = stats_list(run);
-    PyObject *timing = a->cfg.timing && stats ? timing_dict(run) : NULL;
+    if (cs_run_get_report(run, &rep, &rerr)) { cs_py_raise(&rerr); goto done; }
+    if (!(scd = step_control_dict(&rep))) goto done;
+    PyObject *stats = stats_list(&rep);
+    PyObject *timing = a->cfg.timing && stats ? timing_dict(&rep) : NULL;
     const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : "error";
     out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O,s:O}", "t", rows(k->arrays[0], nrec), "x",
                         rows(k->arrays[1], nrec), "y", rows(k->arrays[2], nrec), "u", rows(k->arrays[3], nrec),
                         "status", rc, "state", status, "message", rc ? err->msg : "", "macro_steps",
-                        cs_algorithm_steps(run->alg), "rejected_steps", cs_algorithm_rejected(run->alg),
-                        "newton_iterations", run->net.newton_iterations,
+                        rep.macro_steps, "rejected_steps", rep.rejected_steps, "newton_iterations",
+                        rep.newton_iterations,
                         "stats", stats ? stats : (Py_INCREF(Py_None), Py_None), "cause", cause ? cause : Py_None,
                         "step_control", scd);
     if (out && cs_py_energy_results(out, &a->energy)) Py_CLEAR(out);
     if (out && a->cfg.coupling.kind && !a->monolithic) {
-        PyObject *clog = cs_py_coupling_log(run, a->cfg.coupling.kind);
+        cs_fields log;
+        cs_err lerr = {0};
+        PyObject *clog = cs_run_coupling_log(run, &log, &lerr) ? cs_py_raise(&lerr) : cs_py_fields_dict(&log);
         if (!clog || PyDict_SetItemString(out, "coupling_log", clog)) Py_CLEAR(out);
         Py_XDECREF(clog);
     }
     if (out && timing && PyDict_SetItemString(out, "timing", timing)) Py_CLEAR(out);
     Py_XDECREF(timing);
-    if (out && iterations_into(out, run)) Py_CLEAR(out);
+    if (out && iterations_into(out, &rep)) Py_CLEAR(out);
 done:
+    cs_run_report_free(&rep);
     Py_XDECREF(scd);
     Py_XDECREF(cause);
     return out;

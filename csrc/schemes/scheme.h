@@ -13,6 +13,8 @@
 #include "network/network.h"
 #include "units/unit.h"
 
+/* What a scheme object is (cs_scheme.kind: type tests, the analysis's Gauss-Seidel rule): the scheme's index in the
+ * registry (master/registry.c), whose index is the code Python chooses (tests/test_codes.py ties the two). */
 enum { CS_SCHEME_JACOBI = 0, CS_SCHEME_GAUSS_SEIDEL = 1 };
 /* Iterative schemes (schemes/iterative.h): implicit predictor/corrector and waveform relaxation. */
 enum { CS_SCHEME_IMPLICIT = 2, CS_SCHEME_WAVEFORM = 3 };
