@@ -117,7 +117,8 @@ def run_scenario(path, out_dir=None, stream=None, allow_outside=False):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig = res.plot(signals=signals, ref=ref, title=title, ylabels=ylabels)
+        import numpy as np
+        fig = np.ravel(res.plot(signals=signals, ref=ref, title=title, ylabels=ylabels))[0].figure
         written["png"] = paths["png"]
         fig.savefig(written["png"], dpi=100)
         plt.close(fig)

@@ -160,10 +160,11 @@ def main(argv=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    for fname, fig in (("main_effects", doe.plots.main_effects(df, "eps_mono_sat", study.factors)),
-                       ("heatmap", doe.plots.interaction_heatmap(tab)),
-                       ("sorted", doe.plots.sorted_runs(df, "eps_mono_sat", study.factors)),
-                       ("histograms", doe.plots.optimum_histograms(df, "eps_mono_sat", study.factors, **rule))):
+    for fname, axes in (("main_effects", doe.plots.main_effects(df, "eps_mono_sat", study.factors)),
+                        ("heatmap", doe.plots.interaction_heatmap(tab)),
+                        ("sorted", doe.plots.sorted_runs(df, "eps_mono_sat", study.factors)),
+                        ("histograms", doe.plots.optimum_histograms(df, "eps_mono_sat", study.factors, **rule))):
+        fig = np.ravel(axes)[0].figure
         fig.savefig(os.path.join(args.out, f"{args.study}_{fname}.png"), dpi=90)
         plt.close(fig)
     print(f"\nwrote {args.out}/{args.study}.csv, _anova.csv and figures")

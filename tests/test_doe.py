@@ -347,8 +347,9 @@ def test_progress_bar_and_plots(tmp_path, capsys):
     df = study.run(progress=True)
     assert "8/8" in capsys.readouterr().err
     tab = doe.anova(df, response="eps_mono_sat")
-    for fig in (doe.plots.main_effects(df, "eps_mono_sat"), doe.plots.interaction_heatmap(tab),
-                doe.plots.sorted_runs(df, "eps_mono_sat"), doe.plots.optimum_histograms(df, "eps_mono_sat", top=3)):
+    for axes in (doe.plots.main_effects(df, "eps_mono_sat"), doe.plots.interaction_heatmap(tab),
+                 doe.plots.sorted_runs(df, "eps_mono_sat"), doe.plots.optimum_histograms(df, "eps_mono_sat", top=3)):
+        fig = np.ravel(axes)[0].figure
         fig.savefig(tmp_path / "f.png")
         assert (tmp_path / "f.png").stat().st_size > 5000
         plt.close(fig)

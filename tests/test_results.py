@@ -166,7 +166,9 @@ def test_read_csv_asks_old_pandas_for_round_trip_floats(version, exact):
 # ---------------------------------------------------------------- plot
 def test_plot_panels_single_axes_and_reference(run):
     _, res, ref = run
-    fig = res.plot()
+    panels = res.plot()
+    fig = panels[0].figure
+    assert len(panels) == res.Y.shape[1] and list(panels) == fig.axes
     assert len(fig.axes) == res.Y.shape[1]
     line = fig.axes[-1].get_lines()[-1]
     np.testing.assert_array_equal(line.get_ydata(), res["S2.F"])
@@ -174,13 +176,13 @@ def test_plot_panels_single_axes_and_reference(run):
     plt.close(fig)
     fig, ax = plt.subplots()
     out = res.plot(signals=["S1.x1", "S2.x2"], ax=ax, ref=ref)
-    assert out is fig and len(ax.get_lines()) == 4
+    assert out is ax and len(ax.get_lines()) == 4
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["S1.x1 (reference)", "S1.x1",
                                                                    "S2.x2 (reference)", "S2.x2"]
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), ref["S1.x1"])
     plt.close(fig)
     fig, axs = plt.subplots(2)
-    res.plot(signals=["S1.F", "S2.F"], ax=axs, ylabels={"S2.F": "F [N]"})
+    assert list(res.plot(signals=["S1.F", "S2.F"], ax=axs, ylabels={"S2.F": "F [N]"})) == list(axs)
     assert axs[1].get_ylabel() == "F [N]"
     with pytest.raises(ValueError, match="ax"):
         res.plot(signals=["S1.F"], ax=axs)
