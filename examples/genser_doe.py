@@ -149,7 +149,7 @@ def main(argv=None):
     df.to_csv(os.path.join(args.out, f"{args.study}.csv"))
     print("status:", {k: int(v) for k, v in df["status"].value_counts().items()}, f"; mean wall per run {df['wall'].mean() * 1e3:.2f} ms")
     varied = [f for f in study.factors if df[f].nunique() > 1]      # a --runs subset may fix some factors
-    tab = doe.anova(df, varied, "eps_mono_sat")
+    tab = doe.anova(df, "eps_mono_sat", varied)
     print("\nANOVA of eps_mono (saturated at 1): MS and normalised % (genser2020 Table 3.10 style)")
     print(tab[["SS", "DoF", "MS", "F", "percent"]].to_string(float_format=lambda v: f"{v:.4g}"))
     tab.to_csv(os.path.join(args.out, f"{args.study}_anova.csv"))
