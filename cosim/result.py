@@ -231,24 +231,24 @@ class Result:
     # ------------------------------------------------------------------ signals by name
     def _signals(self):
         """One entry per state, output and input, in the order: subsystems as given; per subsystem states, outputs,
-        inputs. The label is ``Sub.name`` where that name selects this very signal, else ``Sub.k[i]``."""
+        inputs. The label is ``Sub.`` + :meth:`cosim.Subsystem.signal_label`: the declared name where it selects
+        this signal or the same quantity (an output that is a state has the state's label), else ``Sub.k[i]``."""
         if self._table is None:
             table = []
             offsets = {"x": self.system.state_offset, "y": self.system.out_offset, "u": self.system.in_offset}
             for si, s in enumerate(self.system.subsystems):
                 for kind in ("x", "y", "u"):
                     for i, name in enumerate(s.signal_names(kind)):
-                        label = f"{s.name}.{name}"
-                        if not name.startswith(f"{kind}[") and s.find_signal(name) != (kind, i):
-                            label = f"{s.name}.{kind}[{i}]"  # the name selects a signal of another kind
+                        label = f"{s.name}.{s.signal_label(kind, i)}"
                         table.append(_Signal(label, s.name, kind, i, name, int(offsets[kind][si] + i)))
             self._table = table
         return self._table
 
     @property
     def signals(self):
-        """Unambiguous labels of every state, output and input (``res[label]`` works for each)."""
-        return [sg.label for sg in self._signals()]
+        """Unambiguous labels of every state, output and input (``res[label]`` works for each); a quantity is listed
+        once (an output that is a state appears once, under its declared name)."""
+        return list(dict.fromkeys(sg.label for sg in self._signals()))
 
     def _array(self, kind):
         return {"x": self.X, "y": self.Y, "u": self.U}[kind]
@@ -291,7 +291,11 @@ class Result:
         """[(label, kind, column)] for the requested signals (default: every signal of the given kinds)."""
         if signals is None:
             ks = _kinds(kinds)
-            return [(sg.label, sg.kind, sg.col) for sg in self._signals() if sg.kind in ks]
+            chosen = {}
+            for sg in self._signals():
+                if sg.kind in ks:
+                    chosen.setdefault(sg.label, (sg.label, sg.kind, sg.col))   # one entry per quantity
+            return list(chosen.values())
         if isinstance(signals, str):
             signals = [signals]
         try:
