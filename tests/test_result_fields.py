@@ -127,3 +127,23 @@ def test_a_wrong_name_in_connect_lists_the_valid_names():
         cosim.CoupledSystem([a, b], [cosim.connect("S2.y[3]", "S1.F")])
     with pytest.raises(ValueError, match=r"known: \['S1', 'S2'\]"):
         cosim.CoupledSystem([a, b], [cosim.connect("S9.F", "S1.F")])
+
+
+# ---------------------------------------------------------------- t_start
+def test_t_start_shifts_the_run_of_a_time_invariant_system():
+    system = cosim.models.two_mass_oscillator()
+    a = cosim.simulate(system, t_end=0.01, H=1e-3, solver=cosim.Exact())
+    b = cosim.simulate(system, t_end=5.01, H=1e-3, t_start=5.0, solver=cosim.Exact())
+    assert b.t[0] == 5.0 and b.t[-1] == pytest.approx(5.01) and len(b.t) == len(a.t)
+    np.testing.assert_allclose(b.X, a.X, rtol=1e-8, atol=1e-12)
+    c = cosim.simulate(system, t_end=5.01, H=1e-3, t_start=5.0, output_interval=5e-4, solver=cosim.Exact())
+    assert c.t[0] == 5.0 and len(c.t) == 21
+    assert cosim.simulate(system, t_end=0.01, H=1e-3, t_start=0.0, solver=cosim.Exact()).X.tobytes() == a.X.tobytes()
+    with pytest.raises(ValueError, match="t_start"):
+        cosim.simulate(system, t_end=5.01, H=1e-3, t_start=5.0, t_eval=[0.0, 0.01])
+    with pytest.raises(ValueError, match="t_end"):
+        cosim.simulate(system, t_end=1.0, H=1e-3, t_start=2.0)
+    with pytest.raises(TypeError, match="t_start"):
+        cosim.simulate(system, t_end=1.0, H=1e-3, t_start="1")
+    with pytest.raises(ValueError, match="grid"):
+        cosim.simulate(system, t_end=1.0, grid=[0.0, 0.5, 1.0], t_start=0.5)
