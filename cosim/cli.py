@@ -117,7 +117,8 @@ def run_scenario(path, out_dir=None, stream=None, allow_outside=False):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig = res.plot(signals=signals, ref=ref, title=title, ylabels=ylabels)
+        import numpy as np
+        fig = np.ravel(res.plot(signals=signals, ref=ref, title=title, ylabels=ylabels))[0].figure
         written["png"] = paths["png"]
         fig.savefig(written["png"], dpi=100)
         plt.close(fig)
@@ -227,7 +228,7 @@ def doe_main(argv=None):
             data = df[y.notna() & np.isfinite(y)] if len(df) else df
             if len(data) < len(df):
                 print(f"ANOVA: {len(df) - len(data)} runs with a non-finite {response} left out")
-            tab = doe_analysis.anova(data, study.factors, response, interactions=out.get("interactions", 2))
+            tab = doe_analysis.anova(data, response, study.factors, interactions=out.get("interactions", 2))
             print(f"\nANOVA of {response} (genser2020 eq. 3.11-3.12; percent = normalised MS, Table 3.10):")
             print(tab.to_string(float_format=lambda v: f"{v:.4g}"))
             path = anova_path

@@ -8,6 +8,9 @@
   that 0.9, 0.99, 0.999 (stable, decaying ever more slowly per macro step H) are as readable as 1.1, 2, 11.
 * :func:`local_error_plot`: max |ε| over H on log-log axes with the fitted orders (Fig. 15).
 
+Every plot function takes ``ax=`` (where to draw; default: a new figure) and returns its Axes (an array of them
+for several panels), matplotlib's convention.
+
 Axis labels: the names and units of the two-mass oscillator's parameters (ck [N/m], dk [Ns/m], H [s], ...) are the
 defaults (:data:`LABELS`, :data:`UNITS`); ``labels=``/``units=`` dicts override them per axis.
 """
@@ -17,6 +20,8 @@ import math
 
 import numpy as np
 
+from ._axes import one, several
+from ._check import renamed
 from .analysis import LocalError, StabilityMap, fit_order
 from .stability_theory import bohl_exponent, boundedness, window_lengths
 
@@ -194,24 +199,39 @@ def rho_colorbar(fig, mappable, ax, label=RHO_LABEL, **kwargs):
     return cb
 
 
-def stability_scatter(smap, axes=None, title=None, s=6, labels=None, units=None):
+def stability_scatter(smap, ax=None, title=None, s=6, labels=None, units=None, *, axes=None):
     """Stable (left) and unstable (right) grid points of a 3-axis map in 3-D (busch2016 Figs. 9-14).
 
-    ``axes``: a pair of 3-D matplotlib axes (``projection="3d"``) to draw into; default: a new figure. Positive axes
-    are shown as log10. Axis labels are the axis names with :data:`UNITS` (``log10 ck [N/m]``); ``labels``/``units``:
-    dicts axis name -> text overriding them.
-    Returns the figure."""
+    Parameters
+    ----------
+    smap : cosim.analysis.StabilityMap
+        A map over three axes; positive axes are shown as log10.
+    ax : pair of matplotlib 3-D Axes, optional
+        (stable, unstable) axes made with ``projection="3d"`` to draw into; default: a new figure.
+    title : str, optional
+        The figure's title.
+    s : float
+        Marker size.
+    labels, units : dict, optional
+        Axis name -> text, overriding the axis names and :data:`UNITS` (``log10 ck [N/m]``).
+    axes : pair of Axes, optional
+        Deprecated name of ``ax``.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+        The two panels (stable, unstable).
+    """
+    ax = renamed(ax, axes, "ax", "axes", None)
     _check_map(smap, 3)
     labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
-    plt = _plt()
     from matplotlib.ticker import MaxNLocator
-    if axes is None:
-        fig = plt.figure(figsize=(10, 4.8))
-        axes = (fig.add_subplot(1, 2, 1, projection="3d"), fig.add_subplot(1, 2, 2, projection="3d"))
-    else:
-        if len(axes) != 2:
-            raise ValueError("axes: expected a pair (stable, unstable) of 3-D axes")
-        fig = axes[0].figure
+
+    def new_figure():
+        fig = _plt().figure(figsize=(10, 4.8))
+        return fig, [fig.add_subplot(1, 2, k, projection="3d") for k in (1, 2)]
+
+    fig, axes = several(ax, 2, new_figure)
     coords, rho = smap.points()
     with np.errstate(invalid="ignore"):
         stable = rho < 1.0
@@ -238,26 +258,47 @@ def stability_scatter(smap, axes=None, title=None, s=6, labels=None, units=None)
         ax.set_title(f"{name}: {int(np.count_nonzero(sel))}", fontsize=9)
     if title:
         fig.suptitle(title)
-    return fig
+    return axes
 
 
 def stability_slice(smap, ax=None, title=None, labels=None, units=None, norm=None, colorbar=True, rho_max=None,
                     **fixed):
     """ρ over two axes (e.g. ck and H for fixed dk: ``stability_slice(m, dk=1e3)``) with the stability boundary
-    ρ = 1 drawn as a black contour. Colours: :func:`RhoNorm` (diverging at 1, logarithmic in |ρ − 1|; blue
-    stable, red unstable, grey where ρ could not be computed). ``norm``: a shared :func:`RhoNorm` (see
-    :func:`stability_slices`); ``colorbar=False`` leaves the colour bar to the caller; ``rho_max`` caps the colour
-    scale; ``labels``/``units``: dicts axis name -> text. Returns the figure (the mesh is ``ax.collections[0]``)."""
+    ρ = 1 drawn as a black contour.
+
+    Colours: :func:`RhoNorm` (diverging at 1, logarithmic in |ρ − 1|; blue stable, red unstable, grey where ρ could
+    not be computed).
+
+    Parameters
+    ----------
+    smap : cosim.analysis.StabilityMap
+        A map over two axes, or more with the others fixed by ``**fixed``.
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+    title : str, optional
+        Default: the fixed axes' values.
+    labels, units : dict, optional
+        Axis name -> text.
+    norm : RhoNorm, optional
+        A shared colour scale (see :func:`stability_slices`).
+    colorbar : bool
+        False leaves the colour bar to the caller.
+    rho_max : float, optional
+        Caps the colour scale.
+    **fixed
+        Axis name -> value selecting the slice (``dk=1e3``).
+
+    Returns
+    -------
+    matplotlib Axes
+        The panel; its mesh is ``ax.collections[0]``.
+    """
     _check_map(smap)
     labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
     if fixed:
         smap = smap.sel(**fixed)
     _check_map(smap, 2)
-    plt = _plt()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5.8, 4.4), layout="constrained")
-    else:
-        fig = ax.figure
+    fig, ax = one(ax, figsize=(5.8, 4.4), layout="constrained")
     x, y = smap.coords[smap.dims[0]], smap.coords[smap.dims[1]]
     rho = np.asarray(smap.rho, dtype=float)
     if norm is None:
@@ -280,15 +321,39 @@ def stability_slice(smap, ax=None, title=None, labels=None, units=None, norm=Non
     fx = smap.meta.get("fixed", {})
     ax.set_title(title or ", ".join(f"{k} = {v:.3g} {units.get(k, UNITS.get(k, ''))}".rstrip()
                                     for k, v in fx.items()), fontsize=9)
-    return fig
+    return ax
 
 
 def stability_slices(maps, titles=None, ncols=None, labels=None, units=None, rho_max=None, figsize=None,
-                     suptitle=None, **fixed):
+                     suptitle=None, ax=None, **fixed):
     """A grid of :func:`stability_slice` panels with one colour scale and one shared colour bar.
 
-    ``maps``: a list of StabilityMap, or a dict title -> StabilityMap (all sliced with the same ``**fixed``);
-    ``titles``: panel titles for a list; ``ncols``: panels per row (default: up to 3). Returns the figure."""
+    Parameters
+    ----------
+    maps : list or dict of cosim.analysis.StabilityMap
+        A list, or a dict title -> map; all are sliced with the same ``**fixed``.
+    titles : list of str, optional
+        Panel titles for a list.
+    ncols : int, optional
+        Panels per row of a new figure (default: up to 3).
+    labels, units : dict, optional
+        Axis name -> text.
+    rho_max : float, optional
+        Caps the colour scale.
+    figsize : tuple, optional
+        Size of a new figure.
+    suptitle : str, optional
+        The figure's title.
+    ax : sequence of matplotlib Axes, optional
+        One axes per map to draw into; default: a new figure.
+    **fixed
+        Axis name -> value selecting the slices.
+
+    Returns
+    -------
+    numpy.ndarray of Axes
+        One panel per map, in the order of ``maps``.
+    """
     if isinstance(maps, dict):
         if titles is not None:
             raise TypeError("titles: give the titles as the keys of maps, or pass maps as a list")
@@ -305,45 +370,50 @@ def stability_slices(maps, titles=None, ncols=None, labels=None, units=None, rho
     if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
         raise ValueError(f"ncols: must be a positive int, got {ncols!r}")
     nrows = -(-len(maps) // ncols)
-    plt = _plt()
-    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (3.6 * ncols + 1.2, 3.1 * nrows + 0.6),
-                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    fig, used = several(ax, len(maps), lambda: _plt().subplots(
+        nrows, ncols, figsize=figsize or (3.6 * ncols + 1.2, 3.1 * nrows + 0.6), sharex=True, sharey=True,
+        squeeze=False, layout="constrained"))
     norm = rho_norm(maps, vmax=rho_max)
-    used = []
-    for i, m in enumerate(maps):
-        ax = axes[i // ncols, i % ncols]
-        stability_slice(m, ax=ax, title=titles[i] if titles is not None else None, labels=labels, units=units,
+    for i, (m, panel) in enumerate(zip(maps, used)):
+        stability_slice(m, ax=panel, title=titles[i] if titles is not None else None, labels=labels, units=units,
                         norm=norm, colorbar=False)
-        used.append(ax)
-        if i % ncols:
-            ax.set_ylabel("")
-        if i // ncols != (len(maps) - 1) // ncols and i + ncols < len(maps):
-            ax.set_xlabel("")
-    for j in range(len(maps), nrows * ncols):
-        axes[j // ncols, j % ncols].set_visible(False)
+        if ax is None and i % ncols:
+            panel.set_ylabel("")
+        if ax is None and i // ncols != (len(maps) - 1) // ncols and i + ncols < len(maps):
+            panel.set_xlabel("")
     top = max(float(np.nanmax(m.rho)) for m in maps)
-    rho_colorbar(fig, used[0].collections[0], used, extend="max" if top > norm.vmax else "neither",
+    rho_colorbar(fig, used[0].collections[0], list(used), extend="max" if top > norm.vmax else "neither",
                  shrink=0.9 if nrows > 1 else 1.0)
     if suptitle:
         fig.suptitle(suptitle)
-    return fig
+    return used
 
 
 def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro step H [s]", ylabel=None):
-    """max |ε| over H on log-log axes (busch2016 Fig. 15) for a dict ``{label: LocalError}``; the legend gives the
-    fitted order of each curve. ``xlabel``/``ylabel`` override the axis labels (default y label: which norm of
-    the local error ε of one macro step is shown). Returns the figure."""
+    """max |ε| over H on log-log axes (busch2016 Fig. 15); the legend gives the fitted order of each curve.
+
+    Parameters
+    ----------
+    results : LocalError or dict
+        One :class:`cosim.analysis.LocalError` or ``{label: LocalError}``.
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+    which : {"all", "x", "y"}
+        Which part of the local error ε of one macro step is shown (states, outputs or both).
+    title, xlabel, ylabel : str, optional
+        Override the title and the axis labels.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
     if isinstance(results, LocalError):
         results = {"": results}
     if not isinstance(results, dict) or not all(isinstance(v, LocalError) for v in results.values()):
         raise TypeError("results: expected a LocalError or a dict {label: LocalError}")
     if which not in ("x", "y", "all"):
         raise ValueError(f"which: must be 'x', 'y' or 'all', got {which!r}")
-    plt = _plt()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 4), layout="constrained")
-    else:
-        fig = ax.figure
+    _, ax = one(ax, figsize=(5, 4), layout="constrained")
     for label, le in results.items():
         e = le.norm(which)
         scale = np.max(np.abs(le.exact))
@@ -357,16 +427,29 @@ def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro st
     ax.legend(fontsize=7)
     if title:
         ax.set_title(title, fontsize=9)
-    return fig
+    return ax
 
 
 # ------------------------------------------------------------------------- genser2020 §13.3 plots
 def bohl_plot(phi, m, ax=None, label=None, **kwargs):
-    """β̄_m over the window length m (:func:`bohl_exponent`), with the stability limit β = 1. Returns the axes."""
+    """β̄_m over the window length m (:func:`bohl_exponent`), with the stability limit β = 1.
+
+    Parameters
+    ----------
+    phi, m
+        As :func:`cosim.stability_theory.bohl_exponent` (``**kwargs`` too).
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+    label : str, optional
+        Legend entry of the curve.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
     _, ms = window_lengths(m)
     beta = np.atleast_1d(bohl_exponent(phi, ms, **kwargs))
-    if ax is None:
-        _, ax = _plt().subplots(figsize=(5, 3.5))
+    _, ax = one(ax, figsize=(5, 3.5))
     ax.plot(ms, beta, "o-", ms=3, label=label)
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xlabel("window length m")
@@ -378,10 +461,21 @@ def bohl_plot(phi, m, ax=None, label=None, **kwargs):
 
 
 def norm_plot(phi_A, phi_B=None, ax=None):
-    """Spectral norms ||φ_A^k|| (and ||φ_B^k||) over k: the boundedness check as a figure. Returns the axes."""
+    """Spectral norms ||φ_A^k|| (and ||φ_B^k||) over k: the boundedness check as a figure.
+
+    Parameters
+    ----------
+    phi_A, phi_B
+        As :func:`cosim.stability_theory.boundedness`.
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
     b = boundedness(phi_A, phi_B)
-    if ax is None:
-        _, ax = _plt().subplots(figsize=(5, 3.5))
+    _, ax = one(ax, figsize=(5, 3.5))
     ax.semilogy(b.norms_A, label=r"$\|\varphi_A^k\|_2$")
     if b.norms_B is not None:
         ax.semilogy(b.norms_B, label=r"$\|\varphi_B^k\|_2$")
@@ -399,8 +493,23 @@ TIMING_PARTS = (("solver_time", "solver", "#1f77b4"), ("idle_time", "solver (idl
 def timing(res, ax=None, title=None, subsystems=None):
     """Stacked bars of where the time of a co-simulation went, per subsystem (kraft2021 Fig. 4.5 / §16.3): solver
     time Σ_N T^solv_{L,N}, idle time at the macro barrier (eq. 4.5), save/restore ("sws dump") and the interface
-    work every subsystem waits for. ``res`` must come from ``simulate(..., timing=True)``; ``subsystems``: names to
-    show (default all; coupling-element units of chains included). Returns the figure."""
+    work every subsystem waits for.
+
+    Parameters
+    ----------
+    res : cosim.Result
+        From ``simulate(..., timing=True)``.
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+    title : str, optional
+        Default: the thread count and the idle fraction.
+    subsystems : list of str, optional
+        Names to show (default all; coupling-element units of chains included).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
     from .result import Result
     if not isinstance(res, Result):
         raise TypeError(f"res: expected a cosim.Result, got {type(res).__name__}")
@@ -411,11 +520,7 @@ def timing(res, ax=None, title=None, subsystems=None):
     unknown = [n for n in names if n not in stats]
     if unknown:
         raise ValueError(f"subsystems: unknown names {unknown}")
-    plt = _plt()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(names) + 2.0), 3.5))
-    else:
-        fig = ax.figure
+    _, ax = one(ax, figsize=(max(4.0, 0.35 * len(names) + 2.0), 3.5))
     pos = np.arange(len(names))
     bottom = np.zeros(len(names))
     for key, label, colour in TIMING_PARTS:
@@ -428,4 +533,4 @@ def timing(res, ax=None, title=None, subsystems=None):
     tm = res.stats["timing"]
     ax.set_title(title or f"threads = {tm['threads']}, idle fraction {tm['idle_fraction']:.2f}")
     ax.legend(fontsize="small")
-    return fig
+    return ax

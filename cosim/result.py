@@ -231,24 +231,24 @@ class Result:
     # ------------------------------------------------------------------ signals by name
     def _signals(self):
         """One entry per state, output and input, in the order: subsystems as given; per subsystem states, outputs,
-        inputs. The label is ``Sub.name`` where that name selects this very signal, else ``Sub.k[i]``."""
+        inputs. The label is ``Sub.`` + :meth:`cosim.Subsystem.signal_label`: the declared name where it selects
+        this signal or the same quantity (an output that is a state has the state's label), else ``Sub.k[i]``."""
         if self._table is None:
             table = []
             offsets = {"x": self.system.state_offset, "y": self.system.out_offset, "u": self.system.in_offset}
             for si, s in enumerate(self.system.subsystems):
                 for kind in ("x", "y", "u"):
                     for i, name in enumerate(s.signal_names(kind)):
-                        label = f"{s.name}.{name}"
-                        if not name.startswith(f"{kind}[") and s.find_signal(name) != (kind, i):
-                            label = f"{s.name}.{kind}[{i}]"  # the name selects a signal of another kind
+                        label = f"{s.name}.{s.signal_label(kind, i)}"
                         table.append(_Signal(label, s.name, kind, i, name, int(offsets[kind][si] + i)))
             self._table = table
         return self._table
 
     @property
     def signals(self):
-        """Unambiguous labels of every state, output and input (``res[label]`` works for each)."""
-        return [sg.label for sg in self._signals()]
+        """Unambiguous labels of every state, output and input (``res[label]`` works for each); a quantity is listed
+        once (an output that is a state appears once, under its declared name)."""
+        return list(dict.fromkeys(sg.label for sg in self._signals()))
 
     def _array(self, kind):
         return {"x": self.X, "y": self.Y, "u": self.U}[kind]
@@ -291,7 +291,11 @@ class Result:
         """[(label, kind, column)] for the requested signals (default: every signal of the given kinds)."""
         if signals is None:
             ks = _kinds(kinds)
-            return [(sg.label, sg.kind, sg.col) for sg in self._signals() if sg.kind in ks]
+            chosen = {}
+            for sg in self._signals():
+                if sg.kind in ks:
+                    chosen.setdefault(sg.label, (sg.label, sg.kind, sg.col))   # one entry per quantity
+            return list(chosen.values())
         if isinstance(signals, str):
             signals = [signals]
         try:
@@ -348,12 +352,30 @@ class Result:
         return path
 
     def plot(self, signals=None, ax=None, ref=None, title=None, ylabels=None, xlabel="t [s]"):
-        """Plot signals over the macro points T_N; returns the matplotlib figure.
+        """Plot signals over the macro points T_N.
 
-        ``signals``: names (default: every output, the exchanged coupling signals). ``ax``: one axes (all curves
-        in it, with a legend), a sequence of one axes per signal, or None (a new figure with one panel per signal,
-        shared t axis). ``ref``: another Result (e.g. :func:`cosim.simulate_monolithic`) drawn as a grey line
-        under each signal. ``ylabels``: dict label -> axis label (e.g. with units, ``{"S2.F": "F [N]"}``)."""
+        Parameters
+        ----------
+        signals : list of str, optional
+            Signal names (default: every output, the exchanged coupling signals).
+        ax : matplotlib Axes or sequence of Axes, optional
+            One axes (all curves in it, with a legend), a sequence of one axes per signal, or None (a new figure
+            with one panel per signal, shared t axis).
+        ref : Result, optional
+            Another result (e.g. :func:`cosim.simulate_monolithic`) drawn as a grey line under each signal.
+        title : str, optional
+            Title of the axes (one panel) or of the figure.
+        ylabels : dict, optional
+            Signal name -> axis label (e.g. with units, ``{"S2.F": "F [N]"}``).
+        xlabel : str
+            Label of the t axis.
+
+        Returns
+        -------
+        matplotlib Axes or numpy.ndarray of Axes
+            The Axes where everything is drawn in one panel, else the array of the panels (one per signal).
+            Returning Axes, not the Figure, shows the figure once where ``res.plot()`` ends a Jupyter cell.
+        """
         sel = self._selection(signals, "y" if signals is None else ("x", "y", "u"))
         if not sel:
             raise ValueError("signals: this system has no outputs; name the signals to plot")
@@ -363,18 +385,20 @@ class Result:
             raise TypeError(f"ylabels: expected a dict signal -> label, got {type(ylabels).__name__}")
         ylabels = ylabels or {}
         import matplotlib.pyplot as plt
+
+        from ._axes import is_axes
         if ax is None:
             if len(sel) > 24:
                 raise ValueError(f"signals: {len(sel)} signals are too many for one panel each; select some, or "
                                  "pass ax= to draw them into one axes")
             fig, axes = plt.subplots(len(sel), 1, sharex=True, figsize=(8, 1.2 + 1.9 * len(sel)), squeeze=False)
             axes = list(axes[:, 0])
-        elif hasattr(ax, "plot"):
+        elif is_axes(ax):
             axes = [ax] * len(sel)
             fig = ax.figure
         else:
-            axes = list(ax)
-            if len(axes) != len(sel) or not all(hasattr(a, "plot") for a in axes):
+            axes = list(np.ravel(np.asarray(ax, dtype=object)))
+            if len(axes) != len(sel) or not all(is_axes(a) for a in axes):
                 raise ValueError(f"ax: expected one matplotlib axes or {len(sel)} axes (one per signal)")
             fig = axes[0].figure
         single = len(set(map(id, axes))) == 1
@@ -403,7 +427,7 @@ class Result:
                 fig.suptitle(title, fontsize=10)
         if ax is None:
             fig.tight_layout()
-        return fig
+        return axes[0] if single else np.array(axes, dtype=object)
 
     # ------------------------------------------------------------------ errors against a reference
     def _on_my_grid(self, ref):

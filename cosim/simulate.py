@@ -187,8 +187,9 @@ def _grid(grid, t_end, name):
     return g
 
 
-def _output_grid(output_interval, t_eval, t_end):
-    """The dense-output grid 0 = t_0 < t_1 < ... <= t_end, or None for records at the macro points."""
+def _output_grid(output_interval, t_eval, t_end, t_start=0.0):
+    """The dense-output grid t_start = t_0 < t_1 < ... <= t_end, or None for records at the macro points
+    (``t_end``: the run's length t_end - t_start; ``t_eval`` in absolute times)."""
     if output_interval is not None and t_eval is not None:
         raise TypeError("output_interval: give either output_interval or t_eval, not both")
     if output_interval is not None:
@@ -204,7 +205,7 @@ def _output_grid(output_interval, t_eval, t_end):
         if t_end - g[-1] > 1e-9 * dt:
             g = np.append(g, t_end)
         g[-1] = min(g[-1], t_end) if t_end - g[-1] <= 1e-9 * dt else g[-1]
-        return g
+        return g if t_start == 0.0 else g + t_start
     if t_eval is None:
         return None
     try:
@@ -213,8 +214,14 @@ def _output_grid(output_interval, t_eval, t_end):
         raise TypeError("t_eval: expected a 1-D array of output times") from None
     if g.size < 1 or not np.all(np.isfinite(g)):
         raise ValueError("t_eval: need finite output times")
-    if g[0] != 0.0 or not np.all(np.diff(g) > 0):
-        raise ValueError("t_eval: must start at 0 and be strictly increasing")
+    if g[0] != t_start or not np.all(np.diff(g) > 0):
+        raise ValueError(f"t_eval: must start at t_start = {t_start!r} and be strictly increasing")
+    if t_start != 0.0:
+        t_last = t_start + t_end
+        if g[-1] > t_last + 1e-12 * abs(t_last):
+            raise ValueError(f"t_eval: ends at {float(g[-1])!r}, after t_end = {t_last!r}")
+        g[-1] = min(g[-1], t_last)
+        return g
     if g[-1] > t_end * (1 + 1e-12):
         raise ValueError(f"t_eval: ends at {float(g[-1])!r}, after t_end = {t_end!r}")
     g[-1] = min(g[-1], t_end)
@@ -315,7 +322,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
-             coupling=None, step_control=None, threads: int = 1) -> Result:
+             coupling=None, step_control=None, threads: int = 1, t_start: float = 0.0) -> Result:
     """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
@@ -360,6 +367,10 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     timing : measure the wall time of every unit step (``res.stats["subsystems"][name]["wall_time"]``); off by
         default because two clock reads per unit step cost a quarter of a cheap step.
 
+    t_start : the time the run starts at (default 0): the subsystems' x0 hold at t_start, the macro points run from
+        t_start to t_end, ``t_eval`` starts at t_start; time-varying subsystems and FMUs see the absolute time. Not
+        with ``grid=`` (an explicit grid starts at 0).
+
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
         ``output_interval`` from 0 to t_end, or the given increasing times from 0 to at most t_end. Between macro
         points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}] (exact for
@@ -398,11 +409,19 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
 def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
               solver=CVODE(), order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
               divergence_bound=None, divergence_growth=None, step_finished=None, step_finished_every=1, timing=False,
-              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1):
+              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=0.0):
     """:func:`simulate` with the test-only ``reject_steps``: macro step numbers whose first attempt the engine
     rejects and repeats (exercises the save/restore path of units and couplings without a step controller)."""
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
+    t_start = _check.real(t_start, "t_start")
+    t_final = t_end
+    if t_start != 0.0:
+        if grid is not None:
+            raise ValueError("t_start: not with an explicit grid= (the grid starts at 0)")
+        t_end = _check.real(t_end, "t_end") - t_start      # checks below are on the run's length
+        if t_end < 0:
+            raise ValueError(f"t_end: must be >= t_start = {t_start!r}, got {t_final!r}")
     if H is None and grid is None:
         raise TypeError("H: missing the macro step size H (or give an explicit grid=[0, T_1, ..., t_end])")
     if H is not None and grid is not None:
@@ -493,10 +512,12 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
     if isinstance(step_finished_every, bool) or not isinstance(step_finished_every, (int, np.integer)) \
             or step_finished_every < 1:
         raise ValueError(f"step_finished_every: must be an int >= 1, got {step_finished_every!r}")
-    t_out = _output_grid(output_interval, t_eval, t_end)
+    t_out = _output_grid(output_interval, t_eval, t_end, t_start)
+    t_end = t_end if t_start == 0.0 else _check.real(t_final, "t_end")
+    options.update(t_end=t_end, t_start=t_start)
     options.update(t_eval=t_out)
     opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
-                        update=UPDATES[update], t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
+                        update=UPDATES[update], t0=t_start, t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
                         reject=None if reject_steps is None else np.asarray(reject_steps, dtype=np.int64))
@@ -506,12 +527,12 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
     opts["smooth"] = _energy.smooth_option(approx, cpl, kraft_control, iterative)
     options.update(coupling=coupling, step_control=step_control)
     if cpl is not None:
-        opts["coupling"] = cpl._options(system, H, t_end)
+        opts["coupling"] = cpl._options(system, H, t_end - t_start)
     opts["threads"] = _check_threads(threads, sname)
     if iterative is not None:
         opts["scheme"] = iterative.spec(approx.spec()[1])
     if kraft_control is not None:
-        opts["step_control"] = kraft_control._options(system, approx, iterative or sname, t_end, H)
+        opts["step_control"] = kraft_control._options(system, approx, iterative or sname, t_end - t_start, H)
         if iterative is not None:  # imMD/imCV/waCV: the iteration keeps the controller's degree κ (kraft2021 §19)
             opts["scheme"]["kappa"] = -1
     t0 = time.perf_counter()
@@ -520,7 +541,7 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
                         system.r, opts, False)
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
-    _timing.augment(raw, system.names, t_end, _kappa(approx))
+    _timing.augment(raw, system.names, t_end - t_start, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     fields = _energy.result_fields(raw, system, balance, ecco)
     if cpl is not None:   # res.coupling_log is built on first access

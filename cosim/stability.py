@@ -169,6 +169,13 @@ class _Structure:
         return np.array_equal(nx, self.nx) and np.array_equal(nu, self.nu) and np.array_equal(ny, self.ny)
 
 
+def _signal_names(system):
+    """The result's signal names (:attr:`cosim.Result.signals`) of the entries of ``_labels(system, 1)``: every
+    state, then every output."""
+    return ([f"{s.name}.{s.signal_label('x', i)}" for s in system.subsystems for i in range(s.nx)]
+            + [f"{s.name}.{s.signal_label('y', j)}" for s in system.subsystems for j in range(s.ny)])
+
+
 def _labels(system, depth):
     labels = []
     for s in system.subsystems:
@@ -531,8 +538,11 @@ def two_mass_stability_map(ck, dk, H, coupling="force/displacement", scheme=None
 class LocalError:
     """Local error of one macro step over H (busch2016 eq. 26).
 
-    ``eps[i, :]``: (x, y)_co-sim(T_N + H_i) − (x, y)_exact(T_N + H_i) for the entries named in ``labels``;
-    ``exact``: the exact values; ``order``: dict label -> fitted slope of log|ε| over log H (:func:`fit_order`)."""
+    ``eps[:, i]``: (x, y)_co-sim(T_N + H) − (x, y)_exact(T_N + H) over H for the entry ``labels[i]`` (the
+    recurrence's names: ``"S1.x[0]"`` for states, ``"S2.F@T_N"`` for outputs); ``exact``: the exact values;
+    ``order``: dict signal name -> fitted slope of log|ε| over log H (:func:`fit_order`), keyed by the names of
+    :attr:`cosim.Result.signals` (``"S1.x1"``, ``"S2.F"``; an output that is a state appears once, as the
+    state)."""
 
     H: np.ndarray
     eps: np.ndarray
@@ -592,5 +602,8 @@ def local_error(system, H, scheme=None, approximation=None, *, order=None, updat
             raise ValueError(f"x0: expected {n} finite values (all states stacked), got {z0.size}")
     eps, exact, _ = _core.local_error(*st.args, _pack(system), z0, t, Hg)
     labels = _labels(system, 1)
-    orders = {l: fit_order(Hg, eps[:, i], floor, scale=np.max(np.abs(exact[:, i]))) for i, l in enumerate(labels)}
+    orders = {}
+    for i, name in enumerate(_signal_names(system)):
+        # an output that is a state has the state's name: its order is the state's (listed first)
+        orders.setdefault(name, fit_order(Hg, eps[:, i], floor, scale=np.max(np.abs(exact[:, i]))))
     return LocalError(Hg, eps, exact, labels, orders)

@@ -67,27 +67,67 @@ class Subsystem:
                     return kind, labels.index(label)
         raise KeyError(f"{self.name}.{label}: no such signal; {self.name} has {self._describe_signals()}")
 
+    def signal_label(self, kind: str, i: int) -> str:
+        """The name of state/output/input ``i`` of ``kind`` in results and analyses (without the subsystem's name).
+
+        Parameters
+        ----------
+        kind : {"x", "y", "u"}
+            States, outputs or inputs.
+        i : int
+            Index of the signal within its kind.
+
+        Returns
+        -------
+        str
+            The declared name where :meth:`find_signal` resolves it to this very signal, or where an output is
+            named like a state and is that state (one quantity, one name: the two-mass models' outputs x1, v1;
+            for an LTI subsystem the output's rows of C and D must select the state); else the indexed form
+            ``"y[j]"``.
+        """
+        name = self.signal_names(kind)[i]
+        if name == f"{kind}[{i}]":
+            return name
+        found = self.find_signal(name)
+        if found == (kind, i) or (kind == "y" and found[0] == "x" and self._output_is_state(i, found[1])):
+            return name
+        return f"{kind}[{i}]"
+
+    def _output_is_state(self, j, i):
+        """Whether output j equals state i: checked on C and D where the subsystem has them, else taken from the
+        names (an output named like a state is that state)."""
+        C, D = getattr(self, "C", None), getattr(self, "D", None)
+        if C is None:
+            return True
+        row = np.zeros(self.nx)
+        row[i] = 1.0
+        return bool(np.array_equal(C[j], row) and (D is None or not np.any(D[j])))
+
     def _describe_signals(self):
         parts = [f"{_KINDS[k][0]} " + ", ".join(self.signal_names(k)) for k in ("x", "y", "u")
                  if getattr(self, _KINDS[k][2])]
         return "; ".join(parts) + " (or by index: x[i], y[j], u[a])" if parts else "no signals"
 
     def signal_index(self, kind: str, label: str) -> int:
-        """Index of input (kind 'u') or output (kind 'y') given as 'u[3]'/'y[0]' or by its name."""
+        """Index of input (kind 'u') or output (kind 'y') given as 'u[3]'/'y[0]' or by its name; ValueError listing
+        the valid names."""
         m = re.fullmatch(r"([uy])\[(\d+)\]", label)
         n = self.nu if kind == "u" else self.ny
+        what = "inputs" if kind == "u" else "outputs"
+        valid = (f"valid {what} of {self.name}: " + ", ".join(f"{self.name}.{v}" for v in self.signal_names(kind))
+                 if n else f"{self.name} has no {what}")
         if m:
             if m.group(1) != kind:
-                raise ValueError(f"{self.name}.{label}: expected an {'input u' if kind == 'u' else 'output y'}")
+                raise ValueError(f"{self.name}.{label}: expected an {'input u' if kind == 'u' else 'output y'}; "
+                                 f"{valid}")
             i = int(m.group(2))
             if i >= n:
-                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} "
-                                 f"{'inputs' if kind == 'u' else 'outputs'})")
+                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} {what}); {valid}")
             return i
         labels = self.inputs if kind == "u" else self.outputs
         if labels and label in labels:
             return labels.index(label)
-        raise ValueError(f"unknown {'input' if kind == 'u' else 'output'} {self.name}.{label}")
+        raise ValueError(f"unknown {what[:-1]} {self.name}.{label}; {valid}")
 
     def spec(self):
         """What the engine builds this subsystem from: a tuple whose first item names the model kind of the C core

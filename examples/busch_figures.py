@@ -44,7 +44,7 @@ def stability_figure(path, title, panels, grid, threads):
             counts[label, k] = m.count_unstable()
             axs = (fig.add_subplot(4, 2 * len(panels), 2 * len(panels) * k + 2 * col + 1, projection="3d"),
                    fig.add_subplot(4, 2 * len(panels), 2 * len(panels) * k + 2 * col + 2, projection="3d"))
-            cplot.stability_scatter(m, axes=axs, s=2)
+            cplot.stability_scatter(m, ax=axs, s=2)
             axs[0].set_title(f"{label}, k={k}: stable {m.count_stable()}", fontsize=8)
             axs[1].set_title(f"unstable {m.count_unstable()}", fontsize=8)
     fig.suptitle(title)
@@ -108,7 +108,8 @@ def main(argv=None):
     # 2-D slice: ρ over ck and H at dk = 1e3 (F/D, Gauss-Seidel, Lagrange k = 1)
     m = an.two_mass_stability_map(grid[0], grid[1], grid[2], FD, "gauss-seidel", Lagrange(1), update="simplified",
                                   threads=args.threads)
-    fig = cplot.stability_slice(m, dk=1e3, title="F/D, Gauss-Seidel, Lagrange k=1: ρ over ck and H, dk ≈ 1e3 Ns/m")
+    ax = cplot.stability_slice(m, dk=1e3, title="F/D, Gauss-Seidel, Lagrange k=1: ρ over ck and H, dk ≈ 1e3 Ns/m")
+    fig = ax.figure
     path = os.path.join(args.out, "busch_slice_fd_gs_k1.png")
     fig.savefig(path, dpi=80)
     plt.close(fig)
@@ -117,8 +118,9 @@ def main(argv=None):
     maps = {f"{meth} k={k}": an.two_mass_stability_map(grid[0], grid[1], grid[2], FD, "gauss-seidel",
                                                        METHODS[meth](k), update="simplified", threads=args.threads)
             for meth in ("Lagrange", "EXTRIPOL-C1") for k in range(4)}
-    fig = cplot.stability_slices(maps, ncols=4, dk=1e3,
-                                 suptitle="F/D, Gauss-Seidel: ρ over ck and H at dk ≈ 1e3 Ns/m (black: ρ = 1)")
+    panels = cplot.stability_slices(maps, ncols=4, dk=1e3,
+                                    suptitle="F/D, Gauss-Seidel: ρ over ck and H at dk ≈ 1e3 Ns/m (black: ρ = 1)")
+    fig = panels[0].figure
     path = os.path.join(args.out, "busch_slices_fd_gs.png")
     fig.savefig(path, dpi=80)
     plt.close(fig)

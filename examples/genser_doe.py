@@ -149,7 +149,7 @@ def main(argv=None):
     df.to_csv(os.path.join(args.out, f"{args.study}.csv"))
     print("status:", {k: int(v) for k, v in df["status"].value_counts().items()}, f"; mean wall per run {df['wall'].mean() * 1e3:.2f} ms")
     varied = [f for f in study.factors if df[f].nunique() > 1]      # a --runs subset may fix some factors
-    tab = doe.anova(df, varied, "eps_mono_sat")
+    tab = doe.anova(df, "eps_mono_sat", varied)
     print("\nANOVA of eps_mono (saturated at 1): MS and normalised % (genser2020 Table 3.10 style)")
     print(tab[["SS", "DoF", "MS", "F", "percent"]].to_string(float_format=lambda v: f"{v:.4g}"))
     tab.to_csv(os.path.join(args.out, f"{args.study}_anova.csv"))
@@ -160,10 +160,11 @@ def main(argv=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    for fname, fig in (("main_effects", doe.plots.main_effects(df, "eps_mono_sat", study.factors)),
-                       ("heatmap", doe.plots.interaction_heatmap(tab)),
-                       ("sorted", doe.plots.sorted_runs(df, "eps_mono_sat", study.factors)),
-                       ("histograms", doe.plots.optimum_histograms(df, "eps_mono_sat", study.factors, **rule))):
+    for fname, axes in (("main_effects", doe.plots.main_effects(df, "eps_mono_sat", study.factors)),
+                        ("heatmap", doe.plots.interaction_heatmap(tab)),
+                        ("sorted", doe.plots.sorted_runs(df, "eps_mono_sat", study.factors)),
+                        ("histograms", doe.plots.optimum_histograms(df, "eps_mono_sat", study.factors, **rule))):
+        fig = np.ravel(axes)[0].figure
         fig.savefig(os.path.join(args.out, f"{args.study}_{fname}.png"), dpi=90)
         plt.close(fig)
     print(f"\nwrote {args.out}/{args.study}.csv, _anova.csv and figures")

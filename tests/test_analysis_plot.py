@@ -23,18 +23,19 @@ def smap():
 
 
 def test_stability_scatter_counts_points(smap):
-    fig = cplot.stability_scatter(smap)
-    ax_s, ax_u = fig.axes[:2]
+    axes = cplot.stability_scatter(smap)
+    ax_s, ax_u = axes[0].figure.axes[:2]
+    assert list(axes) == [ax_s, ax_u]
     assert ax_s.collections[0].get_offsets().shape[0] == smap.count_stable()
     assert ax_u.collections[0].get_offsets().shape[0] == smap.count_unstable()
     assert smap.count_stable() > 0 and smap.count_unstable() > 0
 
 
 def test_stability_slice_and_local_error_plot(tmp_path, smap):
-    fig = cplot.stability_slice(smap, dk=1e2)
+    fig = cplot.stability_slice(smap, dk=1e2).figure
     fig.savefig(tmp_path / "slice.png")
     le = an.local_error(two_mass_oscillator(), np.logspace(-6, -4, 5), approximation=Lagrange(1))
-    fig = cplot.local_error_plot({"Lagrange k=1": le})
+    fig = cplot.local_error_plot({"Lagrange k=1": le}).figure
     assert "order 3.0" in fig.axes[0].get_legend().get_texts()[0].get_text()
     fig.savefig(tmp_path / "le.png")
     assert (tmp_path / "slice.png").stat().st_size > 0
@@ -88,7 +89,7 @@ def test_rho_norm_diverges_at_one_and_inverts():
 
 
 def test_stability_slice_colorbar_ticks_below_one_and_units(smap):
-    fig = cplot.stability_slice(smap, dk=1e2)
+    fig = cplot.stability_slice(smap, dk=1e2).figure
     ax, cax = fig.axes[0], fig.axes[1]
     assert ax.get_xlabel() == "coupling stiffness ck [N/m]" and ax.get_ylabel() == "macro step H [s]"
     ticks = [t for t in cax.get_yticks() if cax.get_ylim()[0] <= t <= cax.get_ylim()[1]]
@@ -98,7 +99,7 @@ def test_stability_slice_colorbar_ticks_below_one_and_units(smap):
     assert "ρ" in cax.get_ylabel()
     rho = smap.sel(dk=1e2).rho
     assert np.nanmin(rho) < 1 < np.nanmax(rho)
-    fig = cplot.stability_slice(smap, dk=1e2, labels={"ck": "c_k"}, units={"H": "seconds"})
+    fig = cplot.stability_slice(smap, dk=1e2, labels={"ck": "c_k"}, units={"H": "seconds"}).figure
     assert fig.axes[0].get_xlabel() == "c_k [N/m]" and fig.axes[0].get_ylabel() == "macro step H [seconds]"
     with pytest.raises(TypeError, match="units"):
         cplot.stability_slice(smap, dk=1e2, units=["s"])
@@ -109,7 +110,7 @@ def test_stability_slice_colorbar_ticks_below_one_and_units(smap):
 def test_stability_slices_share_one_colorbar(smap, tmp_path):
     other = an.two_mass_stability_map(np.logspace(4, 9, 5), np.logspace(0, 5, 4), np.logspace(-6, -2, 6),
                                       approximation=Lagrange(2))
-    fig = cplot.stability_slices({"k=1": smap, "k=2": other, "k=1 again": smap}, ncols=2, dk=1e2)
+    fig = cplot.stability_slices({"k=1": smap, "k=2": other, "k=1 again": smap}, ncols=2, dk=1e2)[0].figure
     panels = [a for a in fig.axes if a.get_visible() and a.collections and a.get_title().startswith("k=")]
     bars = [a for a in fig.axes if "ρ" in a.get_ylabel()]
     assert len(panels) == 3 and len(bars) == 1
@@ -123,7 +124,7 @@ def test_stability_slices_share_one_colorbar(smap, tmp_path):
 
 
 def test_stability_scatter_labels_inside_the_figure(smap):
-    fig = cplot.stability_scatter(smap)
+    fig = cplot.stability_scatter(smap)[0].figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes[:2]:

@@ -76,7 +76,7 @@ def test_at15_anova_by_hand():
     + ȳ)² = 1 + 1 + 4 + 1 + 1 + 4 = 12; MS = SS / DoF = 24, 26, 6; normalised % = MS / 56."""
     t = doe.full_factorial({"A": [0, 1], "B": [0, 1, 2]})
     t["y"] = [2.0, 4.0, 6.0, 4.0, 6.0, 14.0]
-    tab = doe.anova(t, ["A", "B"], "y")
+    tab = doe.anova(t, "y", ["A", "B"])
     assert tab.attrs["balanced"]
     np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "SS"], [24, 52, 12], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(tab.loc[["A", "B", "A:B"], "DoF"], [1, 2, 2])
@@ -84,9 +84,24 @@ def test_at15_anova_by_hand():
     np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "percent"], [2400 / 56, 2600 / 56, 600 / 56], rtol=1e-12)
     assert tab.loc["Residual", "DoF"] == 0 and tab.loc["Residual", "SS"] == pytest.approx(0, abs=1e-12)
     # main effects only: the interaction becomes the residual, F = MS / MS_res
-    main = doe.anova(t, ["A", "B"], "y", interactions=1)
+    main = doe.anova(t, "y", ["A", "B"], interactions=1)
     assert main.loc["Residual", "SS"] == pytest.approx(12) and main.loc["Residual", "DoF"] == 2
     assert main.loc["A", "F"] == pytest.approx(24 / 6) and main.loc["B", "F"] == pytest.approx(26 / 6)
+
+
+def test_anova_sobol_optimum_share_one_argument_order():
+    """(df, response, factors=...) everywhere; anova's former (df, factors, response) still gives the same table,
+    with a DeprecationWarning."""
+    import inspect
+    for fn in (doe.anova, doe.sobol, doe.optimum):
+        assert list(inspect.signature(fn).parameters)[:3] == ["df", "response", "factors"]
+    t = doe.full_factorial({"A": [0, 1], "B": [0, 1, 2]})
+    t["y"] = [2.0, 4.0, 6.0, 4.0, 6.0, 14.0]
+    new = doe.anova(t, "y", ["A", "B"])
+    with pytest.warns(DeprecationWarning, match="anova"):
+        old = doe.anova(t, ["A", "B"], "y")
+    pd.testing.assert_frame_equal(old, new)
+    assert doe.anova(t, response="y", factors=["A", "B"]).equals(new)
 
 
 def test_at15_table_3_10_normalised_percent():
@@ -114,8 +129,8 @@ def _random_unbalanced(seed=1, n=150):
 def test_anova_equals_statsmodels_on_unbalanced_data():
     for seed in (1, 2):
         df = _random_unbalanced(seed)
-        mine = doe.anova(df, ["a", "b", "c"], "y")
-        ref = doe.anova(df, ["a", "b", "c"], "y", method="statsmodels")
+        mine = doe.anova(df, "y", ["a", "b", "c"])
+        ref = doe.anova(df, "y", ["a", "b", "c"], method="statsmodels")
         assert not mine.attrs["balanced"]
         np.testing.assert_allclose(mine["SS"], ref["SS"], rtol=1e-9)
         np.testing.assert_array_equal(mine["DoF"], ref["DoF"])
@@ -127,7 +142,7 @@ def test_anova_balanced_direct_equals_least_squares_and_statsmodels():
     t = doe.full_factorial({"a": [1, 2, 3], "b": [0, 1], "c": [1, 2, 3, 4]})
     t = pd.concat([t, t], ignore_index=True)                     # two replicates
     t["y"] = np.random.default_rng(5).normal(size=len(t)) + t["a"] * t["b"]
-    d, l, s = (doe.anova(t, ["a", "b", "c"], "y", method=m) for m in ("direct", "lstsq", "statsmodels"))
+    d, l, s = (doe.anova(t, "y", ["a", "b", "c"], method=m) for m in ("direct", "lstsq", "statsmodels"))
     np.testing.assert_allclose(d["SS"], l["SS"], rtol=1e-9)
     np.testing.assert_allclose(d["SS"], s["SS"], rtol=1e-9)
     np.testing.assert_allclose(d["F"].iloc[:-1], s["F"].iloc[:-1], rtol=1e-9)
@@ -137,11 +152,11 @@ def test_anova_errors_name_the_argument():
     t = doe.full_factorial({"a": [1, 2], "b": [1, 2]})
     t["y"] = [1.0, 2.0, math.inf, 3.0]
     with pytest.raises(ValueError, match="response: 1 runs have non-finite 'y'"):
-        doe.anova(t, ["a", "b"], "y")
+        doe.anova(t, "y", ["a", "b"])
     with pytest.raises(ValueError, match=r"factors: \['z'\] are not columns"):
-        doe.anova(t, ["a", "z"], "y")
+        doe.anova(t, "y", ["a", "z"])
     with pytest.raises(ValueError, match="interactions"):
-        doe.anova(t, ["a", "b"], "y", interactions=3)
+        doe.anova(t, "y", ["a", "b"], interactions=3)
 
 
 AT16 = [  # (histogram counts, divisor, printed value, ± one unit in the last printed digit)
@@ -347,8 +362,9 @@ def test_progress_bar_and_plots(tmp_path, capsys):
     df = study.run(progress=True)
     assert "8/8" in capsys.readouterr().err
     tab = doe.anova(df, response="eps_mono_sat")
-    for fig in (doe.plots.main_effects(df, "eps_mono_sat"), doe.plots.interaction_heatmap(tab),
-                doe.plots.sorted_runs(df, "eps_mono_sat"), doe.plots.optimum_histograms(df, "eps_mono_sat", top=3)):
+    for axes in (doe.plots.main_effects(df, "eps_mono_sat"), doe.plots.interaction_heatmap(tab),
+                 doe.plots.sorted_runs(df, "eps_mono_sat"), doe.plots.optimum_histograms(df, "eps_mono_sat", top=3)):
+        fig = np.ravel(axes)[0].figure
         fig.savefig(tmp_path / "f.png")
         assert (tmp_path / "f.png").stat().st_size > 5000
         plt.close(fig)

@@ -180,8 +180,8 @@ def test_plot_timing():
     import matplotlib
     matplotlib.use("Agg")
     r = simulate(small_chain(), t_end=2e-4, H=1e-5, threads=2, timing=True)
-    fig = cosim.plot.timing(r)
-    ax = fig.axes[0]
+    ax = cosim.plot.timing(r)
+    assert ax.figure.axes[0] is ax
     assert len(ax.patches) >= 3 * len(r.system.names)      # stacked bars: solver, idle, save, interface
     assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"solver", "solver (idle)", "interface"}
     with pytest.raises(ValueError, match="timing"):

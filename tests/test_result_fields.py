@@ -85,3 +85,65 @@ def test_order_means_the_gauss_seidel_order_only_old_keywords_still_work():
     assert old.order_control == 2
     with pytest.raises(ValueError, match="order_control"):
         cosim.StepControl("exMD", 1e-4, order_control="random")
+
+
+# ---------------------------------------------------------------- one name per quantity
+def test_outputs_that_are_states_are_listed_once_under_their_declared_names():
+    system = cosim.models.two_mass_oscillator()
+    res = cosim.simulate(system, t_end=2e-3, H=1e-3)
+    assert res.signals == ["S1.x1", "S1.v1", "S1.F", "S2.x2", "S2.v2", "S2.F", "S2.x1", "S2.v1"]
+    assert len(set(res.signals)) == len(res.signals)
+    assert list(res.to_dataframe().columns) == res.signals
+    assert list(res.to_dataframe(kinds="y").columns) == ["S1.x1", "S1.v1", "S2.F"]
+    np.testing.assert_array_equal(res.to_dataframe(kinds="y")["S1.x1"], res.Y[:, 0])
+    np.testing.assert_array_equal(res.Y[:, 0], res["S1.x1"])        # the output is the state
+    assert set(res.error_to(res)["per_signal"]) == set(res.signals)
+
+
+def test_an_output_named_like_a_state_but_not_it_keeps_its_index():
+    s1 = cosim.LTI([[-1.0]], [[1.0]], [[2.0]], name="A", states=["q"], outputs=["q"], inputs=["f"])
+    s2 = cosim.LTI([[-1.0]], [[1.0]], [[1.0]], name="B", states=["p"], outputs=["p"], inputs=["g"])
+    res = cosim.simulate(cosim.CoupledSystem([s1, s2], [cosim.connect("A.q", "B.g"), cosim.connect("B.p", "A.f")]),
+                         t_end=0.02, H=0.01)
+    assert res.signals == ["A.q", "A.y[0]", "A.f", "B.p", "B.g"]
+
+
+def test_local_error_orders_use_the_result_signal_names():
+    system = cosim.models.two_mass_oscillator()
+    le = cosim.analysis.local_error(system, np.logspace(-5, -4, 4))
+    res = cosim.simulate(system, t_end=2e-3, H=1e-3)
+    assert set(le.order) <= set(res.signals)
+    assert list(le.order) == ["S1.x1", "S1.v1", "S2.x2", "S2.v2", "S2.F"]
+    assert le.labels[0] == "S1.x[0]" and len(le.labels) == le.eps.shape[1]
+
+
+def test_a_wrong_name_in_connect_lists_the_valid_names():
+    a, b = cosim.models.two_mass_oscillator().subsystems
+    with pytest.raises(ValueError, match=r"unknown output S2\.G; valid outputs of S2: S2\.F"):
+        cosim.CoupledSystem([a, b], [cosim.connect("S2.G", "S1.F")])
+    with pytest.raises(ValueError, match=r"unknown input S1\.G; valid inputs of S1: S1\.F"):
+        cosim.CoupledSystem([a, b], [cosim.connect("S2.F", "S1.G")])
+    with pytest.raises(ValueError, match=r"index out of range .*valid outputs of S2: S2\.F"):
+        cosim.CoupledSystem([a, b], [cosim.connect("S2.y[3]", "S1.F")])
+    with pytest.raises(ValueError, match=r"known: \['S1', 'S2'\]"):
+        cosim.CoupledSystem([a, b], [cosim.connect("S9.F", "S1.F")])
+
+
+# ---------------------------------------------------------------- t_start
+def test_t_start_shifts_the_run_of_a_time_invariant_system():
+    system = cosim.models.two_mass_oscillator()
+    a = cosim.simulate(system, t_end=0.01, H=1e-3, solver=cosim.Exact())
+    b = cosim.simulate(system, t_end=5.01, H=1e-3, t_start=5.0, solver=cosim.Exact())
+    assert b.t[0] == 5.0 and b.t[-1] == pytest.approx(5.01) and len(b.t) == len(a.t)
+    np.testing.assert_allclose(b.X, a.X, rtol=1e-8, atol=1e-12)
+    c = cosim.simulate(system, t_end=5.01, H=1e-3, t_start=5.0, output_interval=5e-4, solver=cosim.Exact())
+    assert c.t[0] == 5.0 and len(c.t) == 21
+    assert cosim.simulate(system, t_end=0.01, H=1e-3, t_start=0.0, solver=cosim.Exact()).X.tobytes() == a.X.tobytes()
+    with pytest.raises(ValueError, match="t_start"):
+        cosim.simulate(system, t_end=5.01, H=1e-3, t_start=5.0, t_eval=[0.0, 0.01])
+    with pytest.raises(ValueError, match="t_end"):
+        cosim.simulate(system, t_end=1.0, H=1e-3, t_start=2.0)
+    with pytest.raises(TypeError, match="t_start"):
+        cosim.simulate(system, t_end=1.0, H=1e-3, t_start="1")
+    with pytest.raises(ValueError, match="grid"):
+        cosim.simulate(system, t_end=1.0, grid=[0.0, 0.5, 1.0], t_start=0.5)

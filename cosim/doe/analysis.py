@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -150,16 +151,49 @@ def _statsmodels(df, factors, response, terms):
     return ss, dof, float(tab.loc["Residual", "sum_sq"]), int(round(tab.loc["Residual", "df"]))
 
 
-def anova(df, factors=None, response="eps_mono", interactions=2, method="auto") -> pd.DataFrame:
-    """Analysis of variance of ``response`` over ``factors`` (default: the study's factors): main effects and,
-    with ``interactions=2``, all two-factor interactions (genser2020 eq. 3.11–3.12).
+def _old_anova_order(response, factors):
+    """(response, factors) of a call in anova's former order ``anova(df, factors, response)``, recognised by a
+    list of factor names in the response's place (a DeprecationWarning); other calls unchanged."""
+    if isinstance(response, str) or not isinstance(response, (list, tuple, pd.Index)):
+        return response, factors
+    warnings.warn("anova(df, factors, response) is deprecated; the order is anova(df, response, factors=...) as in "
+                  "sobol and optimum", DeprecationWarning, stacklevel=3)
+    return ("eps_mono" if factors is None else factors), response
 
-    Returns a table indexed by effect ("A", "A:B", …, "Residual") with columns SS, DoF, MS = SS/DoF, F = MS /
-    MS_Residual, p (F distribution) and percent = normalised % (genser2020 Table 3.10). ``method``: "auto"
-    (eq. 3.11–3.12 for balanced tables, Type II least squares otherwise), "direct" (balanced tables only),
-    "lstsq", "statsmodels". Non-finite responses (failed runs) are refused: saturate them first (e.g.
-    ``eps_mono_sat``) or filter the table."""
+
+def anova(df, response="eps_mono", factors=None, interactions=2, method="auto") -> pd.DataFrame:
+    """Analysis of variance of ``response`` over ``factors``: main effects and, with ``interactions=2``, all
+    two-factor interactions (genser2020 eq. 3.11–3.12).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A study's table.
+    response : str
+        The response column.
+    factors : list of str, optional
+        Default: the factors the table carries. The former order ``anova(df, factors, response)`` is recognised
+        where ``factors`` is a list (DeprecationWarning); a single factor name given positionally in that order is
+        not (it reads as the response), and ``anova(df, [...], response=...)`` is a TypeError.
+    interactions : {1, 2}
+        2 adds every two-factor interaction.
+    method : {"auto", "direct", "lstsq", "statsmodels"}
+        "auto": eq. 3.11–3.12 for balanced tables, Type II least squares otherwise; "direct": balanced tables
+        only.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by effect ("A", "A:B", …, "Residual") with columns SS, DoF, MS = SS/DoF, F = MS / MS_Residual, p
+        (F distribution) and percent = normalised % (genser2020 Table 3.10).
+
+    Notes
+    -----
+    Non-finite responses (failed runs) are refused: saturate them first (e.g. ``eps_mono_sat``) or filter the
+    table.
+    """
     from scipy import stats
+    response, factors = _old_anova_order(response, factors)
     factors, y = check_table(df, factors, response)
     if method not in ("auto", "direct", "lstsq", "statsmodels"):
         raise ValueError(f"method: 'auto', 'direct', 'lstsq' or 'statsmodels', got {method!r}")
@@ -207,11 +241,31 @@ def anova(df, factors=None, response="eps_mono", interactions=2, method="auto") 
     return out
 
 
-def sobol(df, response, factors=None, second_order=None, conf_level=0.95, seed=None) -> pd.DataFrame:
+def sobol(df, response="eps_mono", factors=None, second_order=None, conf_level=0.95, seed=None) -> pd.DataFrame:
     """First-order (S1) and total-order (ST) Sobol' indices of ``response`` from a study with ``design="sobol"``
-    (SALib's ``sobol.analyze``; the rows must be the complete Saltelli sample in run order). Returns a table
-    indexed by factor with S1, S1_conf, ST, ST_conf; ``attrs["S2"]`` holds the second-order indices when
-    computed."""
+    (SALib's ``sobol.analyze``; the rows must be the complete Saltelli sample in run order).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A study's table.
+    response : str
+        The response column.
+    factors : list of str, optional
+        Default: the factors of the Saltelli sample the table carries.
+    second_order : bool, optional
+        Default: as the study's design.
+    conf_level : float
+        Confidence level of the ``*_conf`` columns.
+    seed : int, optional
+        Seed of SALib's bootstrap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by factor with S1, S1_conf, ST, ST_conf; ``attrs["S2"]`` holds the second-order indices when
+        computed.
+    """
     from SALib.analyze import sobol as _sobol
     info = df.attrs.get("sobol", {}) if isinstance(df, pd.DataFrame) else {}
     if factors is None:
@@ -264,11 +318,31 @@ def _nearly_optimal(df, response, tol, top, min_runs):
 
 
 def optimum(df, response="eps_mono", factors=None, tol=1.1, top=None, min_runs=None) -> pd.Series:
-    """genser2020 §12.1's ascending-sorting optimum: sort the runs by ``response``; the nearly optimal runs are
-    those with a response ≤ ``tol`` · min (1.1), or the ``top`` best, or at least the ``min_runs`` best (the thesis
-    used 50 for MOESP). Per factor: the mean over those runs for numbers (= the histogram-weighted mean), the most
-    frequent value for booleans and text (ties: the value of the better run). ``attrs``: ``runs`` (the nearly
-    optimal run numbers, best first) and ``counts`` ({factor: {level: count}}, the histograms)."""
+    """genser2020 §12.1's ascending-sorting optimum: sort the runs by ``response`` and average the factors over
+    the nearly optimal ones.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A study's table.
+    response : str
+        The response column.
+    factors : list of str, optional
+        Default: the factors the table carries.
+    tol : float
+        The nearly optimal runs have a response ≤ ``tol`` · min (genser2020: 1.1) ...
+    top : int, optional
+        ... or are the ``top`` best ...
+    min_runs : int, optional
+        ... or at least the ``min_runs`` best (the thesis used 50 for MOESP).
+
+    Returns
+    -------
+    pandas.Series
+        Per factor: the mean over the nearly optimal runs for numbers (= the histogram-weighted mean), the most
+        frequent value for booleans and text (ties: the value of the better run). ``attrs``: ``runs`` (the nearly
+        optimal run numbers, best first), ``counts`` ({factor: {level: count}}, the histograms) and ``n``.
+    """
     factors, _ = check_table(df, factors, response)
     runs = _nearly_optimal(df, response, tol, top, min_runs)
     best = df.loc[runs]
