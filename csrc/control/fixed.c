@@ -62,7 +62,7 @@ static void fixed_commit(cs_controller *c, const cs_step_plan *p) {
     f->nsteps++;
 }
 
-static int reject_judge(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err) {
+static int reject_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept, cs_err *err) {
     fixed_content *f = c->content;
     *accept = 1;
     for (int q = 0; q < f->nreject; q++)
