@@ -42,8 +42,8 @@ typedef struct cs_estimate_view {
  * control/adaptive.h): exLE, exMD, exCV on explicit schemes; imMD (Milne device with the predictor states, eq.
  * 3.18/3.19), imCV (eq. 3.20) with cosim.Implicit, waCV (the same with waveform relaxation) need the scheme's
  * predictor. ECCO's energy residual (control/ecco.h). */
-enum { CS_EST_EXLE = 0, CS_EST_EXMD = 1, CS_EST_EXCV = 2, CS_EST_IMMD = 3, CS_EST_IMCV = 4, CS_EST_WACV = 5,
-       CS_EST_ECCO = 6 };
+enum { CS_EST_EXLE = 0, CS_EST_EXMD = 1, CS_EST_EXCV = 2, CS_EST_IMMD = 3, CS_EST_IMCV = 4, CS_EST_WACV = 5 };
+enum { CS_EST_ECCO = 6 };   /* apart: chosen through ECCO's own options, not an estimator code of StepControl */
 
 typedef struct cs_estimator cs_estimator;
 
