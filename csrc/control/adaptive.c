@@ -273,6 +273,7 @@ int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, 
     kraft_state *ks = calloc(1, sizeof *ks);
     if (!c || !ks) { free(c); free(ks); return cs_fail(err, CS_ERR_NOMEM, "step control: out of memory"); }
     c->ops = &KRAFT_OPS;
+    c->kind = CS_CTL_KRAFT;
     c->content = ks;
     c->may_reject = 1;
     ks->o = *o;
@@ -315,7 +316,7 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
 }
 
 int cs_kraft_control_records(const cs_controller *c, cs_kraft_records *r) {
-    if (!c || c->ops != &KRAFT_OPS) return 0;
+    if (!c || c->kind != CS_CTL_KRAFT) return 0;
     const kraft_state *ks = c->content;
     *r = (cs_kraft_records){.n = ks->n, .T = ks->rT, .H = ks->rH, .eps = ks->reps, .k = ks->rk, .nrej = ks->nrej,
                             .Trej = ks->rTrej, .Hrej = ks->rHrej, .comparative_steps = ks->comparative_steps,

@@ -45,11 +45,20 @@ typedef struct cs_controller_ops {
     int (*retry)(cs_controller *c, const cs_step_plan *p);
 } cs_controller_ops;
 
+/* Controller kinds (cs_controller.kind; type tests read this, never compare ops tables). */
+enum { CS_CTL_FIXED = 0, CS_CTL_REJECT_TEST = 1, CS_CTL_KRAFT = 2, CS_CTL_ECCO = 3 };
+
+/* What a controller counts (cs_controller_get_stats). */
+typedef struct cs_controller_stats {
+    long rejected;             /* attempts not kept: judged and rejected, or retried after the scheme failed */
+} cs_controller_stats;
+
 struct cs_controller {
     const cs_controller_ops *ops;
     void *content;
+    int kind;                  /* CS_CTL_* */
     int may_reject;
-    long rejected;             /* steps judged and rejected */
+    cs_controller_stats stats; /* written by the wrappers below only; read through cs_controller_get_stats */
 };
 
 /* The ops through these (optional ops' defaults here, once). */
@@ -59,12 +68,17 @@ static inline int cs_controller_propose(cs_controller *c, double T, cs_step_plan
 static inline int cs_controller_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept,
                                       cs_err *err) {
     *accept = 1;
-    return c->ops->judge ? c->ops->judge(c, p, est, accept, err) : CS_OK;
+    int rc = c->ops->judge ? c->ops->judge(c, p, est, accept, err) : CS_OK;
+    if (!rc && !*accept) c->stats.rejected++;
+    return rc;
 }
 static inline void cs_controller_commit(cs_controller *c, const cs_step_plan *p) { c->ops->commit(c, p); }
 static inline int cs_controller_retry(cs_controller *c, const cs_step_plan *p) {
-    return c->ops->retry ? c->ops->retry(c, p) : 0;
+    if (!c->ops->retry || !c->ops->retry(c, p)) return 0;
+    c->stats.rejected++;
+    return 1;
 }
+static inline void cs_controller_get_stats(const cs_controller *c, cs_controller_stats *s) { *s = c->stats; }
 
 enum { CS_STARTUP_NONE = 0, CS_STARTUP_KRAFT = 1 };
 

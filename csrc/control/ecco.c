@@ -181,6 +181,7 @@ int cs_ecco_controller_create(const cs_ecco_spec *s, double t0, double t_end, do
     k->t_end = t_end;
     k->H = H0;
     c->ops = &ECCO_CTL_OPS;
+    c->kind = CS_CTL_ECCO;
     c->content = k;
     c->may_reject = s->reject != 0;
     *out = c;

@@ -170,7 +170,11 @@ void cs_algorithm_view(const cs_algorithm *a, cs_run_view *v) {
 
 double cs_algorithm_time(const cs_algorithm *a) { return a->T; }
 long cs_algorithm_steps(const cs_algorithm *a) { return a->steps; }
-long cs_algorithm_rejected(const cs_algorithm *a) { return a->cfg.controller->rejected; }
+long cs_algorithm_rejected(const cs_algorithm *a) {
+    cs_controller_stats s;
+    cs_controller_get_stats(a->cfg.controller, &s);
+    return s.rejected;
+}
 
 /* One comparison per value: NaN, inf and states beyond the bound all fail !(|v| <= b); outputs (forces, ...) have
  * other scales than states and stop only when they are not finite. The scan has no call in it; the message is
@@ -416,7 +420,6 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
             err->code = CS_OK;
             err->msg[0] = '\0';
             restore(a);
-            ctl->rejected++;
             CS_TRY(cs_controller_propose(ctl, a->T, &p, err));
             continue;
         }
@@ -433,7 +436,6 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
         if (accept) break;
         if (!a->usnap) return cs_fail(err, CS_ERR_ARG, "step controller: rejected a step without may_reject");
         restore(a);
-        ctl->rejected++;
         CS_TRY(cs_controller_propose(ctl, a->T, &p, err));
     }
     const double ta0 = c->timing ? clock_now() : 0.0;
