@@ -249,9 +249,9 @@ static int observe_view(cs_algorithm *a, int what, const cs_run_view *vp, cs_err
             o->skip--;
             continue;
         }
-        int rc = what == OBSERVE_START  ? (o->ops->on_start ? o->ops->on_start(o, vp, err) : CS_OK)
-                 : what == OBSERVE_STEP ? o->ops->on_step(o, vp, err)
-                 : (o->ops->on_output ? o->ops->on_output(o, vp, err) : CS_OK);
+        int rc = what == OBSERVE_START  ? cs_observer_on_start(o, vp, err)
+                 : what == OBSERVE_STEP ? cs_observer_on_step(o, vp, err)
+                 : cs_observer_on_output(o, vp, err);
         if (rc == CS_STOPPED) stop = 1;
         else if (rc) return rc;
     }
