@@ -8,7 +8,7 @@
 
 #define KH CS_MAXHIST           /* u history for SDN(κ+2): κ_max + 3 <= 8 samples */
 
-typedef struct kraft_state {
+typedef struct kraft_ctl {
     cs_kraft_opts o;            /* its in_index/in_atol are the copies below (the state arrays are not kept) */
     int *in_index;
     double *in_atol;
@@ -31,7 +31,7 @@ typedef struct kraft_state {
     int hmin_failed;
     long rec_lost;              /* steps not recorded (out of memory) */
     long conv_fail;             /* retries after the scheme did not converge (kraft2021 §19) */
-} kraft_state;
+} kraft_ctl;
 
 /* Records grow by doubling: no allocation per step except O(log n) times. */
 static int grow(void **p, long cap, size_t elem) {
@@ -41,7 +41,7 @@ static int grow(void **p, long cap, size_t elem) {
     return 0;
 }
 
-static int record_step(kraft_state *ks, double T1, double H, int k, double eps) {
+static int record_step(kraft_ctl *ks, double T1, double H, int k, double eps) {
     if (ks->n >= ks->cap) {
         long cap = ks->cap ? 2 * ks->cap : 256;
         if (grow((void **)&ks->rT, cap, sizeof(double)) || grow((void **)&ks->rH, cap, sizeof(double)) ||
@@ -54,7 +54,7 @@ static int record_step(kraft_state *ks, double T1, double H, int k, double eps) 
     return 0;
 }
 
-static int record_reject(kraft_state *ks, double T1, double H) {
+static int record_reject(kraft_ctl *ks, double T1, double H) {
     if (ks->nrej >= ks->caprej) {
         long cap = ks->caprej ? 2 * ks->caprej : 64;
         if (grow((void **)&ks->rTrej, cap, sizeof(double)) || grow((void **)&ks->rHrej, cap, sizeof(double))) return -1;
@@ -66,7 +66,7 @@ static int record_reject(kraft_state *ks, double T1, double H) {
 }
 
 /* Degree usable for the next step: κ+1 samples for the polynomial, κ+2 for the comparative runs of exLE/exMD. */
-static int step_degree(const kraft_state *ks) {
+static int step_degree(const kraft_ctl *ks) {
     int k = ks->kappa, avail = ks->npts - 1;
     if (CS_EST_COMPARATIVE(ks->o.estimator) && ks->npts >= 2) avail = ks->npts - 2;
     if (k > avail) k = avail;
@@ -76,7 +76,7 @@ static int step_degree(const kraft_state *ks) {
 }
 
 static int ad_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     double H = fmin(ks->H, ks->o.H_max), rem = ks->t_end - T;
     double Hl = cs_kraft_land_micro_step(H, rem);    /* Listing 4.1 applied to the macro grid: land on t_end */
     if (Hl < H && Hl < rem && Hl < ks->o.H_min) Hl = rem;
@@ -95,7 +95,7 @@ static int ad_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) 
 
 /* SDN(j) = ||H^j P_j^(j)|| = ||H^j j! u[T_M, ..., T_{M-j}]||_WRMS (kraft2021 §10), j = 1..nsdn-1, on the history
  * T (newest first), U (KH x nin). */
-static int sdn_all(const kraft_state *ks, const double *T, const double *U, int nh, double H, int jmax, double *sdn) {
+static int sdn_all(const kraft_ctl *ks, const double *T, const double *U, int nh, double H, int jmax, double *sdn) {
     const int nin = ks->o.nin;
     int nsdn = jmax + 1 < nh ? jmax + 1 : nh;
     double col[KH], *e = ks->e, *w = ks->w;
@@ -114,7 +114,7 @@ static int sdn_all(const kraft_state *ks, const double *T, const double *U, int 
 }
 
 static int ad_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept, cs_err *err) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     const cs_kraft_opts *o = &ks->o;
     const int nin = o->nin, k = ks->kstep;
     const double H = p->H, eps = est->eps;
@@ -208,7 +208,7 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *
 }
 
 static void ad_commit(cs_controller *c, const cs_step_plan *p) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     const int nin = ks->o.nin;
     for (int q = KH - 1; q >= 1; q--) ks->hT[q] = ks->hT[q - 1];
     memmove(ks->hu + nin, ks->hu, sizeof(double) * (size_t)(KH - 1) * nin);
@@ -219,7 +219,7 @@ static void ad_commit(cs_controller *c, const cs_step_plan *p) {
 }
 
 static void ad_destroy(cs_controller *c) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     if (!ks) return;
     free(ks->e); free(ks->w); free(ks->hu); free(ks->ucand); free(ks->in_index); free(ks->in_atol);
     free(ks->rT); free(ks->rH); free(ks->reps); free(ks->rk); free(ks->rTrej); free(ks->rHrej);
@@ -230,7 +230,7 @@ static void ad_destroy(cs_controller *c) {
 /* corConvFail (kraft2021 §19, Listing 3.3): the scheme did not converge on step p; the step is repeated from T_N
  * with r = 0.25 (not below H_min; at H_min the controller gives up and the scheme's error stands). */
 static int ad_retry(cs_controller *c, const cs_step_plan *p) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     if (!(p->H > ks->o.H_min && ks->Hprop > ks->o.H_min)) return 0;
     double Hn = 0.25 * p->H;
     ks->H = Hn > ks->o.H_min ? Hn : ks->o.H_min;
@@ -270,7 +270,7 @@ static int check_opts(const cs_kraft_opts *o, cs_err *err) {
 int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, cs_controller **out, cs_err *err) {
     *out = NULL;
     cs_controller *c = calloc(1, sizeof *c);
-    kraft_state *ks = calloc(1, sizeof *ks);
+    kraft_ctl *ks = calloc(1, sizeof *ks);
     if (!c || !ks) { free(c); free(ks); return cs_fail(err, CS_ERR_NOMEM, "step control: out of memory"); }
     c->ops = &KRAFT_OPS;
     c->kind = CS_CTL_KRAFT;
@@ -317,7 +317,7 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
 
 int cs_kraft_control_records(const cs_controller *c, cs_kraft_records *r) {
     if (!c || c->kind != CS_CTL_KRAFT) return 0;
-    const kraft_state *ks = c->content;
+    const kraft_ctl *ks = c->content;
     *r = (cs_kraft_records){.n = ks->n, .T = ks->rT, .H = ks->rH, .eps = ks->reps, .k = ks->rk, .nrej = ks->nrej,
                             .Trej = ks->rTrej, .Hrej = ks->rHrej, .comparative_steps = ks->comparative_steps,
                             .hmin_failed = ks->hmin_failed, .conv_fail = ks->conv_fail};
