@@ -3,7 +3,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/kraft_state.h"
+#include "control/adaptive.h"
+#include "coupling/approx.h"
+
+#define KH CS_MAXHIST           /* u history for SDN(κ+2): κ_max + 3 <= 8 samples */
+
+typedef struct kraft_ctl {
+    cs_kraft_opts o;            /* its in_index/in_atol are the copies below (the state arrays are not kept) */
+    int *in_index;
+    double *in_atol;
+    double t0, t_end;
+    double *e, *w;              /* nin scratch */
+    double H;                   /* next step size */
+    double Hprop;               /* the step size propose asked for (p->H = T1 − T may round above H_min) */
+    int kappa;                  /* controller's degree κ */
+    int kstep;                  /* degree of the step in progress */
+    int n_fail, n_succ, initial;
+    int npts;                   /* accepted macro points including T_0 */
+    double hT[KH];              /* accepted times, newest first */
+    double *hu;                 /* KH x nin monitored u, newest first (then a KH x nin scratch block) */
+    double *ucand;              /* monitored u_{N+1} of the step in progress (from the estimate) */
+    double eps_last;            /* eps of the step in progress */
+    /* records (grown by doubling) */
+    long n, cap, nrej, caprej, comparative_steps;
+    double *rT, *rH, *reps, *rTrej, *rHrej;
+    int *rk;
+    int hmin_failed;
+    long rec_lost;              /* steps not recorded (out of memory) */
+    long conv_fail;             /* retries after the scheme did not converge (kraft2021 §19) */
+} kraft_ctl;
 
 /* Records grow by doubling: no allocation per step except O(log n) times. */
 static int grow(void **p, long cap, size_t elem) {
@@ -13,7 +41,7 @@ static int grow(void **p, long cap, size_t elem) {
     return 0;
 }
 
-static int record_step(kraft_state *ks, double T1, double H, int k, double eps) {
+static int record_step(kraft_ctl *ks, double T1, double H, int k, double eps) {
     if (ks->n >= ks->cap) {
         long cap = ks->cap ? 2 * ks->cap : 256;
         if (grow((void **)&ks->rT, cap, sizeof(double)) || grow((void **)&ks->rH, cap, sizeof(double)) ||
@@ -26,7 +54,7 @@ static int record_step(kraft_state *ks, double T1, double H, int k, double eps) 
     return 0;
 }
 
-static int record_reject(kraft_state *ks, double T1, double H) {
+static int record_reject(kraft_ctl *ks, double T1, double H) {
     if (ks->nrej >= ks->caprej) {
         long cap = ks->caprej ? 2 * ks->caprej : 64;
         if (grow((void **)&ks->rTrej, cap, sizeof(double)) || grow((void **)&ks->rHrej, cap, sizeof(double))) return -1;
@@ -38,7 +66,7 @@ static int record_reject(kraft_state *ks, double T1, double H) {
 }
 
 /* Degree usable for the next step: κ+1 samples for the polynomial, κ+2 for the comparative runs of exLE/exMD. */
-static int step_degree(const kraft_state *ks) {
+static int step_degree(const kraft_ctl *ks) {
     int k = ks->kappa, avail = ks->npts - 1;
     if (CS_EST_COMPARATIVE(ks->o.estimator) && ks->npts >= 2) avail = ks->npts - 2;
     if (k > avail) k = avail;
@@ -48,7 +76,7 @@ static int step_degree(const kraft_state *ks) {
 }
 
 static int ad_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     double H = fmin(ks->H, ks->o.H_max), rem = ks->t_end - T;
     double Hl = cs_kraft_land_micro_step(H, rem);    /* Listing 4.1 applied to the macro grid: land on t_end */
     if (Hl < H && Hl < rem && Hl < ks->o.H_min) Hl = rem;
@@ -67,7 +95,7 @@ static int ad_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) 
 
 /* SDN(j) = ||H^j P_j^(j)|| = ||H^j j! u[T_M, ..., T_{M-j}]||_WRMS (kraft2021 §10), j = 1..nsdn-1, on the history
  * T (newest first), U (KH x nin). */
-static int sdn_all(const kraft_state *ks, const double *T, const double *U, int nh, double H, int jmax, double *sdn) {
+static int sdn_all(const kraft_ctl *ks, const double *T, const double *U, int nh, double H, int jmax, double *sdn) {
     const int nin = ks->o.nin;
     int nsdn = jmax + 1 < nh ? jmax + 1 : nh;
     double col[KH], *e = ks->e, *w = ks->w;
@@ -85,11 +113,18 @@ static int sdn_all(const kraft_state *ks, const double *T, const double *U, int 
     return nsdn;
 }
 
-static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err) {
-    kraft_state *ks = c->content;
+static int ad_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept, cs_err *err) {
+    kraft_ctl *ks = c->content;
     const cs_kraft_opts *o = &ks->o;
     const int nin = o->nin, k = ks->kstep;
-    const double H = p->H;
+    const double H = p->H, eps = est->eps;
+    /* the monitored coupling variables: the candidate u_{N+1}, and u_N (consistent; also u_0 at the first step) */
+    for (int a = 0; a < nin; a++) {
+        ks->ucand[a] = est->u1[ks->in_index[a]];
+        ks->hu[a] = est->u0[ks->in_index[a]];
+    }
+    ks->eps_last = eps;
+    ks->comparative_steps += est->integrations;
     const int pass = eps <= 1.0;                        /* local error test (3.21)-(3.23) */
     *accept = pass;
     ks->n_fail = pass ? 0 : ks->n_fail + 1;
@@ -121,7 +156,7 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
     if (kn == k || nh < kn + 2 || nin == 0) {
         static const int off[3] = {3, 2, 1};
         for (int g = 0; g < 3; g++)
-            if (ks->gused[g]) r = fmin(r, pow(o->safety * ks->gnorm[g], -1.0 / (k + off[g])));
+            if (est->used[g]) r = fmin(r, pow(o->safety * est->norm[g], -1.0 / (k + off[g])));
     } else {
         /* a-priori estimate (3.26) of the next step with κ := κ_new and T_{M+1} = T_M + H */
         for (int a = 0; a < nin; a++) {
@@ -137,7 +172,7 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
     r = cs_kraft_limit_step_ratio(r, ks->n_fail, o->r_min, o->r_max, o->dead_zone, 0);
     double Hn;
     int knext;
-    if (!pass && ks->npts == 1 && ks->tested) {
+    if (!pass && ks->npts == 1 && est->tested) {
         /* the first step failed its test (start-up estimate, estimators.c): H_init was too large. H from the
          * estimate itself, r = 0.9 (Γ||ε||)^(-1/order) without Listing 3.3's floor 0.25 (down to 1e-4 per attempt),
          * κ kept; the initial phase of §19 starts with the first accepted step */
@@ -173,7 +208,7 @@ static int ad_judge(cs_controller *c, const cs_step_plan *p, double eps, int *ac
 }
 
 static void ad_commit(cs_controller *c, const cs_step_plan *p) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     const int nin = ks->o.nin;
     for (int q = KH - 1; q >= 1; q--) ks->hT[q] = ks->hT[q - 1];
     memmove(ks->hu + nin, ks->hu, sizeof(double) * (size_t)(KH - 1) * nin);
@@ -184,14 +219,9 @@ static void ad_commit(cs_controller *c, const cs_step_plan *p) {
 }
 
 static void ad_destroy(cs_controller *c) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     if (!ks) return;
-    if (ks->cur)
-        for (int i = 0; i < ks->nsub; i++)
-            cs_unit_snapshot_destroy(ks->units[i], ks->cur[i]);
-    free(ks->cur); free(ks->cmp); free(ks->cmp_start); free(ks->cmp_start_c); free(ks->st_unit); free(ks->st_local); free(ks->unit_mon);
-    free(ks->xact); free(ks->xcmp); free(ks->e); free(ks->w); free(ks->hu); free(ks->ucand);
-    free(ks->state_index); free(ks->state_group); free(ks->in_index); free(ks->state_atol); free(ks->in_atol);
+    free(ks->e); free(ks->w); free(ks->hu); free(ks->ucand); free(ks->in_index); free(ks->in_atol);
     free(ks->rT); free(ks->rH); free(ks->reps); free(ks->rk); free(ks->rTrej); free(ks->rHrej);
     free(ks);
     c->content = NULL;
@@ -200,7 +230,7 @@ static void ad_destroy(cs_controller *c) {
 /* corConvFail (kraft2021 §19, Listing 3.3): the scheme did not converge on step p; the step is repeated from T_N
  * with r = 0.25 (not below H_min; at H_min the controller gives up and the scheme's error stands). */
 static int ad_retry(cs_controller *c, const cs_step_plan *p) {
-    kraft_state *ks = c->content;
+    kraft_ctl *ks = c->content;
     if (!(p->H > ks->o.H_min && ks->Hprop > ks->o.H_min)) return 0;
     double Hn = 0.25 * p->H;
     ks->H = Hn > ks->o.H_min ? Hn : ks->o.H_min;
@@ -215,10 +245,8 @@ static int ad_retry(cs_controller *c, const cs_step_plan *p) {
 static const cs_controller_ops KRAFT_OPS = {.propose = ad_propose, .judge = ad_judge, .commit = ad_commit,
                                             .destroy = ad_destroy, .retry = ad_retry};
 
-int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
-                            cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err) {
-    *ctl = NULL;
-    *est = NULL;
+/* One check of the options of the pair, in the order the messages have always come. */
+static int check_opts(const cs_kraft_opts *o, cs_err *err) {
     if (o->estimator < CS_EST_EXLE || o->estimator > CS_EST_WACV)
         return cs_fail(err, CS_ERR_ARG, "estimator: unknown estimator code %d", o->estimator);
     if (!(o->rtol > 0.0) || !isfinite(o->rtol)) return cs_fail(err, CS_ERR_ARG, "rtol: must be positive, got %g", o->rtol);
@@ -236,83 +264,60 @@ int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int
         return cs_fail(err, CS_ERR_ARG, "monitor: exCV/imCV/waCV need at least one monitored coupling variable");
     if (CS_EST_ON_STATES(o->estimator) && o->nstate < 1)
         return cs_fail(err, CS_ERR_ARG, "monitor: exLE/exMD/imMD need at least one monitored state");
+    return CS_OK;
+}
+
+int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, cs_controller **out, cs_err *err) {
+    *out = NULL;
     cs_controller *c = calloc(1, sizeof *c);
-    kraft_state *ks = calloc(1, sizeof *ks);
+    kraft_ctl *ks = calloc(1, sizeof *ks);
     if (!c || !ks) { free(c); free(ks); return cs_fail(err, CS_ERR_NOMEM, "step control: out of memory"); }
     c->ops = &KRAFT_OPS;
+    c->kind = CS_CTL_KRAFT;
     c->content = ks;
     c->may_reject = 1;
     ks->o = *o;
-    ks->t0 = t0; ks->t_end = t_end; ks->nsub = nsub; ks->units = units; ks->coupling = coupling;
-    size_t ns = (size_t)o->nstate + 1, ni = (size_t)o->nin + 1, nw = (ns > ni ? ns : ni);
-    ks->state_index = malloc(sizeof(int) * ns); ks->state_group = malloc(sizeof(int) * ns);
-    ks->state_atol = malloc(sizeof(double) * ns);
+    ks->o.state_index = ks->o.state_group = NULL;   /* the estimator's business */
+    ks->o.state_atol = NULL;
+    ks->t0 = t0; ks->t_end = t_end;
+    const size_t ni = (size_t)o->nin + 1;
     ks->in_index = malloc(sizeof(int) * ni); ks->in_atol = malloc(sizeof(double) * ni);
-    ks->st_unit = malloc(sizeof(int) * ns); ks->st_local = malloc(sizeof(int) * ns);
-    ks->unit_mon = calloc((size_t)nsub, 1);
-    ks->cur = calloc((size_t)nsub, sizeof(void *));
-    ks->cmp = calloc((size_t)nsub, sizeof(cs_input *));
-    ks->xact = malloc(sizeof(double) * ns); ks->xcmp = malloc(sizeof(double) * ns);
-    ks->e = malloc(sizeof(double) * nw); ks->w = malloc(sizeof(double) * nw);
+    ks->e = malloc(sizeof(double) * ni); ks->w = malloc(sizeof(double) * ni);
     ks->hu = calloc((size_t)2 * KH * ni, sizeof(double));
     ks->ucand = calloc(ni, sizeof(double));
-    if (!ks->state_index || !ks->state_group || !ks->state_atol || !ks->in_index || !ks->in_atol || !ks->st_unit ||
-        !ks->st_local || !ks->unit_mon || !ks->cur || !ks->cmp || !ks->xact || !ks->xcmp || !ks->e || !ks->w ||
-        !ks->hu || !ks->ucand) {
+    if (!ks->in_index || !ks->in_atol || !ks->e || !ks->w || !ks->hu || !ks->ucand) {
         cs_controller_destroy(c);
         return cs_fail(err, CS_ERR_NOMEM, "step control: out of memory");
-    }
-    if (o->nstate) {
-        memcpy(ks->state_index, o->state_index, sizeof(int) * (size_t)o->nstate);
-        memcpy(ks->state_group, o->state_group, sizeof(int) * (size_t)o->nstate);
-        memcpy(ks->state_atol, o->state_atol, sizeof(double) * (size_t)o->nstate);
     }
     if (o->nin) {
         memcpy(ks->in_index, o->in_index, sizeof(int) * (size_t)o->nin);
         memcpy(ks->in_atol, o->in_atol, sizeof(double) * (size_t)o->nin);
     }
-    ks->o.state_index = ks->state_index; ks->o.state_group = ks->state_group; ks->o.state_atol = ks->state_atol;
     ks->o.in_index = ks->in_index; ks->o.in_atol = ks->in_atol;
-    int rc = CS_OK;
-    for (int q = 0; q < o->nstate && !rc; q++) {
-        int g = ks->state_index[q], off = 0, i = 0;
-        for (; i < nsub; i++) {
-            if (g >= off && g < off + units[i]->nx) break;
-            off += units[i]->nx;
-        }
-        if (g < 0 || i == nsub) rc = cs_fail(err, CS_ERR_ARG, "monitor: state index %d out of range", g);
-        else if (!cs_unit_has_states(units[i]))
-            rc = cs_fail(err, CS_ERR_ARG, "monitor: unit %s does not expose its states", units[i]->name);
-        else if (ks->state_group[q] != CS_GROUP_POS && ks->state_group[q] != CS_GROUP_VEL)
-            rc = cs_fail(err, CS_ERR_ARG, "monitor: unknown group %d", ks->state_group[q]);
-        else if (!(ks->state_atol[q] >= 0.0)) rc = cs_fail(err, CS_ERR_ARG, "atol: must be >= 0");
-        else { ks->st_unit[q] = i; ks->st_local[q] = g - off; ks->unit_mon[i] = 1; }
-    }
-    int nu = 0;
-    for (int i = 0; i < nsub; i++) nu += units[i]->nu;
-    for (int a = 0; a < o->nin && !rc; a++) {
-        if (ks->in_index[a] < 0 || ks->in_index[a] >= nu) rc = cs_fail(err, CS_ERR_ARG, "monitor: input index out of range");
-        else if (!(ks->in_atol[a] >= 0.0)) rc = cs_fail(err, CS_ERR_ARG, "atol: must be >= 0");
-    }
-    if (!rc && CS_EST_COMPARATIVE(o->estimator))
-        for (int i = 0; i < nsub && !rc; i++)
-            if (ks->unit_mon[i] && !(ks->cur[i] = cs_unit_snapshot_create(units[i])))
-                rc = cs_fail(err, CS_ERR_NOMEM, "step control: out of memory (snapshots)");
-    if (!rc) rc = cs_kraft_estimator_create(ks, est, err);
-    if (rc) { cs_controller_destroy(c); return rc; }
     ks->H = o->H_init;
     /* κ = 0 at the start (§4.3); a fixed κ without initial phase is used as soon as the history allows */
     ks->kappa = (o->order == CS_ORDER_FIXED && !o->initial_phase) ? o->k_max : 0;
     ks->initial = o->initial_phase;
     ks->npts = 1;
     ks->hT[0] = t0;
-    *ctl = c;
+    *out = c;
     return CS_OK;
 }
 
+int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
+                            cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err) {
+    *ctl = NULL;
+    *est = NULL;
+    CS_TRY(check_opts(o, err));
+    CS_TRY(cs_kraft_estimator_create(o, t0, nsub, units, coupling, est, err));
+    int rc = cs_kraft_controller_create(o, t0, t_end, ctl, err);
+    if (rc) { cs_estimator_destroy(*est); *est = NULL; }
+    return rc;
+}
+
 int cs_kraft_control_records(const cs_controller *c, cs_kraft_records *r) {
-    if (!c || c->ops != &KRAFT_OPS) return 0;
-    const kraft_state *ks = c->content;
+    if (!c || c->kind != CS_CTL_KRAFT) return 0;
+    const kraft_ctl *ks = c->content;
     *r = (cs_kraft_records){.n = ks->n, .T = ks->rT, .H = ks->rH, .eps = ks->reps, .k = ks->rk, .nrej = ks->nrej,
                             .Trej = ks->rTrej, .Hrej = ks->rHrej, .comparative_steps = ks->comparative_steps,
                             .hmin_failed = ks->hmin_failed, .conv_fail = ks->conv_fail};

@@ -1,5 +1,5 @@
 /* Kraft's adaptive macro-step and order control (kraft2021 §8-§11, §19): one step controller (controller.h) and
- * one error estimator (estimator.h) sharing their state, created together.
+ * one error estimator per kind (estimator.h); the estimator's record is what the controller reads.
  *
  * Estimators (kraft2021 §8, explicit schemes): exLE (local extrapolation, eq. 3.2-3.6), exMD (Milne device,
  * eq. 3.7-3.14 with the erratum: the actual step uses p^pre), exCV (coupling-variable local extrapolation, eq.
@@ -18,10 +18,6 @@
 #include "coupling/coupling.h"
 #include "units/unit.h"
 
-enum { CS_EST_EXLE = 0, CS_EST_EXMD = 1, CS_EST_EXCV = 2 };
-/* implicit estimators (kraft2021 §8.5-8.6): imMD (Milne device with the predictor states, eq. 3.18/3.19), imCV
- * (eq. 3.20) with cosim.Implicit, waCV (the same with waveform relaxation); they need the scheme's predictor */
-enum { CS_EST_IMMD = 3, CS_EST_IMCV = 4, CS_EST_WACV = 5 };
 #define CS_EST_COMPARATIVE(e) ((e) == CS_EST_EXLE || (e) == CS_EST_EXMD) /* second integration from T_N */
 #define CS_EST_ON_STATES(e) (CS_EST_COMPARATIVE(e) || (e) == CS_EST_IMMD)  /* monitors states, else u */
 enum { CS_GROUP_POS = 0, CS_GROUP_VEL = 1 }; /* monitored states: positions (order κ+3) or velocities (κ+2) */
@@ -44,10 +40,16 @@ typedef struct cs_kraft_opts {
     const double *in_atol;
 } cs_kraft_opts;
 
-/* units/coupling: not owned (must outlive the objects). The controller owns the shared state; destroy the
- * estimator no later than the controller. */
+/* The controller and the estimator o->estimator (CS_EST_EXLE..CS_EST_WACV) for a run from t0 to t_end, after one
+ * check of the options. The two share no state: the estimator's record (cs_estimate) is all the controller reads.
+ * units/coupling: not owned (must outlive the objects). */
 int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
                             cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err);
+
+/* The parts alone (options not checked beyond what each reads). */
+int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, cs_controller **out, cs_err *err);
+int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, int nsub, cs_unit **units, cs_coupling *coupling,
+                              cs_estimator **out, cs_err *err);
 
 /* What the controller decided, per accepted step n: T[n] (end time), H[n], κ[n] and the estimate eps[n]
  * (max of the WRMS norms, the value of the local error test); rejected attempts: their end time and H. */

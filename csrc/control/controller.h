@@ -3,8 +3,8 @@
  *
  *   propose(T, plan)            the next step from T: plan->T1, plan->H = T1 - T and plan->Hnom (> 0 when the step is
  *                               regular, T1 = T + Hnom on a uniform grid; 0 for start-up, shortened or explicit steps)
- *   judge(plan, eps, accept)    optional: accept or reject the step just taken, given the error estimate eps
- *                               (NULL: always accept)
+ *   judge(plan, est, accept)    optional: accept or reject the step just taken, given the estimator's record est
+ *                               (cs_estimate; all zero without an estimator) (NULL: always accept)
  *   commit(plan)                the step was accepted: advance the controller's own state
  * propose must not change the state, so that a rejected step can be proposed again. may_reject tells the algorithm
  * whether it must save the units and the coupling before each step (rollback). */
@@ -19,11 +19,25 @@ typedef struct cs_step_plan {
                                 * propose); -1: the coupling's own degree */
 } cs_step_plan;
 
+/* What an error estimator (control/estimator.h) reports of the step just taken and a controller's judge consumes
+ * (SUNAdaptController's shape: the estimator measures, the controller decides). Filled anew by every estimate. */
+enum { CS_EST_NGROUP = 3 };
+typedef struct cs_estimate {
+    double eps;                      /* the error test's value: a step passes with eps <= 1 */
+    double norm[CS_EST_NGROUP];      /* per monitored group (Kraft: positions, velocities, coupling variables) the
+                                      * norm behind eps, for the step-size rule; used[g] = 0: group not measured */
+    int used[CS_EST_NGROUP];
+    int tested;                      /* 1: eps is a real test (0: too little history to tell) */
+    const double *u0, *u1;           /* the coupling variables at T_N (consistent) and T_{N+1} (candidate), all of
+                                      * them (network order); valid until the next step */
+    long integrations;               /* unit integrations the estimate took (comparative runs) */
+} cs_estimate;
+
 typedef struct cs_controller cs_controller;
 
 typedef struct cs_controller_ops {
     int (*propose)(cs_controller *c, double T, cs_step_plan *p, cs_err *err);
-    int (*judge)(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err);
+    int (*judge)(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept, cs_err *err);
     void (*commit)(cs_controller *c, const cs_step_plan *p);
     void (*destroy)(cs_controller *c);
     /* optional: the scheme could not converge on the step p (kraft2021 §19 corConvFail); return 1 when a smaller
@@ -31,12 +45,40 @@ typedef struct cs_controller_ops {
     int (*retry)(cs_controller *c, const cs_step_plan *p);
 } cs_controller_ops;
 
+/* Controller kinds (cs_controller.kind; type tests read this, never compare ops tables). */
+enum { CS_CTL_FIXED = 0, CS_CTL_REJECT_TEST = 1, CS_CTL_KRAFT = 2, CS_CTL_ECCO = 3 };
+
+/* What a controller counts (cs_controller_get_stats). */
+typedef struct cs_controller_stats {
+    long rejected;             /* attempts not kept: judged and rejected, or retried after the scheme failed */
+} cs_controller_stats;
+
 struct cs_controller {
     const cs_controller_ops *ops;
     void *content;
+    int kind;                  /* CS_CTL_* */
     int may_reject;
-    long rejected;             /* steps judged and rejected */
+    cs_controller_stats stats; /* written by the wrappers below only; read through cs_controller_get_stats */
 };
+
+/* The ops through these (optional ops' defaults here, once). */
+static inline int cs_controller_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err) {
+    return c->ops->propose(c, T, p, err);
+}
+static inline int cs_controller_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept,
+                                      cs_err *err) {
+    *accept = 1;
+    int rc = c->ops->judge ? c->ops->judge(c, p, est, accept, err) : CS_OK;
+    if (!rc && !*accept) c->stats.rejected++;
+    return rc;
+}
+static inline void cs_controller_commit(cs_controller *c, const cs_step_plan *p) { c->ops->commit(c, p); }
+static inline int cs_controller_retry(cs_controller *c, const cs_step_plan *p) {
+    if (!c->ops->retry || !c->ops->retry(c, p)) return 0;
+    c->stats.rejected++;
+    return 1;
+}
+static inline void cs_controller_get_stats(const cs_controller *c, cs_controller_stats *s) { *s = c->stats; }
 
 enum { CS_STARTUP_NONE = 0, CS_STARTUP_KRAFT = 1 };
 

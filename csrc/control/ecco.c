@@ -28,7 +28,7 @@ static int check_spec(const cs_ecco_spec *s, cs_err *err) {
 
 static double val(const cs_estimate_view *v, int code) { return code >= 0 ? v->y1[code] : v->upre[-code - 1]; }
 
-static int ecco_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps, cs_err *err) {
+static int ecco_estimate(cs_estimator *e, const cs_estimate_view *v, cs_estimate *est, cs_err *err) {
     ecco_est *c = e->content;
     const double H = v->plan->H;
     double sum = 0.0;
@@ -44,8 +44,9 @@ static int ecco_estimate(cs_estimator *e, const cs_estimate_view *v, double *eps
         const double w = r / (c->atol + c->rtol * level);
         sum += w * w;
     }
-    *eps = sqrt(sum / c->nbonds);
-    if (!isfinite(*eps))
+    est->eps = sqrt(sum / c->nbonds);
+    est->tested = 1;
+    if (!isfinite(est->eps))
         return cs_fail(err, CS_ERR_DIVERGED, "ECCO: the energy residual is not finite (diverging co-simulation?)");
     return CS_OK;
 }
@@ -94,6 +95,7 @@ int cs_ecco_estimator_create(const cs_ecco_spec *s, int ny, int nu, cs_estimator
     c->atol = s->atol;
     e->ops = &ECCO_EST_OPS;
     e->content = c;
+    e->kind = CS_EST_ECCO;
     *out = e;
     return CS_OK;
 }
@@ -125,8 +127,9 @@ static int ecco_propose(cs_controller *c, double T, cs_step_plan *p, cs_err *err
     return CS_OK;
 }
 
-static int ecco_judge(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err) {
+static int ecco_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept, cs_err *err) {
     ecco_ctl *k = c->content;
+    const double eps = est->eps;
     k->eps = eps;
     *accept = 1;
     if (k->s.reject && eps > 1.0 && p->H > k->s.H_min * (1.0 + 1e-12)) {
@@ -178,6 +181,7 @@ int cs_ecco_controller_create(const cs_ecco_spec *s, double t0, double t_end, do
     k->t_end = t_end;
     k->H = H0;
     c->ops = &ECCO_CTL_OPS;
+    c->kind = CS_CTL_ECCO;
     c->content = k;
     c->may_reject = s->reject != 0;
     *out = c;

@@ -62,7 +62,7 @@ static void fixed_commit(cs_controller *c, const cs_step_plan *p) {
     f->nsteps++;
 }
 
-static int reject_judge(cs_controller *c, const cs_step_plan *p, double eps, int *accept, cs_err *err) {
+static int reject_judge(cs_controller *c, const cs_step_plan *p, const cs_estimate *est, int *accept, cs_err *err) {
     fixed_content *f = c->content;
     *accept = 1;
     for (int q = 0; q < f->nreject; q++)
@@ -106,6 +106,7 @@ int cs_fixed_controller_create(double t0, double t_end, double H, int startup, d
     fixed_content *f = calloc(1, sizeof *f);
     if (!c || !f) { free(c); free(f); return cs_fail(err, CS_ERR_NOMEM, "controller: out of memory"); }
     c->ops = &FIXED_OPS;
+    c->kind = CS_CTL_FIXED;
     c->content = f;
     f->t0 = t0; f->t_end = t_end; f->H = H; f->factor = factor;
     f->startup = grid ? CS_STARTUP_NONE : startup;
@@ -127,6 +128,7 @@ int cs_reject_controller_create(double t0, double t_end, double H, const long *r
     cs_controller *c = *out;
     fixed_content *f = c->content;
     c->ops = &REJECT_OPS;
+    c->kind = CS_CTL_REJECT_TEST;
     c->may_reject = 1;
     if (nreject > 0) {
         f->reject = malloc(sizeof(long) * (size_t)nreject);

@@ -26,6 +26,7 @@ struct cs_algorithm {
     cs_step_ctx ctx;
     cs_outputs outs;
     cs_estimate_view ev;              /* what the estimator sees of the candidate step */
+    cs_estimate est;                  /* the estimator's record of it (all zero without an estimator) */
     cs_algorithm_timing timing;       /* cfg.timing */
 };
 
@@ -169,7 +170,11 @@ void cs_algorithm_view(const cs_algorithm *a, cs_run_view *v) {
 
 double cs_algorithm_time(const cs_algorithm *a) { return a->T; }
 long cs_algorithm_steps(const cs_algorithm *a) { return a->steps; }
-long cs_algorithm_rejected(const cs_algorithm *a) { return a->cfg.controller->rejected; }
+long cs_algorithm_rejected(const cs_algorithm *a) {
+    cs_controller_stats s;
+    cs_controller_get_stats(a->cfg.controller, &s);
+    return s.rejected;
+}
 
 /* One comparison per value: NaN, inf and states beyond the bound all fail !(|v| <= b); outputs (forces, ...) have
  * other scales than states and stop only when they are not finite. The scan has no call in it; the message is
@@ -244,9 +249,9 @@ static int observe_view(cs_algorithm *a, int what, const cs_run_view *vp, cs_err
             o->skip--;
             continue;
         }
-        int rc = what == OBSERVE_START  ? (o->ops->on_start ? o->ops->on_start(o, vp, err) : CS_OK)
-                 : what == OBSERVE_STEP ? o->ops->on_step(o, vp, err)
-                 : (o->ops->on_output ? o->ops->on_output(o, vp, err) : CS_OK);
+        int rc = what == OBSERVE_START  ? cs_observer_on_start(o, vp, err)
+                 : what == OBSERVE_STEP ? cs_observer_on_step(o, vp, err)
+                 : cs_observer_on_output(o, vp, err);
         if (rc == CS_STOPPED) stop = 1;
         else if (rc) return rc;
     }
@@ -373,18 +378,19 @@ static int update(cs_algorithm *a, double T1, cs_err *err) {
     return CS_OK;
 }
 
-/* The estimator's eps of the candidate step (units at T_{N+1}, consistent values at T_N in y/u, candidates in
+/* The estimator's record of the candidate step (units at T_{N+1}, consistent values at T_N in y/u, candidates in
  * ynew/unew). */
-static int estimate(cs_algorithm *a, const cs_step_plan *p, double *eps, cs_err *err) {
+static int estimate(cs_algorithm *a, const cs_step_plan *p, cs_estimate *est, cs_err *err) {
     cs_estimate_view *v = &a->ev;
     v->plan = p;
     v->y0 = a->y; v->u0 = a->u; v->y1 = a->ynew; v->u1 = a->unew;
     v->usnap = a->usnap;
     v->xpre = v->upre0 = NULL;
     if (a->cfg.scheme->ops->predictor) a->cfg.scheme->ops->predictor(a->cfg.scheme, &v->xpre, &v->upre0);
-    int rc = a->cfg.estimator->ops->estimate(a->cfg.estimator, v, eps, err);
+    int rc = cs_estimator_estimate(a->cfg.estimator, v, est, err);
     if (rc) { cs_err_prefix(err, "error estimate at t = %.10g: ", p->T1); return rc; }
-    if (!(*eps >= 0.0)) return cs_fail(err, CS_ERR_SOLVER, "error estimate at t = %.10g is not a number >= 0", p->T1);
+    if (!(est->eps >= 0.0))
+        return cs_fail(err, CS_ERR_SOLVER, "error estimate at t = %.10g is not a number >= 0", p->T1);
     return CS_OK;
 }
 
@@ -394,7 +400,7 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
     cs_controller *ctl = c->controller;
     cs_coupling *cpl = c->coupling;
     cs_step_plan p = {.kappa = -1};
-    CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+    CS_TRY(cs_controller_propose(ctl, a->T, &p, err));
     const double T = a->T;
     const int dense = c->nout > 0 && a->kout < c->nout && c->t_out[a->kout] <= p.T1 + 1e-9 * p.H;
     if (dense)
@@ -409,22 +415,20 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
         CS_TRY(cs_coupling_predict(cpl, p.T, p.H, p.Hnom, err));
         if (c->timing) tk1 = clock_now();
         int rcs = c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err);
-        if (rcs == CS_ERR_CONVERGENCE && a->usnap && ctl->ops->retry && ctl->ops->retry(ctl, &p)) {
+        if (rcs == CS_ERR_CONVERGENCE && a->usnap && cs_controller_retry(ctl, &p)) {
             /* kraft2021 §19 corConvFail: restore units and coupling, repeat the step with r = 0.25 */
             err->code = CS_OK;
             err->msg[0] = '\0';
             restore(a);
-            ctl->rejected++;
-            CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+            CS_TRY(cs_controller_propose(ctl, a->T, &p, err));
             continue;
         }
         if (rcs) return rcs;
         if (c->timing) tk2 = clock_now();
         CS_TRY(update(a, p.T1, err));
-        double eps = 0.0;
-        if (c->estimator) CS_TRY(estimate(a, &p, &eps, err));
-        int accept = 1;
-        if (ctl->ops->judge) CS_TRY(ctl->ops->judge(ctl, &p, eps, &accept, err));
+        if (c->estimator) CS_TRY(estimate(a, &p, &a->est, err));
+        int accept;
+        CS_TRY(cs_controller_judge(ctl, &p, &a->est, &accept, err));
         if (c->timing) {
             a->timing.scheme += tk2 - tk1;
             a->timing.interface += (tk1 - tk0) + (clock_now() - tk2);
@@ -432,15 +436,14 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
         if (accept) break;
         if (!a->usnap) return cs_fail(err, CS_ERR_ARG, "step controller: rejected a step without may_reject");
         restore(a);
-        ctl->rejected++;
-        CS_TRY(ctl->ops->propose(ctl, a->T, &p, err));
+        CS_TRY(cs_controller_propose(ctl, a->T, &p, err));
     }
     const double ta0 = c->timing ? clock_now() : 0.0;
     CS_TRY(check_divergence(a, p.T1, a->ynew, err));
     CS_TRY(cs_coupling_accept(cpl, p.T1, a->ynew, cpl->needs_rates ? a->ydot : NULL, err));
-    if (c->estimator && c->estimator->ops->commit) c->estimator->ops->commit(c->estimator, &a->ev);
+    if (c->estimator) cs_estimator_commit(c->estimator, &a->ev);
     if (c->timing) a->timing.interface += clk(a) - ta0;
-    ctl->ops->commit(ctl, &p);
+    cs_controller_commit(ctl, &p);
     double *t;
     t = a->y; a->y = a->ynew; a->ynew = t;
     t = a->u; a->u = a->unew; a->unew = t;

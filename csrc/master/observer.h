@@ -44,6 +44,17 @@ struct cs_observer {
     long skip;   /* accepted steps the algorithm lets pass without on_step (set by the observer; 0: call each step) */
 };
 
+/* The ops through these (optional ops' defaults here, once). */
+static inline int cs_observer_on_start(cs_observer *o, const cs_run_view *v, cs_err *err) {
+    return o->ops->on_start ? o->ops->on_start(o, v, err) : CS_OK;
+}
+static inline int cs_observer_on_step(cs_observer *o, const cs_run_view *v, cs_err *err) {
+    return o->ops->on_step(o, v, err);
+}
+static inline int cs_observer_on_output(cs_observer *o, const cs_run_view *v, cs_err *err) {
+    return o->ops->on_output ? o->ops->on_output(o, v, err) : CS_OK;
+}
+
 void cs_observer_destroy(cs_observer *o);
 
 /* Recorder: row n of t (cap), x (cap x nx), y (cap x ny), u (cap x nu) for each recorded point; buffers owned by
