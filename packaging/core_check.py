@@ -25,7 +25,7 @@ assert res.error_to(ref)["max_rel"] < 0.5  # 0.11 here: a stable co-simulation c
 with tempfile.TemporaryDirectory() as tmp:
     res.to_csv(os.path.join(tmp, "r.csv"))
     assert res.to_dataframe().shape[0] == len(res.t)
-    res.plot(signals=["S2.F"], ref=ref).savefig(os.path.join(tmp, "r.png"))
+    res.plot(signals=["S2.F"], ref=ref).figure.savefig(os.path.join(tmp, "r.png"))
 rho = analysis.spectral_radius(system, 1e-3, "gauss-seidel", approximation)
 assert 0 < rho < 1, rho
 
