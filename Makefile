@@ -6,7 +6,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check
+.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps
 
 demo: build
 	$(VPY) -m cosim demo
@@ -40,6 +40,11 @@ venv: deps $(STAMP)
 
 build: venv
 	$(VPY) setup.py -q build_ext --inplace
+
+# Headless Chromium for the browser checks (tests/browser/): Debian's chromium and its WebDriver.
+browser-deps:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; }
 
 # AddressSanitizer + UBSan build of the C core (without -fwrapv, see setup.py), then the test suite under it.
 SAN_PRELOAD = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)"
