@@ -135,6 +135,8 @@ class Result:
     FINISHED = 0
     #: :attr:`status` of a run that ``step_finished`` stopped (the engine's CS_STOPPED)
     STOPPED = 7
+    #: :attr:`status` of a run stopped by Ctrl-C: the result the ``KeyboardInterrupt`` carries as ``.result``
+    INTERRUPTED = 8
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None, *, step_sizes=None, k=None,
                  error_estimate=None, balance_t=None, balance_error=None, energy_t=None, energy_residual=None,
@@ -180,9 +182,10 @@ class Result:
 
     @property
     def state(self) -> str:
-        """The older spelling of :attr:`status` as a word: "finished", "stopped" or "error" (derived from
-        :attr:`status`, so the two cannot disagree)."""
-        return {self.FINISHED: "finished", self.STOPPED: "stopped"}.get(self.status, "error")
+        """The older spelling of :attr:`status` as a word: "finished", "stopped", "interrupted" or "error" (derived
+        from :attr:`status`, so the two cannot disagree)."""
+        return {self.FINISHED: "finished", self.STOPPED: "stopped",
+                self.INTERRUPTED: "interrupted"}.get(self.status, "error")
 
     @property
     def success(self) -> bool:

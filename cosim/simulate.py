@@ -31,6 +31,7 @@ UPDATES = dict(_CODES["update"])
 STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
+_INTERRUPTED = _CODES["status"]["interrupted"]
 
 
 def _check_time(t_end, H):
@@ -259,7 +260,10 @@ def _hook(system, user_hook, options):
         raise TypeError(f"step_finished: must be callable f(t, result), got {type(user_hook).__name__}")
 
     def call(t, n, T, X, Y, U):
-        partial = Result(system, T[:n], X[:n], Y[:n], U[:n], {}, 0, "", options)
+        views = [a[:n] for a in (T, X, Y, U)]
+        for v in views:    # only the run writes its records: a hook that writes would change the result
+            v.flags.writeable = False
+        partial = Result(system, *views, {}, 0, "", options)
         return user_hook(t, partial)
     return call
 
@@ -307,6 +311,9 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     if code in (0, _STOPPED):
         return res
     msg, cause = raw["message"], raw.get("cause")
+    if code == _INTERRUPTED and isinstance(cause, KeyboardInterrupt):
+        cause.result = res      # Ctrl-C: the run so far goes out with the KeyboardInterrupt
+        raise cause
     kind = _core.error_type(code)              # the one C -> Python mapping (csrc/py/pyutil.c)
     if raw.get("step_control") and raw["step_control"]["h_min_failed"]:
         kind = StepSizeError

@@ -394,6 +394,9 @@ def _grid(values, name):
     return a
 
 
+_PACK_ROWS = 8192   # grid points per block of the affine pack evaluation (about 10 ms each)
+
+
 def _build_packs(build, params, affine):
     """Packed parameter sets for every point of the parameter grid (row-major over the axes).
 
@@ -454,7 +457,9 @@ def _build_packs(build, params, affine):
         if ok:
             mesh = np.meshgrid(*grids, indexing="ij")
             dp = np.stack([m.ravel() - p for m, p in zip(mesh, p0)], axis=1)
-            packs = P0[None, :] + dp @ D
+            packs = np.empty((dp.shape[0], P0.size))
+            for i in range(0, dp.shape[0], _PACK_ROWS):   # in blocks: Ctrl-C is noticed between them
+                packs[i:i + _PACK_ROWS] = P0 + dp[i:i + _PACK_ROWS] @ D
             return packs, shape, s0
     packs = np.empty((int(np.prod(shape)), P0.size))
     for flat, idx in enumerate(np.ndindex(*shape)):

@@ -6,6 +6,7 @@
 
 #include "linalg/dense.h"
 #include "linalg/expm.h"
+#include "interrupt.h"
 
 /* Exact (z, y)(t) of the monolithic affine system from z(0) = z0: aug = [[A_m, b_m], [0, 0]] (n = nxt + 1). */
 static int exact_at(const cs_amp_plan *p, const double *aug, const double *Ay, const double *by, const double *z0,
@@ -98,6 +99,7 @@ int cs_local_error(const cs_amp_plan *p, const double *pack, const double *z0, d
     if ((rc = exact_at(p, aug, AyS, byS, z0, tN, zy, M, E, xw, ipiv, err))) goto done;
     memcpy(zT, zy, sizeof(double) * nxt);
     for (long ih = 0; ih < nH && rc == CS_OK; ih++) {
+        if (cs_interrupted()) { rc = cs_interrupt_fail(err, -1.0); break; }   /* Ctrl-C between step sizes */
         const double h = H[ih];
         if ((rc = cs_amp_matrix(p, pack, h, Omega, g, w, err))) break;
         /* exact history X(T_N) = (z(T_N); y(T_N); ...; y(T_{N-P+1})) */

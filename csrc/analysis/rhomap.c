@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interrupt.h"
+
 #define CHUNK 8
 
 typedef struct job {
@@ -16,6 +18,8 @@ typedef struct job {
     const unsigned char *ybad;  /* per system: 1 if Y could not be formed (singular loop) */
     double *rho;
     atomic_long next;
+    int watch;                  /* the caller obeys Ctrl-C (interrupt.h): so do the workers */
+    atomic_int stop;            /* one of them noticed it: no more chunks */
 } job;
 
 typedef struct worker {
@@ -30,7 +34,10 @@ static void *run(void *arg) {
     worker *wk = arg;
     job *jb = wk->jb;
     const cs_amp_plan *p = jb->plan;
+    cs_interrupt_watch(jb->watch);
     for (;;) {
+        if (cs_interrupted()) atomic_store(&jb->stop, 1);
+        if (atomic_load_explicit(&jb->stop, memory_order_relaxed)) break;
         long start = atomic_fetch_add(&jb->next, CHUNK);
         if (start >= jb->npts) break;
         long stop = start + CHUNK < jb->npts ? start + CHUNK : jb->npts;
@@ -60,8 +67,9 @@ int cs_rhomap(const cs_amp_plan *plan, long nsys, const double *packs, long nH, 
     if (nthreads < 1) return cs_fail(err, CS_ERR_ARG, "threads: must be >= 1, got %d", nthreads);
     long npts = nsys * nH;
     if (nthreads > npts) nthreads = (int)npts;
-    job jb = {plan, nsys, nH, npts, packs, H, NULL, NULL, rho, 0};
+    job jb = {plan, nsys, nH, npts, packs, H, NULL, NULL, rho, 0, cs_interrupt_watched(), 0};
     atomic_init(&jb.next, 0);
+    atomic_init(&jb.stop, 0);
     worker *wk = calloc((size_t)nthreads, sizeof *wk);
     pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     int rc = CS_OK, started = 0;
@@ -97,8 +105,11 @@ int cs_rhomap(const cs_amp_plan *plan, long nsys, const double *packs, long nH, 
         if (pthread_create(&th[t], NULL, run, &wk[t]) != 0) break;
         started = t;
     }
+    const int watch = cs_interrupt_watched();
     run(&wk[0]);
+    cs_interrupt_watch(watch);
     for (int t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    if (atomic_load(&jb.stop)) { rc = cs_interrupt_fail(err, -1.0); goto done; }
     res->nfail = 0;
     res->first.code = 0;
     res->first.msg[0] = 0;

@@ -25,7 +25,8 @@ static int ab2_step(cs_stepper *st, double T, double H, const cs_input *in, int 
     for (long i = 0; i < n; i++) {
         const double t = T + i * h;
         cs_input_eval(in, t, u);
-        CS_TRY(cs_model_rhs(m, t, x, u, c->f1, err));
+        int rc = cs_model_rhs(m, t, x, u, c->f1, err);
+        if (rc) { if (rc == CS_ERR_INTERRUPTED) st->t = t; return rc; }   /* Ctrl-C: the unit stands at t */
         if (i == 0) {
             if (!c->heun) {
                 for (int j = 0; j < nx; j++) x[j] += h * c->f1[j];

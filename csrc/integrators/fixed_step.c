@@ -26,13 +26,19 @@ static inline int euler_micro_step(cs_stepper *st, double *restrict k1, double t
     return CS_OK;
 }
 
+/* A micro step that noticed Ctrl-C left x at its start t: the unit stands there (Stepper: a consistent state). */
+static inline int interrupted_at(cs_stepper *st, int rc, double t) {
+    if (rc == CS_ERR_INTERRUPTED) st->t = t;
+    return rc;
+}
+
 /* n explicit Euler steps of length h from T (the last one ends exactly at T + H). */
 static int euler_steps(cs_stepper *st, fixed_content *c, double T, double H, double h, long n, const cs_input *in,
                        cs_err *err) {
     const int tracing = st->tracing;
     for (long i = 0; i < n; i++) {
         int rc = euler_micro_step(st, c->k1, T + i * h, h, in, err); /* t by multiplication, not accumulation */
-        if (rc) { st->stats.steps += i; return rc; }
+        if (rc) { st->stats.steps += i; return interrupted_at(st, rc, T + i * h); }
         if (tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
     }
     st->stats.steps += n;
@@ -46,23 +52,25 @@ static int rk4_steps(cs_stepper *st, fixed_content *c, double T, double H, doubl
     const int nx = m->nx;
     double *restrict x = st->x, *restrict u = st->u, *restrict xt = c->xt;
     double *restrict k1 = c->k1, *restrict k2 = c->k2, *restrict k3 = c->k3, *restrict k4 = c->k4;
+#define RK4_TRY(expr) do { int rc_ = (expr); if (rc_) return interrupted_at(st, rc_, T + i * h); } while (0)
     for (long i = 0; i < n; i++) {
         double t = T + i * h;
         double t1 = (i == n - 1) ? T + H : t + h;
         cs_input_eval(in, t, u);
-        CS_TRY(cs_model_rhs(m, t, x, u, k1, err));
+        RK4_TRY(cs_model_rhs(m, t, x, u, k1, err));
         for (int j = 0; j < nx; j++) xt[j] = x[j] + 0.5 * h * k1[j];
         cs_input_eval(in, t + 0.5 * h, u);
-        CS_TRY(cs_model_rhs(m, t + 0.5 * h, xt, u, k2, err));
+        RK4_TRY(cs_model_rhs(m, t + 0.5 * h, xt, u, k2, err));
         for (int j = 0; j < nx; j++) xt[j] = x[j] + 0.5 * h * k2[j];
-        CS_TRY(cs_model_rhs(m, t + 0.5 * h, xt, u, k3, err));
+        RK4_TRY(cs_model_rhs(m, t + 0.5 * h, xt, u, k3, err));
         for (int j = 0; j < nx; j++) xt[j] = x[j] + h * k3[j];
         cs_input_eval(in, t1, u);
-        CS_TRY(cs_model_rhs(m, t1, xt, u, k4, err));
+        RK4_TRY(cs_model_rhs(m, t1, xt, u, k4, err));
         for (int j = 0; j < nx; j++) x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
         st->stats.steps++;
         if (st->tracing) cs_stepper_trace_push(st, (i == n - 1) ? T + H : T + (i + 1) * h, err); /* reserved */
     }
+#undef RK4_TRY
     return CS_OK;
 }
 

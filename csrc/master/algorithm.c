@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "interrupt.h"
+
 struct cs_algorithm {
     cs_algorithm_config cfg;
     int nx, maxwork;
@@ -464,7 +466,10 @@ int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
 
 int cs_algorithm_run(cs_algorithm *a, cs_err *err) {
     if (!a->initialized) CS_TRY(cs_algorithm_initialize(a, err));
-    while (a->T < a->cfg.t_end) CS_TRY(step(a, err));
+    while (a->T < a->cfg.t_end) {
+        CS_TRY(step(a, err));
+        if (cs_interrupted()) return cs_interrupt_fail(err, a->T);   /* Ctrl-C between short macro steps */
+    }
     return CS_OK;
 }
 

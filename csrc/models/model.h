@@ -9,6 +9,7 @@
 #define COSIM_MODEL_H
 
 #include "common.h"
+#include "interrupt.h"
 
 typedef struct cs_model cs_model;
 
@@ -55,7 +56,9 @@ int cs_model_callback_failed(cs_model *m, const char *what, double t, int rc, cs
 
 /* Counted calls; on failure they fill err with the model's name and the callback's message. LTI models are
  * evaluated inline (the integrators call these at every micro step). */
+/* Every integrator evaluates f here: the one place a long integration notices Ctrl-C (interrupt.h). */
 static inline int cs_model_rhs(cs_model *m, double t, const double *x, const double *u, double *xdot, cs_err *err) {
+    if (cs_interrupted()) return cs_interrupt_fail(err, t);
     m->nrhs++;
     if (m->A) { cs_affine(m->nx, m->nx, m->nu, m->A, x, m->B, u, xdot); return CS_OK; }
     int rc = m->rhs(m->ctx, t, x, u, xdot);

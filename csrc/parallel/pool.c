@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "interrupt.h"
+
 typedef struct worker {
     cs_pool *pool;
     int id;
@@ -27,6 +29,7 @@ struct cs_pool {
     cs_pool_task task;
     void *arg;
     atomic_int next;    /* next item to hand out */
+    int watch;          /* the caller obeys Ctrl-C (interrupt.h): so do the workers of this run */
     int timing;
 };
 
@@ -54,6 +57,7 @@ static void *worker_main(void *arg) {
         while (p->generation == seen && !p->shutdown) pthread_cond_wait(&p->start, &p->mu);
         if (p->shutdown) break;
         seen = p->generation;
+        cs_interrupt_watch(p->watch);
         pthread_mutex_unlock(&p->mu);
         work(p, me->id);
         pthread_mutex_lock(&p->mu);
@@ -111,6 +115,7 @@ void cs_pool_run(cs_pool *p, int count, cs_pool_task task, void *arg) {
     p->task = task;
     p->arg = arg;
     p->count = count;
+    p->watch = cs_interrupt_watched();
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
     p->active = p->n - 1;
     p->generation++;

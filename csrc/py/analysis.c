@@ -149,9 +149,8 @@ static PyObject *py_rho_map(PyObject *self, PyObject *args) {
     cs_err err = {0};
     cs_rhomap_result res = {0};
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cs_rhomap(plan, nsys, PyArray_DATA(packs), nH, Hv, PyArray_DATA((PyArrayObject *)rho), nthreads, &res, &err);
-    Py_END_ALLOW_THREADS
+    CS_PY_RELEASED(rc = cs_rhomap(plan, nsys, PyArray_DATA(packs), nH, Hv, PyArray_DATA((PyArrayObject *)rho),
+                                  nthreads, &res, &err));
     if (rc) { cs_py_raise(&err); goto done; }
     out = Py_BuildValue("(Ols)", rho, res.nfail, res.nfail ? res.first.msg : "");
 done:
@@ -182,10 +181,8 @@ static PyObject *py_local_error(PyObject *self, PyObject *args) {
     if (!eps || !ex) goto done;
     cs_err err = {0};
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cs_local_error(plan, PyArray_DATA(pack), PyArray_DATA(z0), tN, nH, Hv, PyArray_DATA((PyArrayObject *)eps),
-                        PyArray_DATA((PyArrayObject *)ex), &err);
-    Py_END_ALLOW_THREADS
+    CS_PY_RELEASED(rc = cs_local_error(plan, PyArray_DATA(pack), PyArray_DATA(z0), tN, nH, Hv,
+                                       PyArray_DATA((PyArrayObject *)eps), PyArray_DATA((PyArrayObject *)ex), &err));
     if (rc) { cs_py_raise(&err); goto done; }
     out = Py_BuildValue("(OOi)", eps, ex, plan->depth);
 done:

@@ -451,14 +451,19 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
     cs_err rerr = {0};
     k->exc = NULL;
     for (int i = 0; i < a->n && !cause; i++) cause = cs_py_model_take_exception(run->models[i]);
-    if (cause && !PyObject_IsInstance(cause, PyExc_Exception)) {
+    /* Ctrl-C: the KeyboardInterrupt goes out with the partial result (simulate attaches it as .result) */
+    const int interrupted = rc == CS_ERR_INTERRUPTED || (cause && PyObject_IsInstance(cause, PyExc_KeyboardInterrupt));
+    if (cause && !interrupted && !PyObject_IsInstance(cause, PyExc_Exception)) {
         PyErr_SetObject((PyObject *)Py_TYPE(cause), cause);
         goto done;
     }
-    if (rc == CS_ERR_INTERRUPTED) { /* a check saw the signal, but the handler did not raise: say so */
-        PyErr_SetString(PyExc_KeyboardInterrupt, err->msg);
-        goto done;
+    if (interrupted && !cause) { /* the flag stopped the run (interrupt.h): Python's handler raises now */
+        if (PyErr_CheckSignals() < 0) keep_exception(k);
+        cause = k->exc ? k->exc : PyObject_CallFunction(PyExc_KeyboardInterrupt, "s", err->msg);
+        k->exc = NULL;
+        if (!cause) goto done;
     }
+    if (interrupted) rc = CS_ERR_INTERRUPTED;
     long nrec = cs_recorder_count(k->recorder);
     if (k->growing) {
         double *bt, *bx, *by, *bu;
@@ -474,7 +479,7 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
     if (!(scd = step_control_dict(&rep))) goto done;
     PyObject *stats = stats_list(&rep);
     PyObject *timing = a->cfg.timing && stats ? timing_dict(&rep) : NULL;
-    const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : "error";
+    const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : interrupted ? "interrupted" : "error";
     out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O,s:O}", "t", rows(k->arrays[0], nrec), "x",
                         rows(k->arrays[1], nrec), "y", rows(k->arrays[2], nrec), "u", rows(k->arrays[3], nrec),
                         "status", rc, "state", status, "message", rc ? err->msg : "", "macro_steps",
@@ -515,9 +520,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     if (cs_run_create(&a.cfg, &run, &err)) { cs_py_raise(&err); goto done; }
     if (add_observers(run, &a, &k)) goto done;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cs_run_execute(run, &err);
-    Py_END_ALLOW_THREADS
+    CS_PY_RELEASED(rc = cs_run_execute(run, &err));
     out = report_run(run, &a, &k, rc, &err);
 done:
     Py_XDECREF(k.exc);

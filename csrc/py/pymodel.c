@@ -48,7 +48,16 @@ static int call(py_ctx *c, PyObject *f, const char *what, double t, const double
         rc = -2;
         goto out;
     }
-    a = (PyArrayObject *)PyArray_FROMANY(r, NPY_DOUBLE, 0, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+    a = (PyArrayObject *)PyArray_FromAny(r, NULL, 0, 2, 0, NULL);   /* its own dtype first: complex is an error */
+    if (!a) goto fail;
+    if (PyArray_ISCOMPLEX(a)) {   /* a cast would drop the imaginary part with only a ComplexWarning */
+        snprintf(c->model->msg, sizeof c->model->msg, "%s returned complex values (dtype %s), expected real numbers",
+                 what, PyArray_DESCR(a)->typeobj->tp_name);
+        rc = -2;
+        goto out;
+    }
+    Py_SETREF(a, (PyArrayObject *)PyArray_FROMANY((PyObject *)a, NPY_DOUBLE, 0, 2,
+                                                  NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST));
     if (!a) goto fail;
     if (PyArray_SIZE(a) != n) {
         snprintf(c->model->msg, sizeof c->model->msg, "%s returned %ld values, expected %d", what,

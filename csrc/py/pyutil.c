@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "interrupt.h"
+
 /* cosim.errors.<name> (new reference), imported lazily: the extension is imported by cosim/__init__.py before
  * cosim.errors may be, and a failed import falls back to RuntimeError (the base class of cosim.CosimError). */
 static PyObject *cosim_error_type(const char *name) {
@@ -43,11 +45,40 @@ PyObject *cs_py_error_type(int code) {
 PyObject *cs_py_raise(const cs_err *err) {
     const char *msg = err->msg[0] ? err->msg : "cosim: unknown error";
     if (err->code == CS_ERR_NOMEM && !err->msg[0]) return PyErr_NoMemory();
+    /* Ctrl-C: Python's handler raises its KeyboardInterrupt (once, here) */
+    if (err->code == CS_ERR_INTERRUPTED && (PyErr_CheckSignals() < 0 || PyErr_Occurred())) return NULL;
     PyObject *type = cs_py_error_type(err->code);
     PyErr_SetString(type, msg);
     Py_DECREF(type);
     return NULL;
 }
+
+/* signal.getsignal and signal.default_int_handler, looked up once (borrowed for the module's lifetime). */
+static PyObject *getsignal, *default_int_handler;
+static unsigned long main_thread;
+
+int cs_py_interrupt_arm(void) {
+    if (!getsignal) {
+        PyObject *mod = PyImport_ImportModule("_signal"), *threading = PyImport_ImportModule("threading");
+        PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+        PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+        if (mod && ident) {
+            getsignal = PyObject_GetAttrString(mod, "getsignal");
+            default_int_handler = PyObject_GetAttrString(mod, "default_int_handler");
+            main_thread = PyLong_AsUnsignedLong(ident);
+        }
+        Py_XDECREF(mod); Py_XDECREF(threading); Py_XDECREF(mt); Py_XDECREF(ident);
+        if (!getsignal || !default_int_handler) { PyErr_Clear(); Py_CLEAR(getsignal); return -1; }
+    }
+    if (PyThread_get_thread_ident() != main_thread) return -1;
+    PyObject *h = PyObject_CallFunction(getsignal, "i", SIGINT);
+    if (!h) { PyErr_Clear(); return -1; }
+    int ours = h == default_int_handler;
+    Py_DECREF(h);
+    return ours ? cs_interrupt_arm() : -1;
+}
+
+void cs_py_interrupt_disarm(int token) { cs_interrupt_disarm(token); }
 
 static PyObject *py_error_type(PyObject *self, PyObject *args) {
     int code;

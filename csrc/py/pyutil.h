@@ -15,6 +15,18 @@ PyObject *cs_py_raise(const cs_err *err);
 /* The exception class cs_py_raise uses for a status code (new reference). */
 PyObject *cs_py_error_type(int code);
 
+/* Ctrl-C inside a long call (interrupt.h): arm before releasing the GIL, disarm after taking it back. Armed only
+ * in Python's main thread while SIGINT has Python's default handler (KeyboardInterrupt); a custom handler keeps
+ * its say at the checks between macro steps. CS_PY_RELEASED(stmt) runs stmt that way. */
+int cs_py_interrupt_arm(void);
+void cs_py_interrupt_disarm(int token);
+#define CS_PY_RELEASED(stmt)                                                                                        \
+    do {                                                                                                            \
+        int cs_py_armed_ = cs_py_interrupt_arm();                                                                   \
+        Py_BEGIN_ALLOW_THREADS stmt;                                                                                \
+        Py_END_ALLOW_THREADS cs_py_interrupt_disarm(cs_py_armed_);                                                  \
+    } while (0)
+
 /* Set an exception of `type` with a printf-formatted message (C printf: %g and the like work, unlike in
  * PyErr_Format); returns NULL. */
 PyObject *cs_py_errorf(PyObject *type, const char *fmt, ...)

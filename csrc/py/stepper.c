@@ -100,10 +100,8 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     cs_input in = {p->model->nu, deg, T, H, p->coef};
     cs_err err = {0};
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
-    if (!rc) rc = cs_stepper_check_finite(p->st, T, H, &err);
-    Py_END_ALLOW_THREADS
+    CS_PY_RELEASED(rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
+                   if (!rc) rc = cs_stepper_check_finite(p->st, T, H, &err));
     if (rc) return cs_py_raise(&err);
     Py_RETURN_NONE;
 }

@@ -73,9 +73,7 @@ static PyObject *py_moesp(PyObject *self, PyObject *args) {
     int rc = cs_moesp_create(nu, ny, r, N - span + 1 > rows ? N - span + 1 : rows, method, &m, &err);
     if (rc == CS_OK) {
         cs_moesp_result res;
-        Py_BEGIN_ALLOW_THREADS
-        rc = cs_moesp_fit(m, N, PyArray_DATA(U), PyArray_DATA(Y), order, thr, &res, &err);
-        Py_END_ALLOW_THREADS
+        CS_PY_RELEASED(rc = cs_moesp_fit(m, N, PyArray_DATA(U), PyArray_DATA(Y), order, thr, &res, &err));
         if (rc == CS_OK) out = moesp_result_dict(&res);
     }
     if (rc != CS_OK) cs_py_raise(&err);
@@ -130,9 +128,7 @@ static PyObject *py_moesp_window_fit(PyObject *self, PyObject *args) {
     cs_err err = {0};
     cs_moesp_result res;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = cs_moesp_fit_window(m, order, thr, &res, &err);
-    Py_END_ALLOW_THREADS
+    CS_PY_RELEASED(rc = cs_moesp_fit_window(m, order, thr, &res, &err));
     if (rc) return cs_py_raise(&err);
     return moesp_result_dict(&res);
 }
@@ -224,9 +220,7 @@ static PyObject *py_rls_update_many(PyObject *self, PyObject *args) {
         cs_err err = {0};
         int rc;
         double *e = PyArray_DATA((PyArrayObject *)E);
-        Py_BEGIN_ALLOW_THREADS
-        rc = cs_rls_update_many(r, N, PyArray_DATA(U), PyArray_DATA(Y), e, &err);
-        Py_END_ALLOW_THREADS
+        CS_PY_RELEASED(rc = cs_rls_update_many(r, N, PyArray_DATA(U), PyArray_DATA(Y), e, &err));
         if (rc) { Py_CLEAR(E); cs_py_raise(&err); }
     }
     Py_DECREF(U); Py_DECREF(Y);
@@ -460,9 +454,7 @@ static PyObject *py_discretize(PyObject *self, PyObject *args) {
     else {
         double *PA = w + ws, *PB = PA + (size_t)nx * nx;
         int rc;
-        Py_BEGIN_ALLOW_THREADS
-        rc = cs_discretize(nx, nu, PyArray_DATA(A), PyArray_DATA(B), dt, PA, PB, w, ipiv, &err);
-        Py_END_ALLOW_THREADS
+        CS_PY_RELEASED(rc = cs_discretize(nx, nu, PyArray_DATA(A), PyArray_DATA(B), dt, PA, PB, w, ipiv, &err));
         if (rc) cs_py_raise(&err);
         else out = Py_BuildValue("(NN)", cs_py_mat(nx, nx, PA), cs_py_mat(nx, nu, PB));
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interrupt.h"
 #include "linalg/dense.h"
 #include "linalg/lapack.h"
 #include "sysid/jsvd.h"
@@ -212,6 +213,7 @@ int cs_moesp_fit(cs_moesp *m, int N, const double *u, const double *y, int order
                        "for r = %d block rows; increase block_rows", order, m->nmax, r);
     build_hankel(m, W, u, y);
     CS_TRY(qr_to_L(m, W, 0, err));
+    if (cs_interrupted()) return cs_interrupt_fail(err, -1.0);   /* Ctrl-C between the LQ factor and the SVD */
     return fit_from_L(m, W, order, threshold, res, err);
 }
 

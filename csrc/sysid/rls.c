@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interrupt.h"
+
 struct cs_rls {
     int ny, nu, na, nb, np;
     double lambda, trace_max;
@@ -144,6 +146,7 @@ int cs_rls_update(cs_rls *r, const double *u, const double *y, double *e, cs_err
 
 int cs_rls_update_many(cs_rls *r, int N, const double *U, const double *Y, double *E, cs_err *err) {
     for (int k = 0; k < N; k++) {
+        if (!(k & 1023) && cs_interrupted()) return cs_interrupt_fail(err, -1.0);   /* Ctrl-C every 1024 samples */
         int rc = cs_rls_update(r, U + (size_t)k * r->nu, Y + (size_t)k * r->ny, E ? E + (size_t)k * r->ny : NULL, err);
         if (rc) { cs_err_prefix(err, "sample %d: ", k); return rc; }
     }
