@@ -82,6 +82,15 @@ def identifier(name):
     return name
 
 
+def shown(v):
+    """A value for an error message: an int of more than 15 digits as ~1e+300 (a message is not a 300-digit
+    number)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and abs(int(v)) >= 10**15:
+        d = len(str(abs(int(v)))) - 1
+        return f"{'-' if v < 0 else ''}~1e+{d}"
+    return repr(v)
+
+
 def size(v, name, minimum=0):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"{name}: must be an int, got {type(v).__name__}")

@@ -29,6 +29,9 @@ class DivergenceError(CosimError):
         message = str(message)
         if result is not None and signal is None:
             message, signal, growth, t = _engine_message(message, result, growth, t)
+            if signal is not None and "divergence bound" in message:
+                message += ("; the result up to the macro point before is attached as .result (pass "
+                            "divergence_bound=math.inf to stop only on non-finite values)")
         super().__init__(message, result)
         self.signal = signal
         self.growth = growth
@@ -79,10 +82,13 @@ def _engine_message(msg, result, growth, t):
     if t is None:
         m = re.search(r"at t = ([-+0-9.eE]+)", new)
         t = float(m.group(1)) if m else None
-    if "divergence bound" in new:
-        new += ("; the result up to the macro point before is attached as .result (pass divergence_bound=math.inf "
-                "to stop only on non-finite values)")
     return new, found[0], growth, t
+
+
+def name_signals(message, result):
+    """The engine's message with the signals named as the user declared them ("state S1.v1", not "state 3" or
+    "S1.x[1]"): the one naming of Result.message and the exception's message."""
+    return _engine_message(str(message), result, None, None)[0]
 
 
 class SolverError(CosimError):

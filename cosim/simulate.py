@@ -15,7 +15,7 @@ from . import control as _control
 from . import coupling as _coupling
 from . import timing as _timing
 from .approximations import Approximation, Hermite, Lagrange, as_approximation
-from .errors import CosimError, DivergenceError, SolverError, StepSizeError
+from .errors import CosimError, DivergenceError, SolverError, StepSizeError, name_signals
 from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
@@ -32,6 +32,7 @@ STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 _INTERRUPTED = _CODES["status"]["interrupted"]
+_MAX_STEPS = 2**63 - 1   # step counts are C longs
 
 
 def _check_time(t_end, H):
@@ -199,9 +200,11 @@ def _output_grid(output_interval, t_eval, t_end, t_start=0.0):
         dt = float(output_interval)
         if not (math.isfinite(dt) and dt > 0):
             raise ValueError(f"output_interval: must be positive and finite, got {output_interval!r}")
-        n = int(math.floor(t_end / dt * (1 + 1e-12)))
-        if n > 1e8:
-            raise ValueError(f"output_interval: {n} output points are more than 1e8")
+        ratio = t_end / dt * (1 + 1e-12)
+        if not ratio <= 1e8:   # also inf (a subnormal interval): never convert it to an int
+            raise ValueError(f"output_interval: {output_interval!r} gives {ratio:.3g} output points over "
+                             f"t_end = {t_end!r}, more than 1e8; use a larger output_interval")
+        n = int(math.floor(ratio))
         g = np.arange(n + 1) * dt
         if t_end - g[-1] > 1e-9 * dt:
             g = np.append(g, t_end)
@@ -306,6 +309,8 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     if worst is not None:
         code, message = _ERR_DIVERGED, worst.message()
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, code, message, options, **fields)
+    if message and worst is None:
+        res.message = name_signals(message, res)
     if worst is not None:
         raise DivergenceError(message, res, worst.signal, worst.factor, worst.t)
     if code in (0, _STOPPED):
@@ -517,8 +522,8 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
     options = dict(scheme=iterative if iterative is not None else sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
                    startup=startup, order=order, grid=grid)
     if isinstance(step_finished_every, bool) or not isinstance(step_finished_every, (int, np.integer)) \
-            or step_finished_every < 1:
-        raise ValueError(f"step_finished_every: must be an int >= 1, got {step_finished_every!r}")
+            or not 1 <= step_finished_every <= _MAX_STEPS:
+        raise ValueError(f"step_finished_every: must be an int in 1..2**63-1, got {_check.shown(step_finished_every)}")
     t_out = _output_grid(output_interval, t_eval, t_end, t_start)
     t_end = t_end if t_start == 0.0 else _check.real(t_final, "t_end")
     options.update(t_end=t_end, t_start=t_start)

@@ -196,8 +196,8 @@ def _threads(threads):
             return max(1, os.cpu_count() or 1)
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
         raise TypeError(f"threads: expected an int, got {type(threads).__name__}")
-    if threads < 1:
-        raise ValueError(f"threads: must be >= 1, got {threads}")
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads: must be in 1..1024, got {_check.shown(threads)}")
     return int(threads)
 
 
