@@ -233,11 +233,43 @@ def _output_grid(output_interval, t_eval, t_end, t_start=0.0):
 
 
 def _record_limit():
-    """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping)."""
+    """Largest record buffer one run may reserve: half of the memory available now (MemAvailable of
+    /proc/meminfo; half the physical memory where it is not known): an error beats swapping."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return 0.5 * 1024 * float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return 8e9
+
+
+_in_flight = 0                     # engine runs of this process under way (threads of a study)
+_in_flight_lock = threading.Lock()
+
+
+def _engine_run(models, solvers, x0, ci, co, cg, r, opts, monolithic):
+    """``_core.run`` with the record limit shared by the runs in flight: each of n concurrent runs may reserve
+    1/n of :func:`_record_limit` (``COSIM_CONCURRENT_RUNS`` counts runs in other processes, e.g. a process pool's
+    workers)."""
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight += 1
+        n = _in_flight
+    try:
+        others = int(os.environ.get("COSIM_CONCURRENT_RUNS", "1"))
+    except ValueError:
+        others = 1
+    opts["max_record_bytes"] = _record_limit() / (n * max(1, others))
+    try:
+        return _core.run(models, solvers, x0, ci, co, cg, r, opts, monolithic)
+    finally:
+        with _in_flight_lock:
+            _in_flight -= 1
 
 
 def _interrupt_interval():
@@ -549,7 +581,7 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
             opts["scheme"]["kappa"] = -1
     t0 = time.perf_counter()
     try:
-        raw = _core.run([s.spec() for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
+        raw = _engine_run([s.spec() for s in system.subsystems], [s.spec() for s in solvers], x0v, ci, co, cg,
                         system.r, opts, False)
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
@@ -602,12 +634,12 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
         n = A.shape[0]
         spec = ("lti", "monolithic", A, b.reshape(n, 1), np.eye(n), np.zeros((n, 1)))
         e = np.zeros(0, dtype=np.int64)
-        raw = _core.run([spec], [solver.spec()], x0v, e, e, np.zeros(0), np.ones(1), opts, False)
+        raw = _engine_run([spec], [solver.spec()], x0v, e, e, np.zeros(0), np.ones(1), opts, False)
         # outputs/inputs of the subsystems from the states: y = (I − D L)^{-1}(C z + D r), u = L y + r
         raw = dict(raw)
         raw["y"], raw["u"] = _coupled_outputs(system, raw["x"])
     else:
-        raw = _core.run([s.spec() for s in system.subsystems], [solver.spec()], x0v, *_connections(system),
+        raw = _engine_run([s.spec() for s in system.subsystems], [solver.spec()], x0v, *_connections(system),
                         system.r, opts, True)
         raw = dict(raw)
         raw["u"] = _coupled_inputs(system, raw["y"])

@@ -58,3 +58,40 @@ def test_balance_correction_on_an_fmu_names_no_c_function(tmp_path):
     with pytest.raises(ValueError, match="balance correction") as e:
         cosim.simulate(s, 0.01, 1e-3, coupling=cosim.BalanceCorrection())
     assert "cs_" not in str(e.value) and "chassis" in str(e.value)
+
+
+def test_record_limit_is_available_memory_shared_by_runs_in_flight(monkeypatch):
+    """Issue 30, part 4: the limit comes from MemAvailable and is shared by concurrent runs; the error says what to
+    do (output_interval or a coarser H)."""
+    import sys
+    sim = sys.modules["cosim.simulate"]
+    limit = sim._record_limit()
+    with open("/proc/meminfo") as fh:
+        avail = next(float(l.split()[1]) * 1024 for l in fh if l.startswith("MemAvailable:"))
+    assert 0.3 * avail < limit <= 0.5 * avail * 1.2
+    seen = []
+    real = sim._core.run
+
+    def spy(*args):
+        seen.append(args[7]["max_record_bytes"])
+        return real(*args)
+
+    monkeypatch.setattr(sim._core, "run", spy)
+    monkeypatch.setattr(sim, "_record_limit", lambda: 1e6)
+    cosim.simulate(models.two_mass_oscillator(), 0.01, 1e-3)
+    monkeypatch.setattr(sim, "_in_flight", 3)        # three more runs of this process under way
+    with pytest.raises(MemoryError, match=r"output_interval=.*coarser H"):
+        cosim.simulate(models.two_mass_oscillator(), 1.0, 1e-4)   # 1e4 points * 9 doubles > 1e6 / 4
+    monkeypatch.setenv("COSIM_CONCURRENT_RUNS", "2")
+    monkeypatch.setattr(sim, "_in_flight", 0)
+    cosim.simulate(models.two_mass_oscillator(), 0.01, 1e-3)
+    assert seen[0] == 1e6 and seen[1] == 1e6 / 4 and seen[2] == 1e6 / 2
+
+
+def test_a_1e8_step_run_is_refused_before_allocating(monkeypatch):
+    """The issue's case: simulate(two_mass, 1e5, 1e-3) used to reserve 8.2 GiB."""
+    import sys
+    sim = sys.modules["cosim.simulate"]
+    monkeypatch.setattr(sim, "_record_limit", lambda: 4e9)
+    with pytest.raises(MemoryError, match="output_interval"):
+        cosim.simulate(models.two_mass_oscillator(), 1e5, 1e-3)
