@@ -10,7 +10,7 @@ strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.
 from . import _core  # noqa: F401
 from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
 from .coupling import FOH, NEPCE, PreStep, Quadratic
-from .errors import CosimError, ConvergenceError, DivergenceError, SolverError, StepSizeError
+from .errors import CosimError, ConvergenceError, CouplingInstabilityWarning, DivergenceError, SolverError, StepSizeError
 from .schemes import Implicit, WaveformRelaxation
 from .result import Result, read_csv
 from .simulate import simulate, simulate_monolithic
@@ -20,7 +20,7 @@ from .energy import BalanceCorrection, ECCO
 from .stepper import Stepper
 from .system import LTI, ODE, CModel, CoupledSystem, Subsystem, cfunc_signature, connect
 from . import models  # noqa: E402
-from . import analysis, defaults, metrics, plot, sysid  # noqa: E402
+from . import analysis, defaults, metrics, plot, sysid, verdict  # noqa: E402
 from . import control  # noqa: E402
 from .control import StepControl  # noqa: E402
 from .fmu import FMU  # noqa: E402
@@ -29,6 +29,6 @@ __version__ = "0.1.0"
 
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
-           "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
+           "CosimError", "DivergenceError", "CouplingInstabilityWarning", "verdict", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
            "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic",
            "Implicit", "WaveformRelaxation", "read_csv", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU"]

@@ -91,6 +91,12 @@ def name_signals(message, result):
     return _engine_message(str(message), result, None, None)[0]
 
 
+class CouplingInstabilityWarning(UserWarning):
+    """The run finished, but the verdict (:func:`cosim.verdict.judge`) finds the coupling numerically unstable:
+    ``res.status == Result.UNSTABLE`` and ``res.message`` says why (the spectral radius of the macro step, or an
+    output growing geometrically to the end of the run)."""
+
+
 class SolverError(CosimError):
     """A subsystem integrator (e.g. CVODE) or a user callback failed. ``result`` carries the partial result."""
 

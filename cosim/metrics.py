@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _core, defaults
 
-__all__ = ["amplitudes", "growth", "max_growth", "is_stable", "divergence", "Divergence"]
+__all__ = ["amplitudes", "growth", "max_growth", "is_stable", "divergence", "Divergence", "sustained_growth"]
 
 # Signals whose amplitude in the early window is below this fraction of the largest early amplitude of their kind
 # (states or outputs) are measured against that floor instead (a state that starts at exactly 0 is not "infinitely
@@ -143,6 +143,11 @@ def _diverged(result):
     return getattr(result, "status", 0) == _STATUS_DIVERGED
 
 
+def is_diverged(result) -> bool:
+    """The run was stopped or flagged as diverged (the result of a :class:`cosim.DivergenceError`)."""
+    return _diverged(result)
+
+
 def growth(result, window=None) -> dict:
     """Per coupled output signal of a run: max |y| over the last ``window`` of the run divided by max |y| over
     its first ``window`` (default 20 %, genser2020 §11.3). Returns {signal name: factor}; inf for a signal with
@@ -169,6 +174,55 @@ def is_stable(result, window=None) -> bool:
     if _diverged(result):
         return False
     return bool(max_growth(result, window) <= 1.0)
+
+
+#: sustained_growth(): windows of the run, windows at its end that must each grow, the growth per window, and the
+#: roughness (max |second difference over macro points| / max |y| in the last window) of an unstable mode
+GROWTH_WINDOWS, GROWTH_SUSTAINED, GROWTH_PER_WINDOW, GROWTH_ROUGHNESS = 20, 6, 1.2, 0.5
+
+
+def sustained_growth(result):
+    """The amplitude rule of the run verdict (:func:`cosim.verdict.judge`) for runs without a spectral radius:
+    geometric growth of a coupled output, sustained to the end of the run.
+
+    The run is cut into ``GROWTH_WINDOWS`` = 20 windows of equal time; p_k = max |y| over window k. A signal grows
+    geometrically when p_{k+1} >= ``GROWTH_PER_WINDOW`` p_k (1.2) for each of the last ``GROWTH_SUSTAINED`` = 6
+    windows, and the growing part is not resolved by the macro grid: over the last window,
+    max |y_{N+1} - 2 y_N + y_{N-1}| >= ``GROWTH_ROUGHNESS`` max |y| (0.5; a sampled sinusoid of ω H has
+    2 (1 - cos ω H), so 0.5 means fewer than about 9 macro steps per period). A numerically unstable coupling grows
+    like rho^N (a constant factor per window) in a mode near the macro step's own scale; a forced physical response
+    grows at most like a power t^q of time (its ratio ((k+1)/k)^q per window falls below 1.2 at the end of the run
+    for q < 3.5) or, when it grows faster (a force ramped like sin^95), is resolved by the macro grid of an
+    accurate run. The scale is the signal's own (no threshold on the early amplitude, so a run forced from rest is
+    not "grown" by starting at 0); a signal below 1e-12 of the largest coupled amplitude counts as at rest.
+
+    Returns (name, factor over the sustained windows) of the fastest-growing such signal, or None. Runs with
+    fewer than 2 points per window are not judged (None)."""
+    V, names = _result_signals(result)
+    t = np.asarray(result.t, dtype=float)
+    n_w, m = GROWTH_WINDOWS, GROWTH_SUSTAINED
+    if len(t) < 2 * n_w or V.shape[1] == 0:
+        return None
+    edges = np.searchsorted(t, t[0] + (t[-1] - t[0]) * np.arange(1, n_w) / n_w, side="right")
+    absV = np.abs(V)
+    p = np.array([np.max(w, axis=0) if len(w) else np.zeros(V.shape[1]) for w in np.split(absV, edges)])
+    if not np.all(np.isfinite(p)):
+        j = int(np.argmax(~np.all(np.isfinite(p), axis=0)))
+        return names[j], math.inf
+    tail = p[-m - 1:]
+    floor = 1e-12 * max(float(np.max(p)), np.finfo(float).tiny)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = tail[1:] / tail[:-1]
+    grows = np.all(ratios >= GROWTH_PER_WINDOW, axis=0) & (tail[-1] > floor)
+    last = V[edges[-1]:]
+    if np.any(grows) and len(last) >= 3:
+        rough = np.max(np.abs(np.diff(last, 2, axis=0)), axis=0) >= GROWTH_ROUGHNESS * np.max(np.abs(last), axis=0)
+        grows &= rough
+    if not np.any(grows):
+        return None
+    factor = np.where(grows, tail[-1] / np.maximum(tail[0], np.finfo(float).tiny), 0.0)
+    j = int(np.argmax(factor))
+    return names[j], float(factor[j])
 
 
 class Divergence:

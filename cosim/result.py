@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from . import metrics, stability
+from . import verdict as _verdict
 
 #: ε in the denominator of genser2020 eq. (3.10) (the running range of the reference signal plus ε)
 EPS_MONO_EPSILON = 1e-12
@@ -137,6 +138,8 @@ class Result:
     STOPPED = 7
     #: :attr:`status` of a run stopped by Ctrl-C: the result the ``KeyboardInterrupt`` carries as ``.result``
     INTERRUPTED = 8
+    #: :attr:`status` of a run that finished with a coupling the verdict finds unstable (:mod:`cosim.verdict`)
+    UNSTABLE = 10
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None, *, step_sizes=None, k=None,
                  error_estimate=None, balance_t=None, balance_error=None, energy_t=None, energy_residual=None,
@@ -184,12 +187,13 @@ class Result:
     def state(self) -> str:
         """The older spelling of :attr:`status` as a word: "finished", "stopped", "interrupted" or "error" (derived
         from :attr:`status`, so the two cannot disagree)."""
-        return {self.FINISHED: "finished", self.STOPPED: "stopped",
-                self.INTERRUPTED: "interrupted"}.get(self.status, "error")
+        return {self.FINISHED: "finished", self.STOPPED: "stopped", self.INTERRUPTED: "interrupted",
+                self.UNSTABLE: "unstable"}.get(self.status, "error")
 
     @property
     def success(self) -> bool:
-        """True if the run reached t_end or was stopped by ``step_finished`` (see :attr:`status`)."""
+        """True if the run reached t_end or was stopped by ``step_finished`` with a stable coupling (see
+        :attr:`status`; an unstable verdict is :attr:`UNSTABLE`)."""
         return self.status in (self.FINISHED, self.STOPPED)
 
     @property
@@ -199,11 +203,22 @@ class Result:
         return metrics.max_growth(self)
 
     @property
+    def verdict(self) -> _verdict.Verdict:
+        """The verdict on the coupling's stability (:func:`cosim.verdict.judge`: ρ(Ω) of the macro step for all-LTI
+        systems, else geometric growth of a coupled output); a diverged run is not stable."""
+        d = self.__dict__
+        if "_verdict" not in d:
+            if metrics.is_diverged(self):
+                d["_verdict"] = _verdict.Verdict(False, "divergence", float("inf"), self.message)
+            else:
+                d["_verdict"] = _verdict.judge(self)
+        return d["_verdict"]
+
+    @property
     def stable(self) -> bool:
-        """genser2020's 20 % amplitude rule: False if a coupled output's amplitude in the last 20 % of the run
-        exceeds its amplitude in the first 20 %, if a value is not finite, or if the run diverged (the result of a
-        :class:`cosim.DivergenceError`); see :func:`cosim.metrics.is_stable`."""
-        return metrics.is_stable(self)
+        """The run's verdict (:attr:`verdict`): False if the coupling is numerically unstable or the run diverged.
+        genser2020's 20 % amplitude rule is :func:`cosim.metrics.is_stable`."""
+        return self.verdict.stable
 
     def spectral_radius(self) -> float:
         """ρ(Ω) of one macro step (busch2016 eq. 25) with this run's scheme, approximation, update, order and H

@@ -6,6 +6,7 @@ import math
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from . import control as _control
 from . import coupling as _coupling
 from . import timing as _timing
 from .approximations import Approximation, Hermite, Lagrange, as_approximation
-from .errors import CosimError, DivergenceError, SolverError, StepSizeError, name_signals
+from .errors import CosimError, CouplingInstabilityWarning, DivergenceError, SolverError, StepSizeError, name_signals
 from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
@@ -150,13 +151,14 @@ def _default_bound(x0, bound):
 
 def _growth_limit(divergence_growth):
     if divergence_growth is None:
-        return float(defaults.DIVERGENCE_GROWTH)
+        g = float(defaults.DIVERGENCE_GROWTH)
+        return g if math.isfinite(g) else None
     if isinstance(divergence_growth, bool) or not isinstance(divergence_growth, (int, float, np.integer, np.floating)):
         raise TypeError(f"divergence_growth: expected a number > 1 or math.inf, got {divergence_growth!r}")
     g = float(divergence_growth)
     if not g > 1:  # also rejects NaN
         raise ValueError(f"divergence_growth: must be > 1 (a growth factor) or math.inf, got {divergence_growth!r}")
-    return g
+    return g if math.isfinite(g) else None
 
 
 def _diverged(system, raw, limit):
@@ -346,6 +348,9 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     if worst is not None:
         raise DivergenceError(message, res, worst.signal, worst.factor, worst.t)
     if code in (0, _STOPPED):
+        if not options.get("monolithic") and not res.verdict.stable:   # cosim/verdict.py
+            res.status, res.message = Result.UNSTABLE, res.verdict.message
+            warnings.warn(res.verdict.message, CouplingInstabilityWarning, stacklevel=4)
         return res
     msg, cause = raw["message"], raw.get("cause")
     if code == _INTERRUPTED and isinstance(cause, KeyboardInterrupt):

@@ -228,7 +228,9 @@ def test_divergence_check_spares_a_chain_forced_from_rest():
     short run and still growing at its end: the relative growth check (cosim.metrics.divergence) counts such early
     amplitudes, below the round-off of the scale the signal reaches, as rest and does not raise."""
     s = oscillator_chain(preset="table5.3", n_bodies=40, n_subsystems=8, seed=2)
-    r = cosim.simulate(s, t_end=4e-4, H=2e-6, solver=cosim.CVODE(rtol=1e-6, atol=1e-9))   # default growth check
+    r = cosim.simulate(s, t_end=4e-4, H=2e-6, solver=cosim.CVODE(rtol=1e-6, atol=1e-9),
+                       divergence_growth=1e3)                                          # the opt-in growth check
+    assert r.status == r.FINISHED and r.stable                                          # and the verdict agrees
     k = int(np.searchsorted(r.t, 0.2 * r.t[-1], side="right"))
     early, late = np.max(np.abs(r.Y[:k])), np.max(np.abs(r.Y[k:]))
     assert 0.0 < early < 1e-30 and late > 1e3           # quiet (not exactly 0) at the start, physical at the end
@@ -237,7 +239,7 @@ def test_divergence_check_spares_a_chain_forced_from_rest():
     two = cosim.models.two_mass_oscillator(ck=2e5, dk=200.0)
     x0 = 1e-12 * np.concatenate([u.x0 for u in two.subsystems])
     with pytest.raises(cosim.DivergenceError) as info:
-        cosim.simulate(two, 1.0, 5e-3, x0=x0, solver=cosim.Exact())
+        cosim.simulate(two, 1.0, 5e-3, x0=x0, solver=cosim.Exact(), divergence_growth=1e3)
     assert info.value.growth > 1e3
 
 

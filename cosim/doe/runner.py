@@ -66,6 +66,8 @@ def run_one(run, kw, ref, responses):
     except Exception as exc:
         return failed_row(run, f"cosim.simulate raised {_error_text(exc)}")
     wall = time.perf_counter() - t0
+    if status == "ok" and res.status == res.UNSTABLE:   # the run's verdict (cosim/verdict.py)
+        status, message = "unstable", res.message
     if isinstance(ref, PerRun):
         ref = (_ref.compute(system, kw["t_end"], res.t, ref.options, kw.get("x0"), kw.get("start_values"))
                if res is not None and len(res.t) >= 2 else None)
