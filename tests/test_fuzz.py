@@ -574,3 +574,123 @@ def test_harness_detects_crash_hang_and_wrong_exception():
         check_batch([ok, {"fn": "cosim.Stepper", "args": [_LTI1], "ops": [("no_such_attribute", None, None)]}])
     done = check_batch([ok, {"fn": "cosim.sysid.eps_si_global", "args": ["abc"]}])
     assert done[0]["outcome"] == "ok" and done[1]["outcome"] == "raised" and done[1]["type"] == "TypeError"
+
+
+# ----------------------------------------------------------------------------------------------- issue 30, part 6
+# Ctrl-C at random moments of random long runs, read-only views for step_finished, and the verdict on random step
+# sizes. Bounded in `make test` (a few examples each), many more under `make fuzz` / `make fuzz-asan`.
+
+INTERRUPT_BOUND = 1.0      # s from SIGINT to KeyboardInterrupt (measured: milliseconds; benchmarks/README.md)
+_FEW = dict(_SETTINGS, max_examples=EXAMPLES if LONG else 3)
+
+_LONG_CALLS = {   # each runs for minutes unless interrupted
+    "simulate CVODE": "cosim.simulate(cosim.models.two_mass_oscillator(ck={ck}), 1e5, {H}, scheme='{scheme}', "
+                      "solver=cosim.CVODE(rtol=1e-12, max_steps=10**9))",
+    "simulate RK4": "cosim.simulate(cosim.models.two_mass_oscillator(ck={ck}), 1e4, 0.1, scheme='{scheme}', "
+                    "solver=cosim.RK4(substeps=2000), output_interval=1.0)",
+    "simulate Exact": "cosim.simulate(cosim.models.two_mass_oscillator(ck={ck}), 5e3, 1e-4, scheme='{scheme}', "
+                      "solver=cosim.Exact(), output_interval=1.0)",
+    "Stepper CVODE": "cosim.Stepper(cosim.models.two_mass_oscillator(ck={ck}).subsystems[0], "
+                     "cosim.CVODE(rtol=1e-12, max_steps=10**9)).do_step(0.0, 1e5, [0.0])",
+    "stability map": "cosim.analysis.two_mass_stability_map(np.logspace(2, 6, 300), np.logspace(2, 6, 300), "
+                     "np.logspace(-4, -1, 300), threads={threads})",
+}
+
+_INTERRUPT_SCRIPT = """
+import sys, time, numpy as np, cosim
+print("start", flush=True)
+try:
+    r = {call}
+    print("finished", flush=True)
+except KeyboardInterrupt as e:
+    t = time.monotonic()
+    res = getattr(e, "result", None)
+    ok = res is None or (res.status == res.INTERRUPTED and len(res.t) >= 1 and bool(np.all(np.diff(res.t) > 0)))
+    print("interrupted", t, "simulate" in {call!r}, res is not None, ok, flush=True)
+"""
+
+
+@settings(**_FEW)
+@given(kind=st.sampled_from(sorted(_LONG_CALLS)), delay=st.floats(0.05, 0.8), ck=st.sampled_from([1e5, 2e5, 1e6]),
+       H=st.sampled_from([1.0, 10.0, 1e3]), scheme=st.sampled_from(["jacobi", "gauss-seidel"]),
+       threads=st.integers(1, 2))
+def test_sigint_at_random_moments(kind, delay, ck, H, scheme, threads):
+    """SIGINT at a random moment of a random long call: KeyboardInterrupt within INTERRUPT_BOUND, and a simulate
+    call's exception carries its partial result (status INTERRUPTED, increasing times)."""
+    import signal
+    import time
+    call = _LONG_CALLS[kind].format(ck=ck, H=H, scheme=scheme, threads=threads)
+    p = subprocess.Popen([sys.executable, "-c", _INTERRUPT_SCRIPT.format(call=call)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=_worker_env())
+    assert p.stdout.readline().strip() == "start", p.communicate()
+    time.sleep(delay)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise AssertionError(f"{call}: still running 60 s after SIGINT")
+    words = out.split()
+    assert words[:1] == ["interrupted"], f"{call}: {out!r} {err[-2000:]!r}"
+    assert float(words[1]) - sent < INTERRUPT_BOUND, f"{call}: {float(words[1]) - sent:.3f} s after SIGINT"
+    is_run, has_result, ok = words[2] == "True", words[3] == "True", words[4] == "True"
+    assert ok and has_result == is_run, f"{call}: {out!r}"
+
+
+@settings(**_FEW)
+@given(ck=st.floats(1e4, 1e7), H=st.sampled_from([1e-4, 5e-4, 1e-3]),
+       scheme=st.sampled_from(["jacobi", "gauss-seidel"]), k=st.integers(0, 2), every=st.integers(1, 4),
+       growing=st.booleans())
+def test_step_finished_sees_read_only_views(ck, H, scheme, k, every, growing):
+    """Whatever the run, a hook cannot write into the records it is shown, and the result equals the run's without
+    the hook (bit for bit)."""
+    import cosim
+    system = cosim.models.two_mass_oscillator(ck=ck)
+    kw = dict(scheme=scheme, approximation=cosim.Lagrange(k), solver=cosim.RK4(substeps=5))
+    if growing:   # a run whose recorder grows (adaptive macro steps): the hook sees copies, read-only as well
+        kw = dict(kw, scheme="jacobi", step_control=cosim.StepControl())
+    writes = []
+
+    def hook(t, partial):
+        for a in (partial.t, partial.X, partial.Y, partial.U):
+            try:
+                a[...] = 0.0
+                writes.append(t)
+            except ValueError:
+                pass
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = cosim.simulate(system, 0.01, H, step_finished=hook, step_finished_every=every, **kw)
+        ref = cosim.simulate(system, 0.01, H, **kw)
+    assert not writes
+    assert np.array_equal(res.X, ref.X) and np.array_equal(res.t, ref.t)
+
+
+@settings(**_FEW)
+@given(H=st.floats(5e-4, 6e-3))
+def test_verdict_follows_rho_on_random_steps(H):
+    """genser2020's two-mass case at a random H, as LTI subsystems (the verdict reads rho) and as Python ODEs (the
+    amplitude rule): both say stable where rho < 1, unstable where rho > 1 for the LTI run, and the ODE twin is
+    unstable where the growth is visible (rho^(N/20) >= 1.3 per window), as the verdict table documents."""
+    import math
+    import cosim
+    sys.path.insert(0, HERE)
+    from verdict_cases import ISSUE, as_ode
+    system = cosim.models.two_mass_oscillator(**ISSUE)
+    n = 200
+    t_end = n * H
+    rho = cosim.analysis.spectral_radius(system, H)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lti = cosim.simulate(system, t_end, H, solver=cosim.Exact())
+        ode = cosim.simulate(as_ode(system), t_end, H, solver=cosim.RK4(substeps=20))
+    if abs(rho - 1.0) > 1e-6:
+        assert lti.stable == (rho < 1.0) and lti.verdict.rule == "spectral radius"
+    if rho < 1.0:
+        assert ode.stable, (rho, ode.verdict)
+    elif rho ** (n / 20) >= 1.3:
+        assert not ode.stable and ode.status == ode.UNSTABLE, (rho, ode.verdict)
+    assert math.isfinite(ode.verdict.value)
