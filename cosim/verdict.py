@@ -26,7 +26,7 @@ from . import metrics, stability
 #: ρ(Ω) above 1 + RHO_TOL is unstable (the eigenvalue solver's rounding of a ρ of exactly 1, e.g. undamped modes)
 RHO_TOL = 1e-9
 #: the spectral-radius rule is used up to this many states in total (the analysis forms a dense Ω)
-RHO_MAX_STATES = 400
+RHO_MAX_STATES = 100
 
 
 @dataclass
