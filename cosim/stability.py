@@ -508,22 +508,13 @@ def stability_map(build, params, H, scheme=None, approximation=None, *, order=No
     L_pattern |= np.any(packs[:, off:off + nL] != 0, axis=0).reshape(s0.L.shape)
     st = _Structure(s0, scheme, approximation, order, update,
                     mask=L_pattern.astype(np.uint8))
+    rho, nfail, msg = _core.rho_map(*st.args, np.ascontiguousarray(packs), Hg, nthreads)
     dims = tuple(grids) + ("H",)
     coords = dict(grids, H=Hg)
     sch = "jacobi" if st.code == 0 else "gauss-seidel"
     order_names = tuple(s0.names[i] for i in st.order) if st.order is not None else None
-
-    def result(rho, nfail, msg):
-        return StabilityMap(rho.reshape(shape + (Hg.size,)), dims, coords, sch, st.approximation, st.update,
-                            order_names, int(nfail), msg, {"threads": nthreads})
-    try:
-        rho, nfail, msg = _core.rho_map(*st.args, np.ascontiguousarray(packs), Hg, nthreads)
-    except KeyboardInterrupt as e:   # Ctrl-C: the map so far (NaN where not evaluated) goes out as .result
-        if getattr(e, "rho", None) is not None:
-            e.result = result(e.rho, 0, "interrupted: NaN where not evaluated")
-            del e.rho
-        raise
-    return result(rho, nfail, msg)
+    return StabilityMap(rho.reshape(shape + (Hg.size,)), dims, coords, sch, st.approximation, st.update, order_names,
+                        int(nfail), msg, {"threads": nthreads})
 
 
 def two_mass_stability_map(ck, dk, H, coupling="force/displacement", scheme=None, approximation=None, *,

@@ -54,11 +54,7 @@ CASES = {
                                   output_interval=1.0), check)""",
     "stability_map_threads_1": """
         g = np.logspace(2, 6, 400)
-        def check(e):   # the map so far: evaluated points finite, the rest NaN
-            m = e.result
-            done = np.isfinite(m.rho)
-            return m.rho.shape == (400, 400, 400) and 0 < done.sum() < done.size
-        go(lambda: cosim.analysis.two_mass_stability_map(g, g, np.logspace(-4, -1, 400), threads=1), check)""",
+        go(lambda: cosim.analysis.two_mass_stability_map(g, g, np.logspace(-4, -1, 400), threads=1))""",
     "stability_map_threads_2": """
         g = np.logspace(2, 6, 400)
         go(lambda: cosim.analysis.two_mass_stability_map(g, g, np.logspace(-4, -1, 400), threads=2))""",

@@ -91,6 +91,7 @@ int cs_rhomap(const cs_amp_plan *plan, long nsys, const double *packs, long nH, 
         ybad = calloc((size_t)nsys, 1);
         if (!Ytab || !ybad) { rc = cs_fail(err, CS_ERR_NOMEM, "out of memory"); goto done; }
         for (long i = 0; i < nsys; i++) {
+            if (!(i & 1023) && cs_interrupted()) { rc = cs_interrupt_fail(err, -1.0); goto done; }
             cs_err e = {0};
             if (cs_amp_output_map(plan, packs + (size_t)i * plan->pack_size, Ytab + (size_t)i * ysize, wk[0].w, &e)) {
                 ybad[i] = 1;

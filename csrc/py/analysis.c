@@ -10,7 +10,6 @@
  * and packed parameter sets (analysis/companion.h). */
 #include "py/pyutil.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #include "analysis/companion.h"
@@ -145,26 +144,14 @@ static PyObject *py_rho_map(PyObject *self, PyObject *args) {
     for (long i = 0; i < nH; i++)
         if (!(Hv[i] > 0.0)) { cs_py_errorf(PyExc_ValueError, "H: must be positive, got %g", Hv[i]); goto done; }
     npy_intp d2[2] = {nsys, nH};
-    rho = PyArray_EMPTY(2, d2, NPY_DOUBLE, 0);
+    rho = PyArray_ZEROS(2, d2, NPY_DOUBLE, 0);
     if (!rho) goto done;
-    double *rv = PyArray_DATA((PyArrayObject *)rho);
-    for (npy_intp q = 0; q < nsys * nH; q++) rv[q] = NAN;   /* not evaluated (an interrupted map keeps NaN there) */
     cs_err err = {0};
     cs_rhomap_result res = {0};
     int rc;
     CS_PY_RELEASED(rc = cs_rhomap(plan, nsys, PyArray_DATA(packs), nH, Hv, PyArray_DATA((PyArrayObject *)rho),
                                   nthreads, &res, &err));
-    if (rc) {
-        cs_py_raise(&err);
-        if (rc == CS_ERR_INTERRUPTED) { /* the map so far travels with the KeyboardInterrupt (stability.py) */
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_NormalizeException(&type, &value, &tb);
-            if (value && PyObject_SetAttrString(value, "rho", rho) < 0) PyErr_Clear();
-            PyErr_Restore(type, value, tb);
-        }
-        goto done;
-    }
+    if (rc) { cs_py_raise(&err); goto done; }
     out = Py_BuildValue("(Ols)", rho, res.nfail, res.nfail ? res.first.msg : "");
 done:
     Py_XDECREF(rho); Py_XDECREF(packs); Py_XDECREF(H);

@@ -75,7 +75,12 @@ int cs_py_interrupt_arm(void) {
     if (!h) { PyErr_Clear(); return -1; }
     int ours = h == default_int_handler;
     Py_DECREF(h);
-    return ours ? cs_interrupt_arm() : -1;
+    if (!ours) return -1;
+    int token = cs_interrupt_arm();
+    /* A SIGINT that came before the flag's handler was in place (or while this call prepared its arguments) is
+     * Python's, not yet raised: hand it to the flag (the call then stops at once and raises KeyboardInterrupt). */
+    if (token >= 0 && PyOS_InterruptOccurred()) cs_interrupt_pending = 1;
+    return token;
 }
 
 void cs_py_interrupt_disarm(int token) { cs_interrupt_disarm(token); }
