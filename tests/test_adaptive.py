@@ -243,3 +243,28 @@ def test_T17_safety_factor_on_the_table_5_3_chain(est, t_end, safeties):
     assert 0.3 <= ratio[0] <= 0.6 and ratio[-1] <= 0.08
     assert all(a > b for a, b in zip(ratio, ratio[1:]))
     assert all(a < b for a, b in zip(steps, steps[1:])) and all(a > b for a, b in zip(error, error[1:]))
+
+
+def test_T20_M3_which_estimators_catch_the_contact():
+    """kraft2021 T20 in full: exLE and exMD accept the macro step across the first contact (their estimate looks at
+    the step just taken, with data from before the contact) and reject only the next; exCV, imMD and imCV reject an
+    attempt that spans the contact and cross it with a step orders of magnitude shorter."""
+    M3 = cosim.models.kraft_two_mass("M3")
+    ref = cosim.simulate_monolithic(M3, t_end=0.03, H=1e-6, solver=TIGHT)
+    v1, x1 = ref["S1.v1"], ref["S1.x1"]
+    tc = ref.t[1:][(np.sign(v1[1:]) != np.sign(v1[:-1])) & (np.abs(x1[1:]) < 3e-4)][0]
+    for est, rtol in (("exLE", 1e-5), ("exMD", 1e-5), ("exCV", 1e-3), ("imMD", 1e-5), ("imCV", 1e-3)):
+        res = cosim.simulate(M3, t_end=0.03, H=1e-6, approximation=cosim.Lagrange(k=2), solver=TIGHT,
+                             scheme=cosim.Implicit() if est.startswith("im") else "jacobi",
+                             step_control=cosim.StepControl(est, rtol, k_max=4))
+        T = res.t
+        n = np.searchsorted(T, tc)                         # the accepted step [T[n-1], T[n]] holds the contact
+        end, H = res.stats["rejected_times"], res.stats["rejected_H"]   # rejected attempts [end - H, end]
+        spans = np.any((end - H < tc) & (end >= tc))
+        across, before = T[n] - T[n - 1], T[n - 1] - T[n - 2]
+        if est in ("exLE", "exMD"):
+            assert not spans and across >= 0.5 * before, est
+            retried = np.isclose(end - H, T[n], rtol=0, atol=1e-12)
+            assert retried.sum() >= 1 and T[n + 1] - T[n] < across / 10, est
+        else:
+            assert spans and across < 1e-2 * np.median(res.H[(T[1:] > tc - 2e-3) & (T[1:] < tc - 5e-4)]), est
