@@ -267,3 +267,22 @@ def test_local_error_bad_input():
         an.local_error(s, [1e-4], x0=[1.0, 2.0])
     with pytest.raises(ValueError, match="t"):
         an.local_error(s, [1e-4], t=float("inf"))
+
+
+@pytest.mark.parametrize("k,local_x,local_v,global_", [(0, 3, 2, 1), (1, 4, 3, 2), (2, 5, 4, 3)])
+def test_kraft_T11_classic_rows_on_the_symmetric_model(k, local_x, local_v, global_):
+    """kraft2021 T11 (App. C, Fig. C.2), classic rows: force/force Jacobi on the symmetric two-mass oscillator
+    (m = c = 1, d = 0, exact subsystems): local orders κ+3 (positions), κ+2 (velocities), global κ+1 (±0.3).
+    Measured: (3.00, 2.00, 1.02), (3.99, 2.99, 1.99), (5.00, 4.00, 3.06)."""
+    s = _symmetric("force/force")
+    order = an.local_error(s, 0.02 * 2.0 ** -np.arange(5), "jacobi", Lagrange(k), t=1.0).order
+    for name in ("S1.x1", "S2.x2"):
+        assert abs(order[name] - local_x) <= 0.3, order
+    for name in ("S1.v1", "S2.v2"):
+        assert abs(order[name] - local_v) <= 0.3, order
+    Hs = 0.1 * 2.0 ** -np.arange(5)
+    errors = []
+    for H in Hs:
+        res = cosim.simulate(s, 2.0, H, approximation=Lagrange(k), solver=cosim.Exact())
+        errors.append(np.max(np.abs(res.X[-1] - cosim.simulate_monolithic(s, 2.0, t_eval=res.t).X[-1])))
+    assert abs(np.polyfit(np.log(Hs), np.log(errors), 1)[0] - global_) <= 0.3, errors
