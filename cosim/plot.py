@@ -6,6 +6,8 @@
   contour; :func:`stability_slices`: a grid of such panels with one shared colour bar.
 * :func:`RhoNorm`: the colour scale of the slices, diverging at ρ = 1 and logarithmic in the distance |ρ − 1|, so
   that 0.9, 0.99, 0.999 (stable, decaying ever more slowly per macro step H) are as readable as 1.1, 2, 11.
+* :func:`stable_limit_map`: the stable region of a 3-axis map in 2-D: over two axes (ck, dk) the largest third
+  (H) up to which the co-simulation is stable (:func:`stable_limit`), a readable form of Figs. 9-14.
 * :func:`local_error_plot`: max |ε| over H on log-log axes with the fitted orders (Fig. 15).
 
 Every plot function takes ``ax=`` (where to draw; default: a new figure) and returns its Axes (an array of them
@@ -20,7 +22,7 @@ import math
 
 import numpy as np
 
-from ._axes import one, several
+from ._axes import one, several, with_unit
 from ._check import renamed
 from .analysis import LocalError, StabilityMap, fit_order
 from .stability_theory import bohl_exponent, boundedness, window_lengths
@@ -58,10 +60,9 @@ def _check_dict(value, name):
 
 def _axis_label(dim, labels, units, log10=False, short=False):
     text = labels.get(dim, dim if short else LABELS.get(dim, dim))
-    unit = units.get(dim, UNITS.get(dim, ""))
     if log10:
         text = f"log10 {text}"
-    return f"{text} [{unit}]" if unit else text
+    return with_unit(text, units.get(dim, UNITS.get(dim, "")))
 
 
 def _log_axis(values):
@@ -387,6 +388,113 @@ def stability_slices(maps, titles=None, ncols=None, labels=None, units=None, rho
     if suptitle:
         fig.suptitle(suptitle)
     return used
+
+
+def stable_limit(smap, along="H"):
+    """The largest stable value of one axis over the others: the stability boundary of a 3-axis map as a 2-D array.
+
+    Parameters
+    ----------
+    smap : cosim.analysis.StabilityMap
+        A map over two or more axes.
+    along : str
+        The axis to look along (default the macro step H).
+
+    Returns
+    -------
+    limit : ndarray
+        Over the other axes (in the map's order): the largest grid value h of ``along`` such that every grid value
+        up to h is stable (ρ(Ω) < 1); -inf where even the smallest is unstable, +inf where all are stable.
+    above : int
+        Stable grid points above that limit (stable again after an unstable value; the limit does not show them).
+    """
+    _check_map(smap)
+    if along not in smap.dims:
+        raise ValueError(f"along: unknown axis {along!r}; axes are {smap.dims}")
+    if smap.rho.ndim < 2:
+        raise ValueError(f"smap: expected at least 2 axes, got {smap.dims}")
+    axis = smap.dims.index(along)
+    h = np.asarray(smap.coords[along], dtype=float)
+    order = np.argsort(h)
+    stable = np.moveaxis(smap.stable, axis, -1)[..., order]
+    h = h[order]
+    unstable = ~stable
+    first = np.where(unstable.any(axis=-1), unstable.argmax(axis=-1), h.size)   # index of the first unstable h
+    limit = np.where(first == 0, -np.inf, h[np.maximum(first - 1, 0)])
+    limit = np.where(first == h.size, np.inf, limit)
+    above = int(np.count_nonzero(stable & (np.arange(h.size) > first[..., None])))
+    return limit, above
+
+
+def stable_limit_map(smap, along="H", ax=None, title=None, labels=None, units=None, norm=None, colorbar=True):
+    """The stable region of a 3-axis map (busch2016 Figs. 9-14) as a 2-D map: over the two other axes (e.g. ck and
+    dk), the largest ``along`` (e.g. the macro step H) up to which every grid value is stable (:func:`stable_limit`).
+
+    Colours: the limit on a log scale; grey ("under"): unstable already at the smallest value, light green
+    ("over"): stable at every value of the grid.
+
+    Parameters
+    ----------
+    smap : cosim.analysis.StabilityMap
+        A map over three axes (or two: then the map is one line of cells).
+    along : str
+        The axis whose stable limit is shown (default "H").
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+    title : str, optional
+        Default: the map's approximation and scheme, and the stable points above the limit where there are any.
+    labels, units : dict, optional
+        Axis name -> text, overriding :data:`LABELS` and :data:`UNITS`.
+    norm : matplotlib.colors.LogNorm, optional
+        A shared colour scale (several panels); default: the grid range of ``along``.
+    colorbar : bool
+        False leaves the colour bar to the caller (:func:`stable_limit_colorbar`).
+
+    Returns
+    -------
+    matplotlib Axes
+        The panel; its mesh is ``ax.collections[0]``.
+    """
+    _check_map(smap, 3)
+    labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
+    from matplotlib.colors import LogNorm
+    limit, above = stable_limit(smap, along)
+    h = np.asarray(smap.coords[along], dtype=float)
+    if norm is None:
+        norm = LogNorm(float(h.min()), float(h.max()))
+    # -inf/+inf become values outside the norm: matplotlib draws them in the "under"/"over" colours
+    shown = np.where(np.isneginf(limit), norm.vmin / 10.0, np.where(np.isposinf(limit), norm.vmax * 10.0, limit))
+    fig, ax = one(ax, figsize=(5.8, 4.4), layout="constrained")
+    dims = [d for d in smap.dims if d != along]
+    x, y = smap.coords[dims[0]], smap.coords[dims[1]]
+    cmap = _plt().get_cmap("viridis").with_extremes(under="0.72", over="#b8e186")
+    ax.pcolormesh(x, y, shown.T, shading="nearest", cmap=cmap, norm=norm)
+    if _log_axis(x):
+        ax.set_xscale("log")
+    if _log_axis(y):
+        ax.set_yscale("log")
+    ax.set_xlabel(_axis_label(dims[0], labels, units))
+    ax.set_ylabel(_axis_label(dims[1], labels, units))
+    if colorbar:
+        stable_limit_colorbar(fig, ax.collections[0], ax, along, labels, units)
+    if title is None:
+        title = f"{smap.approximation!r}, {smap.scheme}" + (f"\n({above} stable points above the limit)"
+                                                              if above else "")
+    ax.set_title(title, fontsize=9)
+    return ax
+
+
+def stable_limit_colorbar(fig, mappable, ax, along="H", labels=None, units=None, **kwargs):
+    """The colour bar of :func:`stable_limit_map` (one bar for all the axes in ``ax``, which may be a list):
+    the largest stable value of ``along``, with the grey end "unstable at every value" and the green end "stable at
+    every value". Returns the colour bar."""
+    labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
+    cb = fig.colorbar(mappable, ax=ax, extend="both", extendfrac=0.06, **kwargs)
+    name = labels.get(along, LABELS.get(along, along))
+    short = name.split()[-1]
+    cb.set_label(with_unit(f"largest stable {name}", units.get(along, UNITS.get(along, ""))) +
+                 f"\n(green tip: stable at every {short}; grey tip: at none)", fontsize=8)
+    return cb
 
 
 def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro step H [s]", ylabel=None):
