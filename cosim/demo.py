@@ -292,12 +292,20 @@ def _degree(label):
 
 
 def plot(curves, refs, path, t_end, statuses=None):
+    """Write :func:`figure` to ``path`` (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = figure(curves, refs, t_end, statuses)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def figure(curves, refs, t_end, statuses=None):
     """Coupling force F over time: one row per (H, update, scheme), one column per family of approximations
     (:data:`FAMILIES`), at most four curves per panel (the family's degrees k and the monolithic reference). The
     colour is the degree k, the same in every column. Curves of unstable runs are thin and leave the frame (the
-    y-range is 2.5x the reference amplitude); x marks where a run diverged."""
-    import matplotlib
-    matplotlib.use("Agg")
+    y-range is 2.5x the reference amplitude); x marks where a run diverged. Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
@@ -338,8 +346,7 @@ def plot(curves, refs, path, t_end, statuses=None):
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
     fig.suptitle(f"Two-mass oscillator, force/displacement, ck = {CK:g} N/m, dk = {DK:g} Ns/m: coupling force F at "
                  "the macro points", fontsize=11)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return fig
 
 
 def main(argv=None):

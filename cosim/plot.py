@@ -560,8 +560,8 @@ def bohl_plot(phi, m, ax=None, label=None, **kwargs):
     _, ax = one(ax, figsize=(5, 3.5))
     ax.plot(ms, beta, "o-", ms=3, label=label)
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
-    ax.set_xlabel("window length m")
-    ax.set_ylabel(r"$\bar\beta_m$")
+    ax.set_xlabel("window length m [macro steps]")
+    ax.set_ylabel(r"Bohl exponent estimate $\bar\beta_m$ [-]")
     ax.set_title("Bohl exponent estimate")
     if label:
         ax.legend()
@@ -587,8 +587,8 @@ def norm_plot(phi_A, phi_B=None, ax=None):
     ax.semilogy(b.norms_A, label=r"$\|\varphi_A^k\|_2$")
     if b.norms_B is not None:
         ax.semilogy(b.norms_B, label=r"$\|\varphi_B^k\|_2$")
-    ax.set_xlabel("step k")
-    ax.set_ylabel("spectral norm")
+    ax.set_xlabel("macro step k")
+    ax.set_ylabel("spectral norm [-]")
     ax.legend()
     return ax
 
@@ -637,6 +637,7 @@ def timing(res, ax=None, title=None, subsystems=None):
         bottom += v
     ax.set_xticks(pos)
     ax.set_xticklabels(names, rotation=90 if len(names) > 12 else 0)
+    ax.set_xlabel("subsystem")
     ax.set_ylabel("wall time [s]")
     tm = res.stats["timing"]
     ax.set_title(title or f"threads = {tm['threads']}, idle fraction {tm['idle_fraction']:.2f}")
