@@ -69,6 +69,20 @@ def _log_axis(values):
     return np.all(np.asarray(values) > 0)
 
 
+def _cell_edges(values):
+    """Edges of the cells around grid points, halfway between neighbours: in log10 on a log axis (positive values),
+    so that every cell of a log grid is equally wide on the plot (matplotlib's shading="nearest" halves linearly)."""
+    v = np.asarray(values, dtype=float)
+    log = _log_axis(v) and v.size > 1
+    w = np.log10(v) if log else v
+    if w.size == 1:
+        e = np.array([w[0] - 0.5, w[0] + 0.5])
+    else:
+        mid = 0.5 * (w[1:] + w[:-1])
+        e = np.concatenate([[w[0] - (mid[0] - w[0])], mid, [w[-1] + (w[-1] - mid[-1])]])
+    return 10.0 ** e if log else e
+
+
 _NORM_CLASS = []  # the matplotlib Normalize subclass, created on first use (matplotlib is imported lazily)
 
 
@@ -307,7 +321,7 @@ def stability_slice(smap, ax=None, title=None, labels=None, units=None, norm=Non
     elif not hasattr(norm, "ticks"):
         raise TypeError(f"norm: expected a cosim.plot.RhoNorm, got {type(norm).__name__}")
     cmap = _plt().get_cmap("RdBu_r").with_extremes(bad="0.75")
-    mesh = ax.pcolormesh(x, y, np.ma.masked_invalid(rho).T, shading="nearest", cmap=cmap, norm=norm)
+    mesh = ax.pcolormesh(_cell_edges(x), _cell_edges(y), np.ma.masked_invalid(rho).T, cmap=cmap, norm=norm)
     with np.errstate(invalid="ignore"):
         if np.nanmin(rho) < 1.0 < np.nanmax(rho) and min(rho.shape) >= 2:
             ax.contour(x, y, rho.T, levels=[1.0], colors="k", linewidths=1.2)
@@ -430,7 +444,7 @@ def stable_limit_map(smap, along="H", ax=None, title=None, labels=None, units=No
     """The stable region of a 3-axis map (busch2016 Figs. 9-14) as a 2-D map: over the two other axes (e.g. ck and
     dk), the largest ``along`` (e.g. the macro step H) up to which every grid value is stable (:func:`stable_limit`).
 
-    Colours: the limit on a log scale; grey ("under"): unstable already at the smallest value, light green
+    Colours: the limit on a log scale; red ("under"): unstable already at the smallest value, green
     ("over"): stable at every value of the grid.
 
     Parameters
@@ -467,8 +481,9 @@ def stable_limit_map(smap, along="H", ax=None, title=None, labels=None, units=No
     fig, ax = one(ax, figsize=(5.8, 4.4), layout="constrained")
     dims = [d for d in smap.dims if d != along]
     x, y = smap.coords[dims[0]], smap.coords[dims[1]]
-    cmap = _plt().get_cmap("viridis").with_extremes(under="0.72", over="#b8e186")
-    ax.pcolormesh(x, y, shown.T, shading="nearest", cmap=cmap, norm=norm)
+    # cividis (blue to yellow) holds no green or red: the "over" green and "under" red cannot be taken for values
+    cmap = _plt().get_cmap("cividis").with_extremes(under="#d73027", over="#1a9850")
+    ax.pcolormesh(_cell_edges(x), _cell_edges(y), shown.T, cmap=cmap, norm=norm)
     if _log_axis(x):
         ax.set_xscale("log")
     if _log_axis(y):
@@ -486,14 +501,14 @@ def stable_limit_map(smap, along="H", ax=None, title=None, labels=None, units=No
 
 def stable_limit_colorbar(fig, mappable, ax, along="H", labels=None, units=None, **kwargs):
     """The colour bar of :func:`stable_limit_map` (one bar for all the axes in ``ax``, which may be a list):
-    the largest stable value of ``along``, with the grey end "unstable at every value" and the green end "stable at
+    the largest stable value of ``along``, with the red end "unstable at every value" and the green end "stable at
     every value". Returns the colour bar."""
     labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
     cb = fig.colorbar(mappable, ax=ax, extend="both", extendfrac=0.06, **kwargs)
     name = labels.get(along, LABELS.get(along, along))
     short = name.split()[-1]
     cb.set_label(with_unit(f"largest stable {name}", units.get(along, UNITS.get(along, ""))) +
-                 f"\n(green tip: stable at every {short}; grey tip: at none)", fontsize=8)
+                 f"\n(green tip: stable at every {short}; red tip: at none)", fontsize=8)
     return cb
 
 

@@ -53,6 +53,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
 
     Signal names: states ``S1.x1, S1.v1`` (x1 [m], ẋ1 [m/s]) and ``S2.x2, S2.v2``; the inputs and outputs are named
     after what they carry (force/displacement: ``S1.F`` input, ``S2.F`` output [N]; ``S1``'s outputs ``x1, v1``).
+    The subsystems declare these units (:data:`UNITS`), so ``res.units`` and ``res.plot`` know them.
 
     Defaults are genser2020 §3.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
     ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
