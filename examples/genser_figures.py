@@ -10,7 +10,9 @@ Usage: python examples/genser_figures.py [--out DIR] [--small]   (--small: reduc
 """
 import argparse
 import math
+import os
 import pathlib
+import sys
 
 import matplotlib
 
@@ -18,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cosim  # noqa: E402
 from cosim.analysis import stability_region_area  # noqa: E402
 from cosim.models import two_mass_oscillator  # noqa: E402
