@@ -345,7 +345,8 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
         inputs = (["lam_left"] if lcut else []) + (["lam_right"] if rcut else [])
         z0 = np.column_stack([xs[a:b], vs[a:b]]).reshape(-1)
         subs.append(BuiltinModel("chain_segment", params, nx=2 * nl, nu=lcut + rcut, ny=4, x0=z0, name=f"S{L + 1}",
-                                 feedthrough=False, inputs=inputs, outputs=["xl", "xr", "vl", "vr"], states=states))
+                                 feedthrough=False, inputs=inputs, outputs=["xl", "xr", "vl", "vr"], states=states,
+                                 units=_units(states + inputs + ["xl", "xr", "vl", "vr"])))
     elements = []
     for L in range(n_s - 1):
         e = cut_elements[L] - 1                          # 0-based element index
@@ -358,7 +359,8 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
         else:
             k = f"K{L + 1}"
             elements.append(BuiltinModel("chain_element", [c[e], d[e], C[e], D[e], ex[e], ev[e]], nx=0, nu=4, ny=1,
-                                         name=k, feedthrough=True, inputs=["xL", "vL", "xR", "vR"], outputs=["lam"]))
+                                         name=k, feedthrough=True, inputs=["xL", "vL", "xR", "vR"], outputs=["lam"],
+                                         units=_units(["xL", "vL", "xR", "vR", "lam"])))
             conns += [connect(f"{left}.xr", f"{k}.xL"), connect(f"{left}.vr", f"{k}.vL"),
                       connect(f"{right}.xl", f"{k}.xR"), connect(f"{right}.vl", f"{k}.vR"),
                       connect(f"{k}.lam", f"{left}.lam_right"), connect(f"{k}.lam", f"{right}.lam_left")]
@@ -377,6 +379,11 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
                                                                                else [])]
     system.monitor = mon
     return system
+
+
+def _units(names):
+    """Units of chain signal names: positions x… [m], velocities v… [m/s], cut forces lam… [N]."""
+    return {n: "N" if n.startswith("lam") else "m/s" if n.startswith("v") else "m" for n in names}
 
 
 def chain_states(system, X):

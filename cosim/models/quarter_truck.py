@@ -23,6 +23,11 @@ import numpy as np
 
 from .. import _check
 from ..system import LTI, ODE, CoupledSystem, connect
+from ._units import declare
+
+#: units of the signals: deflections d, dt [m], velocities vc, vw, v, vg [m/s], the suspension force F [N]; the
+#: road oscillator's states p, q are dimensionless (z_g = A p)
+UNITS = {"d": "m", "vc": "m/s", "dt": "m", "vw": "m/s", "v": "m/s", "vg": "m/s", "F": "N", "p": "-", "q": "-"}
 
 
 def _positive(name, v):
@@ -44,7 +49,7 @@ def _wheel(m_w, k_w):
 
 
 def _system(chassis, wheel, ground, params):
-    system = CoupledSystem([chassis, wheel, ground],
+    system = CoupledSystem(list(declare(UNITS, chassis, wheel, ground)),
                            [connect("wheel.v", "chassis.v"), connect("chassis.F", "wheel.F"),
                             connect("ground.vg", "wheel.vg")])
     system.params = params

@@ -27,12 +27,15 @@ import numpy as np
 
 from .. import _check
 from ..system import LTI, BuiltinModel, CoupledSystem, connect
+from ._units import declare
 
 COUPLINGS = ("force/displacement", "displacement/displacement", "force/force")
 
 # subsystem names and state names (x [m], v = ẋ [m/s]) in every decomposition
 _S1 = dict(name="S1", states=("x1", "v1"))
 _S2 = dict(name="S2", states=("x2", "v2"))
+#: units of every signal name the decompositions use (positions, velocities, the coupling force F = λ)
+UNITS = {"x1": "m", "v1": "m/s", "x2": "m", "v2": "m/s", "F": "N", "lam": "N"}
 
 # genser2020 Table 3.1: progressive coupling characteristics
 NONLINEAR_DEFAULTS = dict(c=5e5, ck_max=2.5e5, ck_min=2.5e4, n_c=1.5, d=1e3, dk_max=3e3, dk_min=5e2, n_d=1.5)
@@ -50,6 +53,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
 
     Signal names: states ``S1.x1, S1.v1`` (x1 [m], ẋ1 [m/s]) and ``S2.x2, S2.v2``; the inputs and outputs are named
     after what they carry (force/displacement: ``S1.F`` input, ``S2.F`` output [N]; ``S1``'s outputs ``x1, v1``).
+    The subsystems declare these units (:data:`UNITS`), so ``res.units`` and ``res.plot`` know them.
 
     Defaults are genser2020 §3.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
     ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
@@ -129,7 +133,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
         for dst in ("S1.lam", "S2.lam"):
             conns += [connect("S2.x2", dst, ck), connect("S1.x1", dst, -ck), connect("S2.v2", dst, dk),
                       connect("S1.v1", dst, -dk)]
-    system = CoupledSystem([s1, s2], conns)
+    system = CoupledSystem(list(declare(UNITS, s1, s2)), conns)
     system.params = params
     return system
 
