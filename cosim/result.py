@@ -485,7 +485,17 @@ class Result:
 
         Where the time grids differ, the reference is interpolated (cubic spline), which adds an interpolation
         error: for exact comparisons compute the reference with ``simulate_monolithic(system, t_end,
-        t_eval=res.t)``."""
+        t_eval=res.t)``.
+
+        Examples
+        --------
+        >>> import cosim
+        >>> system = cosim.models.two_mass_oscillator(ck=2e5, dk=200)
+        >>> res = cosim.simulate(system, t_end=0.1, H=1e-3)
+        >>> err = res.error_to(cosim.simulate_monolithic(system, t_end=0.1, t_eval=res.t))
+        >>> sorted(err["per_signal"]["S2.F"])
+        ['eps_mono', 'final_abs', 'max_abs', 'max_rel', 'nrmse']
+        """
         if eps_mono_time not in ("mean", "max", "final"):
             raise ValueError(f"eps_mono_time: must be 'mean', 'max' or 'final', got {eps_mono_time!r}")
         grid = self._on_my_grid(ref)
