@@ -27,7 +27,8 @@ bench: build
 # The documentation site: docs/_build/html (installs the [docs] extra into .venv on first use). Warnings are errors;
 # intersphinx works offline (docs/_ext/offline_inventories.py). COSIM_DOCS_GALLERY=none skips running the examples.
 docs: build
-	@$(VPY) -c "import sphinx, pydata_sphinx_theme, numpydoc, myst_parser, sphinx_gallery" 2>/dev/null || \
+	@$(VPY) -c "import sphinx, pydata_sphinx_theme, numpydoc, myst_parser, sphinx_gallery, importlib; \
+	  importlib.import_module('sphinx-mathjax-offline')" 2>/dev/null || \
 	  $(VPY) -m pip install -q --no-build-isolation -e '.[docs]'
 	rm -rf docs/_build docs/generated docs/auto_examples
 	$(VPY) -m sphinx -W --keep-going -b html -q docs docs/_build/html

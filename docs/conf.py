@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",   # MathJax served from the site itself: no CDN (offline machines, CI)
     "sphinx.ext.doctest",
     "matplotlib.sphinxext.plot_directive",
     "sphinx_gallery.gen_gallery",
@@ -101,6 +102,7 @@ plot_rcparams = {"figure.figsize": (6.4, 3.6)}
 html_theme = "pydata_sphinx_theme"
 html_title = f"cosim {release}"
 html_static_path = ["_static"]
+html_css_files = ["cosim.css"]
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "secondary_sidebar_items": ["page-toc"],

@@ -11,7 +11,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 SOURCE = Path(__file__).resolve().parents[2] / "tests" / "paper_results.toml"
-BADGE = {"reproduced": "✅ reproduced", "partial": "🟡 partial", "not reproduced": "❌ not reproduced"}
+STATUSES = ("reproduced", "partial", "not reproduced")
 
 
 def load():
@@ -31,13 +31,13 @@ class PaperResults(Directive):
         if key not in papers:
             raise self.error(f"paper-results: no paper {key!r} in {SOURCE.name} (have {sorted(papers)})")
         rows = papers[key]["results"]
-        counts = {s: sum(r["status"] == s for r in rows) for s in BADGE}
+        counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
         summary = nodes.paragraph(text=f"{papers[key]['title']}: {len(rows)} results; "
                                        + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".")
-        table = nodes.table(classes=["paper-results"])
+        table = nodes.table(classes=["paper-results", "colwidths-given"])
         group = nodes.tgroup(cols=4)
         table += group
-        for width in (30, 28, 14, 28):
+        for width in (24, 32, 14, 30):
             group += nodes.colspec(colwidth=width)
 
         def row(cells, header=False):
@@ -53,9 +53,13 @@ class PaperResults(Directive):
         group += head
         body = nodes.tbody()
         for r in rows:
+            file, _, name = r["test"].partition("::")
             test = nodes.paragraph()
-            test += nodes.literal(text=r["test"])
-            body += row([r["result"], test, BADGE[r["status"]], r.get("measured", "")])
+            test += nodes.literal(text=name)
+            test += nodes.inline(text=f" in {file}", classes=["test-file"])
+            status = nodes.paragraph()
+            status += nodes.inline(text=r["status"], classes=["status-" + r["status"].replace(" ", "-")])
+            body += row([r["result"], test, status, r.get("measured", "")])
         group += body
         return [summary, table]
 

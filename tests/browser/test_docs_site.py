@@ -9,6 +9,7 @@ import functools
 import http.server
 import pathlib
 import threading
+import time
 from html.parser import HTMLParser
 from urllib.parse import urldefrag, urljoin, urlparse
 
@@ -24,6 +25,8 @@ PAGES = {
     "getting_started": "getting_started.html",
     "api_simulate": "generated/cosim.simulate.html",
     "gallery_first_cosimulation": "auto_examples/first_cosimulation.html",
+    "concepts": "concepts.html",
+    "papers": "papers.html",
 }
 
 
@@ -103,10 +106,22 @@ def test_page(browser, site, name):
     assert shot.stat().st_size > 10_000, f"{shot} is suspiciously small"
 
 
-def test_every_page_has_an_image_where_expected(browser, site):
+def test_figures_are_shown(browser, site):
     """The getting-started page shows the first co-simulation's figure, the gallery page the figure it made."""
     for page in ("getting_started.html", "auto_examples/first_cosimulation.html"):
         browser.get(urljoin(site, page))
         sizes = browser.execute_script(
             "return Array.from(document.querySelectorAll('main img')).map(i => i.naturalWidth);")
         assert any(w >= 300 for w in sizes), f"{page}: no figure rendered (image widths {sizes})"
+
+
+def test_math_is_typeset(browser, site):
+    """MathJax (served by the site, no CDN) typesets the formulas of the concepts page."""
+    browser.get(urljoin(site, "concepts.html"))
+    for _ in range(50):
+        if browser.execute_script("return document.querySelectorAll('mjx-container').length") > 3:
+            break
+        time.sleep(0.1)
+    assert browser.execute_script("return document.querySelectorAll('mjx-container').length") > 3, \
+        "concepts.html: the formulas were not typeset"
+    assert "\\dot x_i" not in browser.execute_script("return document.querySelector('main').innerText;")
