@@ -124,6 +124,8 @@ class Result:
     coupling_log : object or None
         Per-step log of a coupling method (``cosim.PreStep``, ``cosim.NEPCE``), built on first access.
 
+    Notes
+    -----
     Signals by name: ``res["S2.F"]`` is the (n,) history of one state, output or input, given as
     ``"Sub.name"`` (names from ``states=``/``outputs=``/``inputs=`` of the subsystem; a name used for several kinds
     means the state first, then the output, then the input) or as ``"Sub.x[i]"``, ``"Sub.y[j]"``, ``"Sub.u[a]"``.

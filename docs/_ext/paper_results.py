@@ -37,7 +37,7 @@ class PaperResults(Directive):
         table = nodes.table(classes=["paper-results", "colwidths-given"])
         group = nodes.tgroup(cols=4)
         table += group
-        for width in (24, 32, 14, 30):
+        for width in (24, 30, 16, 30):
             group += nodes.colspec(colwidth=width)
 
         def row(cells, header=False):

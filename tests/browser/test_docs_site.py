@@ -15,7 +15,7 @@ from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
 
-from conftest import broken_images, console_errors, screenshot
+from .conftest import broken_images, console_errors, screenshot
 
 pytestmark = pytest.mark.browser
 

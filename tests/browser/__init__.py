@@ -1,0 +1,1 @@
+"""Browser checks (headless Chromium): a package, so that its conftest does not shadow tests/conftest.py."""
