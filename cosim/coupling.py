@@ -159,8 +159,10 @@ class PreStep(Coupling):
        outputs than inputs, the Lagrange minimum-extrapolation-error solution for more inputs than outputs (§5.3),
        the pseudo-inverse for rank-deficient matrices (the rank per step is logged).
 
-    Parameters (thesis names, §17.2 item 13)
-    ----------------------------------------
+    The parameters carry the thesis's names (§17.2 item 13).
+
+    Parameters
+    ----------
     variant : "continuous" (continuous IJs, exact or Euler Steps 1-2, RAMP inputs), "discrete" (discrete IJs,
         algebraic Steps 1-2, HOLD inputs) or "modified" (skip Step 3: u = L ŷ + r, §4.4; continuous with exact IJs,
         discrete with identified IJs).

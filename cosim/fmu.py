@@ -5,7 +5,7 @@ A co-simulation FMU is a black-box unit (DESIGN.md §2 "Unit"): cosim sets its i
 integrated by cosim's own integrators (CVODE, RK4, Euler), its continuous states in cosim's state vector. The
 binary is loaded and called in C (csrc/fmi, csrc/units/fmu_unit.c); ``modelDescription.xml`` is read with FMPy.
 
-Supported (see README "FMU units"):
+Supported (see docs/fmu.md):
 
 * inputs: u(T_N) held over the step (ZOH); where a co-simulation FMU can interpolate inputs (FMI 2
   ``canInterpolateInputs``) also the first derivative of the coupling polynomial at T_N

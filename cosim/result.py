@@ -128,6 +128,8 @@ class Result:
         (``units=`` of the subsystem; the built-in models declare theirs), and ``"t"`` -> ``"s"``. Units are
         labels: no value is converted. :meth:`plot` writes them on the axes (``S1.x1 [m]``).
 
+    Notes
+    -----
     Signals by name: ``res["S2.F"]`` is the (n,) history of one state, output or input, given as
     ``"Sub.name"`` (names from ``states=``/``outputs=``/``inputs=`` of the subsystem; a name used for several kinds
     means the state first, then the output, then the input) or as ``"Sub.x[i]"``, ``"Sub.y[j]"``, ``"Sub.u[a]"``.
@@ -517,7 +519,17 @@ class Result:
 
         Where the time grids differ, the reference is interpolated (cubic spline), which adds an interpolation
         error: for exact comparisons compute the reference with ``simulate_monolithic(system, t_end,
-        t_eval=res.t)``."""
+        t_eval=res.t)``.
+
+        Examples
+        --------
+        >>> import cosim
+        >>> system = cosim.models.two_mass_oscillator(ck=2e5, dk=200)
+        >>> res = cosim.simulate(system, t_end=0.1, H=1e-3)
+        >>> err = res.error_to(cosim.simulate_monolithic(system, t_end=0.1, t_eval=res.t))
+        >>> sorted(err["per_signal"]["S2.F"])
+        ['eps_mono', 'final_abs', 'max_abs', 'max_rel', 'nrmse']
+        """
         if eps_mono_time not in ("mean", "max", "final"):
             raise ValueError(f"eps_mono_time: must be 'mean', 'max' or 'final', got {eps_mono_time!r}")
         grid = self._on_my_grid(ref)

@@ -402,6 +402,17 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     Returns
     -------
     :class:`Result`. Raises :class:`DivergenceError` or :class:`SolverError` carrying the partial result.
+
+    Examples
+    --------
+    >>> import cosim
+    >>> system = cosim.models.two_mass_oscillator(ck=2e5, dk=200)
+    >>> res = cosim.simulate(system, t_end=0.1, H=1e-3, approximation=cosim.Lagrange(k=1))
+    >>> len(res.t), res.success
+    (101, True)
+    >>> ref = cosim.simulate_monolithic(system, t_end=0.1, t_eval=res.t)
+    >>> print(f"max. relative error {res.error_to(ref)['max_rel']:.3f}")
+    max. relative error 0.058
     """
     return _simulate(**locals())
 
@@ -561,6 +572,13 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     ``CVODE(rtol=1e-10, atol=1e-12)`` otherwise; CVODE runs continuously without restarts across output points.
     ``x0``, ``start_values`` and ``divergence_bound`` as in :func:`simulate` (the reference is not checked for
     relative growth: a physically growing solution is not a numerical instability of the coupling).
+
+    Examples
+    --------
+    >>> import cosim
+    >>> ref = cosim.simulate_monolithic(cosim.models.two_mass_oscillator(ck=2e5, dk=200), t_end=0.1)
+    >>> print(f"F(0.1 s) = {ref['S2.F'][-1]:.0f} N")
+    F(0.1 s) = 7427 N
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")

@@ -239,6 +239,7 @@ class MOESPWindow:
         pushes (default W; 0: never) to bound the rounding drift of the up/down-dates, and whenever a downdate
         fails (the window's data lost rank). The fit equals the batch :func:`moesp` on the same samples to
         rounding (up to the similarity transform of the identified state basis).
+
     All memory is allocated here; push and fit do not allocate in C.
     """
 
@@ -479,9 +480,12 @@ def gilbert(a, b, rank_tol=1e-10, pole_tol=1e-6) -> Realization:
         H_ij(z) = (b_ij1 z^-1 + .. + b_ij,nb z^-nb) / (1 - a_i1 z^-1 - .. - a_i,na z^-na)
 
     a : (n_y, n_a), b : (n_y, n_u, n_b) (as :attr:`RLS.parameters`).
+
     rank_tol : relative singular-value threshold for rank(R_i) of the residue matrices.
+
     pole_tol : relative distance below which poles are equal (merged across outputs; repeated within one output
         triggers the non-minimal observable-form fallback).
+
     Returns PhiA (block diagonal, real 2x2 blocks for complex pairs), PhiB, C, D = 0 with sum rank(R_i) states.
     """
     a = _array(a, "a", 2)

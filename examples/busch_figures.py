@@ -1,4 +1,7 @@
-"""Reproduce busch2016 Figs. 9-15 as PNG files (stability of EXTRIPOL-C0/C1 versus Lagrange; local error).
+"""Busch (2016): stability maps and local error (Figs. 9-15)
+=========================================================
+
+Reproduce busch2016 Figs. 9-15 as PNG files (stability of EXTRIPOL-C0/C1 versus Lagrange; local error).
 
     python examples/busch_figures.py                # full size (30^3 grid per map), writes out/busch_fig09.png ...
     python examples/busch_figures.py --reduced      # 6^3 grids, few step sizes (what the test suite runs)

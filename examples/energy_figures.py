@@ -1,4 +1,7 @@
-"""Figures of the conservation features (moshagen §4.2, Sadjina's ECCO), written as PNG files:
+"""Conservation: balance correction and ECCO
+=========================================
+
+Figures of the conservation features (moshagen §4.2, Sadjina's ECCO), written as PNG files:
 
 1. energy_convergence.png: convergence on Moshagen's spring-mass problem M (T = 10) with and without balance
    correction, P = 0 (ZOH) and P = 1 (Hermite): orders 1, 2 (without) and 2, 3 (with).

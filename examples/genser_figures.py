@@ -1,4 +1,7 @@
-"""Figures of genser2020 (pre-step stabilization) with cosim: writes PNG files.
+"""Genser (2020): stability regions and the pre-step method
+========================================================
+
+Figures of genser2020 (pre-step stabilization) with cosim: writes PNG files.
 
 1. stability regions of ZOH, FOH, NEPCE and the pre-step method on the (log10(ck/dk), ΔT) plane (Fig. 3.52-3.56
    style; family ck dk = 1e8),

@@ -1,4 +1,7 @@
-"""The helicopter study of genser2020 §15 (Fig. 4.11): σ_mono,global and ε_mono,global over the communication step ΔT.
+"""Genser (2020): the helicopter study
+===================================
+
+The helicopter study of genser2020 §15 (Fig. 4.11): σ_mono,global and ε_mono,global over the communication step ΔT.
 
     .venv/bin/python examples/helicopter_study.py [--t-end 150] [--dts 0.01,0.02,...] [--out helicopter_study]
 

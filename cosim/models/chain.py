@@ -216,17 +216,22 @@ def oscillator_chain(n_bodies=None, n_subsystems=None, *, masses=1.0, stiffness=
     masses : m_i [kg] (per body).   stiffness : c_i [N/m],  damping : d_i [Ns/m] (per element).
     cubic : (C_i, D_i), the nonlinear coefficients of (2.9) (per element each).
     exponents : (e_x, e_v) of (2.9), per element each (default 3, 3: the cubic law 2.10).
+
     forces : list of dicts, ``{"kind": "harmonic", "bodies": [50], "amplitude": ΔF_H, "omega": Ω_H, "phase": φ_H}``,
         ``{"kind": "sine", ..., "power": A_S}`` (2.14), ``{"kind": "contact", "A": A_C, "B": B_C}`` (2.12),
         ``{"kind": "impulse", "amplitude": ΔF_I, "times": [t_I, ...], "duration": Δt_I, "width": δ_I}`` (2.13);
         ``"bodies"`` (1-based, or ``"all"``) or ``"fraction"`` (random bodies) selects where they act; amplitude,
         omega, phase, A, B accept the per-body forms above.
+
     contact : shortcut for one contact force dict (without ``kind``).
     ends : ("fixed" | "free", "fixed" | "free"): a free end zeroes the end element (c = d = C = D = 0, §3.1).
+
     cuts : element indices 2 … n_K at which the chain is cut, or ``sizes``: bodies per subsystem (unequal sizes
         allowed); default: n_s subsystems of (almost) equal size.
+
     x0, v0 : initial positions [m] and velocities [m/s] (per body). Positions of bodies with a contact force are
         clipped to ≤ 0 (the admissible side of the wall for A_C < 0: exp(B_C x) would overflow, §3.1).
+
     seed : seed of the random generator for Uniform parameters and ``fraction`` selections.
     preset : a parameter set of kraft2021 §18 (:data:`PRESETS`); the other arguments override it.
 
