@@ -6,7 +6,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps
+.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps browser-test
 
 demo: build
 	$(VPY) -m cosim demo
@@ -45,6 +45,12 @@ build: venv
 browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; }
+
+# cosim.explore as a person uses it: Voila serves tests/browser/explore.ipynb on a free localhost port, headless
+# Chromium moves the H slider; the figure must change and the console stay free of errors (screenshots: out/screenshots).
+BROWSER_TESTS ?= tests/browser/test_explore_browser.py
+browser-test: build browser-deps
+	$(VPY) -m pytest $(BROWSER_TESTS) -m browser -p no:cacheprovider
 
 # AddressSanitizer + UBSan build of the C core (without -fwrapv, see setup.py), then the test suite under it.
 SAN_PRELOAD = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)"
