@@ -46,6 +46,19 @@ def _map_key(s):
             s["update"])
 
 
+def _rescale(ax, y):
+    """Fit the y limits of ``ax`` to the reference ``y`` (30 % margin; a diverging run leaves the frame instead of
+    flattening the reference). Limits that hold y and are less than four times its span are kept, so that small
+    parameter steps do not redraw the axes. Returns whether the limits changed."""
+    lo, hi = float(np.min(y)), float(np.max(y))
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    a, b = ax.get_ylim()
+    if a <= lo and hi <= b and b - a < 4 * span:
+        return False
+    ax.set_ylim(lo - 0.3 * span, hi + 0.3 * span)
+    return True
+
+
 def _H_options(t_end, H_range, n_H):
     """Ascending macro step sizes t_end/n (so that every run ends exactly at t_end) for about ``n_H`` integers n
     spaced logarithmically between t_end/H_max and t_end/H_min."""
@@ -137,12 +150,13 @@ class Explorer:
             control.add_class(f"cosim-explore-{key}")  # a stable handle for browser tests and custom CSS
         self.controls = c
         self._build_figure(system, ylabels)
-        self.image = w.Image(format="png")
+        # shrinks with a narrow window instead of scrolling (the aspect ratio is kept)
+        self.image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto", min_width="0"))
         self.image.add_class("cosim-explore-figure")
         self.status = w.HTML()
         self.status.add_class("cosim-explore-status")
-        self.widget = w.VBox([w.HBox([w.VBox(list(c.values()), layout=w.Layout(min_width="380px")), self.image]),
-                              self.status])
+        self.widget = w.VBox([w.HBox([w.VBox(list(c.values()), layout=w.Layout(min_width="380px")), self.image],
+                                     layout=w.Layout(flex_flow="row wrap")), self.status])
         self._draw(self._state())
         # the layout is computed once, in the first draw: later draws keep the axes where they are
         self.figure.set_layout_engine("none")
@@ -205,14 +219,14 @@ class Explorer:
         from matplotlib.figure import Figure
 
         n = len(self._signals)
-        fig = Figure(figsize=(10.5, max(3.6, 1.5 + 1.6 * n)), layout="constrained")
+        fig = Figure(figsize=(9.6 if self.lti else 6.4, max(3.6, 1.5 + 1.6 * n)), layout="constrained")
         FigureCanvasAgg(fig)
         grid = fig.add_gridspec(n, 2 if self.lti else 1, width_ratios=[1.25, 1] if self.lti else None)
         self._signal_axes = []
         self.lines = {}
         for i, name in enumerate(self._signals):
             ax = fig.add_subplot(grid[i, 0], sharex=self._signal_axes[0] if i else None)
-            ref, = ax.plot([], [], color="0.55", lw=2.4, alpha=0.7, label="monolithic")
+            ref, = ax.plot([], [], color="0.55", lw=2.4, alpha=0.7, label="monolithic", animated=True)
             co, = ax.plot([], [], color="tab:red", lw=1.2, label="co-simulation", animated=True)
             ax.set_ylabel(ylabels.get(name, name))
             # short tick labels with a common power of ten: the frozen layout fits every parameter value's scale
@@ -222,9 +236,9 @@ class Explorer:
                 ax.tick_params(labelbottom=False)
             self._signal_axes.append(ax)
             self.lines[name] = (co, ref)
-        # above the panels, outside the data (the co-simulated curves are drawn over everything in the axes)
-        self._signal_axes[0].legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=2, fontsize=8, frameon=False,
-                                    borderaxespad=0.2)
+        # outside the data and outside the signal panels' redraw region (the co-simulated curves are drawn last)
+        fig.legend(handles=[self.lines[self._signals[0]][1], self.lines[self._signals[0]][0]],
+                   loc="outside upper right", ncols=2, fontsize=8, frameon=False)
         # the setting, written over the whole width; the placeholder reserves its room in the layout
         self._title = fig.suptitle("setting", x=0.01, ha="left", fontsize=10)
         self._title.set_animated(True)
@@ -307,17 +321,15 @@ class Explorer:
         draw (blitting)."""
         ref = self._reference(s["p"])
         res, t_div = self._simulate(s)
-        layer = 0 if ref is not self.reference else 2  # the first layer to redraw (see _render)
-        self.result, self.reference = res, ref
+        layer = 2  # the first layer to redraw (see _render)
         for name, ax in zip(self._signals, self._signal_axes):
             co, line_ref = self.lines[name]
             co.set_data(res.t, res[name])
-            if layer == 0:
-                y_ref = ref[name]
-                line_ref.set_data(ref.t, y_ref)
-                lo, hi = float(np.min(y_ref)), float(np.max(y_ref))
-                pad = 0.3 * (hi - lo) if hi > lo else max(abs(hi), 1.0)
-                ax.set_ylim(lo - pad, hi + pad)  # a diverging run leaves the frame instead of flattening the reference
+            if ref is not self.reference:
+                line_ref.set_data(ref.t, ref[name])
+                if _rescale(ax, ref[name]):
+                    layer = 0
+        self.result, self.reference = res, ref
         self.rho = None
         if self.lti:
             key = _map_key(s)
@@ -341,10 +353,10 @@ class Explorer:
 
     def _render(self, layer):
         """PNG of the figure, drawn in three layers, each kept as a picture for the next change (blitting):
-        0 the frame (axes, ticks, labels, the reference curves), of which the signal panels are redrawn where the
-        parameter changed;
+        0 the frame (axes, ticks, labels), of which the signal panels are redrawn where a new parameter value
+        changed their limits;
         1 the ρ map's content over it, redrawn where the approximation, scheme or update changed;
-        2 what moves with every change: the co-simulated curves, the marker, the title."""
+        2 what moves with every change: the reference and co-simulated curves, the marker, the title."""
         from matplotlib.patches import Rectangle
         from matplotlib.transforms import IdentityTransform
 
@@ -354,12 +366,13 @@ class Explorer:
             canvas.draw()  # leaves out the animated artists: those of layers 1 and 2
             renderer = canvas.get_renderer()
             right = self._map_ax.get_tightbbox(renderer).x0 - 1 if self._map_ax is not None else self.figure.bbox.x1
-            self._signal_region = Rectangle((0, 0), right, self.figure.bbox.height, transform=IdentityTransform(),
+            top = self._signal_axes[0].get_tightbbox(renderer).y1 + 1
+            self._signal_region = Rectangle((0, 0), right, top, transform=IdentityTransform(),
                                             facecolor=self.figure.get_facecolor(), edgecolor="none")
             self._signal_region.set_figure(self.figure)
             self._layers[0] = canvas.copy_from_bbox(self.figure.bbox)
             layer = 1
-        elif layer == 0:  # a new parameter value: only the signal panels (left of the map) change
+        elif layer == 0:  # new limits of the signal panels (left of the map); the rest of the frame is kept
             canvas.restore_region(self._layers[0])
             self._signal_region.draw(renderer)
             for ax in self._signal_axes:
@@ -376,7 +389,8 @@ class Explorer:
             self._layers[1] = canvas.copy_from_bbox(self.figure.bbox)
         else:
             canvas.restore_region(self._layers[1])
-        for artist in [co for co, _ in self.lines.values()] + [self._title] + ([self.marker] if self.marker else []):
+        moving = [ref for _, ref in self.lines.values()] + [co for co, _ in self.lines.values()] + [self._title]
+        for artist in moving + ([self.marker] if self.marker else []):
             artist.draw(renderer)
         from PIL import Image
         buf = io.BytesIO()
@@ -392,9 +406,12 @@ class Explorer:
             parts.append(f"ρ(Ω) = {self.rho:.6g}: {verdict}")
         if t_div is not None:
             parts.append(f"<b style='color:#b00'>the co-simulation diverged at t = {t_div:.3g} s</b>")
-        else:
-            err = max(float(np.max(np.abs(self.result[n] - self.reference[n]))) for n in self._signals)
-            parts.append(f"largest deviation from the monolithic reference: {err:.3g}")
+        else:  # relative to each signal's amplitude, so that signals of different units compare
+            dev = {n: float(np.max(np.abs(self.result[n] - self.reference[n])))
+                   / max(float(np.max(np.abs(self.reference[n]))), 1e-300) for n in self._signals}
+            worst = max(dev, key=dev.get)
+            parts.append(f"largest deviation from the monolithic reference: {100 * dev[worst]:.3g} % of the "
+                         f"amplitude of {worst}")
         return " &nbsp;·&nbsp; ".join(parts)
 
     def _changed(self, change):
