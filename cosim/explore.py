@@ -14,6 +14,7 @@ in JupyterLab, the classic notebook and Voila.
 """
 from __future__ import annotations
 
+import html
 import io
 import math
 import numbers
@@ -24,7 +25,7 @@ import numpy as np
 from . import _check, analysis
 from ._extras import require
 from .approximations import MAXDEG, ExtrapolatedInterpolation, Lagrange
-from .errors import DivergenceError
+from .errors import CosimError, DivergenceError
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, Exact
 from .system import CoupledSystem
@@ -102,7 +103,8 @@ class Explorer:
     marker : matplotlib Line2D or None
         The current point on the ρ map (None for systems that are not all LTI).
     result, reference : cosim.Result
-        The current co-simulation (partial where it diverged) and the monolithic reference.
+        The current co-simulation (partial where it diverged or failed; None where it failed before its first
+        record) and the monolithic reference.
     rho : float or None
         ρ(Ω) of the current setting (None for systems that are not all LTI).
     update_times : list of float
@@ -196,22 +198,24 @@ class Explorer:
         if key not in self._maps:
             approx = _approximation(s["approximation"], s["k"], s["continuity"])
             if self._parameter is None:
-                rho = analysis.spectral_radius(self._system(None), self._H, s["scheme"], approx, update=s["update"])
-                self._maps[key] = np.asarray(rho, dtype=float)
+                build, params = (lambda: self._system(None)), {}
             else:
-                name, values, build = self._parameter
-                self._maps[key] = analysis.stability_map(lambda **kw: build(kw[name]), {name: values}, self._H,
-                                                         s["scheme"], approx, update=s["update"])
+                name, values, by_value = self._parameter
+                build, params = (lambda **kw: by_value(kw[name])), {name: values}
+            # points where Ω cannot be formed (a singular algebraic loop) are NaN: not drawn
+            self._maps[key] = analysis.stability_map(build, params, self._H, s["scheme"], approx, update=s["update"])
         return self._maps[key]
 
     def _simulate(self, s):
+        """The co-simulation of the setting ``s`` and None, or, where it failed, its partial result (None where it
+        has none) and the error: a diverging run is shown up to the macro point before the blow-up."""
         approx = _approximation(s["approximation"], s["k"], s["continuity"])
         try:
             return simulate(self._system(s["p"]), self._t_end, s["H"], scheme=s["scheme"], approximation=approx,
                             update=s["update"], solver=self._solver, output_interval=self._output_interval,
                             divergence_growth=math.inf), None
-        except DivergenceError as e:  # the partial result up to the macro point before the blow-up is shown
-            return e.result, e.t
+        except CosimError as e:
+            return e.result, e
 
     # ------------------------------------------------------------------------------------------ drawing
     def _build_figure(self, system, ylabels):
@@ -294,7 +298,7 @@ class Explorer:
         """Show the ρ values of ``smap`` (the map panel's content, drawn over its frame)."""
         ax = self._map_ax
         if self._parameter is None:
-            self._rho_line.set_ydata(np.clip(smap, *RHO_RANGE))
+            self._rho_line.set_ydata(np.clip(smap.rho, *RHO_RANGE))
             return
         rho = np.asarray(smap.rho, dtype=float)
         self._mesh.set_array(np.ma.masked_invalid(rho).T)
@@ -311,7 +315,7 @@ class Explorer:
     def _rho(self, s, smap):
         iH = int(np.argmin(np.abs(self._H - s["H"])))
         if self._parameter is None:
-            return float(smap[iH])
+            return float(smap.rho[iH])
         ip = int(np.argmin(np.abs(self._parameter[1] - s["p"])))
         return float(smap.rho[ip, iH])
 
@@ -320,11 +324,11 @@ class Explorer:
         map) are redrawn only where the parameter or the map's setting changed, else restored from the last full
         draw (blitting)."""
         ref = self._reference(s["p"])
-        res, t_div = self._simulate(s)
+        res, failure = self._simulate(s)
         layer = 2  # the first layer to redraw (see _render)
         for name, ax in zip(self._signals, self._signal_axes):
             co, line_ref = self.lines[name]
-            co.set_data(res.t, res[name])
+            co.set_data(*((res.t, res[name]) if res is not None else ([], [])))
             if ref is not self.reference:
                 line_ref.set_data(ref.t, ref[name])
                 if _rescale(ax, ref[name]):
@@ -348,7 +352,7 @@ class Explorer:
         approx = _approximation(s["approximation"], s["k"], s["continuity"])
         self._title.set_text(f"{approx!r}, {s['scheme']}, {s['update']} update, H = {s['H']:.3g} s"
                              + ("" if s["p"] is None else f", {self._parameter[0]} = {s['p']:.3g}"))
-        self.status.value = self._status_text(t_div)
+        self.status.value = self._status_text(failure)
         self.image.value = self._render(layer)
 
     def _render(self, layer):
@@ -399,13 +403,17 @@ class Explorer:
             buf, "png", compress_level=1)
         return buf.getvalue()
 
-    def _status_text(self, t_div):
+    def _status_text(self, failure):
         parts = []
         if self.rho is not None:
-            verdict = "stable" if self.rho < 1 else "<b style='color:#b00'>unstable</b>"
+            verdict = ("not computable" if math.isnan(self.rho) else "stable" if self.rho < 1
+                       else "<b style='color:#b00'>unstable</b>")
             parts.append(f"ρ(Ω) = {self.rho:.6g}: {verdict}")
-        if t_div is not None:
-            parts.append(f"<b style='color:#b00'>the co-simulation diverged at t = {t_div:.3g} s</b>")
+        if isinstance(failure, DivergenceError):
+            when = "" if failure.t is None else f" at t = {failure.t:.3g} s"
+            parts.append(f"<b style='color:#b00'>the co-simulation diverged{when}</b>")
+        elif failure is not None:
+            parts.append(f"<b style='color:#b00'>the co-simulation failed: {html.escape(str(failure))}</b>")
         else:  # relative to each signal's amplitude, so that signals of different units compare
             dev = {n: float(np.max(np.abs(self.result[n] - self.reference[n])))
                    / max(float(np.max(np.abs(self.reference[n]))), 1e-300) for n in self._signals}
