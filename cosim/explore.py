@@ -223,7 +223,7 @@ class Explorer:
         from matplotlib.figure import Figure
 
         n = len(self._signals)
-        fig = Figure(figsize=(9.6 if self.lti else 6.4, max(3.6, 1.5 + 1.6 * n)), layout="constrained")
+        fig = Figure(figsize=(9.6 if self.lti else 6.4, max(3.6, 1.5 + 1.6 * n)), dpi=self._dpi, layout="constrained")
         FigureCanvasAgg(fig)
         grid = fig.add_gridspec(n, 2 if self.lti else 1, width_ratios=[1.25, 1] if self.lti else None)
         self._signal_axes = []
@@ -349,8 +349,9 @@ class Explorer:
                 self.marker.set_data([s["H"]], [np.clip(self.rho, *RHO_RANGE)])
             else:
                 self.marker.set_data([s["p"]], [s["H"]])
-        approx = _approximation(s["approximation"], s["k"], s["continuity"])
-        self._title.set_text(f"{approx!r}, {s['scheme']}, {s['update']} update, H = {s['H']:.3g} s"
+        approx = ("ZOH" if s["k"] == 0 else f"Lagrange k = {s['k']}") if s["approximation"] == "lagrange" \
+            else f"EXTRIPOL-C{s['continuity']} k = {s['k']}"
+        self._title.set_text(f"{approx}, {s['scheme']}, {s['update']} update, H = {s['H']:.3g} s"
                              + ("" if s["p"] is None else f", {self._parameter[0]} = {s['p']:.3g}"))
         self.status.value = self._status_text(failure)
         self.image.value = self._render(layer)
@@ -449,7 +450,8 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
     Parameters
     ----------
     system : cosim.CoupledSystem
-        The coupled system (with ``parameter``: the system at any value; the panel builds its own).
+        The coupled system. With ``parameter`` it gives the signal names only: the panel builds the system at each
+        value of the parameter's slider, which starts at the middle one.
     t_end : float
         Length of every run [s].
     signals : list of str, optional
