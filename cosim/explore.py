@@ -125,7 +125,7 @@ class Explorer:
         self._systems, self._references, self._maps = {}, {}, {}
         if parameter is None:
             self._systems[0] = system
-        self.lti = system.is_lti
+        self.lti = system.is_lti and len(system.subsystems) >= 2  # what the ρ(Ω) analysis covers
         self.update_times = []
 
         style = {"description_width": "100px"}
@@ -151,7 +151,7 @@ class Explorer:
         for key, control in c.items():
             control.add_class(f"cosim-explore-{key}")  # a stable handle for browser tests and custom CSS
         self.controls = c
-        self._build_figure(system, ylabels)
+        self._build_figure(ylabels)
         # shrinks with a narrow window instead of scrolling (the aspect ratio is kept)
         self.image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto", min_width="0"))
         self.image.add_class("cosim-explore-figure")
@@ -218,7 +218,7 @@ class Explorer:
             return e.result, e
 
     # ------------------------------------------------------------------------------------------ drawing
-    def _build_figure(self, system, ylabels):
+    def _build_figure(self, ylabels):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
@@ -539,8 +539,8 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
     n_H = _check.size(n_H, "n_H", 2)
     H = H_range[0] ** 0.75 * H_range[1] ** 0.25 if H is None else _check.real(H, "H", positive=True)
     parameter = _check_parameter(parameter)
-    if parameter is not None and not system.is_lti:
-        raise ValueError("parameter: the ρ map over a parameter needs an all-LTI system")
+    if parameter is not None and not (system.is_lti and len(system.subsystems) >= 2):
+        raise ValueError("parameter: the ρ map over a parameter needs an all-LTI system of two or more subsystems")
     if solver is None:
         solver = Exact() if system.is_lti else CVODE()
     output_points = _check.size(output_points, "output_points", 10)

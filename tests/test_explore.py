@@ -180,3 +180,9 @@ def test_missing_ipywidgets_names_the_extra(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else find(name, *a))
     with pytest.raises(ImportError, match=r'pip install "cosim\[jupyter\]"'):
         cosim.explore(build(2e5), T_END)
+
+
+def test_a_parameter_map_needs_an_lti_system():
+    with pytest.raises(ValueError, match="parameter: the ρ map"):
+        cosim.explore(models.two_mass_oscillator(nonlinear=True), 0.05, signals=["S2.F"],
+                      parameter=("ck", CK, build))

@@ -3,7 +3,8 @@
 The fixture notebook ``explore.ipynb`` shows the explorer for the two-mass oscillator. The test serves it with Voila
 on a free localhost port (started and stopped here), waits for the figure, moves the macro-step slider with the
 keyboard and checks that the figure changed (screenshots before and after, pixel difference) and that the browser
-console shows no error. Run with ``make browser-test`` (``pytest -m browser``).
+console shows no error. Run with ``make browser-test`` (``pytest -m browser``); the screenshots and Voila's log are
+left in ``out/screenshots`` (``COSIM_SCREENSHOTS``).
 """
 import os
 import socket
@@ -43,7 +44,9 @@ def voila_url():
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                MPLBACKEND="Agg")
-    log = open(SCREENSHOTS.parent / "voila.log", "w") if SCREENSHOTS.parent.is_dir() else subprocess.DEVNULL
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    log_path = SCREENSHOTS / "voila.log"
+    log = open(log_path, "w")
     proc = subprocess.Popen([sys.executable, "-m", "voila", str(NOTEBOOK), f"--port={port}", "--no-browser",
                              "--Voila.ip=127.0.0.1", "--ServerApp.port_retries=0"],
                             cwd=str(HERE), env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -52,13 +55,15 @@ def voila_url():
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"voila exited with {proc.returncode} before serving")
+                log.flush()
+                pytest.fail(f"voila exited with {proc.returncode} before serving:\n{log_path.read_text()[-3000:]}")
             try:  # the port accepts connections once the server is up
                 socket.create_connection(("127.0.0.1", port), timeout=2).close()
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail("voila did not answer within 60 s")
+                    log.flush()
+                    pytest.fail(f"voila did not answer within 60 s:\n{log_path.read_text()[-3000:]}")
                 time.sleep(0.3)
         yield url
     finally:
@@ -68,8 +73,7 @@ def voila_url():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if log is not subprocess.DEVNULL:
-            log.close()
+        log.close()
 
 
 def _figure_src(driver):
