@@ -186,3 +186,21 @@ def test_a_parameter_map_needs_an_lti_system():
     with pytest.raises(ValueError, match="parameter: the ρ map"):
         cosim.explore(models.two_mass_oscillator(nonlinear=True), 0.05, signals=["S2.F"],
                       parameter=("ck", CK, build))
+
+
+def test_a_notebook_kernel_displays_the_panel_as_a_widget(monkeypatch):
+    # the browser test's notebook, run in a Jupyter kernel: the cell's output is the ipywidgets view (what
+    # JupyterLab, the notebook and Voila render), not a text repr
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    import os
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    nb = nbformat.read(root / "tests" / "browser" / "explore.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(views) == 1
