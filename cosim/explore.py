@@ -435,7 +435,7 @@ class Explorer:
 
 
 def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, n_H=31, parameter=None,
-            solver=None, output_points=500, dpi=80) -> Explorer:
+            solver=None, output_points=500, dpi=100) -> Explorer:
     """An interactive panel (ipywidgets) to teach how H, the coupling approximation and the scheme decide whether a
     co-simulation is stable and accurate.
 
@@ -476,7 +476,7 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
         Points of the plotted curves: both runs are recorded every t_end/output_points (dense output between macro
         points; default 500).
     dpi : int
-        Resolution of the figure image (default 80).
+        Resolution of the figure image (default 100; smaller draws faster).
 
     Returns
     -------
