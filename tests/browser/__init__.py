@@ -1,1 +1,1 @@
-"""Browser checks (a package, so that its conftest does not replace tests/conftest.py as the module `conftest`)."""
+"""Checks in headless Chromium (make docs-check, make browser-test)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import SCREENSHOTS, console_errors, screenshot
+from browser.pages import SCREENSHOTS, console_errors, screenshot
 
 pytestmark = pytest.mark.browser
 
