@@ -6,7 +6,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps browser-test
+.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps
 
 demo: build
 	$(VPY) -m cosim demo
@@ -49,6 +49,7 @@ browser-deps:
 # cosim.explore as a person uses it: Voila serves tests/browser/explore.ipynb on a free localhost port, headless
 # Chromium moves the H slider; the figure must change and the console stay free of errors (screenshots: out/screenshots).
 BROWSER_TESTS ?= tests/browser/test_explore_browser.py
+.PHONY: browser-test
 browser-test: build browser-deps
 	$(VPY) -m pytest $(BROWSER_TESTS) -m browser -p no:cacheprovider
 
