@@ -61,6 +61,13 @@ browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; }
 
+# cosim.explore as a person uses it: Voila serves tests/browser/explore.ipynb on a free localhost port, headless
+# Chromium moves the H slider; the figure must change and the console stay free of errors (screenshots: out/screenshots).
+BROWSER_TESTS ?= tests/browser/test_explore_browser.py
+.PHONY: browser-test
+browser-test: build browser-deps
+	$(VPY) -m pytest $(BROWSER_TESTS) -m browser -p no:cacheprovider
+
 # AddressSanitizer + UBSan build of the C core (without -fwrapv, see setup.py), then the test suite under it.
 SAN_PRELOAD = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)"
 SAN_OPTIONS = ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:max_allocation_size_mb=4096 \

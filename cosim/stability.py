@@ -424,6 +424,8 @@ def _build_packs(build, params, affine):
     s0 = _check_system(call(p0), "build(...)")
     P0 = _pack(s0)
     sizes0 = _sizes(s0)
+    if not grids:  # only H is swept: the one system
+        return P0[None, :], shape, s0
 
     def pack_of(values):
         s = _check_system(call(values), "build(...)")

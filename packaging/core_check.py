@@ -1,7 +1,7 @@
 """make wheel-check, core-only venv: cosim installed without extras, system libraries hidden.
 
-simulate, results (DataFrame, CSV), analysis and plotting work; cosim.doe and cosim.FMU raise ImportError naming
-their extra. Run from outside the source tree, so that the installed package is the one imported.
+simulate, results (DataFrame, CSV), analysis and plotting work; cosim.doe, cosim.FMU and cosim.explore raise
+ImportError naming their extra. Run from outside the source tree, so that the installed package is the one imported.
 """
 import os
 import subprocess
@@ -37,7 +37,8 @@ def load_fmu():
         cosim.FMU(os.path.join(tmp, "empty.fmu"))
 
 
-for feature, extra, load in [("cosim.doe", "doe", lambda: __import__("cosim.doe")), ("cosim.FMU", "fmu", load_fmu)]:
+for feature, extra, load in [("cosim.doe", "doe", lambda: __import__("cosim.doe")), ("cosim.FMU", "fmu", load_fmu),
+                             ("cosim.explore", "jupyter", lambda: cosim.explore(system, 0.05))]:
     try:
         load()
     except ImportError as e:

@@ -191,6 +191,15 @@ def test_stability_map_equals_pointwise_spectral_radius():
     assert sl.dims == ("ck", "H") and np.array_equal(sl.rho, m.rho[:, 1, :])
 
 
+def test_stability_map_without_parameters_sweeps_H_only():
+    # params may be empty (the docstring's promise): the map is ρ over H, as spectral_radius gives it
+    s = two_mass_oscillator(2e5, 200)
+    H = np.geomspace(1e-4, 1e-2, 7)
+    m = an.stability_map(lambda: s, {}, H, "gauss-seidel", Lagrange(1))
+    assert m.dims == ("H",) and m.rho.shape == (7,)
+    np.testing.assert_allclose(m.rho, an.spectral_radius(s, H, "gauss-seidel", Lagrange(1)), rtol=1e-12)
+
+
 def test_stability_map_nonaffine_builder():
     """A builder that is not affine in its parameter is detected and evaluated point by point."""
     H = np.array([1e-4, 1e-3])
