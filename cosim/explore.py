@@ -466,7 +466,7 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
         about ``n_H`` integers n, so that every run ends at t_end exactly; they are the H axis of the ρ map too.
     n_H : int
         About how many H values the slider offers (default 31).
-    parameter : (str, array_like, callable), optional
+    parameter : (str, sequence of float, callable), optional
         ``(name, values, build)``: a slider over the increasing ``values`` of a model parameter and
         ``build(value) -> CoupledSystem``; the ρ map is then drawn over (parameter, H). All-LTI systems only.
     solver : cosim solver, optional

@@ -395,7 +395,7 @@ class Result:
         title : str, optional
             Title of the axes (one panel) or of the figure.
         ylabels : dict, optional
-            Signal name -> axis label, replacing the default "name [unit]" (units from :attr:`units`).
+            Signal name -> axis label, replacing the default "name [unit]" (units from ``units``).
         xlabel : str
             Label of the t axis.
 

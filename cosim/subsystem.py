@@ -29,7 +29,7 @@ class Subsystem:
     "F": "N"}``. A declared name gives its unit to every signal of that name (a state and the output or input named
     like it are one quantity); ``"x[i]"``, ``"y[j]"``, ``"u[a]"`` give one signal its unit. ``"-"`` marks a
     dimensionless signal; a signal left out has no known unit. Units are labels only (nothing is converted):
-    :attr:`cosim.Result.units` carries them and :meth:`cosim.Result.plot` writes them on the axes."""
+    ``cosim.Result.units`` carries them and :meth:`cosim.Result.plot` writes them on the axes."""
 
     nx: int
     nu: int
@@ -48,7 +48,7 @@ class Subsystem:
 
     def set_units(self, units):
         """Declare the units of signals (see :class:`Subsystem`): ``units`` is a dict signal name -> unit string,
-        added to :attr:`units` (an entry replaces the one of the same key). Returns the subsystem.
+        added to ``units`` (an entry replaces the one of the same key). Returns the subsystem.
 
         Raises TypeError for anything but a dict of strings, ValueError for a name this subsystem does not have."""
         self.units = {**getattr(self, "units", {}), **self._checked_units(units)}
@@ -75,7 +75,7 @@ class Subsystem:
         return out
 
     def signal_unit(self, kind: str, i: int):
-        """The unit of state/output/input ``i`` of ``kind`` ("x", "y", "u"), from :attr:`units`: the entry of the
+        """The unit of state/output/input ``i`` of ``kind`` ("x", "y", "u"), from ``units``: the entry of the
         signal's indexed form ``"y[j]"`` if given, else that of its declared name; None where none is known."""
         units = getattr(self, "units", None) or {}
         indexed = f"{kind}[{i}]"
