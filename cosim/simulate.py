@@ -323,7 +323,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
              coupling=None, step_control=None, threads: int = 1, t_start: float = 0.0) -> Result:
-    """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
+    """Co-simulate ``system`` from ``t_start`` (default 0) to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
     consistent update.
@@ -372,7 +372,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         with ``grid=`` (an explicit grid starts at 0).
 
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
-        ``output_interval`` from 0 to t_end, or the given increasing times from 0 to at most t_end. Between macro
+        ``output_interval`` from t_start to t_end, or the given increasing times from t_start to at most t_end. Between macro
         points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}] (exact for
         :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
         counts the macro steps.
