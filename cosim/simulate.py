@@ -373,9 +373,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
 
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
         ``output_interval`` from t_start to t_end, or the given increasing times from t_start to at most t_end.
-        Between macro points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}] (exact for
-        :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
-        counts the macro steps.
+        Between macro points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}]
+        (exact for :class:`Exact` units); outputs are evaluated with the input values at t.
+        ``res.stats["macro_steps"]`` still counts the macro steps.
 
     coupling : a coupling method instead of the plain signal-based one:
         :class:`cosim.BalanceCorrection` (moshagen eqs. 77-79): wraps the approximation; the result gets
