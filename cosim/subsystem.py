@@ -159,20 +159,31 @@ class Subsystem:
         m = re.fullmatch(r"([uy])\[(\d+)\]", label)
         n = self.nu if kind == "u" else self.ny
         what = "inputs" if kind == "u" else "outputs"
-        valid = (f"valid {what} of {self.name}: " + ", ".join(f"{self.name}.{v}" for v in self.signal_names(kind))
-                 if n else f"{self.name} has no {what}")
         if m:
             if m.group(1) != kind:
                 raise ValueError(f"{self.name}.{label}: expected an {'input u' if kind == 'u' else 'output y'}; "
-                                 f"{valid}")
+                                 f"{self._valid_names(kind)}")
             i = int(m.group(2))
             if i >= n:
-                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} {what}); {valid}")
+                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} {what}); "
+                                 f"{self._valid_names(kind)}")
             return i
         labels = self.inputs if kind == "u" else self.outputs
         if labels and label in labels:
             return labels.index(label)
-        raise ValueError(f"unknown {what[:-1]} {self.name}.{label}; {valid}")
+        raise ValueError(f"unknown {what[:-1]} {self.name}.{label}; {self._valid_names(kind)}")
+
+    def _valid_names(self, kind, shown=20):
+        """'valid outputs of S1: S1.F, ...' for an error message: the first ``shown`` names only (a subsystem may
+        declare millions of signals), built only when an error is raised."""
+        n = self.nu if kind == "u" else self.ny
+        what = "inputs" if kind == "u" else "outputs"
+        if not n:
+            return f"{self.name} has no {what}"
+        labels = self.inputs if kind == "u" else self.outputs
+        names = list(labels[:shown]) if labels else [f"{kind}[{i}]" for i in range(min(n, shown))]
+        more = f", ... ({n} in all)" if n > shown else ""
+        return f"valid {what} of {self.name}: " + ", ".join(f"{self.name}.{v}" for v in names) + more
 
     def spec(self):
         """What the engine builds this subsystem from: a tuple whose first item names the model kind of the C core
