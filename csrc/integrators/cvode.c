@@ -59,7 +59,7 @@ static int cv_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *use
     cs_stepper *st = c->st;
     int nx = st->model->nx;
     cs_input_eval(c->in, t, st->u);
-    if (st->model->jac(st->model->ctx, t, N_VGetArrayPointer(y), st->u, c->jac_buf)) return -1;
+    if (cs_model_jac(st->model, t, N_VGetArrayPointer(y), st->u, c->jac_buf)) return -1;
     for (int j = 0; j < nx; j++) {
         sunrealtype *col = SUNDenseMatrix_Column(J, j);
         for (int i = 0; i < nx; i++) col[i] = c->jac_buf[(size_t)i * nx + j];
@@ -273,7 +273,7 @@ cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *er
     if (CVodeSStolerances(c->mem, opts->rtol, opts->atol) != CV_SUCCESS) goto fail;
     if (CVodeSetUserData(c->mem, c) != CV_SUCCESS) goto fail;
     if (!c->band && CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
-    if (model->jac && !c->band) { /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
+    if (cs_model_has_jac(model) && !c->band) { /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
         c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx);
         if (!c->jac_buf) goto nomem;
         CVodeSetJacFn(c->mem, cv_jac);

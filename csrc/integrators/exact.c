@@ -36,7 +36,7 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
      * (Phi would change by rounding only): the key tolerates differences of that size. */
     propagator *p = &c->slot[T != in->T || H != in->H];
     if (!(fabs(H - p->H) <= 8e-16 * (fabs(T) + H)) || in->deg != p->deg) {
-        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->A, m->B, H, p->Phi, p->Gam, c->work, c->ipiv, err));
+        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->lin.A, m->lin.B, H, p->Phi, p->Gam, c->work, c->ipiv, err));
         p->H = H;
         p->deg = in->deg;
     }
@@ -76,7 +76,7 @@ static void exact_destroy(cs_stepper *st) {
 static const cs_stepper_ops EXACT_OPS = {exact_step, exact_destroy};
 
 cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
-    if (!model->A) {
+    if (!cs_model_linear(model)) {
         cs_fail(err, CS_ERR_ARG, "solver: Exact() needs an LTI subsystem, but %s is not LTI", model->name);
         return NULL;
     }

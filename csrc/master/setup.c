@@ -19,10 +19,10 @@ void cs_run_destroy(cs_run *r) {
         for (int i = 0; i < r->nunits; i++) cs_unit_destroy(r->units[i]);
     free(r->units);
     if (r->have_unit_net) cs_network_free(&r->unit_net);
-    cs_model_free(r->composite);
+    cs_model_destroy(r->composite);
     if (r->have_net) cs_network_free(&r->net);
     if (r->models)
-        for (int i = 0; i < r->nmodels; i++) cs_model_free(r->models[i]);
+        for (int i = 0; i < r->nmodels; i++) cs_model_destroy(r->models[i]);
     free(r->models);
     free(r);
 }
@@ -38,7 +38,7 @@ static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int 
     else {
         for (int i = 0; i < n; i++) {
             if (un && un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
-            else { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = m[i]->D != NULL; }
+            else { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = cs_model_linear(m[i]) != NULL; }
         }
         rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
     }
@@ -124,7 +124,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         } else { free(r); r = NULL; }
     }
     if (!r) {
-        for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        for (int i = 0; i < c->nsub; i++) cs_model_destroy(c->models[i]);
         if (c->units)
             for (int i = 0; i < c->nsub; i++) cs_unit_destroy(c->units[i]);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
@@ -132,7 +132,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     r->nmodels = r->nsub = c->nsub;
     r->models = malloc(sizeof(cs_model *) * (size_t)(c->nsub > 0 ? c->nsub : 1));
     if (!r->models) {
-        for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        for (int i = 0; i < c->nsub; i++) cs_model_destroy(c->models[i]);
         cs_run_destroy(r);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
@@ -148,8 +148,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     int update = c->update;
     if (c->monolithic) {
         /* one unit integrates the strongly coupled composite; it has no inputs, so the master's coupling is void */
-        r->composite = cs_composite_new(c->nsub, r->models, &r->net, "monolithic", err);
-        if (!r->composite) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
+        FAIL(cs_composite_create(c->nsub, r->models, &r->net, "monolithic", &r->composite, err));
         FAIL(make_network(&r->unit_net, 1, &r->composite, NULL, 0, NULL, NULL, NULL, NULL, err));
         r->have_unit_net = 1;
         unit_net = &r->unit_net;

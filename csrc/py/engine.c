@@ -346,7 +346,7 @@ static void free_run_args(run_args *a) {
     cs_py_keep_free(&a->keep);
     if (!a->models_given) {
         if (a->models)
-            for (int i = 0; i < a->n; i++) cs_model_free(a->models[i]);
+            for (int i = 0; i < a->n; i++) cs_model_destroy(a->models[i]);
         if (a->units)
             for (int i = 0; i < a->n; i++) cs_unit_destroy(a->units[i]);
     }

@@ -69,7 +69,7 @@ static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
 done:
     if (snap) u->ops->snapshot_destroy(snap);
     cs_unit_destroy(u);
-    cs_model_free(m);
+    cs_model_destroy(m);
     free(work);
     Py_XDECREF(x); Py_XDECREF(ell); Py_XDECREF(coef); Py_XDECREF(delta);
     return out;

@@ -17,7 +17,7 @@ static void stepper_capsule_free(PyObject *cap) {
     py_stepper *p = PyCapsule_GetPointer(cap, "cosim.stepper");
     if (!p) return;
     cs_stepper_free(p->st);
-    cs_model_free(p->model);
+    cs_model_destroy(p->model);
     free(p->coef);
     free(p);
 }
@@ -66,12 +66,12 @@ static PyObject *py_stepper_new(PyObject *self, PyObject *args) {
     cs_stepper_set_state(p->st, t0, PyArray_DATA(x0));
     Py_DECREF(x0);
     PyObject *cap = PyCapsule_New(p, CAP_STEPPER, stepper_capsule_free);
-    if (!cap) { cs_stepper_free(p->st); cs_model_free(p->model); free(p->coef); free(p); }
+    if (!cap) { cs_stepper_free(p->st); cs_model_destroy(p->model); free(p->coef); free(p); }
     return cap;
 fail:
     Py_XDECREF(x0);
     cs_stepper_free(p->st);
-    cs_model_free(p->model);
+    cs_model_destroy(p->model);
     free(p->coef);
     free(p);
     return NULL;

@@ -461,7 +461,7 @@ static void me_destroy(cs_unit *u) {
     if (!f) return;
     if (f->loc) f->inner->ops->snapshot_destroy(f->loc);
     cs_unit_destroy(f->inner);
-    cs_model_free(f->model);
+    cs_model_destroy(f->model);
     free(f->ubuf); free(f->xnew); free(f->zz); free(f->zlo); free(f->zhi);
     free(f);
     u->content = NULL;
@@ -498,8 +498,8 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
         cs_unit_destroy(u);
         return NULL;
     }
-    f->model = cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
-    if (!f->model) { cs_unit_destroy(u); return NULL; }
+    if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, &f->model,
+                            err)) { cs_unit_destroy(u); return NULL; }
     f->inner = cs_model_unit_new(f->model, solver, err);
     if (!f->inner) { cs_unit_destroy(u); return NULL; }
     if (f->nz && !(f->loc = f->inner->ops->snapshot_create(f->inner))) {
@@ -543,5 +543,7 @@ cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *s, cs_err *err) {
         cs_fmi_inst_destroy(inst);
         return NULL;
     }
-    return cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
+    cs_model *m = NULL;
+    cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, &m, err);
+    return m;
 }
