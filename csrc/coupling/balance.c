@@ -316,7 +316,7 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
     for (int i = 0; i < net->nsub; i++)
         if (b->source[i] && !cs_unit_has_step_integral(units[i])) {
             int rc = cs_fail(err, CS_ERR_ARG, "balance correction: unit %s has no step integrals (create it with "
-                             "cs_model_unit_new_quadrature)", units[i]->name);
+                             "cs_model_unit_create_quadrature)", units[i]->name);
             cs_coupling_destroy(c);
             return rc;
         }

@@ -235,13 +235,11 @@ static void cvode_destroy(cs_stepper *st) {
 
 static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy, 1};
 
-cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    if (!(opts->rtol > 0.0) || !(opts->atol > 0.0)) {
-        cs_fail(err, CS_ERR_ARG, "CVODE: rtol and atol must be positive");
-        return NULL;
-    }
-    cs_stepper *st = cs_stepper_alloc(model, &CVODE_OPS, err);
-    if (!st) return NULL;
+int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err) {
+    if (!(opts->rtol > 0.0) || !(opts->atol > 0.0))
+        return cs_fail(err, CS_ERR_ARG, "CVODE: rtol and atol must be positive");
+    cs_stepper *st = cs_stepper_new_empty(model, &CVODE_OPS, err);
+    if (!st) return CS_ERR_NOMEM;
     cvode_content *c = calloc(1, sizeof *c);
     if (!c) goto nomem;
     st->content = c;
@@ -280,14 +278,14 @@ cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *er
     }
     CVodeSetMaxNumSteps(c->mem, opts->max_steps > 0 ? opts->max_steps : 100000);
     if (opts->max_h > 0.0) CVodeSetMaxStep(c->mem, opts->max_h);
-    return st;
+    *out = st;
+    return CS_OK;
 nomem:
-    cs_stepper_free(st);
-    cs_fail(err, CS_ERR_NOMEM, "CVODE: out of memory");
-    return NULL;
+    cs_stepper_destroy(st);
+    return cs_fail(err, CS_ERR_NOMEM, "CVODE: out of memory");
 fail:
     cs_fail(err, CS_ERR_SOLVER, "CVODE: set-up failed for subsystem %s%s%s", model->name,
             c && c->sun_msg[0] ? ": " : "", c ? c->sun_msg : "");
-    cs_stepper_free(st);
-    return NULL;
+    cs_stepper_destroy(st);
+    return CS_ERR_SOLVER;
 }

@@ -51,11 +51,11 @@ static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int 
 static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
     for (int i = 0; i < r->nunits; i++) {
         if (!r->units[i]) {
-            if (c->balance && !c->monolithic)
-                r->units[i] = cs_model_unit_new_quadrature(r->models[i], &c->solvers[i], err);
-            else
-                r->units[i] = cs_model_unit_new(c->monolithic ? r->composite : r->models[i], &c->solvers[i], err);
-            if (!r->units[i]) return err->code ? err->code : CS_ERR_NOMEM;
+            int rc = c->balance && !c->monolithic
+                         ? cs_model_unit_create_quadrature(r->models[i], &c->solvers[i], &r->units[i], err)
+                         : cs_model_unit_create(c->monolithic ? r->composite : r->models[i], &c->solvers[i],
+                                                &r->units[i], err);
+            if (rc) return rc;
         }
         r->units[i]->timing = c->timing;
     }
@@ -205,10 +205,7 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
         u->idle = r->units[i]->idle;
         u->save_wall = r->units[i]->save_wall;
     }
-    if (r->scheme->ops->iterations) {
-        out->iterative = 1;
-        r->scheme->ops->iterations(r->scheme, out->macro_steps, &out->iterations_per_step, &out->iterations);
-    }
+    out->iterative = cs_scheme_iterations(r->scheme, out->macro_steps, &out->iterations_per_step, &out->iterations);
     out->has_step_records = cs_kraft_control_records(r->controller, &out->step_records);
     cs_algorithm_get_timing(r->alg, &out->timing);
     cs_jacobi_threads(r->scheme, out->thread_idle);

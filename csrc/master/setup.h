@@ -36,7 +36,7 @@ typedef struct cs_run_config {
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
     /* balance correction (coupling/balance.h, moshagen §2.6; NULL: off): wraps the signal coupling; the source units
-     * get quadrature states (cs_model_unit_new_quadrature) */
+     * get quadrature states (cs_model_unit_create_quadrature) */
     const cs_balance_spec *balance;
     const unsigned char *balance_corrected; /* nu flags (NULL: every connected input) */
     cs_choice coupling;         /* a kind of the registry's "coupling" (kind NULL: the signal coupling of `approx`) */

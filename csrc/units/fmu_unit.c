@@ -196,7 +196,7 @@ static unsigned *copy_vr(const unsigned *v, int n) {
 }
 
 static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(NULL, 0, s->nu, s->ny, s->name, err);
+    cs_unit *u = cs_unit_new_empty(NULL, 0, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
     u->kind = CS_UNIT_FMU_CS;
     fmu_cs *f = calloc(1, sizeof *f);
@@ -468,7 +468,7 @@ static void me_destroy(cs_unit *u) {
 }
 
 static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(NULL, s->nx, s->nu, s->ny, s->name, err);
+    cs_unit *u = cs_unit_new_empty(NULL, s->nx, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
     u->kind = CS_UNIT_FMU_ME;
     fmu_me *f = calloc(1, sizeof *f);
@@ -500,8 +500,7 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
     }
     if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, &f->model,
                             err)) { cs_unit_destroy(u); return NULL; }
-    f->inner = cs_model_unit_new(f->model, solver, err);
-    if (!f->inner) { cs_unit_destroy(u); return NULL; }
+    if (cs_model_unit_create(f->model, solver, &f->inner, err)) { cs_unit_destroy(u); return NULL; }
     if (f->nz && !(f->loc = f->inner->ops->snapshot_create(f->inner))) {
         cs_unit_destroy(u);
         cs_fail(err, CS_ERR_NOMEM, "out of memory");

@@ -227,7 +227,7 @@ static void mu_stats(const cs_unit *u, cs_unit_stats *s) {
 static void mu_destroy(cs_unit *u) {
     model_unit *m = u->content;
     if (!m) return;
-    cs_stepper_free(m->st);
+    cs_stepper_destroy(m->st);
     free(m->work);
     free(m->tr_y); free(m->tr_ydot); free(m->tr_u);
     free(m->sw); free(m->ipiv);
@@ -253,14 +253,14 @@ static const cs_unit_ops MODEL_UNIT_OPS = {
     .sensitivity = mu_sensitivity,
 };
 
-cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(&MODEL_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
-    if (!u) return NULL;
+int cs_model_unit_create(cs_model *model, const cs_solver_opts *opts, cs_unit **out, cs_err *err) {
+    cs_unit *u = cs_unit_new_empty(&MODEL_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
+    if (!u) return err->code;
     model_unit *m = calloc(1, sizeof *m);
-    if (!m) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!m) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     u->content = m;
     m->work = calloc((size_t)model->nx + 2 * (size_t)model->ny + 2 * (size_t)model->nu + 1, sizeof(double));
-    if (!m->work) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!m->work) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     {
         size_t nx = (size_t)model->nx, nu = (size_t)model->nu, ny = (size_t)model->ny;
         size_t sap = 2 * ny * nu + 5 * nx + 2 * ny + nu;
@@ -268,14 +268,14 @@ cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *
                                                                                           model->nu, CS_MAXDEG) : 0;
         m->sw = calloc((sap > ex ? sap : ex) + 1, sizeof(double));
         m->ipiv = calloc(nx + nu * (CS_MAXDEG + 1) + 1, sizeof(int));
-        if (!m->sw || !m->ipiv) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+        if (!m->sw || !m->ipiv) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     }
-    m->st = cs_stepper_new(model, opts, err);
-    if (!m->st) { cs_unit_destroy(u); return NULL; }
+    if (cs_stepper_create(model, opts, &m->st, err)) { cs_unit_destroy(u); return err->code; }
     u->feedthrough = model->feedthrough;
     u->linear = cs_model_linear(model) != NULL; /* LTI: dy/du = D */
-    u->ignores_restart = !m->st->ops->reads_restart;
-    return u;
+    u->ignores_restart = !cs_stepper_reads_restart(m->st);
+    *out = u;
+    return CS_OK;
 }
 
 /* --- Model unit with step integrals (moshagen §2.6; models/quadrature.h) -------------------------------------
@@ -318,7 +318,7 @@ static int qu_step_integral(const cs_unit *u, double *Q) {
 static void qu_destroy(cs_unit *u) {
     quad_unit *q = u->content;
     if (!q) return;
-    cs_stepper_free(q->mu.st);
+    cs_stepper_destroy(q->mu.st);
     cs_model_destroy(q->aug);
     free(q->mu.work); free(q->xa); free(q->Q);
     free(q);
@@ -341,23 +341,23 @@ static const cs_unit_ops QUAD_UNIT_OPS = {
     .step_integral = qu_step_integral,
 };
 
-cs_unit *cs_model_unit_new_quadrature(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(&QUAD_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
-    if (!u) return NULL;
+int cs_model_unit_create_quadrature(cs_model *model, const cs_solver_opts *opts, cs_unit **out, cs_err *err) {
+    cs_unit *u = cs_unit_new_empty(&QUAD_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
+    if (!u) return err->code;
     quad_unit *q = calloc(1, sizeof *q);
-    if (!q) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!q) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     u->content = q;
     q->nx = model->nx;
     q->ny = model->ny;
     q->mu.work = calloc((size_t)model->nx + 3 * (size_t)model->ny + 2 * (size_t)model->nu + 1, sizeof(double));
     q->xa = calloc((size_t)model->nx + model->ny + 1, sizeof(double));
     q->Q = calloc((size_t)model->ny + 1, sizeof(double));
-    if (!q->mu.work || !q->xa || !q->Q) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
-    if (cs_quadrature_model_create(model, &q->aug, err)) { cs_unit_destroy(u); return NULL; }
-    q->mu.st = cs_stepper_new(q->aug, opts, err);
-    if (!q->mu.st) { cs_unit_destroy(u); return NULL; }
+    if (!q->mu.work || !q->xa || !q->Q) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+    if (cs_quadrature_model_create(model, &q->aug, err)) { cs_unit_destroy(u); return err->code; }
+    if (cs_stepper_create(q->aug, opts, &q->mu.st, err)) { cs_unit_destroy(u); return err->code; }
     u->feedthrough = model->feedthrough;
     u->linear = cs_model_linear(model) != NULL;
-    u->ignores_restart = !q->mu.st->ops->reads_restart;
-    return u;
+    u->ignores_restart = !cs_stepper_reads_restart(q->mu.st);
+    *out = u;
+    return CS_OK;
 }
