@@ -123,3 +123,22 @@ int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **
     default: return cs_fail(err, CS_ERR_ARG, "solver: unknown kind %d", opts->kind);
     }
 }
+
+/* ---- the parameters of cs_solver_opts (master/registry.c) ---- */
+
+#define P(name, type) CS_PARAM_FIELD(cs_solver_opts, #name, type, name)
+static const cs_param solver_params[] = {
+    P(kind, CS_PARAM_INT), P(substeps, CS_PARAM_INT), P(h, CS_PARAM_DOUBLE), P(rtol, CS_PARAM_DOUBLE),
+    P(atol, CS_PARAM_DOUBLE), P(adams, CS_PARAM_INT), P(max_steps, CS_PARAM_LONG), P(max_h, CS_PARAM_DOUBLE),
+    P(continue_smooth, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
+    P(band_lower, CS_PARAM_INT), P(band_upper, CS_PARAM_INT),
+};
+#undef P
+
+static void solver_defaults(void *spec) {
+    cs_solver_opts *o = spec;
+    o->band_lower = o->band_upper = -1;   /* found from the model */
+}
+
+const cs_kind cs_solver_kind = {"solver", solver_params, CS_NPARAMS(solver_params), sizeof(cs_solver_opts),
+                                solver_defaults, {NULL}, NULL};

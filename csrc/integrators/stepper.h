@@ -8,6 +8,7 @@
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
 
+#include "kind.h"
 #include "input/input.h"
 #include "models/model.h"
 
@@ -141,5 +142,8 @@ int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **
 int cs_fixed_step_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
 int cs_exact_create(cs_model *model, cs_stepper **out, cs_err *err);
 int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
+
+/* The parameters of cs_solver_opts (master/registry.c). */
+extern const cs_kind cs_solver_kind;
 
 #endif

@@ -66,7 +66,7 @@ static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
  * (quintic smoothing, balance correction). */
 static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
                          cs_err *err) {
-    const cs_kind *signal = &cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
+    const cs_kind *signal = cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
     const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
     const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
                                  .H = c->H};
@@ -101,7 +101,7 @@ static int make_scheme(const cs_run_config *c, cs_run *r, cs_err *err) {
 static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, cs_err *err) {
     if (c->step_control.kind && !c->monolithic) {
         cs_control_env env = {.t0 = c->t0, .t_end = c->t_end, .H = c->H, .net = net, .nunits = r->nunits,
-                              .units = r->units, .coupling = r->coupling, .scheme = r->scheme};
+                              .units = r->units, .coupling = r->coupling, .pool = cs_jacobi_pool(r->scheme)};
         int rc = c->step_control.kind->create.control(c->step_control.spec, &env, &r->controller, &r->estimator, err);
         r->max_steps = env.max_steps;
         r->adaptive = env.adaptive;

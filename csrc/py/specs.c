@@ -151,7 +151,7 @@ cs_model *cs_py_model_from_spec(PyObject *spec, int index) {
 
 int cs_py_solver_from_spec(PyObject *spec, cs_solver_opts *o) {
     static const cs_kind *solver;   /* the registry's parameter table of cs_solver_opts */
-    if (!solver) solver = &cs_registry_capability("solver")->kinds[0];
+    if (!solver) solver = cs_registry_capability("solver")->kinds[0];
     memset(o, 0, sizeof *o);
     solver->defaults(o);
     cs_py_keep keep = {0};   /* solver specs hold no vectors: nothing is kept */

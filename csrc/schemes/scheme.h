@@ -9,6 +9,7 @@
 #ifndef COSIM_SCHEME_H
 #define COSIM_SCHEME_H
 
+#include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
 #include "units/unit.h"
@@ -120,5 +121,8 @@ static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H,
     if (x->need_udot) cs_input_eval_dt(in, T + H, x->udot + a);
     return CS_OK;
 }
+
+/* The kinds (master/registry.c). */
+extern const cs_kind cs_scheme_jacobi_kind, cs_scheme_gauss_seidel_kind;
 
 #endif
