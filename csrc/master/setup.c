@@ -183,6 +183,14 @@ fail:
     return rc;
 }
 
+/* The coupling's log (its kind's `log`); out->n = -1 where the kind keeps none. */
+static int coupling_log(const cs_run *r, cs_fields *out, cs_err *err) {
+    out->n = -1;
+    if (!r->coupling_kind || !r->coupling_kind->log) return CS_OK;
+    out->n = 0;
+    return r->coupling_kind->log(r->coupling, out, err);
+}
+
 int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
     memset(out, 0, sizeof *out);
     out->macro_steps = cs_algorithm_steps(r->alg);
@@ -213,19 +221,25 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
         free(out->unit_cpu); free(out->unit_cpu_idle);
         out->unit_cpu = out->unit_cpu_idle = NULL;
     }
+    if (coupling_log(r, &out->coupling_log, err)) {
+        cs_run_report_free(out);
+        return err->code;
+    }
+    /* last: what is handed over cannot be lost to a failure above */
+    out->nx = r->nx; out->ny = r->ny; out->nu = r->nu;
+    if (r->recorder) {
+        out->records = cs_recorder_count(r->recorder);
+        cs_recorder_hand_over(r->recorder, &out->records_t, &out->records_x, &out->records_y, &out->records_u);
+    }
+    for (int i = 0; i < r->nmodels && !out->model_cause; i++)   /* FMU subsystems have no model here */
+        if (r->models[i]) out->model_cause = cs_model_take_cause(r->models[i]);
     return CS_OK;
 }
 
 void cs_run_report_free(cs_run_report *r) {
+    free(r->records_t); free(r->records_x); free(r->records_y); free(r->records_u);
     free(r->units); free(r->thread_idle); free(r->unit_cpu); free(r->unit_cpu_idle);
     memset(r, 0, sizeof *r);
-}
-
-int cs_run_coupling_log(const cs_run *r, cs_fields *out, cs_err *err) {
-    out->n = -1;
-    if (!r->coupling_kind || !r->coupling_kind->log) return CS_OK;
-    out->n = 0;
-    return r->coupling_kind->log(r->coupling, out, err);
 }
 
 long cs_run_capacity(const cs_run *r) {
@@ -241,6 +255,12 @@ int cs_run_add_observer(cs_run *r, cs_observer *o, cs_err *err) {
         return cs_fail(err, CS_ERR_ARG, "run: too many observers");
     }
     r->observers[r->nobs++] = o;
+    return CS_OK;
+}
+
+int cs_run_add_recorder(cs_run *r, cs_observer *o, cs_err *err) {
+    CS_TRY(cs_run_add_observer(r, o, err));
+    r->recorder = o;
     return CS_OK;
 }
 

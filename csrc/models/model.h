@@ -33,7 +33,9 @@ enum { CS_MODEL_GENERIC = 0, CS_MODEL_LTI = 1, CS_MODEL_PYTHON = 2, CS_MODEL_FMU
  *   jac           df/dx (else the integrators use difference quotients)
  *   linear_data   the LTI matrices: the model is linear, its calls are evaluated inline and the Exact integrator
  *                 and the exact interface Jacobians can use it
- *   destroy       free `content` */
+ *   destroy       free `content`
+ *   take_cause    what the last failing callback left for the caller (Python models: the exception object, a new
+ *                 reference), handed over once; NULL when none. The core carries it without looking into it. */
 typedef struct cs_model_ops {
     int kind;                  /* CS_MODEL_* */
     cs_rhs_fn rhs;
@@ -42,6 +44,7 @@ typedef struct cs_model_ops {
     cs_jac_fn jac;
     void (*linear_data)(const void *content, cs_linear_data *lin);
     void (*destroy)(void *content);
+    void *(*take_cause)(void *content);
 } cs_model_ops;
 
 struct cs_model {
@@ -70,6 +73,9 @@ static inline int cs_model_kind(const cs_model *m) { return m->ops->kind; }
 static inline const cs_linear_data *cs_model_linear(const cs_model *m) { return m->lin.A ? &m->lin : NULL; }
 static inline int cs_model_has_jac(const cs_model *m) { return m->ops->jac != NULL; }
 static inline int cs_model_has_output_dt(const cs_model *m) { return m->ops->output_dt != NULL; }
+static inline void *cs_model_take_cause(cs_model *m) {
+    return m->ops->take_cause ? m->ops->take_cause(m->content) : NULL;
+}
 
 /* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no library call (a chain's units are tiny,
  * where BLAS or a vectorised loop costs more than the arithmetic). The LTI model's products; the scalar case inline,

@@ -91,9 +91,18 @@ static void py_free(void *ctx) {
     free(c);
 }
 
+/* The first exception a callback raised (a new reference, cleared): the run's report carries it to the binding. */
+static void *py_take_cause(void *ctx) {
+    py_ctx *c = ctx;
+    PyObject *e = c->exc;
+    c->exc = NULL;
+    return e;
+}
+
 /* Two tables: output_dt is optional per instance. */
-static const cs_model_ops PY_OPS = {CS_MODEL_PYTHON, py_rhs, py_output, NULL, NULL, NULL, py_free};
-static const cs_model_ops PY_DT_OPS = {CS_MODEL_PYTHON, py_rhs, py_output, py_output_dt, NULL, NULL, py_free};
+static const cs_model_ops PY_OPS = {CS_MODEL_PYTHON, py_rhs, py_output, NULL, NULL, NULL, py_free, py_take_cause};
+static const cs_model_ops PY_DT_OPS = {CS_MODEL_PYTHON, py_rhs, py_output, py_output_dt, NULL, NULL, py_free,
+                                       py_take_cause};
 
 int cs_py_model_create(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output, PyObject *output_dt,
                        const char *name, cs_model **out, cs_err *err) {
@@ -107,12 +116,4 @@ int cs_py_model_create(int nx, int nu, int ny, int feedthrough, PyObject *rhs, P
     m->feedthrough = feedthrough;
     *out = m;
     return CS_OK;
-}
-
-PyObject *cs_py_model_take_exception(cs_model *m) {
-    if (!m || cs_model_kind(m) != CS_MODEL_PYTHON) return NULL;
-    py_ctx *c = m->content;
-    PyObject *e = c->exc;
-    c->exc = NULL;
-    return e;
 }

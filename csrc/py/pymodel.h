@@ -7,8 +7,5 @@
 /* Model from Python callables rhs(t, x, u), output(t, x, u) and optional output_dt(t, x, u, udot). */
 int cs_py_model_create(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output, PyObject *output_dt,
                        const char *name, cs_model **out, cs_err *err);
-/* The first exception a Python model's callbacks raised (new reference, cleared), or NULL (also for other models).
- * Call with the GIL held. */
-PyObject *cs_py_model_take_exception(cs_model *m);
 
 #endif
