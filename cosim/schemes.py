@@ -176,11 +176,7 @@ def end_basis(kappa, a=None):
     a = np.arange(1.0, kappa + 1) if a is None else np.asarray(a, dtype=float).reshape(-1)
     if a.size != kappa or not np.all(np.isfinite(a)) or np.any(a <= 0) or (kappa and a[0] != 1.0):
         raise ValueError(f"a: expected {kappa} positive step ratios with a_1 = 1, got {a}")
-    p = np.poly1d([1.0])
-    for ai in a:
-        p = p * np.poly1d([1.0, ai - 1.0]) / ai
-    c = p.coeffs[::-1]
-    return np.concatenate([c, np.zeros(kappa + 1 - c.size)])
+    return _core.lagrange_end_basis(1.0 - a)   # the nodes T_{N+1-i}: s = 1 - a_i (the C schemes' basis)
 
 
 def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None, u=None, solver=None,
