@@ -17,7 +17,8 @@ def real(value, name, *, allow_inf=False, positive=False, nonneg=False, minimum=
     """``value`` as a float: TypeError for anything that is not a real number (bool and str included), ValueError for
     NaN, for ±inf unless ``allow_inf``, for integers too large for a double, and outside the bounds: v <= 0
     (``positive``), v < 0 (``nonneg``), v < ``minimum``, v > ``maximum``, v <= ``above``, v >= ``below``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    # a float skips the ABC test (simulate checks a few numbers per run, short runs feel it)
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise TypeError(f"{name}: expected a real number, got {value!r}")
     try:
         v = float(value)
