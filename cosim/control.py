@@ -140,7 +140,8 @@ def limit_step_ratio(r, n_fail, r_min=0.5, r_max=1.5, dead_zone=True, corrector_
 def land_micro_step(h, remaining):
     """Listing 4.1: the next micro step h with ``remaining`` = T_{N+1} − t left: stretched by up to 10 % onto
     T_{N+1}, or the remainder split into two equal steps when less than 2h is left."""
-    return _core.kraft_land_micro_step(_check.real(h, "h", positive=True), _check.real(remaining, "remaining", positive=True))
+    return _core.kraft_land_micro_step(_check.real(h, "h", positive=True),
+                                       _check.real(remaining, "remaining", positive=True))
 
 
 def nrmse(x, ref):

@@ -251,7 +251,8 @@ class PreStep(Coupling):
         self.use_error_ode = bool(use_ede)
         self.error_ode_method = _choice(_given(o["error_ode_method"], "exact"), arg["error_ode_method"], _SOLVE)
         self.error_ode_steps = _check.integer(_given(o["error_ode_steps"], 1), arg["error_ode_steps"], 1)
-        self.extrapolation_method = _choice(_given(o["extrapolation_method"], "exact"), arg["extrapolation_method"], _SOLVE)
+        self.extrapolation_method = _choice(_given(o["extrapolation_method"], "exact"), arg["extrapolation_method"],
+                                            _SOLVE)
         self.extrapolation_steps = _check.integer(_given(o["extrapolation_steps"], 1), arg["extrapolation_steps"], 1)
         self.discretization_steps = (0 if o["discretization_steps"] is None
                                      else _check.integer(o["discretization_steps"], arg["discretization_steps"], 1))

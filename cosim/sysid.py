@@ -236,7 +236,8 @@ class MOESPWindow:
             raise ValueError(f"window: must be >= {'2 * ' if self.method == 'po-moesp' else ''}block_rows * "
                              f"(n_u + n_y) = {rows}, got {self.window}")
         _moesp_caps(rows, self.window, "window")
-        self.refactor_every = self.window if refactor_every is None else _check.integer(refactor_every, "refactor_every", 0)
+        self.refactor_every = (self.window if refactor_every is None
+                               else _check.integer(refactor_every, "refactor_every", 0))
         if self.refactor_every > 2 ** 31 - 1:
             raise ValueError(f"refactor_every: must be < 2**31, got {self.refactor_every}")
         self._cap = _core.sysid_moesp_window_new(self.n_u, self.n_y, self.block_rows, self.window,
@@ -610,5 +611,6 @@ def switch_factor(t, t_start, t_switch):
     T = np.atleast_1d(T0)
     if T.ndim != 1:
         raise ValueError("t: expected a scalar or a 1-D array")
-    out = _core.sysid_switch_factor(T, _check.real(t_start, "t_start"), _check.real(t_switch, "t_switch", positive=True))
+    out = _core.sysid_switch_factor(T, _check.real(t_start, "t_start"),
+                                    _check.real(t_switch, "t_switch", positive=True))
     return float(out[0]) if scalar else out

@@ -25,7 +25,8 @@ def precice_oscillator(m1=1.0, m2=1.0, k1=4 * math.pi ** 2, k2=4 * math.pi ** 2,
 
     ``system.solution(t)`` returns the analytic states (len(t) x 4: u1, v1, u2, v2) from the modal decomposition;
     ``system.params`` holds the parameters."""
-    m1, m2, k1, k2, k12 = (_check.real(v, n, positive=True) for n, v in (("m1", m1), ("m2", m2), ("k1", k1), ("k2", k2), ("k12", k12)))
+    m1, m2, k1, k2, k12 = (_check.real(v, n, positive=True)
+                           for n, v in (("m1", m1), ("m2", m2), ("k1", k1), ("k2", k2), ("k12", k12)))
     u0 = np.asarray(u0, dtype=float).reshape(-1)
     v0 = np.asarray(v0, dtype=float).reshape(-1)
     if u0.size != 2 or not np.all(np.isfinite(u0)):

@@ -78,7 +78,8 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
     I2 = np.eye(2)
     if coupling == "force/displacement":
         if impulse:
-            ip = [_check.real(impulse_amplitude, "impulse_amplitude", nonneg=True), _check.real(impulse_period, "impulse_period", positive=True),
+            ip = [_check.real(impulse_amplitude, "impulse_amplitude", nonneg=True),
+                  _check.real(impulse_period, "impulse_period", positive=True),
                   _check.real(impulse_width, "impulse_width", positive=True)]
             s1 = BuiltinModel("dmo_force_impulse", [m1, c1, d1] + ip, nx=2, nu=1, ny=2, x0=x0[:2], **_S1,
                               feedthrough=False, inputs=["F"], outputs=["x1", "v1"])

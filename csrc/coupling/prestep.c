@@ -559,5 +559,6 @@ static int prestep_log(const void *coupling, cs_fields *out, cs_err *err) {
     return CS_OK;
 }
 
-const cs_kind cs_coupling_prestep_kind = {"prestep", prestep_params, CS_NPARAMS(prestep_params), sizeof(cs_prestep_spec),
-                                          prestep_defaults, {.coupling = prestep_create}, prestep_log};
+const cs_kind cs_coupling_prestep_kind = {"prestep", prestep_params, CS_NPARAMS(prestep_params),
+                                          sizeof(cs_prestep_spec), prestep_defaults, {.coupling = prestep_create},
+                                          prestep_log};

@@ -271,7 +271,8 @@ int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **ou
     if (CVodeSStolerances(c->mem, opts->rtol, opts->atol) != CV_SUCCESS) goto fail;
     if (CVodeSetUserData(c->mem, c) != CV_SUCCESS) goto fail;
     if (!c->band && CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
-    if (cs_model_has_jac(model) && !c->band) { /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
+    /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
+    if (cs_model_has_jac(model) && !c->band) {
         c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx);
         if (!c->jac_buf) goto nomem;
         CVodeSetJacFn(c->mem, cv_jac);

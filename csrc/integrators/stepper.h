@@ -137,7 +137,8 @@ enum { CS_LINSOL_DENSE = 0, CS_LINSOL_BAND = 1 };
 /* CVODE stepper with the band solver: 1 and its half-bandwidths (after the first step), else 0. */
 int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu);
 
-/* The integrator opts->kind for `model` (not owned): CS_OK and the stepper in *out, or an error code with err filled. */
+/* The integrator opts->kind for `model` (not owned): CS_OK and the stepper in *out, or an error code with err
+ * filled. */
 int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
 int cs_fixed_step_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
 int cs_exact_create(cs_model *model, cs_stepper **out, cs_err *err);

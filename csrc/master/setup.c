@@ -38,7 +38,10 @@ static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int 
     else {
         for (int i = 0; i < n; i++) {
             if (un && un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
-            else { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = cs_model_linear(m[i]) != NULL; }
+            else {
+                nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough;
+                lin[i] = cs_model_linear(m[i]) != NULL;
+            }
         }
         rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
     }

@@ -59,7 +59,8 @@ static const cs_model_ops MASS_OPS = {CS_MODEL_GENERIC, mass_rhs, mass_output, N
 static const cs_model_ops ELEM_OPS = {CS_MODEL_GENERIC, elem_rhs, elem_output, NULL, NULL, NULL, free};
 
 static int mass_create(int nparams, const double *params, const char *name, cs_model **out, cs_err *err) {
-    if (nparams != 10 && nparams != 13) return cs_fail(err, CS_ERR_ARG, "%s: expected 10 or 13 parameters", "kraft_mass");
+    if (nparams != 10 && nparams != 13)
+        return cs_fail(err, CS_ERR_ARG, "%s: expected 10 or 13 parameters", "kraft_mass");
     if (!(params[0] > 0.0)) return cs_fail(err, CS_ERR_ARG, "%s: mass must be positive", "kraft_mass");
     return cs_builtin_params_model(&MASS_OPS, 2, 1, 2, 0, sizeof(kmass), nparams, params, name, out, err);
 }

@@ -525,12 +525,14 @@ int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
 int cs_fmu_model_create_from_spec(const cs_fmu_spec *s, cs_model **out, cs_err *err) {
     if (!s->lib) return cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded");
     if (s->kind != CS_FMI_ME) {
-        return cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s is a co-simulation FMU (a black box without states to integrate "
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s is a co-simulation FMU (a black box without states to integrate "
                 "together); the monolithic reference needs model-exchange FMUs (cosim.FMU(..., kind='me'))", s->name);
+        return CS_ERR_ARG;
     }
     if (s->nz > 0) {
-        return cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d event indicator(s); the monolithic reference integrates "
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d event indicator(s); the monolithic reference integrates "
                 "without event handling (use cosim.simulate, which locates its state events)", s->name, s->nz);
+        return CS_ERR_ARG;
     }
     cs_fmi_inst *inst;
     if (cs_fmi_inst_create(s->lib, CS_FMI_ME, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,

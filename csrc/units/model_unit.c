@@ -264,8 +264,9 @@ int cs_model_unit_create(cs_model *model, const cs_solver_opts *opts, cs_unit **
     {
         size_t nx = (size_t)model->nx, nu = (size_t)model->nu, ny = (size_t)model->ny;
         size_t sap = 2 * ny * nu + 5 * nx + 2 * ny + nu;
-        size_t ex = cs_model_linear(model) ? nx * nx + nx * nu * (CS_MAXDEG + 1) + nx + cs_poly_propagator_work_size(model->nx,
-                                                                                          model->nu, CS_MAXDEG) : 0;
+        size_t ex = cs_model_linear(model) ? nx * nx + nx * nu * (CS_MAXDEG + 1) + nx +
+                                                 cs_poly_propagator_work_size(model->nx, model->nu, CS_MAXDEG)
+                                           : 0;
         m->sw = calloc((sap > ex ? sap : ex) + 1, sizeof(double));
         m->ipiv = calloc(nx + nu * (CS_MAXDEG + 1) + 1, sizeof(int));
         if (!m->sw || !m->ipiv) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
