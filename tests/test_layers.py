@@ -46,7 +46,7 @@ def test_algorithm_never_touches_models_or_integrators():
 def test_bindings_hold_no_numerics():
     """csrc/py converts arguments: the monolithic composite and the run assembly live in master/setup.c."""
     engine = (CSRC / "py" / "engine.c").read_text()
-    assert "cs_composite_new" not in engine and "cs_network_init" not in engine
+    assert "cs_composite_create" not in engine and "cs_network_init" not in engine
 
 
 # ------------------------------------------------------------------------------------------------------------------
