@@ -31,6 +31,7 @@ UPDATES = dict(_CODES["update"])
 STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
+_EPS = float(np.finfo(float).eps)
 
 
 def _check_time(t_end, H):
@@ -82,7 +83,7 @@ def _check_steps(t_end, H, last_step):
                          "truncated macro step. Use H <= t_end")
     m = t_end / H
     frac = m - math.floor(m)
-    tol = max(1e-9, 8 * np.finfo(float).eps * m)
+    tol = max(1e-9, 8 * _EPS * m)
     if tol < frac < 1 - tol and last_step == "error":
         raise ValueError(f"t_end: t_end = {t_end!r} is not a multiple of H = {H!r} (t_end/H = {m:.10g}); the last "
                          f"macro step would be shortened to {frac * H:.6g}. Choose H = t_end/n, or pass "
@@ -163,8 +164,8 @@ def _diverged(system, raw, limit):
     if limit is None or raw["status"] not in (0, _STOPPED):
         return None
     t = np.asarray(raw["t"])
-    return metrics._divergence(t, [(raw["x"], system.signal_names("x")), (raw["y"], system.signal_names("y"))],
-                               limit, defaults.DIVERGENCE_WINDOW)
+    return metrics._divergence(t, [(raw["x"], lambda: system.signal_names("x")),
+                                   (raw["y"], lambda: system.signal_names("y"))], limit, defaults.DIVERGENCE_WINDOW)
 
 
 def _grid(grid, t_end, name):
@@ -228,8 +229,10 @@ def _output_grid(output_interval, t_eval, t_end, t_start=0.0):
     return g
 
 
+@functools.lru_cache(maxsize=None)
 def _record_limit():
-    """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping)."""
+    """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping); asked once
+    (two system calls per run otherwise)."""
     try:
         return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -552,12 +555,13 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
                         system.r, opts, False)
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
-    _timing.augment(raw, system.names, t_end - t_start, _kappa(approx))
+    names = system.names
+    _timing.augment(raw, names, t_end - t_start, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     fields = _energy.result_fields(raw, system, balance, ecco)
     if cpl is not None:   # res.coupling_log is built on first access
         fields["coupling_log"] = functools.partial(cpl._log, system, raw.get("coupling_log"), H)
-    return _finish(system, raw, time.perf_counter() - t0, options, system.names, fields, growth_limit)
+    return _finish(system, raw, time.perf_counter() - t0, options, names, fields, growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,

@@ -194,11 +194,7 @@ def _threads(threads):
             return max(1, len(os.sched_getaffinity(0)))
         except AttributeError:  # pragma: no cover - non-Linux
             return max(1, os.cpu_count() or 1)
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
-        raise TypeError(f"threads: expected an int, got {type(threads).__name__}")
-    if threads < 1:
-        raise ValueError(f"threads: must be >= 1, got {threads}")
-    return int(threads)
+    return _check.integer(threads, "threads", 1)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -14,20 +14,12 @@ import math
 
 import numpy as np
 
+from .. import _check
 from ..system import LTI, CoupledSystem, connect
 from ._units import declare
 
 #: units of the signals (displacements u, velocities v; the benchmark's parameters are SI numbers)
 UNITS = {"u1": "m", "v1": "m/s", "u2": "m", "v2": "m/s"}
-
-
-def _pos(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: must be a positive finite number, got {v!r}")
-    return v
 
 
 def precice_oscillator(m1=1.0, m2=1.0, k1=4 * math.pi ** 2, k2=4 * math.pi ** 2, k12=16 * math.pi ** 2,
@@ -37,7 +29,8 @@ def precice_oscillator(m1=1.0, m2=1.0, k1=4 * math.pi ** 2, k2=4 * math.pi ** 2,
 
     ``system.solution(t)`` returns the analytic states (len(t) x 4: u1, v1, u2, v2) from the modal decomposition;
     ``system.params`` holds the parameters."""
-    m1, m2, k1, k2, k12 = (_pos(n, v) for n, v in (("m1", m1), ("m2", m2), ("k1", k1), ("k2", k2), ("k12", k12)))
+    m1, m2, k1, k2, k12 = (_check.real(v, n, positive=True)
+                           for n, v in (("m1", m1), ("m2", m2), ("k1", k1), ("k2", k2), ("k12", k12)))
     u0 = np.asarray(u0, dtype=float).reshape(-1)
     v0 = np.asarray(v0, dtype=float).reshape(-1)
     if u0.size != 2 or not np.all(np.isfinite(u0)):
