@@ -101,8 +101,13 @@ def identifier(name):
     return name
 
 
+#: Largest count of states, inputs or outputs: the C core indexes signals with a C int.
+MAX_SIZE = 2**31 - 1
+
+
 def size(v, name, minimum=0):
-    return integer(v, name, minimum)
+    """A count of states, inputs or outputs (``minimum``..MAX_SIZE)."""
+    return integer(v, name, minimum, MAX_SIZE)
 
 
 def labels(labels, n, what):
