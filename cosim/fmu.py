@@ -5,7 +5,7 @@ A co-simulation FMU is a black-box unit (DESIGN.md §2 "Unit"): cosim sets its i
 integrated by cosim's own integrators (CVODE, RK4, Euler), its continuous states in cosim's state vector. The
 binary is loaded and called in C (csrc/fmi, csrc/units/fmu_unit.c); ``modelDescription.xml`` is read with FMPy.
 
-Supported (see README "FMU units"):
+Supported (see docs/fmu.md):
 
 * inputs: u(T_N) held over the step (ZOH); where a co-simulation FMU can interpolate inputs (FMI 2
   ``canInterpolateInputs``) also the first derivative of the coupling polynomial at T_N
@@ -91,7 +91,9 @@ class FMU(Subsystem):
 
     The archive is unpacked into a temporary directory that is removed when the object is garbage-collected (or
     by :meth:`close`). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
-    ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0`` (model exchange: the FMU's initial states).
+    ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0`` (model exchange: the FMU's initial states), ``units``
+    (the units the model description declares for the inputs, outputs and states, keyed ``"u[j]"``, ``"y[j]"``,
+    ``"x[i]"``; see :class:`cosim.Subsystem`).
     """
 
     def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
@@ -282,7 +284,8 @@ class FMU(Subsystem):
                 self.flush_log()
         self._init_common(self.name, x0, ins if len(set(ins)) == len(ins) else None,
                           outs if len(set(outs)) == len(outs) else None,
-                          sts if len(set(sts)) == len(sts) else None)
+                          sts if len(set(sts)) == len(sts) else None,
+                          units=_declared_units({"u": uvars, "y": yvars, "x": states}))
 
     # -------------------------------------------------------------------------------------------------------------
     def spec(self):
@@ -319,3 +322,15 @@ def flush_logs(system):
     for s in getattr(system, "subsystems", ()):
         if isinstance(s, FMU):
             s.flush_log()
+
+
+def _declared_units(variables):
+    """{"u[j]"/"y[j]"/"x[i]": unit} of the model description's variables that declare a unit (on the variable or
+    on its declared type), keyed by index: FMU variable names need not be unique signal names."""
+    out = {}
+    for kind, vs in variables.items():
+        for i, v in enumerate(vs):
+            unit = getattr(v, "unit", None) or getattr(getattr(v, "declaredType", None), "unit", None)
+            if isinstance(unit, str) and unit.strip():
+                out[f"{kind}[{i}]"] = unit
+    return out

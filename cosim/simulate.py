@@ -34,6 +34,7 @@ STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 _INTERRUPTED = _CODES["status"]["interrupted"]
 _MAX_STEPS = 2**63 - 1   # step counts are C longs
+_EPS = float(np.finfo(float).eps)
 
 
 def _check_time(t_end, H):
@@ -85,7 +86,7 @@ def _check_steps(t_end, H, last_step):
                          "truncated macro step. Use H <= t_end")
     m = t_end / H
     frac = m - math.floor(m)
-    tol = max(1e-9, 8 * np.finfo(float).eps * m)
+    tol = max(1e-9, 8 * _EPS * m)
     if tol < frac < 1 - tol and last_step == "error":
         raise ValueError(f"t_end: t_end = {t_end!r} is not a multiple of H = {H!r} (t_end/H = {m:.10g}); the last "
                          f"macro step would be shortened to {frac * H:.6g}. Choose H = t_end/n, or pass "
@@ -167,8 +168,8 @@ def _diverged(system, raw, limit):
     if limit is None or raw["status"] not in (0, _STOPPED):
         return None
     t = np.asarray(raw["t"])
-    return metrics._divergence(t, [(raw["x"], system.signal_names("x")), (raw["y"], system.signal_names("y"))],
-                               limit, defaults.DIVERGENCE_WINDOW)
+    return metrics._divergence(t, [(raw["x"], lambda: system.signal_names("x")),
+                                   (raw["y"], lambda: system.signal_names("y"))], limit, defaults.DIVERGENCE_WINDOW)
 
 
 def _grid(grid, t_end, name):
@@ -234,20 +235,32 @@ def _output_grid(output_interval, t_eval, t_end, t_start=0.0):
     return g
 
 
+_record_limit_cache = [-1.0, 0.0]   # (monotonic time read, bytes)
+
+
 def _record_limit():
     """Largest record buffer one run may reserve: half of the memory available now (MemAvailable of
-    /proc/meminfo; half the physical memory where it is not known): an error beats swapping."""
+    /proc/meminfo; half the physical memory where it is not known): an error beats swapping. Read at most once a
+    second (a read per run costs short runs time)."""
+    now = time.monotonic()
+    if now - _record_limit_cache[0] < 1.0:
+        return _record_limit_cache[1]
+    limit = None
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return 0.5 * 1024 * float(line.split()[1])
+                    limit = 0.5 * 1024 * float(line.split()[1])
+                    break
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 8e9
+    if limit is None:
+        try:
+            limit = 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            limit = 8e9
+    _record_limit_cache[:] = [now, limit]
+    return limit
 
 
 _in_flight = 0                     # engine runs of this process under way (threads of a study)
@@ -372,7 +385,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
              coupling=None, step_control=None, threads: int = 1, t_start: float = 0.0) -> Result:
-    """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
+    """Co-simulate ``system`` from ``t_start`` (default 0) to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
     consistent update.
@@ -421,10 +434,10 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         with ``grid=`` (an explicit grid starts at 0).
 
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
-        ``output_interval`` from 0 to t_end, or the given increasing times from 0 to at most t_end. Between macro
-        points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}] (exact for
-        :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
-        counts the macro steps.
+        ``output_interval`` from t_start to t_end, or the given increasing times from t_start to at most t_end.
+        Between macro points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}]
+        (exact for :class:`Exact` units); outputs are evaluated with the input values at t.
+        ``res.stats["macro_steps"]`` still counts the macro steps.
 
     coupling : a coupling method instead of the plain signal-based one:
         :class:`cosim.BalanceCorrection` (moshagen eqs. 77-79): wraps the approximation; the result gets
@@ -451,6 +464,17 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     Returns
     -------
     :class:`Result`. Raises :class:`DivergenceError` or :class:`SolverError` carrying the partial result.
+
+    Examples
+    --------
+    >>> import cosim
+    >>> system = cosim.models.two_mass_oscillator(ck=2e5, dk=200)
+    >>> res = cosim.simulate(system, t_end=0.1, H=1e-3, approximation=cosim.Lagrange(k=1))
+    >>> len(res.t), res.success
+    (101, True)
+    >>> ref = cosim.simulate_monolithic(system, t_end=0.1, t_eval=res.t)
+    >>> print(f"max. relative error {res.error_to(ref)['max_rel']:.3f}")
+    max. relative error 0.058
     """
     return _simulate(**locals())
 
@@ -590,12 +614,13 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
                         system.r, opts, False)
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
-    _timing.augment(raw, system.names, t_end - t_start, _kappa(approx))
+    names = system.names
+    _timing.augment(raw, names, t_end - t_start, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     fields = _energy.result_fields(raw, system, balance, ecco)
     if cpl is not None:   # res.coupling_log is built on first access
         fields["coupling_log"] = functools.partial(cpl._log, system, raw.get("coupling_log"), H)
-    return _finish(system, raw, time.perf_counter() - t0, options, system.names, fields, growth_limit)
+    return _finish(system, raw, time.perf_counter() - t0, options, names, fields, growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,
@@ -610,6 +635,13 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     ``CVODE(rtol=1e-10, atol=1e-12)`` otherwise; CVODE runs continuously without restarts across output points.
     ``x0``, ``start_values`` and ``divergence_bound`` as in :func:`simulate` (the reference is not checked for
     relative growth: a physically growing solution is not a numerical instability of the coupling).
+
+    Examples
+    --------
+    >>> import cosim
+    >>> ref = cosim.simulate_monolithic(cosim.models.two_mass_oscillator(ck=2e5, dk=200), t_end=0.1)
+    >>> print(f"F(0.1 s) = {ref['S2.F'][-1]:.0f} N")
+    F(0.1 s) = 7427 N
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")

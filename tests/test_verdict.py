@@ -63,3 +63,12 @@ def test_doe_status_column_uses_the_verdict():
         df = doe.Study(build, {"H": [1e-3, 5e-3]}, responses=lambda res, ref: {"stable": res.stable}).run()
     assert list(df["status"]) == ["ok", "unstable"]
     assert "rho(Omega)" in df["message"].iloc[1]
+
+
+def test_python_only_statuses_take_no_c_status_code():
+    """Result.UNSTABLE is set in Python only: its value must differ from every status the C core returns (the
+    ``status`` table of ``_core.codes``), and the statuses the C core does return keep their C values."""
+    codes = cosim._core.codes["status"]
+    assert cosim.Result.UNSTABLE not in codes.values()
+    assert cosim.Result.STOPPED == codes["stopped"] and cosim.Result.INTERRUPTED == codes["interrupted"]
+    assert len({cosim.Result.FINISHED, cosim.Result.STOPPED, cosim.Result.INTERRUPTED, cosim.Result.UNSTABLE}) == 4

@@ -338,3 +338,14 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
     *out = c;
     return CS_OK;
 }
+
+/* ---- the parameters of cs_balance_spec (master/registry.c) ---- */
+
+static const cs_param balance_params[] = {
+    CS_PARAM_FIELD(cs_balance_spec, "kernel", CS_PARAM_INT, kernel),
+    CS_PARAM_FIELD(cs_balance_spec, "spread", CS_PARAM_INT, spread),
+    CS_PARAM_FIELD(cs_balance_spec, "variant", CS_PARAM_INT, variant),
+};
+
+const cs_kind cs_balance_kind = {"balance", balance_params, CS_NPARAMS(balance_params), sizeof(cs_balance_spec), NULL,
+                                 {NULL}, NULL};

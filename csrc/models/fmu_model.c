@@ -56,66 +56,64 @@ static unsigned *copy_vr(const unsigned *v, int n) {
     return o;
 }
 
-cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u,
-                           const unsigned *vr_y, int feedthrough, const char *name, cs_err *err) {
+static const cs_model_ops FMU_MODEL_OPS = {CS_MODEL_FMU, fm_rhs, fm_output, NULL, NULL, NULL, fm_destroy};
+
+int cs_fmu_model_create(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u, const unsigned *vr_y,
+                        int feedthrough, const char *name, cs_model **out, cs_err *err) {
     if (inst->kind != CS_FMI_ME) {
         cs_fmi_inst_destroy(inst);
-        cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
-        return NULL;
+        return cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
     }
-    cs_model *m = cs_model_new(nx, nu, ny, name);
+    cs_model *m = cs_model_new_empty(nx, nu, ny, name);
     fmu_model *f = calloc(1, sizeof *f);
     if (!m || !f) {
-        free(m); free(f);
+        cs_model_free_empty(m); free(f);
         cs_fmi_inst_destroy(inst);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     f->m = m;
     f->inst = inst;
     f->nx = nx; f->nz = nz; f->nu = nu; f->ny = ny;
-    m->ctx = f;
-    m->destroy_ctx = fm_destroy;
-    m->rhs = fm_rhs;
-    m->output = fm_output;
+    cs_model_attach(m, &FMU_MODEL_OPS, f);
     m->feedthrough = feedthrough;
     f->vr_u = copy_vr(vr_u, nu);
     f->vr_y = copy_vr(vr_y, ny);
     f->zz = calloc((size_t)nz + 1, sizeof(double));
     f->ev.z = calloc((size_t)nz + 1, sizeof(double));
     if (!f->vr_u || !f->vr_y || !f->zz || !f->ev.z) {
-        cs_model_free(m);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
+        cs_model_destroy(m);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     /* after initialisation: the first time event (from the event iteration at t0 in cs_fmi_inst_create) and the
      * indicators */
     f->ev.next_defined = inst->next_defined;
     f->ev.next_time = inst->next_time;
-    if (cs_fmi_me_indicators(inst, f->ev.z, nz, 0.0, err)) {
-        cs_model_free(m);
-        return NULL;
+    int rc = cs_fmi_me_indicators(inst, f->ev.z, nz, 0.0, err);
+    if (rc) {
+        cs_model_destroy(m);
+        return rc;
     }
-    return m;
+    *out = m;
+    return CS_OK;
 }
 
-cs_fmi_inst *cs_fmu_model_inst(const cs_model *m) { return ((fmu_model *)m->ctx)->inst; }
-int cs_fmu_model_nz(const cs_model *m) { return ((fmu_model *)m->ctx)->nz; }
-cs_fmu_events *cs_fmu_model_event_state(cs_model *m) { return &((fmu_model *)m->ctx)->ev; }
+cs_fmi_inst *cs_fmu_model_inst(const cs_model *m) { return ((fmu_model *)m->content)->inst; }
+int cs_fmu_model_nz(const cs_model *m) { return ((fmu_model *)m->content)->nz; }
+cs_fmu_events *cs_fmu_model_event_state(cs_model *m) { return &((fmu_model *)m->content)->ev; }
 
 int cs_fmu_model_states(cs_model *m, double *x, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     return cs_fmi_me_get_states(f->inst, x, f->nx, 0.0, err);
 }
 
 int cs_fmu_model_indicators(cs_model *m, double t, const double *x, const double *u, double *z, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     CS_TRY(put(f, t, x, u, err));
     return cs_fmi_me_indicators(f->inst, z, f->nz, t, err);
 }
 
 int cs_fmu_model_crossed(const cs_model *m, const double *z) {
-    const fmu_model *f = m->ctx;
+    const fmu_model *f = m->content;
     for (int k = 0; k < f->nz; k++)
         if ((z[k] > 0) != (f->ev.z[k] > 0)) return k;
     return -1;
@@ -123,7 +121,7 @@ int cs_fmu_model_crossed(const cs_model *m, const double *z) {
 
 int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
                         int *events, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     cs_fmi_inst *in = f->inst;
     *changed = 0;
     *events = 0;
