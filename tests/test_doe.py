@@ -76,7 +76,7 @@ def test_at15_anova_by_hand():
     + ȳ)² = 1 + 1 + 4 + 1 + 1 + 4 = 12; MS = SS / DoF = 24, 26, 6; normalised % = MS / 56."""
     t = doe.full_factorial({"A": [0, 1], "B": [0, 1, 2]})
     t["y"] = [2.0, 4.0, 6.0, 4.0, 6.0, 14.0]
-    tab = doe.anova(t, "y", ["A", "B"])
+    tab = doe.anova(t, "y", ["A", "B"], method="direct")          # genser2020 eq. 3.11-3.12
     assert tab.attrs["balanced"]
     np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "SS"], [24, 52, 12], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(tab.loc[["A", "B", "A:B"], "DoF"], [1, 2, 2])
@@ -84,9 +84,21 @@ def test_at15_anova_by_hand():
     np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "percent"], [2400 / 56, 2600 / 56, 600 / 56], rtol=1e-12)
     assert tab.loc["Residual", "DoF"] == 0 and tab.loc["Residual", "SS"] == pytest.approx(0, abs=1e-12)
     # main effects only: the interaction becomes the residual, F = MS / MS_res
-    main = doe.anova(t, "y", ["A", "B"], interactions=1)
+    main = doe.anova(t, "y", ["A", "B"], interactions=1, method="direct")
     assert main.loc["Residual", "SS"] == pytest.approx(12) and main.loc["Residual", "DoF"] == 2
     assert main.loc["A", "F"] == pytest.approx(24 / 6) and main.loc["B", "F"] == pytest.approx(26 / 6)
+    # the default (statsmodels' anova_lm, Type II) gives the same effects; eta squared = SS / SS_total (88)
+    default = doe.anova(t, "y", ["A", "B"])
+    assert default.attrs["method"] == "lstsq"                     # saturated: anova_lm has no residual to use
+    np.testing.assert_allclose(default.loc[["A", "B", "A:B"], "SS"], [24, 52, 12], rtol=1e-9)
+    np.testing.assert_allclose(default.loc[["A", "B", "A:B"], "percent"], tab.loc[["A", "B", "A:B"], "percent"],
+                               rtol=1e-9)
+    np.testing.assert_allclose(default.loc[["A", "B", "A:B"], "eta_sq"], [24 / 88, 52 / 88, 12 / 88], rtol=1e-9)
+    main_sm = doe.anova(t, "y", ["A", "B"], interactions=1)
+    assert main_sm.attrs["method"] == "statsmodels"
+    np.testing.assert_allclose(main_sm.loc[["A", "B", "Residual"], "SS"], [24, 52, 12], rtol=1e-9)
+    typ3 = doe.anova(t, "y", ["A", "B"], interactions=1, typ=3)   # balanced: Type III = Type II
+    np.testing.assert_allclose(typ3.loc[["A", "B", "Residual"], "SS"], [24, 52, 12], rtol=1e-9)
 
 
 def test_anova_sobol_optimum_share_one_argument_order():
@@ -129,8 +141,9 @@ def _random_unbalanced(seed=1, n=150):
 def test_anova_equals_statsmodels_on_unbalanced_data():
     for seed in (1, 2):
         df = _random_unbalanced(seed)
-        mine = doe.anova(df, "y", ["a", "b", "c"])
-        ref = doe.anova(df, "y", ["a", "b", "c"], method="statsmodels")
+        mine = doe.anova(df, "y", ["a", "b", "c"], method="lstsq")
+        ref = doe.anova(df, "y", ["a", "b", "c"])                  # the default: statsmodels' anova_lm
+        assert ref.attrs["method"] == "statsmodels"
         assert not mine.attrs["balanced"]
         np.testing.assert_allclose(mine["SS"], ref["SS"], rtol=1e-9)
         np.testing.assert_array_equal(mine["DoF"], ref["DoF"])
