@@ -27,6 +27,12 @@ def test_latin_hypercube_strata_and_seed():
     assert sorted(t["k"]) == [1, 1, 2, 2, 3, 3, 4, 4]
     pd.testing.assert_frame_equal(t, doe.latin_hypercube(f, 8, seed=3))
     assert not t.equals(doe.latin_hypercube(f, 8, seed=4))
+    from scipy.stats import qmc                                    # the sampler is SciPy's, not hand-written
+    try:
+        u = qmc.LatinHypercube(d=3, rng=3).random(8)
+    except TypeError:
+        u = qmc.LatinHypercube(d=3, seed=3).random(8)
+    np.testing.assert_array_equal(t["x"], u[:, 0])
 
 
 def test_saltelli_size_and_hash():
