@@ -97,6 +97,18 @@ def busy(df, wall, workers):
     return float(df["wall"].sum()) / (workers * wall)
 
 
+def best_of(n, repeats, **run):
+    """(wall, CPU of this process, table) of the fastest of ``repeats`` studies of ``n`` runs, after a warm-up."""
+    study(4).run(**run)
+    best = None
+    for _ in range(repeats):
+        c0 = cpu()
+        wall, df = timed_study(n, **run)
+        if best is None or wall < best[0]:
+            best = (wall, cpu() - c0, df)
+    return best
+
+
 def scaling(n, repeats=3):
     """Processes and Dask (LocalCluster of worker processes): 1 and 2 workers, best of ``repeats`` each, side by
     side; runs/s, speed-up, the main process's CPU per run (the study layer's per-run work in the parent) and the
@@ -112,24 +124,11 @@ def scaling(n, repeats=3):
         res = {}
         for w in (1, 2):
             if dist is None:
-                study(4).run(**kw(w))                                  # warm-up (pool start)
-                best = None
-                for _ in range(repeats):
-                    c0 = cpu()
-                    wall, df = timed_study(n, **kw(w))
-                    cand = (wall, cpu() - c0, df)
-                    best = cand if best is None or cand[0] < best[0] else best
+                res[w] = best_of(n, repeats, **kw(w))
             else:
                 with dist.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
                                        dashboard_address=None) as cl, dist.Client(cl) as client:
-                    study(4).run(backend=client)
-                    best = None
-                    for _ in range(repeats):
-                        c0 = cpu()
-                        wall, df = timed_study(n, backend=client)
-                        cand = (wall, cpu() - c0, df)
-                        best = cand if best is None or cand[0] < best[0] else best
-            res[w] = best
+                    res[w] = best_of(n, repeats, backend=client)
         (t1, c1, df1), (t2, c2, df2) = res[1], res[2]
         print(f"{name}: 1 worker {n / t1:.1f} runs/s (busy {busy(df1, t1, 1):.0%}), 2 workers {n / t2:.1f} runs/s "
               f"(busy {busy(df2, t2, 2):.0%}): speed-up {t1 / t2:.2f}x (target >= 1.9x); parent CPU "
