@@ -58,3 +58,5 @@ def test_every_plot_takes_ax_and_returns_it(table):
     assert axs[1].get_ylabel() == "ck [N/m]" and axs[1].get_yscale() == "log"
     fig, axs = plt.subplots(1, 4)
     assert list(doe.plots.optimum_histograms(table, top=4, ax=axs)) == list(axs)
+    hist = doe.plots.optimum_histograms(table, top=8)
+    assert hist[0].get_xlabel() == "ck [N/m]" and len({a.get_ylim() for a in hist}) == 1

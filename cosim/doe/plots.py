@@ -202,7 +202,7 @@ def sorted_runs(df, response="eps_mono", factors=None, ax=None, units=None):
     return axes
 
 
-def optimum_histograms(df, response="eps_mono", factors=None, ax=None, **rule):
+def optimum_histograms(df, response="eps_mono", factors=None, ax=None, units=None, **rule):
     """Histograms of the factor levels among the nearly optimal runs (genser2020 §12.3's figures); the optimum is
     marked in each panel's title.
 
@@ -216,6 +216,8 @@ def optimum_histograms(df, response="eps_mono", factors=None, ax=None, **rule):
         Default: the factors the table carries.
     ax : sequence of matplotlib Axes, optional
         One axes per factor to draw into; default: a new figure.
+    units : dict, optional
+        {name: unit} for the axis labels; default: the table's ``attrs["doe"]["units"]``.
     **rule
         As :func:`cosim.doe.optimum` (``tol``, ``top``, ``min_runs``).
 
@@ -225,8 +227,9 @@ def optimum_histograms(df, response="eps_mono", factors=None, ax=None, **rule):
         One panel per factor.
     """
     opt = optimum(df, response, factors, **rule)
+    units = _units(df, units)
     factors = list(opt.index)
-    fig, axes = several(ax, len(factors), lambda: _grid(len(factors)))
+    fig, axes = several(ax, len(factors), lambda: _grid(len(factors), sharey=True))
     for panel, f in zip(axes, factors):
         counts = opt.attrs["counts"][f]
         keys = sorted(counts, key=lambda v: (isinstance(v, str), v))
@@ -234,7 +237,8 @@ def optimum_histograms(df, response="eps_mono", factors=None, ax=None, **rule):
         panel.set_xticks(range(len(keys)), [f"{k:g}" if isinstance(k, float) else str(k) for k in keys],
                       rotation=45, fontsize=7)
         v = opt[f]
-        panel.set_title(f"{f}: {v:.3g}" if isinstance(v, float) else f"{f}: {v}", fontsize=9)
+        panel.set_title(f"optimum {v:.3g}" if isinstance(v, float) else f"optimum {v}", fontsize=9)
+        panel.set_xlabel(_label(f, units), fontsize=9)
     axes[0].set_ylabel(f"count (of {opt.attrs['n']} runs)")
     if ax is None:
         fig.tight_layout()
