@@ -120,10 +120,10 @@ class Study:
     def run(self, backend="serial", workers=None, checkpoint=None, progress=False, chunksize=None,
             commit_interval=0.05, checkpoint_mode="resume", retry_failed=False) -> pd.DataFrame:
         """Run every run of the study (those not already in ``checkpoint``) and return the table: index ``run``,
-        the factors, the responses, ``status`` ("ok"; "unstable": finished, but the run's verdict
-        (:mod:`cosim.verdict`) finds the coupling unstable; "diverged", "solver_error": the co-simulation failed, its
-        responses come from the partial result; "reference_failed"; "failed": build, co-simulation or responses
-        raised, with no responses), ``message`` (the error's type and message) and ``wall`` (seconds of the
+        the factors, the responses, ``status`` ("ok"; "unstable": the run ended but :attr:`cosim.Result.stable` is
+        False, the run's verdict (:mod:`cosim.verdict`) finds the coupling unstable; "diverged", "solver_error": the
+        co-simulation failed, its responses come from the partial result; "reference_failed"; "failed": build,
+        co-simulation or responses raised, with no responses), ``message`` (the error's type and message) and ``wall`` (seconds of the
         co-simulation). Failed runs are results: the study goes on, and a summary is logged at the end (logger
         ``cosim.doe``; a warning when runs failed).
 
