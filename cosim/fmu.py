@@ -36,7 +36,7 @@ import zipfile
 
 import numpy as np
 
-from . import _check, _core
+from . import _archive, _check, _core
 from ._extras import require
 from .subsystem import Subsystem
 
@@ -53,10 +53,9 @@ def label(name):
     return s if re.match(r"[A-Za-z_]", s) else "_" + s
 
 
-def _intermediate_update_vrs(md_path):
-    """Value references of the FMI 3 variables declared intermediateUpdate="true"."""
-    import xml.etree.ElementTree as ET
-    root = ET.parse(md_path).getroot()
+def _intermediate_update_vrs(root):
+    """Value references of the FMI 3 variables declared intermediateUpdate="true" (``root``: the parsed
+    modelDescription.xml)."""
     vars_ = root.find("ModelVariables")
     out = set()
     for v in (vars_ if vars_ is not None else []):
@@ -88,6 +87,8 @@ class FMU(Subsystem):
     tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
     logging_on : ask the FMU for debug logging (``loggingOn``); messages of status Warning and worse are logged
         regardless, by most FMUs.
+    max_unpacked : limit of the unpacked size of the archive in bytes (default ``cosim._archive.MAX_UNPACKED``,
+        1 GiB); a larger archive is refused before anything is written (docs/fmu.md "Containment").
 
     The archive is unpacked into a temporary directory that is removed when the object is garbage-collected (or
     by :meth:`close`). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
@@ -95,7 +96,7 @@ class FMU(Subsystem):
     """
 
     def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
-                 tolerance=None, logging_on=False):
+                 tolerance=None, logging_on=False, max_unpacked=None):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path: expected a file name, got {type(path).__name__}")
         path = pathlib.Path(path)
@@ -113,30 +114,26 @@ class FMU(Subsystem):
             if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
                     np.isfinite(tolerance) and tolerance > 0):
                 raise ValueError(f"tolerance: expected a positive finite number, got {tolerance!r}")
+        max_unpacked = _archive.check_limit(max_unpacked)
         self.path = path
         self._dir = tempfile.mkdtemp(prefix="cosim_fmu_")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
         try:
-            self._load(path, name, kind, start_values or {}, inputs, outputs, tolerance, logging_on)
+            self._load(path, name, kind, start_values or {}, inputs, outputs, tolerance, logging_on, max_unpacked)
         except BaseException:
             self.close()
             raise
 
     # -------------------------------------------------------------------------------------------------------------
-    def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on):
+    def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on, max_unpacked):
         require("fmu", "cosim.FMU")
         import fmpy
-        try:
-            with zipfile.ZipFile(path) as z:
-                for member in z.namelist():  # no paths out of the temporary directory
-                    target = os.path.realpath(os.path.join(self._dir, member))
-                    if not target.startswith(os.path.realpath(self._dir) + os.sep):
-                        raise ValueError(f"path: {str(path)!r} holds an unsafe member name {member!r}")
-                z.extractall(self._dir)
-        except zipfile.BadZipFile as e:
-            raise ValueError(f"path: {str(path)!r} is not a readable zip archive ({e})") from None
-        if not os.path.isfile(os.path.join(self._dir, "modelDescription.xml")):
+        _archive.extract(path, self._dir, max_unpacked, "FMU")
+        md_path = os.path.join(self._dir, "modelDescription.xml")
+        if not os.path.isfile(md_path):
             raise ValueError(f"path: {str(path)!r} has no modelDescription.xml")
+        # screened by defusedxml before FMPy's parser sees it (no entity expansion, nothing external)
+        md_root = _archive.parse_xml(md_path, f"modelDescription.xml of {str(path)!r}")
         try:
             md = fmpy.read_model_description(self._dir, validate=False)
         except Exception as e:  # FMPy raises several kinds for bad XML
@@ -154,20 +151,23 @@ class FMU(Subsystem):
             raise ValueError(f"kind: the FMU offers no {'co-simulation' if kind == 'cs' else 'model exchange'} "
                              f"interface (it offers {have or 'none'})")
         self.kind = kind
-        ident = iface.modelIdentifier
+        # the binary is dlopen'ed (its constructors run): only a file inside the archive, named by a plain file name
+        ident = _archive.plain_name(iface.modelIdentifier, f"path: modelIdentifier of {str(path)!r}")
         suffix = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}.get(os.sys.platform, ".so")
         binary = None
         for plat in _platform_dirs():
-            cand = os.path.join(self._dir, "binaries", plat, ident + suffix)
-            if os.path.isfile(cand):
-                binary = cand
+            cand = _archive.inside(self._dir, f"binaries/{plat}/{ident}{suffix}", f"path: binary of {str(path)!r}")
+            if cand.is_file():
+                binary = str(cand)
                 break
         if binary is None:
             bdir = os.path.join(self._dir, "binaries")
             have = sorted(os.listdir(bdir)) if os.path.isdir(bdir) else []
             raise ValueError(f"path: {str(path)!r} has no binary {ident}{suffix} for this platform "
                              f"({' or '.join(_platform_dirs())}); binaries: {have or 'none'}")
-        self._lib = _core.fmu_load(binary, version, KINDS[kind])
+        # an FMU that allows one instance per process: this object's library refuses a second live instance
+        self.once_per_process = bool(getattr(iface, "canBeInstantiatedOnlyOncePerProcess", False))
+        self._lib = _core.fmu_load(binary, version, KINDS[kind], self.once_per_process)
 
         self.name = _check.identifier(name if name is not None else label(md.modelName or ident))
         variables = md.modelVariables
@@ -261,7 +261,7 @@ class FMU(Subsystem):
         # (FMPy does not read the attribute: taken from the XML here)
         self.intermediate_inputs = []
         if cs is not None and version == 3:
-            flagged = _intermediate_update_vrs(os.path.join(self._dir, "modelDescription.xml"))
+            flagged = _intermediate_update_vrs(md_root)
             self.intermediate_inputs = [j for j, v in enumerate(uvars) if int(v.valueReference) in flagged]
         token = md.guid if version == 2 else md.instantiationToken
         res = os.path.join(self._dir, "resources")

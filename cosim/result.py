@@ -101,13 +101,14 @@ class Result:
         step control also ``rejected_times``, ``rejected_H``, ``comparative_integrations``, ``h_min_failed``,
         ``corrector_failures``.
     status : int
-        :data:`FINISHED` (0): reached t_end; :data:`STOPPED`: ``step_finished`` returned False; anything else: the
+        :data:`FINISHED` (0): reached t_end; :data:`STOPPED`: ``step_finished`` returned False; :data:`TERMINATED`:
+        an FMU asked to end the simulation (the result runs up to the last macro point before); anything else: the
         run failed (the engine's error code, e.g. 5 for a diverged run) and this is the partial result that the
         exception carries.
     message : str
         Why the run ended where it did ("" when it reached t_end).
     success : bool
-        True for FINISHED and STOPPED (the run did what was asked), False for a failed run.
+        True for FINISHED, STOPPED and TERMINATED (the run did what was asked), False for a failed run.
     options : dict
         The settings of the run (scheme, approximation, solver, H, t_end, ...).
     step_sizes : (steps,) array or None
@@ -135,6 +136,8 @@ class Result:
     FINISHED = 0
     #: :attr:`status` of a run that ``step_finished`` stopped (the engine's CS_STOPPED)
     STOPPED = 7
+    #: :attr:`status` of a run that ended because an FMU asked to terminate (FMI terminateSimulation)
+    TERMINATED = 10
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None, *, step_sizes=None, k=None,
                  error_estimate=None, balance_t=None, balance_error=None, energy_t=None, energy_residual=None,
@@ -180,14 +183,16 @@ class Result:
 
     @property
     def state(self) -> str:
-        """The older spelling of :attr:`status` as a word: "finished", "stopped" or "error" (derived from
-        :attr:`status`, so the two cannot disagree)."""
-        return {self.FINISHED: "finished", self.STOPPED: "stopped"}.get(self.status, "error")
+        """The older spelling of :attr:`status` as a word: "finished", "stopped", "terminated" or "error" (derived
+        from :attr:`status`, so the two cannot disagree)."""
+        return {self.FINISHED: "finished", self.STOPPED: "stopped", self.TERMINATED: "terminated"}.get(self.status,
+                                                                                                      "error")
 
     @property
     def success(self) -> bool:
-        """True if the run reached t_end or was stopped by ``step_finished`` (see :attr:`status`)."""
-        return self.status in (self.FINISHED, self.STOPPED)
+        """True if the run reached t_end, was stopped by ``step_finished`` or ended at an FMU's request (see
+        :attr:`status`)."""
+        return self.status in (self.FINISHED, self.STOPPED, self.TERMINATED)
 
     @property
     def growth(self) -> float:

@@ -31,6 +31,7 @@ UPDATES = dict(_CODES["update"])
 STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
+_TERMINATED = _CODES["status"]["terminated"]   # an FMU asked to end the simulation: a normal end
 
 
 def _check_time(t_end, H):
@@ -160,7 +161,7 @@ def _growth_limit(divergence_growth):
 def _diverged(system, raw, limit):
     """The relative divergence criterion after a run that reached its end or was stopped
     (:func:`cosim.metrics.divergence`): the worst offender, or None."""
-    if limit is None or raw["status"] not in (0, _STOPPED):
+    if limit is None or raw["status"] not in (0, _STOPPED, _TERMINATED):
         return None
     t = np.asarray(raw["t"])
     return metrics._divergence(t, [(raw["x"], system.signal_names("x")), (raw["y"], system.signal_names("y"))],
@@ -304,7 +305,7 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     res = Result(system, raw["t"], raw["x"], raw["y"], raw["u"], stats, code, message, options, **fields)
     if worst is not None:
         raise DivergenceError(message, res, worst.signal, worst.factor, worst.t)
-    if code in (0, _STOPPED):
+    if code in (0, _STOPPED, _TERMINATED):
         return res
     msg, cause = raw["message"], raw.get("cause")
     kind = _core.error_type(code)              # the one C -> Python mapping (csrc/py/pyutil.c)

@@ -61,6 +61,8 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
             REQ(f->doStep, "fmi2DoStep");
             OPT(f->setRealInputDerivatives, "fmi2SetRealInputDerivatives");
             OPT(f->getRealOutputDerivatives, "fmi2GetRealOutputDerivatives");
+            OPT(f->getBooleanStatus, "fmi2GetBooleanStatus");
+            OPT(f->getRealStatus, "fmi2GetRealStatus");
         } else {
             REQ(f->enterEventMode, "fmi2EnterEventMode");
             REQ(f->newDiscreteStates, "fmi2NewDiscreteStates");
@@ -206,6 +208,7 @@ static const char *status_name(int version, int s) {
 int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err) {
     if (status == 0 || status == 1) return CS_OK;
     if (status == 4) in->fatal = 1;
+    if (status == 3) in->failed = 1;
     const char *prefix = in->lib->version == 2 ? "fmi2" : "fmi3";
     if (in->last[0])
         return cs_fail(err, CS_ERR_SOLVER, "FMU %s: %s%s returned %s at t = %.10g: %s", in->name, prefix, fn,
@@ -251,8 +254,22 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
                        int logging_on, const cs_fmi_starts *st, double t0, double tol, cs_fmi_inst **out,
                        cs_err *err) {
     *out = NULL;
+    pthread_mutex_lock(&lib->lock);
+    const int busy = lib->once && lib->live > 0;
+    if (!busy) lib->live++;
+    pthread_mutex_unlock(&lib->lock);
+    if (busy)
+        return cs_fail(err, CS_ERR_ARG, "FMU %s: the FMU can be instantiated only once per process "
+                       "(canBeInstantiatedOnlyOncePerProcess) and an instance of this cosim.FMU is alive (a run in "
+                       "another thread, or the same FMU twice in a system): give each its own cosim.FMU(path), "
+                       "which loads its own copy of the binary", name);
     cs_fmi_inst *in = calloc(1, sizeof *in);
-    if (!in) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    if (!in) {
+        pthread_mutex_lock(&lib->lock);
+        lib->live--;
+        pthread_mutex_unlock(&lib->lock);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    }
     in->lib = lib;
     in->kind = kind;
     snprintf(in->name, sizeof in->name, "%s", name);
@@ -270,7 +287,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
     if (!in->c) {
         rc = cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi%dInstantiate failed%s%s", name, lib->version,
                      in->last[0] ? ": " : "", in->last);
-        free(in);
+        cs_fmi_inst_destroy(in);
         return rc;
     }
 #define TRY(x) do { if ((rc = (x)) != CS_OK) goto fail; } while (0)
@@ -281,6 +298,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
         TRY(set_starts(in, st, t0, err));
         TRY(cs_fmi_check(in, f->enterInitializationMode(in->c), "EnterInitializationMode", t0, err));
         TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+        in->initialized = 1;
         if (kind == CS_FMI_ME) { /* FMI 2: event mode after initialisation */
             int changed = 0;
             TRY(cs_fmi_me_event(in, t0, 1, &changed, err));
@@ -291,6 +309,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
         TRY(cs_fmi_check(in, f->enterInitializationMode(in->c, tol > 0, tol > 0 ? tol : 0.0, t0, 0, 0.0),
                          "EnterInitializationMode", t0, err));
         TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+        in->initialized = 1;
         if (kind == CS_FMI_ME) { /* FMI 3: event mode after initialisation */
             int changed = 0;
             TRY(cs_fmi_me_event(in, t0, 1, &changed, err));
@@ -307,17 +326,42 @@ fail:
 void cs_fmi_inst_destroy(cs_fmi_inst *in) {
     if (!in) return;
     /* After Fatal the standard allows no further call into the FMU (FMI 2.0.4 §2.1.3, FMI 3.0 §2.2.3): the
-     * instance's own memory is then the FMU's loss, ours is freed. */
+     * instance's own memory is then the FMU's loss, ours is freed. fmiTerminate only where the state machine
+     * allows it: after initialisation and not after Error (then only fmiFreeInstance). */
     if (in->c && !in->fatal) {
+        const int term = in->initialized && !in->failed;
         if (in->lib->version == 2) {
-            in->lib->f2.terminate(in->c);
+            if (term) in->lib->f2.terminate(in->c);
             in->lib->f2.freeInstance(in->c);
         } else {
-            in->lib->f3.terminate(in->c);
+            if (term) in->lib->f3.terminate(in->c);
             in->lib->f3.freeInstance(in->c);
         }
     }
+    pthread_mutex_lock(&in->lib->lock);
+    in->lib->live--;
+    pthread_mutex_unlock(&in->lib->lock);
     free(in);
+}
+
+int cs_fmi_terminated(cs_fmi_inst *in, double t, cs_err *err) {
+    in->terminated = 1;
+    return cs_fail(err, CS_TERMINATED, "FMU %s asked to terminate the simulation at t = %.10g%s%s", in->name, t,
+                   in->last[0] ? ": " : "", in->last);
+}
+
+/* FMI 2.0.4 §4.2.3: after fmi2Discard from doStep the master asks fmi2GetBooleanStatus(fmi2Terminated) whether
+ * the FMU wants to end the simulation (then fmi2GetRealStatus(fmi2LastSuccessfulTime) says up to when). */
+int cs_fmi2_discarded(cs_fmi_inst *in, double T, cs_err *err) {
+    const cs_fmi2_fns *f = &in->lib->f2;
+    fmi2Boolean term = 0;
+    if (f->getBooleanStatus && f->getBooleanStatus(in->c, 3, &term) <= 1 && term) {
+        fmi2Real last = T;
+        if (!f->getRealStatus || f->getRealStatus(in->c, 2, &last) > 1) last = T;
+        return cs_fmi_terminated(in, last, err);
+    }
+    in->failed = 1;   /* stepFailed without a terminate request: nothing more but fmi2FreeInstance from us */
+    return cs_fmi_check(in, 2, "DoStep", T, err);
 }
 
 int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
@@ -330,9 +374,7 @@ int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
         return cs_fail(err, in->cb_rc, "%s", in->cb_msg);
     }
     CHECK(s, "DoStep", T);
-    if (terminate)
-        return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, last,
-                       in->last[0] ? ": " : "", in->last);
+    if (terminate) return cs_fmi_terminated(in, last, err);
     if (early)
         return cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi3DoStep returned early at t = %.10g (not requested)", in->name,
                        last);
@@ -457,22 +499,18 @@ int cs_fmi_me_indicators(cs_fmi_inst *in, double *z, int nz, double t, cs_err *e
     return CS_OK;
 }
 
-static int terminated(cs_fmi_inst *in, double t, cs_err *err) {
-    return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
-                   in->last[0] ? ": " : "", in->last);
-}
 
 int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err) {
     *enter = 0;
     if (in->lib->version == 2) {
         fmi2Boolean e = 0, term = 0;
         CHECK(in->lib->f2.completedIntegratorStep(in->c, 1, &e, &term), "CompletedIntegratorStep", t);
-        if (term) return terminated(in, t, err);
+        if (term) return cs_fmi_terminated(in, t, err);
         *enter = e != 0;
     } else {
         fmi3Boolean e = 0, term = 0;
         CHECK(in->lib->f3.completedIntegratorStep(in->c, 1, &e, &term), "CompletedIntegratorStep", t);
-        if (term) return terminated(in, t, err);
+        if (term) return cs_fmi_terminated(in, t, err);
         *enter = e != 0;
     }
     return CS_OK;
@@ -489,7 +527,7 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
             if (k >= 1000) break;
             fmi2EventInfo ei = {0};
             CHECK(f->newDiscreteStates(in->c, &ei), "NewDiscreteStates", t);
-            if (ei.terminateSimulation) return terminated(in, t, err);
+            if (ei.terminateSimulation) return cs_fmi_terminated(in, t, err);
             more = ei.newDiscreteStatesNeeded;
             *states_changed |= ei.valuesOfContinuousStatesChanged != 0;
             next_defined = ei.nextEventTimeDefined != 0;
@@ -505,7 +543,7 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
             fmi3Float64 next = 0.0;
             CHECK(f->updateDiscreteStates(in->c, &need, &term, &nominals, &values, &defined, &next),
                   "UpdateDiscreteStates", t);
-            if (term) return terminated(in, t, err);
+            if (term) return cs_fmi_terminated(in, t, err);
             more = need != 0;
             *states_changed |= values != 0;
             next_defined = defined != 0;

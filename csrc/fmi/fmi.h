@@ -70,6 +70,8 @@ typedef struct cs_fmi2_fns {
     fmi2Status (*getRealOutputDerivatives)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Integer[],
                                            fmi2Real[]);
     fmi2Status (*doStep)(fmi2Component, fmi2Real, fmi2Real, fmi2Boolean);
+    fmi2Status (*getBooleanStatus)(fmi2Component, int, fmi2Boolean *);   /* fmi2StatusKind: fmi2Terminated = 3 */
+    fmi2Status (*getRealStatus)(fmi2Component, int, fmi2Real *);         /* fmi2LastSuccessfulTime = 2 */
     /* model exchange */
     fmi2Status (*enterEventMode)(fmi2Component);
     fmi2Status (*newDiscreteStates)(fmi2Component, fmi2EventInfo *);
@@ -153,6 +155,8 @@ typedef struct cs_fmi_lib {
     pthread_mutex_t lock;              /* guards the log queue (instances may run in threads) */
     cs_fmi_msg *log;                   /* ring of CS_FMI_LOG_MAX */
     long log_first, log_count, log_dropped;
+    int once;                          /* canBeInstantiatedOnlyOncePerProcess: at most one live instance ... */
+    int live;                          /* ... of this loaded copy (guarded by lock) */
 } cs_fmi_lib;
 
 /* dlopen `path` and resolve the FMI `version` functions that `kind` (CS_FMI_CS / CS_FMI_ME) needs; optional
@@ -169,6 +173,10 @@ typedef struct cs_fmi_inst {
     int kind;
     void *c;                           /* fmi2Component / fmi3Instance */
     int fatal;                         /* after Fatal only freeing the memory we own is allowed */
+    int initialized;                   /* initialisation mode was left: fmiTerminate is a legal call */
+    int failed;                        /* a call returned Error (or Discard without a terminate request): no
+                                        * fmiTerminate, only fmiFreeInstance (FMI 2.0.4 §2.1.5, FMI 3.0 §2.3.1) */
+    int terminated;                    /* the FMU asked to end the simulation (terminateSimulation) */
     int log_errors_only;
     char name[64];
     char last[400];                    /* last message of status >= Warning (quoted in errors) */
@@ -202,7 +210,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
 void cs_fmi_inst_destroy(cs_fmi_inst *in);
 
 /* Status check: OK/Warning pass; Discard, Error, Fatal fill err (CS_ERR_SOLVER) with the function's name, the time
- * and the FMU's last logged message. */
+ * and the FMU's last logged message; Error and Fatal mark the instance so that destroy skips fmiTerminate. */
 int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err);
 /* The same, inline where the status passes (the calls below run for every unit and macro step). */
 static inline int cs_fmi_ok(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err) {
@@ -222,9 +230,17 @@ static inline int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, co
     return cs_fmi_ok(in, in->lib->f3.setFloat64(in->c, vr, (size_t)n, v, (size_t)n), "SetFloat64", t, err);
 }
 
+/* doStep over [T, T + H]. An FMU that asks to end the simulation (FMI 2: fmi2Discard with fmi2Terminated true;
+ * FMI 3: terminateSimulation) gives CS_TERMINATED, a normal end of the run, with the time in the message. */
+int cs_fmi2_discarded(cs_fmi_inst *in, double T, cs_err *err);
+int cs_fmi_terminated(cs_fmi_inst *in, double t, cs_err *err);   /* CS_TERMINATED, the FMU marked as terminated */
 int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err);
 static inline int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
-    if (in->lib->version == 2) return cs_fmi_ok(in, in->lib->f2.doStep(in->c, T, H, 1), "DoStep", T, err);
+    if (in->lib->version == 2) {
+        const int s = in->lib->f2.doStep(in->c, T, H, 1);
+        if (s == 2) return cs_fmi2_discarded(in, T, err);
+        return cs_fmi_ok(in, s, "DoStep", T, err);
+    }
     return cs_fmi3_do_step(in, T, H, err);
 }
 /* FMI 2 input derivatives of order `order` (1 .. ) for the inputs vr. */
@@ -247,11 +263,12 @@ int cs_fmi_me_set_states(cs_fmi_inst *in, const double *x, int nx, double t, cs_
 int cs_fmi_me_get_states(cs_fmi_inst *in, double *x, int nx, double t, cs_err *err);
 int cs_fmi_me_derivatives(cs_fmi_inst *in, double *xdot, int nx, double t, cs_err *err);
 int cs_fmi_me_indicators(cs_fmi_inst *in, double *z, int nz, double t, cs_err *err);
-/* completedIntegratorStep: *enter = the FMU asks for event mode (terminateSimulation is an error) */
+/* completedIntegratorStep: *enter = the FMU asks for event mode (terminateSimulation: CS_TERMINATED) */
 int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err);
 /* Event mode at t: enterEventMode (unless `from_init`: FMI 3 is in event mode after initialisation), the event
  * iteration (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates until no update is needed), continuous-time mode.
- * *states_changed: the FMU changed its continuous states; in->next_defined/next_time: the next time event. */
+ * *states_changed: the FMU changed its continuous states; in->next_defined/next_time: the next time event.
+ * terminateSimulation: CS_TERMINATED (a normal end of the run). */
 int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_changed, cs_err *err);
 
 #endif

@@ -63,7 +63,7 @@ static const code_name statuses[] = {{"ok", CS_OK}, {"argument", CS_ERR_ARG}, {"
                                      {"linalg", CS_ERR_LINALG}, {"solver", CS_ERR_SOLVER},
                                      {"diverged", CS_ERR_DIVERGED}, {"callback", CS_ERR_CALLBACK},
                                      {"stopped", CS_STOPPED}, {"interrupted", CS_ERR_INTERRUPTED},
-                                     {"convergence", CS_ERR_CONVERGENCE}};
+                                     {"convergence", CS_ERR_CONVERGENCE}, {"terminated", CS_TERMINATED}};
 
 static const code_kind kinds[] = {
     KIND("update", updates), KIND("startup", startups),

@@ -1,6 +1,7 @@
 /* Bindings of FMU units: argument conversion only (the FMI calls are in csrc/fmi, the units in csrc/units).
  *
- *   fmu_load(path, version, kind) -> capsule      dlopen the binary, resolve the FMI functions
+ *   fmu_load(path, version, kind, once) -> capsule   dlopen the binary, resolve the FMI functions; once: the
+ *                                                   FMU allows one live instance (canBeInstantiatedOnlyOncePerProcess)
  *   fmu_log(capsule) -> (messages, dropped)       drain the FMU's log queue: [(status, instance, category, text)]
  *   fmu_initial_states(spec, t0) -> ndarray      ME: the continuous states after initialisation
  *
@@ -25,8 +26,8 @@ static void capsule_free(PyObject *cap) {
 
 static PyObject *py_fmu_load(PyObject *self, PyObject *args) {
     const char *path;
-    int version, kind;
-    if (!PyArg_ParseTuple(args, "sii:fmu_load", &path, &version, &kind)) return NULL;
+    int version, kind, once = 0;
+    if (!PyArg_ParseTuple(args, "sii|p:fmu_load", &path, &version, &kind, &once)) return NULL;
     if (kind != CS_FMI_CS && kind != CS_FMI_ME) return PyErr_Format(PyExc_ValueError, "kind: must be 0 (cs) or 1 (me)");
     cs_fmi_lib *lib = NULL;
     cs_err err = {0};
@@ -35,6 +36,7 @@ static PyObject *py_fmu_load(PyObject *self, PyObject *args) {
     rc = cs_fmi_lib_open(path, version, kind, &lib, &err);
     Py_END_ALLOW_THREADS
     if (rc) return cs_py_raise(&err);
+    lib->once = once;
     PyObject *cap = PyCapsule_New(lib, CAPSULE, capsule_free);
     if (!cap) cs_fmi_lib_close(lib);
     return cap;
@@ -217,7 +219,7 @@ static PyObject *py_fmu_initial_states(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef cs_py_fmu_methods[] = {
-    {"fmu_load", py_fmu_load, METH_VARARGS, "fmu_load(path, version, kind) -> capsule of the loaded FMU binary."},
+    {"fmu_load", py_fmu_load, METH_VARARGS, "fmu_load(path, version, kind, once=False) -> capsule of the loaded FMU binary."},
     {"fmu_log", py_fmu_log, METH_VARARGS, "fmu_log(capsule) -> ([(status, instance, category, text)], dropped)."},
     {"fmu_initial_states", py_fmu_initial_states, METH_VARARGS,
      "fmu_initial_states(spec, t0) -> the continuous states of a model-exchange FMU after initialisation."},

@@ -244,3 +244,65 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
         z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
         z.write(lib, f"binaries/{_platform_dir()}/BouncingBall.so")
     return path
+
+
+def build_lifecycle(out_dir, fmi=2, once=False, name=None):
+    """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/lifecycle_fmi{2,3}.c (co-simulation and model exchange;
+    x' = 1, output x; parameters t_term (vr 2: ask to terminate there) and fail_init (vr 3)); it logs every call
+    outside the FMI state machine with category "illegal". ``once``: declare canBeInstantiatedOnlyOncePerProcess."""
+    out_dir = pathlib.Path(out_dir)
+    lib = out_dir / f"bin_lifecycle{fmi}" / "Lifecycle.so"
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        src = HERE / f"lifecycle_fmi{fmi}.c"
+        stub = lib.parent / "stubs.c"
+        stub.write_text(_stubs(fmi, src))
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-I{_headers()}", str(src),
+               str(stub), "-o", str(lib), "-lm"]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    flag = f' canBeInstantiatedOnlyOncePerProcess="{"true" if once else "false"}"'
+    if fmi == 2:
+        parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+                 f'<fmiModelDescription fmiVersion="2.0" modelName="Lifecycle" guid="{GUID}" '
+                 'generationTool="cosim tests" numberOfEventIndicators="0">',
+                 f'  <ModelExchange modelIdentifier="Lifecycle"{flag}/>',
+                 f'  <CoSimulation modelIdentifier="Lifecycle" canHandleVariableCommunicationStepSize="true"{flag}/>',
+                 '  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.1"/>', "  <ModelVariables>",
+                 '    <ScalarVariable name="x" valueReference="0" causality="output" variability="continuous" '
+                 'initial="exact"><Real start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="der(x)" valueReference="4" causality="local" variability="continuous" '
+                 'initial="calculated"><Real derivative="1"/></ScalarVariable>',
+                 '    <ScalarVariable name="t_term" valueReference="2" causality="parameter" variability="fixed" '
+                 'initial="exact"><Real start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="fail_init" valueReference="3" causality="parameter" variability="fixed" '
+                 'initial="exact"><Integer start="0"/></ScalarVariable>',
+                 "  </ModelVariables>", "  <ModelStructure>", "    <Outputs>",
+                 '      <Unknown index="1" dependencies=""/>', "    </Outputs>", "    <Derivatives>",
+                 '      <Unknown index="2" dependencies=""/>', "    </Derivatives>", "  </ModelStructure>",
+                 "</fmiModelDescription>"]
+        plat = _platform_dir()
+    else:
+        parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+                 f'<fmiModelDescription fmiVersion="3.0" modelName="Lifecycle" instantiationToken="{GUID}" '
+                 'generationTool="cosim tests">',
+                 f'  <ModelExchange modelIdentifier="Lifecycle"{flag}/>',
+                 f'  <CoSimulation modelIdentifier="Lifecycle" canHandleVariableCommunicationStepSize="true"{flag}/>',
+                 '  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.1"/>', "  <ModelVariables>",
+                 '    <Float64 name="time" valueReference="30" causality="independent" variability="continuous"/>',
+                 '    <Float64 name="x" valueReference="0" causality="output" variability="continuous" '
+                 'initial="exact" start="0"/>',
+                 '    <Float64 name="der(x)" valueReference="4" causality="local" variability="continuous" '
+                 'initial="calculated" derivative="0"/>',
+                 '    <Float64 name="t_term" valueReference="2" causality="parameter" variability="fixed" '
+                 'initial="exact" start="0"/>',
+                 '    <Int32 name="fail_init" valueReference="3" causality="parameter" variability="fixed" '
+                 'initial="exact" start="0"/>',
+                 "  </ModelVariables>", "  <ModelStructure>", '    <Output valueReference="0" dependencies=""/>',
+                 '    <ContinuousStateDerivative valueReference="4"/>', "  </ModelStructure>",
+                 "</fmiModelDescription>"]
+        plat = "aarch64-linux" if platform.machine().lower() == "aarch64" else "x86_64-linux"
+    path = out_dir / f"{name or f'Lifecycle{fmi}' + ('_once' if once else '')}.fmu"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
+        z.write(lib, f"binaries/{plat}/Lifecycle.so")
+    return path
