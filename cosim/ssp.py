@@ -15,11 +15,10 @@ import os
 import pathlib
 import shutil
 import tempfile
-import weakref
-import xml.etree.ElementTree as ET
 import zipfile
 
-from . import _check
+from . import _archive, _check
+from ._extras import require
 from .fmu import FMU, label
 
 
@@ -61,12 +60,16 @@ def _parameters(el, component):
     return out
 
 
-def read_ssp(path, *, kind=None, **fmu_options):
+def read_ssp(path, *, kind=None, max_unpacked=None, **fmu_options):
     """The parts of an SSP system (see the module docstring): its FMU components as :class:`cosim.FMU` subsystems and
     its connections as (source, destination, gain) triples of signal names, for
     :meth:`cosim.CoupledSystem.from_ssp` to assemble. ``kind`` ("cs", "me" or None) is passed to every FMU, as are
-    ``fmu_options`` (``tolerance``, ``logging_on``)."""
+    ``fmu_options`` (``tolerance``, ``logging_on``). ``max_unpacked``: limit of the unpacked size of the SSP and of
+    each FMU in it, in bytes (default 1 GiB). Every ``source`` must name a file inside the SSP (docs/fmu.md
+    "Containment")."""
 
+    require("fmu", "cosim.CoupledSystem.from_ssp")
+    max_unpacked = _archive.check_limit(max_unpacked)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path: expected a file or directory name, got {type(path).__name__}")
     path = pathlib.Path(path)
@@ -77,13 +80,11 @@ def read_ssp(path, *, kind=None, **fmu_options):
         if not zipfile.is_zipfile(path):
             raise ValueError(f"path: {str(path)!r} is not an SSP archive (not a zip archive)")
         tmp = tempfile.mkdtemp(prefix="cosim_ssp_")
-        with zipfile.ZipFile(path) as z:
-            for member in z.namelist():
-                target = os.path.realpath(os.path.join(tmp, member))
-                if not target.startswith(os.path.realpath(tmp) + os.sep):
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    raise ValueError(f"path: {str(path)!r} holds an unsafe member name {member!r}")
-            z.extractall(tmp)
+        try:
+            _archive.extract(path, tmp, max_unpacked, "SSP")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         root = pathlib.Path(tmp)
     else:
         raise ValueError(f"path: no such file or directory {str(path)!r}")
@@ -91,10 +92,7 @@ def read_ssp(path, *, kind=None, **fmu_options):
         ssd = root / "SystemStructure.ssd"
         if not ssd.is_file():
             raise ValueError(f"path: {str(path)!r} has no SystemStructure.ssd")
-        try:
-            doc = ET.parse(ssd).getroot()
-        except ET.ParseError as e:
-            raise ValueError(f"path: invalid SystemStructure.ssd ({e})") from None
+        doc = _archive.parse_xml(ssd, "SystemStructure.ssd")
         system = _child(doc, "System")
         if system is None:
             raise ValueError("path: SystemStructure.ssd has no System")
@@ -110,10 +108,7 @@ def read_ssp(path, *, kind=None, **fmu_options):
             ctype = comp.get("type", "application/x-fmu-sharedlibrary")
             if ctype != "application/x-fmu-sharedlibrary":
                 raise ValueError(f"path: component {cname!r} of type {ctype!r} is not an FMU")
-            source = comp.get("source", "")
-            if source.startswith("file:"):
-                source = source[5:].lstrip("/") if not source.startswith("file:///") else source[7:]
-            fmu_path = (root / source) if not os.path.isabs(source) else pathlib.Path(source)
+            fmu_path = _archive.inside(root, comp.get("source", ""), f"path: source of component {cname!r}")
             starts = {}
             bindings = _child(comp, "ParameterBindings")
             for b in (bindings if bindings is not None else []):
@@ -127,13 +122,13 @@ def read_ssp(path, *, kind=None, **fmu_options):
                         if _local(ps.tag) == "ParameterSet":
                             starts.update(_parameters(ps, cname))
                 elif b.get("source"):
-                    try:
-                        ps = ET.parse(root / b.get("source")).getroot()
-                    except (OSError, ET.ParseError) as e:
-                        raise ValueError(f"path: parameter file {b.get('source')!r} of {cname!r}: {e}") from None
-                    starts.update(_parameters(ps, cname))
+                    ssv = _archive.inside(root, b.get("source"), f"path: parameter binding source of {cname!r}")
+                    if not ssv.is_file():
+                        raise ValueError(f"path: parameter file {b.get('source')!r} of {cname!r} is not in the SSP")
+                    starts.update(_parameters(_archive.parse_xml(ssv, f"parameter file {b.get('source')!r}"),
+                                              cname))
             name = _check.identifier(label(cname))
-            fmu = FMU(fmu_path, name=name, kind=kind, start_values=starts, **fmu_options)
+            fmu = FMU(fmu_path, name=name, kind=kind, start_values=starts, max_unpacked=max_unpacked, **fmu_options)
             names[cname] = fmu
             subsystems.append(fmu)
         if not subsystems:
