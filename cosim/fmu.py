@@ -87,6 +87,9 @@ class FMU(Subsystem):
     tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
     logging_on : ask the FMU for debug logging (``loggingOn``); messages of status Warning and worse are logged
         regardless, by most FMUs.
+    max_events_per_step : model exchange: events in one macro step after which the step fails with a
+        :class:`cosim.SolverError` (carrying the result so far): events that accumulate (a Zeno model) would
+        otherwise split the step forever.
     max_unpacked : limit of the unpacked size of the archive in bytes (default ``cosim._archive.MAX_UNPACKED``,
         1 GiB); a larger archive is refused before anything is written (docs/fmu.md "Containment").
 
@@ -96,7 +99,7 @@ class FMU(Subsystem):
     """
 
     def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
-                 tolerance=None, logging_on=False, max_unpacked=None):
+                 tolerance=None, logging_on=False, max_unpacked=None, max_events_per_step=1000):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path: expected a file name, got {type(path).__name__}")
         path = pathlib.Path(path)
@@ -115,6 +118,10 @@ class FMU(Subsystem):
                     np.isfinite(tolerance) and tolerance > 0):
                 raise ValueError(f"tolerance: expected a positive finite number, got {tolerance!r}")
         max_unpacked = _archive.check_limit(max_unpacked)
+        if isinstance(max_events_per_step, bool) or not isinstance(max_events_per_step, (int, np.integer)) or not (
+                1 <= max_events_per_step < 2 ** 31):
+            raise ValueError(f"max_events_per_step: expected a positive int, got {max_events_per_step!r}")
+        self._max_events = int(max_events_per_step)
         self.path = path
         self._dir = tempfile.mkdtemp(prefix="cosim_fmu_")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
@@ -271,7 +278,7 @@ class FMU(Subsystem):
                             self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
                             sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
                             int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
-                            self.intermediate_inputs)
+                            self.intermediate_inputs, self._max_events)
         labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
         x0 = None

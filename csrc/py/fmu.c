@@ -8,7 +8,8 @@
  * The spec tuple built by cosim/fmu.py (FMU._spec):
  *   ("fmu", name, capsule, kind, token, resources, vr_u, vr_y, nx, nz, vr_real, real, vr_int, ints, vr_bool, bools,
  *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance,
- *    intermediate_inputs)   the last: indices into vr_u of the FMI 3 inputs declared intermediateUpdate="true" */
+ *    intermediate_inputs, max_events)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
+ *    intermediateUpdate="true"; max_events: ME events per macro step before the step fails (Zeno guard) */
 #include "py/fmu.h"
 
 #include <stdlib.h>
@@ -137,10 +138,10 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu;
     cs_fmu_spec s;
     memset(&s, 0, sizeof s);
-    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdO:fmu spec", &tag, &name, &cap, &s.kind, &token,
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOi:fmu spec", &tag, &name, &cap, &s.kind, &token,
                           &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
                           &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
-                          &s.logging_on, &s.tol, &oiu))
+                          &s.logging_on, &s.tol, &oiu, &s.max_events))
         return NULL;
     if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
         PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);

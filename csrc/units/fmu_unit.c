@@ -276,6 +276,8 @@ typedef struct fmu_me {
     double *zz, *zlo, *zhi;   /* nz: event indicators at trial, left and right points of the root finding */
     void *loc;                /* snapshot of the inner unit at the start of a step (root finding restarts there) */
     long events, locate_steps;
+    int max_events;           /* per macro step (Zeno guard) */
+    int after_event;          /* the last step ended with an event: the next one restarts the integrator */
     int can_state;
     int pending;
     char pending_msg[CS_ERRMSG_LEN];
@@ -298,6 +300,7 @@ static int me_events_at(cs_unit *u, double t, const cs_input *in, cs_err *err) {
     const double *x = f->inner->ops->states(f->inner);
     CS_TRY(cs_fmu_model_events(f->model, t, x, f->ubuf, f->xnew, &changed, &events, err));
     f->events += events;
+    f->after_event = events > 0;
     if (changed) CS_TRY(f->inner->ops->set_state(f->inner, t, f->xnew, err));
     return CS_OK;
 }
@@ -361,8 +364,18 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     fmu_me *f = ME(u);
     if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
-    double t = T, end = T + H;
-    while (t < end) {
+    double t = T, end = T + H, before = T;
+    /* events that accumulate (a Zeno model: the bouncing ball at rest) would split the step forever */
+    for (int n = 0; t < end; n++) {
+        if (n > f->max_events)
+            return cs_fail(err, CS_ERR_SOLVER, "FMU %s: more than %d events in the macro step [%.10g, %.10g], the "
+                           "last at t = %.15g, %.3g after the one before: the events accumulate (a Zeno model?); "
+                           "cosim.FMU(..., max_events_per_step=) raises the limit", u->name, f->max_events, T, end,
+                           t, t - before);
+        before = t;
+        /* without inputs nothing jumps at T: the integrator keeps its history unless an event ended the last step
+         * (a rollback or new states restart it through the stepper's reset) */
+        if (n == 0 && u->nu == 0 && !f->after_event) restart = CS_CONTINUE;
         double stop = end;
         if (ev->next_defined && ev->next_time > t && ev->next_time < end) stop = ev->next_time;
         if (f->nz) f->inner->ops->save_state(f->inner, f->loc);
@@ -486,6 +499,7 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
                                                          : s->lib->f3.getFMUState && s->lib->f3.setFMUState &&
                                                            s->lib->f3.freeFMUState);
     f->nz = s->nz;
+    f->max_events = s->max_events > 0 ? s->max_events : 1000;
     f->zz = calloc((size_t)s->nz + 1, sizeof(double));
     f->zlo = calloc((size_t)s->nz + 1, sizeof(double));
     f->zhi = calloc((size_t)s->nz + 1, sizeof(double));
