@@ -270,6 +270,8 @@ class FMU(Subsystem):
         if cs is not None and version == 3:
             flagged = _intermediate_update_vrs(md_root)
             self.intermediate_inputs = [j for j, v in enumerate(uvars) if int(v.valueReference) in flagged]
+        # model exchange: inputs of discrete variability are set in event mode only (FMI 2.0.4 §3.2.3)
+        self.discrete_inputs = [j for j, v in enumerate(uvars) if v.variability == "discrete"] if kind == "me" else []
         token = md.guid if version == 2 else md.instantiationToken
         res = os.path.join(self._dir, "resources")
         resources = pathlib.Path(res).as_uri() + "/" if version == 2 else res + os.sep
@@ -278,7 +280,7 @@ class FMU(Subsystem):
                             self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
                             sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
                             int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
-                            self.intermediate_inputs, self._max_events)
+                            self.intermediate_inputs, self._max_events, self.discrete_inputs)
         labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
         x0 = None

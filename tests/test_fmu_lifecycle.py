@@ -35,7 +35,7 @@ def illegal_calls(caplog):
 
 
 def single(path, kind, **starts):
-    return cosim.CoupledSystem([cosim.FMU(path, name="L", kind=kind, start_values=starts)], [])
+    return cosim.CoupledSystem([cosim.FMU(path, name="L", kind=kind, start_values=starts)], [], allow_unconnected=True)
 
 
 @pytest.mark.parametrize("fmi", [2, 3])
@@ -63,7 +63,7 @@ def test_failed_initialisation_calls_no_terminate(lifecycle, fmi, kind, caplog):
     else:
         fmu = cosim.FMU(lifecycle[fmi], name="L", kind=kind, start_values={"fail_init": 1})
         with pytest.raises(cosim.SolverError, match="ExitInitializationMode returned fmi.Error"):
-            cosim.simulate(cosim.CoupledSystem([fmu], []), t_end=1.0, H=0.1)
+            cosim.simulate(cosim.CoupledSystem([fmu], [], allow_unconnected=True), t_end=1.0, H=0.1)
         fmu.flush_log()
     assert any("initialization failed" in r.getMessage() for r in caplog.records)
     assert illegal_calls(caplog) == []
@@ -94,16 +94,35 @@ def test_once_per_process_refuses_a_second_live_instance(lifecycle, fmi, caplog)
         return True
 
     with concurrent.futures.ThreadPoolExecutor(1) as ex:
-        first = ex.submit(cosim.simulate, cosim.CoupledSystem([fmu], []), t_end=0.2, H=0.1, step_finished=hold)
+        first = ex.submit(cosim.simulate, cosim.CoupledSystem([fmu], [], allow_unconnected=True), t_end=0.2, H=0.1, step_finished=hold)
         assert running.wait(10)
         try:
             with pytest.raises(ValueError, match="only once per process"):
-                cosim.simulate(cosim.CoupledSystem([fmu], []), t_end=0.2, H=0.1)
+                cosim.simulate(cosim.CoupledSystem([fmu], [], allow_unconnected=True), t_end=0.2, H=0.1)
         finally:
             tried.set()
         assert first.result().status == cosim.Result.FINISHED
-    systems = [cosim.CoupledSystem([cosim.FMU(lifecycle[(fmi, "once")], name="L", kind="cs")], []) for _ in range(2)]
+    systems = [cosim.CoupledSystem([cosim.FMU(lifecycle[(fmi, "once")], name="L", kind="cs")], [], allow_unconnected=True) for _ in range(2)]
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         results = list(ex.map(lambda s: cosim.simulate(s, t_end=0.5, H=0.1), systems))
     assert all(r.status == cosim.Result.FINISHED for r in results)
     assert illegal_calls(caplog) == []
+
+
+@pytest.mark.parametrize("solver", [cosim.RK4(), cosim.CVODE(rtol=1e-10, atol=1e-12)], ids=["RK4", "CVODE"])
+def test_discrete_input_of_model_exchange_is_set_in_event_mode(lifecycle, solver, caplog):
+    """u_d (variability "discrete") driven by a co-simulation FMU's ramp x_cs(T_N) = T_N: model exchange sets it
+    at each macro point in event mode (the FMU refuses it in continuous-time mode), so x' = 1 + T_N on
+    [T_N, T_N+1] and x(T_N) = T_N + H^2 N(N-1)/2 exactly."""
+    caplog.set_level(logging.INFO, logger="cosim.fmu")
+    me = cosim.FMU(lifecycle[2], name="M", kind="me")
+    assert me.discrete_inputs == [0]
+    src = cosim.FMU(lifecycle[2], name="C", kind="cs", inputs=[])
+    system = cosim.CoupledSystem([src, me], [cosim.connect("C.x", "M.u_d")])
+    H, n = 0.1, 10
+    res = cosim.simulate(system, t_end=n * H, H=H, solver=solver)
+    N = np.arange(n + 1)
+    np.testing.assert_allclose(res["M.x"], N * H + H * H * N * (N - 1) / 2, rtol=1e-9, atol=1e-12)
+    assert illegal_calls(caplog) == []
+    with pytest.raises(ValueError, match="discrete variability"):
+        cosim.simulate_monolithic(cosim.CoupledSystem([me], [cosim.connect(0.5, "M.u_d")]), t_end=0.2)

@@ -523,6 +523,8 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     if (in->lib->version == 2) {
         const cs_fmi2_fns *f = &in->lib->f2;
         if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
+        if (in->n_event_inputs)
+            CHECK(f->setReal(in->c, in->event_vr, (size_t)in->n_event_inputs, in->event_values), "SetReal", t);
         for (int k = 0; more; k++) {
             if (k >= 1000) break;
             fmi2EventInfo ei = {0};
@@ -537,6 +539,9 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     } else {
         const cs_fmi3_fns *f = &in->lib->f3;
         if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
+        if (in->n_event_inputs)
+            CHECK(f->setFloat64(in->c, in->event_vr, (size_t)in->n_event_inputs, in->event_values,
+                                (size_t)in->n_event_inputs), "SetFloat64", t);
         for (int k = 0; more; k++) {
             if (k >= 1000) break;
             fmi3Boolean need = 0, term = 0, nominals = 0, values = 0, defined = 0;

@@ -190,6 +190,11 @@ typedef struct cs_fmi_inst {
     int (*intermediate)(void *ctx, double t, cs_err *err);
     void *intermediate_ctx;
     long intermediate_calls;
+    /* ME: inputs of discrete variability, set in event mode only (FMI 2.0.4 §3.2.3, FMI 3.0 §3.2): their value
+     * references and the values (owned by the model) that cs_fmi_me_event sets after entering event mode */
+    int n_event_inputs;
+    const unsigned *event_vr;
+    const double *event_values;
     int cb_rc;
     char cb_msg[CS_ERRMSG_LEN];
 } cs_fmi_inst;
@@ -268,7 +273,8 @@ int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err);
 /* Event mode at t: enterEventMode (unless `from_init`: FMI 3 is in event mode after initialisation), the event
  * iteration (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates until no update is needed), continuous-time mode.
  * *states_changed: the FMU changed its continuous states; in->next_defined/next_time: the next time event.
- * terminateSimulation: CS_TERMINATED (a normal end of the run). */
+ * terminateSimulation: CS_TERMINATED (a normal end of the run). The discrete inputs (in->event_vr) are set to
+ * in->event_values in event mode, before the iteration. */
 int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_changed, cs_err *err);
 
 #endif

@@ -12,6 +12,13 @@ typedef struct fmu_model {
     unsigned *vr_u, *vr_y;
     double *zz;              /* nz scratch */
     cs_fmu_events ev;
+    /* inputs of discrete variability (set in event mode only): u[d_idx[k]] -> vr_d[k]; the others
+     * u[c_idx[k]] -> vr_c[k] in continuous-time mode. nd = 0: every input is continuous (vr_u as it is). */
+    int nd, nc;
+    int *d_idx, *c_idx;
+    unsigned *vr_d, *vr_c;
+    double *ud, *uc, *ud_set;  /* nd, nc, nd: the discrete values the FMU holds (d_known: valid) */
+    int d_known;
 } fmu_model;
 
 static void fm_destroy(void *ctx) {
@@ -19,6 +26,7 @@ static void fm_destroy(void *ctx) {
     if (!f) return;
     cs_fmi_inst_destroy(f->inst);
     free(f->vr_u); free(f->vr_y); free(f->zz); free(f->ev.z);
+    free(f->d_idx); free(f->c_idx); free(f->vr_d); free(f->vr_c); free(f->ud); free(f->uc); free(f->ud_set);
     free(f);
 }
 
@@ -32,7 +40,9 @@ static int put(fmu_model *f, double t, const double *x, const double *u, cs_err 
     cs_fmi_inst *in = f->inst;
     CS_TRY(cs_fmi_me_set_time(in, t, e));
     CS_TRY(cs_fmi_me_set_states(in, x, f->nx, t, e));
-    return cs_fmi_set_real(in, f->vr_u, f->nu, u, t, e);
+    if (!f->nd) return cs_fmi_set_real(in, f->vr_u, f->nu, u, t, e);
+    for (int k = 0; k < f->nc; k++) f->uc[k] = u[f->c_idx[k]];
+    return cs_fmi_set_real(in, f->vr_c, f->nc, f->uc, t, e);
 }
 
 static int fm_rhs(void *ctx, double t, const double *x, const double *u, double *xdot) {
@@ -121,6 +131,62 @@ int cs_fmu_model_crossed(const cs_model *m, const double *z) {
     return -1;
 }
 
+int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err) {
+    fmu_model *f = m->ctx;
+    if (nd <= 0) return CS_OK;
+    if (nd > f->nu) return cs_fail(err, CS_ERR_ARG, "fmu: %d discrete inputs of %d", nd, f->nu);
+    f->d_idx = calloc((size_t)nd, sizeof(int));
+    f->c_idx = calloc((size_t)(f->nu - nd) + 1, sizeof(int));
+    f->vr_d = calloc((size_t)nd, sizeof(unsigned));
+    f->vr_c = calloc((size_t)(f->nu - nd) + 1, sizeof(unsigned));
+    f->ud = calloc((size_t)nd, sizeof(double));
+    f->uc = calloc((size_t)(f->nu - nd) + 1, sizeof(double));
+    f->ud_set = calloc((size_t)nd, sizeof(double));
+    if (!f->d_idx || !f->c_idx || !f->vr_d || !f->vr_c || !f->ud || !f->uc || !f->ud_set)
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    for (int j = 0, kd = 0, kc = 0; j < f->nu; j++) {
+        int discrete = 0;
+        for (int k = 0; k < nd; k++) {
+            if (idx[k] < 0 || idx[k] >= f->nu) return cs_fail(err, CS_ERR_ARG, "fmu: discrete input %d out of range", idx[k]);
+            discrete |= idx[k] == j;
+        }
+        if (discrete) { f->d_idx[kd] = j; f->vr_d[kd++] = f->vr_u[j]; }
+        else { f->c_idx[kc] = j; f->vr_c[kc++] = f->vr_u[j]; }
+        f->nd = kd;
+        f->nc = kc;
+    }
+    f->inst->n_event_inputs = f->nd;
+    f->inst->event_vr = f->vr_d;
+    f->inst->event_values = f->ud;
+    return CS_OK;
+}
+
+void cs_fmu_model_forget_inputs(cs_model *m) { ((fmu_model *)m->ctx)->d_known = 0; }
+
+/* Event mode at (t, x, u) with the discrete inputs of u: the event iteration, the next time event, new states
+ * (*changed, xnew) and the indicators after the event. */
+static int event_at(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
+                    cs_err *err) {
+    fmu_model *f = m->ctx;
+    cs_fmi_inst *in = f->inst;
+    for (int k = 0; k < f->nd; k++) f->ud[k] = u[f->d_idx[k]];
+    int states_changed = 0;
+    CS_TRY(cs_fmi_me_event(in, t, 0, &states_changed, err));
+    if (f->nd) {
+        memcpy(f->ud_set, f->ud, sizeof(double) * (size_t)f->nd);
+        f->d_known = 1;
+    }
+    f->ev.next_defined = in->next_defined;
+    f->ev.next_time = in->next_time;
+    if (states_changed && f->nx) {
+        CS_TRY(cs_fmi_me_get_states(in, xnew, f->nx, t, err));
+        *changed = 1;
+    }
+    /* the indicators after the event, at the (possibly re-initialised) states */
+    if (f->nz) CS_TRY(cs_fmu_model_indicators(m, t, *changed ? xnew : x, u, f->ev.z, err));
+    return CS_OK;
+}
+
 int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
                         int *events, cs_err *err) {
     fmu_model *f = m->ctx;
@@ -140,15 +206,19 @@ int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u,
         return CS_OK;
     }
     *events = 1;
-    int states_changed = 0;
-    CS_TRY(cs_fmi_me_event(in, t, 0, &states_changed, err));
-    f->ev.next_defined = in->next_defined;
-    f->ev.next_time = in->next_time;
-    if (states_changed && f->nx) {
-        CS_TRY(cs_fmi_me_get_states(in, xnew, f->nx, t, err));
-        *changed = 1;
-    }
-    /* the indicators after the event, at the (possibly re-initialised) states */
-    if (f->nz) CS_TRY(cs_fmu_model_indicators(m, t, *changed ? xnew : x, u, f->ev.z, err));
-    return CS_OK;
+    return event_at(m, t, x, u, xnew, changed, err);
+}
+
+int cs_fmu_model_discrete_inputs(cs_model *m, double t, const double *x, const double *u, double *xnew,
+                                 int *changed, int *events, cs_err *err) {
+    fmu_model *f = m->ctx;
+    *changed = 0;
+    *events = 0;
+    if (!f->nd) return CS_OK;
+    int same = f->d_known;
+    for (int k = 0; k < f->nd && same; k++) same = u[f->d_idx[k]] == f->ud_set[k];
+    if (same) return CS_OK;
+    CS_TRY(put(f, t, x, u, err));
+    *events = 1;
+    return event_at(m, t, x, u, xnew, changed, err);
 }

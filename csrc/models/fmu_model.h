@@ -26,6 +26,16 @@ typedef struct cs_fmu_events {
 int cs_fmu_model_nz(const cs_model *m);
 cs_fmu_events *cs_fmu_model_event_state(cs_model *m);
 
+/* Inputs of discrete variability: u[idx[k]] (k < nd) are set in event mode only (FMI 2.0.4 §3.2.3), the others in
+ * continuous-time mode. */
+int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err);
+/* At a macro point: where the discrete inputs of u differ from those the FMU holds, an event at t that sets them
+ * (*events = 1; *changed, xnew as for cs_fmu_model_events). */
+int cs_fmu_model_discrete_inputs(cs_model *m, double t, const double *x, const double *u, double *xnew,
+                                 int *changed, int *events, cs_err *err);
+/* After a rollback: the FMU's discrete inputs are unknown (set again at the next macro point). */
+void cs_fmu_model_forget_inputs(cs_model *m);
+
 /* The event indicators z (nz) at (t, x, u). */
 int cs_fmu_model_indicators(cs_model *m, double t, const double *x, const double *u, double *z, cs_err *err);
 /* Index of the first indicator whose sign differs between z and the last accepted point, or -1. */

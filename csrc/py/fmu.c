@@ -8,7 +8,7 @@
  * The spec tuple built by cosim/fmu.py (FMU._spec):
  *   ("fmu", name, capsule, kind, token, resources, vr_u, vr_y, nx, nz, vr_real, real, vr_int, ints, vr_bool, bools,
  *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance,
- *    intermediate_inputs, max_events)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
+ *    intermediate_inputs, max_events, discrete_inputs)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
  *    intermediateUpdate="true"; max_events: ME events per macro step before the step fails (Zeno guard) */
 #include "py/fmu.h"
 
@@ -135,13 +135,13 @@ int cs_py_is_fmu_spec(PyObject *spec) {
 /* as_model = 0: a unit (integrated with solver where ME); 1: the ME FMU as a bare cs_model (monolithic) */
 static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index, int as_model) {
     const char *tag, *name, *token, *resources;
-    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu;
+    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu, *odi;
     cs_fmu_spec s;
     memset(&s, 0, sizeof s);
-    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOi:fmu spec", &tag, &name, &cap, &s.kind, &token,
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOiO:fmu spec", &tag, &name, &cap, &s.kind, &token,
                           &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
                           &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
-                          &s.logging_on, &s.tol, &oiu, &s.max_events))
+                          &s.logging_on, &s.tol, &oiu, &s.max_events, &odi))
         return NULL;
     if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
         PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);
@@ -149,7 +149,7 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     }
     if (!(s.lib = lib_of(cap))) return NULL;
     unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
-    int *iv = NULL, *bv = NULL, *iu = NULL;
+    int *iv = NULL, *bv = NULL, *iu = NULL, *di = NULL;
     PyArrayObject *real = NULL;
     void *u = NULL;
     int nreal = 0, nint = 0, nbool = 0;
@@ -167,6 +167,14 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
         goto done;
     }
     if (!(iu = ints(oiu, "intermediate_inputs", (int)niu))) goto done;
+    Py_ssize_t nd = PySequence_Size(odi);
+    if (nd < 0 || nd > s.nu) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "subsystems[%d]: too many discrete inputs", index);
+        goto done;
+    }
+    if (!(di = ints(odi, "discrete_inputs", (int)nd))) goto done;
+    s.nd = (int)nd;
+    s.di = di;
     s.niu = (int)niu;
     s.iu = iu;
     s.name = name;
@@ -183,7 +191,7 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     Py_END_ALLOW_THREADS
     if (!u) cs_py_raise(&err);
 done:
-    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu);
+    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu); free(di);
     Py_XDECREF(real);
     return u;
 }

@@ -277,6 +277,7 @@ typedef struct fmu_me {
     void *loc;                /* snapshot of the inner unit at the start of a step (root finding restarts there) */
     long events, locate_steps;
     int max_events;           /* per macro step (Zeno guard) */
+    int nd;                   /* discrete inputs */
     int after_event;          /* the last step ended with an event: the next one restarts the integrator */
     int can_state;
     int pending;
@@ -365,6 +366,15 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
     double t = T, end = T + H, before = T;
+    if (f->nd) { /* discrete inputs change at macro points only: an event there where they changed */
+        cs_input_eval(in, T, f->ubuf);
+        int changed = 0, events = 0;
+        CS_TRY(cs_fmu_model_discrete_inputs(f->model, T, f->inner->ops->states(f->inner), f->ubuf, f->xnew, &changed,
+                                            &events, err));
+        f->events += events;
+        if (events) restart = CS_RESTART;
+        if (changed) CS_TRY(f->inner->ops->set_state(f->inner, T, f->xnew, err));
+    }
     /* events that accumulate (a Zeno model: the bouncing ball at rest) would split the step forever */
     for (int n = 0; t < end; n++) {
         if (n > f->max_events)
@@ -437,6 +447,7 @@ static void me_restore(cs_unit *u, const void *snap) {
     fmu_me *f = ME(u);
     const me_snap *s = snap;
     f->inner->ops->restore_state(f->inner, s->inner);
+    cs_fmu_model_forget_inputs(f->model);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
     ev->next_defined = s->ev.next_defined;
     ev->next_time = s->ev.next_time;
@@ -513,7 +524,8 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
         return NULL;
     }
     f->model = cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
-    if (!f->model) { cs_unit_destroy(u); return NULL; }
+    if (!f->model || cs_fmu_model_set_discrete(f->model, s->di, s->nd, err)) { cs_unit_destroy(u); return NULL; }
+    f->nd = s->nd;
     f->inner = cs_model_unit_new(f->model, solver, err);
     if (!f->inner) { cs_unit_destroy(u); return NULL; }
     if (f->nz && !(f->loc = f->inner->ops->snapshot_create(f->inner))) {
@@ -540,6 +552,11 @@ cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *s, cs_err *err) {
     if (s->kind != CS_FMI_ME) {
         cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s is a co-simulation FMU (a black box without states to integrate "
                 "together); the monolithic reference needs model-exchange FMUs (cosim.FMU(..., kind='me'))", s->name);
+        return NULL;
+    }
+    if (s->nd > 0) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d input(s) of discrete variability, which only event mode "
+                "may set; the monolithic reference integrates without events (use cosim.simulate)", s->name, s->nd);
         return NULL;
     }
     if (s->nz > 0) {

@@ -25,6 +25,8 @@ typedef struct cs_fmu_spec {
     double t0, tol;                  /* start time; tolerance for the FMU's own solver (< 0: not given) */
     int niu;                         /* CS, FMI 3: inputs declared intermediateUpdate="true" ... */
     const int *iu;                   /* ... their indices into u (set at the FMU's intermediate update times) */
+    int nd;                          /* ME: inputs of discrete variability (set in event mode) ... */
+    const int *di;                   /* ... their indices into u */
     int max_events;                  /* ME: events in one macro step before the step fails (Zeno guard; <= 0: 1000) */
 } cs_fmu_spec;
 

@@ -248,7 +248,7 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
 
 def build_lifecycle(out_dir, fmi=2, once=False, name=None):
     """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/lifecycle_fmi{2,3}.c (co-simulation and model exchange;
-    x' = 1, output x; parameters t_term (vr 2: ask to terminate there) and fail_init (vr 3)); it logs every call
+    x' = 1 (FMI 2: x' = 1 + u_d, u_d an input of discrete variability), output x; parameters t_term (vr 2: ask to terminate there) and fail_init (vr 3)); it logs every call
     outside the FMI state machine with category "illegal". ``once``: declare canBeInstantiatedOnlyOncePerProcess."""
     out_dir = pathlib.Path(out_dir)
     lib = out_dir / f"bin_lifecycle{fmi}" / "Lifecycle.so"
@@ -276,9 +276,11 @@ def build_lifecycle(out_dir, fmi=2, once=False, name=None):
                  'initial="exact"><Real start="0"/></ScalarVariable>',
                  '    <ScalarVariable name="fail_init" valueReference="3" causality="parameter" variability="fixed" '
                  'initial="exact"><Integer start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="u_d" valueReference="5" causality="input" variability="discrete">'
+                 '<Real start="0"/></ScalarVariable>',
                  "  </ModelVariables>", "  <ModelStructure>", "    <Outputs>",
                  '      <Unknown index="1" dependencies=""/>', "    </Outputs>", "    <Derivatives>",
-                 '      <Unknown index="2" dependencies=""/>', "    </Derivatives>", "  </ModelStructure>",
+                 '      <Unknown index="2" dependencies="5"/>', "    </Derivatives>", "  </ModelStructure>",
                  "</fmiModelDescription>"]
         plat = _platform_dir()
     else:

@@ -1,8 +1,9 @@
 /* Test fixture: an FMI 2.0 FMU (co-simulation and model exchange) that checks the master's call sequence and can
  * ask to terminate (tests/fmus/build.py build_lifecycle).
  *
- *   x' = 1 (x(0) = 0), output y = x;  parameters t_term (Real, vr 2; > 0: ask to terminate at t_term) and
- *   fail_init (Integer, vr 3; 1: fmi2ExitInitializationMode returns fmi2Error).
+ *   x' = 1 + u_d (x(0) = 0), output y = x;  parameters t_term (Real, vr 2; > 0: ask to terminate at t_term) and
+ *   fail_init (Integer, vr 3; 1: fmi2ExitInitializationMode returns fmi2Error); input u_d (Real, vr 5) of
+ *   discrete variability: model exchange may set it in event mode only (§3.2.3).
  *
  * Co-simulation: a doStep that would pass t_term stops there and returns fmi2Discard with fmi2Terminated true
  * (fmi2GetRealStatus(fmi2LastSuccessfulTime) = t_term). Model exchange: t_term is a time event whose event update
@@ -23,8 +24,8 @@ static const char *const state_names[] = {"instantiated", "initialization", "run
                                           "error"};
 
 typedef struct inst {
-    double x, t, t_term;
-    int fail_init, state, me, terminate_requested;
+    double x, t, t_term, u_d;
+    int fail_init, state, me, terminate_requested, event_mode;
     fmi2CallbackFunctions cb;
     char name[64];
 } inst;
@@ -100,6 +101,7 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c_) {
         return fmi2Error;
     }
     c->state = S_RUNNING;
+    c->event_mode = c->me;   /* model exchange: event mode after initialisation */
     return fmi2OK;
 }
 
@@ -121,7 +123,8 @@ fmi2Status fmi2GetReal(fmi2Component c_, const fmi2ValueReference vr[], size_t n
     if (illegal(c, "fmi2GetReal", ANY_BUT_ERR)) return fmi2Error;
     for (size_t k = 0; k < n; k++) {
         if (vr[k] == 0 || vr[k] == 1) v[k] = c->x;
-        else if (vr[k] == 4) v[k] = 1.0;
+        else if (vr[k] == 4) v[k] = 1.0 + c->u_d;
+        else if (vr[k] == 5) v[k] = c->u_d;
         else if (vr[k] == 2) v[k] = c->t_term;
         else return fmi2Error;
     }
@@ -134,7 +137,14 @@ fmi2Status fmi2SetReal(fmi2Component c_, const fmi2ValueReference vr[], size_t n
     for (size_t k = 0; k < n; k++) {
         if (vr[k] == 2) c->t_term = v[k];
         else if (vr[k] == 0 && c->state != S_RUNNING) c->x = v[k];
-        else return fmi2Error;
+        else if (vr[k] == 5) {
+            if (c->me && c->state == S_RUNNING && !c->event_mode) {
+                msg(c, fmi2Error, "illegal", "illegal call fmi2SetReal of the discrete input u_d in "
+                    "continuous-time mode");
+                return fmi2Error;
+            }
+            c->u_d = v[k];
+        } else return fmi2Error;
     }
     return fmi2OK;
 }
@@ -158,15 +168,15 @@ fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h, fmi2Boolean no_p
     inst *c = c_;
     if (illegal(c, "fmi2DoStep", RUN)) return fmi2Error;
     if (c->t_term > 0 && t + h > c->t_term * (1 + 1e-12)) {
-        c->x = c->t_term;
+        c->x += (c->t_term - t) * (1.0 + c->u_d);
         c->t = c->t_term;
         c->terminate_requested = 1;
         c->state = S_STEP_FAILED;
         msg(c, fmi2Discard, "logStatusDiscard", "end of the simulation requested (t_term reached)");
         return fmi2Discard;
     }
+    c->x += h * (1.0 + c->u_d);
     c->t = t + h;
-    c->x = c->t;
     return fmi2OK;
 }
 
@@ -185,7 +195,11 @@ fmi2Status fmi2GetRealStatus(fmi2Component c_, const fmi2StatusKind s, fmi2Real 
 }
 
 /* ---- model exchange ---- */
-fmi2Status fmi2EnterEventMode(fmi2Component c_) { return illegal(c_, "fmi2EnterEventMode", RUN) ? fmi2Error : fmi2OK; }
+fmi2Status fmi2EnterEventMode(fmi2Component c_) {
+    if (illegal(c_, "fmi2EnterEventMode", RUN)) return fmi2Error;
+    ((inst *)c_)->event_mode = 1;
+    return fmi2OK;
+}
 
 fmi2Status fmi2NewDiscreteStates(fmi2Component c_, fmi2EventInfo *ei) {
     inst *c = c_;
@@ -201,7 +215,9 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c_, fmi2EventInfo *ei) {
 }
 
 fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c_) {
-    return illegal(c_, "fmi2EnterContinuousTimeMode", RUN) ? fmi2Error : fmi2OK;
+    if (illegal(c_, "fmi2EnterContinuousTimeMode", RUN)) return fmi2Error;
+    ((inst *)c_)->event_mode = 0;
+    return fmi2OK;
 }
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c_, fmi2Boolean no_set_prior, fmi2Boolean *enter,
                                        fmi2Boolean *terminate) {
@@ -223,7 +239,7 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c_, const fmi2Real x[], size_t 
 }
 fmi2Status fmi2GetDerivatives(fmi2Component c_, fmi2Real d[], size_t n) {
     if (illegal(c_, "fmi2GetDerivatives", ANY_BUT_ERR)) return fmi2Error;
-    d[0] = 1.0;
+    d[0] = 1.0 + ((inst *)c_)->u_d;
     return fmi2OK;
 }
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t n) { return fmi2OK; }
