@@ -245,12 +245,16 @@ class CoupledSystem:
 
     @classmethod
     def from_ssp(cls, path, *, kind=None, **fmu_options):
-        """The system of an SSP archive (``.ssp``) or unpacked directory: its FMU components as :class:`cosim.FMU`
-        subsystems (``kind``, ``tolerance``, ``logging_on`` passed on), its connections (with the factor of a
-        linear transformation as gain) and its parameter bindings as start values. Inputs without a connection
-        are held at their value 0 (``allow_unconnected``). See :mod:`cosim.ssp` for what is supported."""
+        """The system of an SSP archive (``.ssp``) or unpacked directory: its FMU components (also those of nested
+        systems) as :class:`cosim.FMU` subsystems (``kind``, ``tolerance``, ``logging_on``, ``max_unpacked``
+        passed on), its connections (a linear transformation's factor as gain, its offset as a constant added to
+        the input) and its parameter bindings as start values. Inputs without a connection are held at their
+        value 0 (``allow_unconnected``). ``default_experiment``: the SSP's DefaultExperiment ({} if none). See
+        :mod:`cosim.ssp` and docs/fmu.md for what is supported."""
         from .ssp import read_ssp
-        subsystems, connections = read_ssp(path, kind=kind, **fmu_options)
-        out = cls(subsystems, [connect(*c) for c in connections], allow_unconnected=True)
+        subsystems, connections, offsets, experiment = read_ssp(path, kind=kind, **fmu_options)
+        out = cls(subsystems, [connect(*c) for c in connections] + [connect(v, d) for v, d in offsets],
+                  allow_unconnected=True)
         out.ssp_path = pathlib.Path(path)
+        out.default_experiment = experiment
         return out

@@ -106,7 +106,7 @@ def test_ssp_component_source_stays_inside_the_archive(fmus, tmp_path, source):
 @pytest.mark.parametrize("source", ["../../etc/passwd", "/etc/passwd", "file:///etc/passwd"])
 def test_ssp_parameter_binding_source_stays_inside_the_archive(fmus, tmp_path, source):
     ssd = SSD.replace('ParameterBinding source="resources/S2.ssv"', f'ParameterBinding source="{source}"')
-    with pytest.raises(ValueError, match="parameter binding source of 'S2'"):
+    with pytest.raises(ValueError, match="parameter binding source of component 'S2'"):
         cosim.CoupledSystem.from_ssp(ssp_with(tmp_path, ssd, fmus))
 
 
