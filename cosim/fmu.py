@@ -36,15 +36,12 @@ import zipfile
 
 import numpy as np
 
-from . import _archive, _check, _core
+from . import _archive, _check, _core, _fmi_types
 from ._extras import require
 from .subsystem import Subsystem
 
 KINDS = dict(_core.codes["fmu_kind"])
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
-_REAL = ("Real", "Float64")
-_INT = ("Integer", "Int32", "Int64", "Int16", "Int8", "UInt8", "UInt16", "UInt32", "UInt64", "Enumeration")
-_BOOL = ("Boolean",)
 
 
 def label(name):
@@ -196,21 +193,27 @@ class FMU(Subsystem):
                 raise ValueError(f"{what}: no variable with value reference {ref} in FMU {self.name!r}")
             raise TypeError(f"{what}: expected a variable name or value reference, got {ref!r}")
 
+        skipped = []
+
         def select(refs, causality, what):
-            if refs is None:
+            if refs is None:   # by default every variable of the causality that can be a signal
                 chosen = [v for v in variables if v.causality == causality]
+                skipped.extend(v for v in chosen if _fmi_types.base(v, version) is None or _fmi_types.is_array(v))
+                chosen = [v for v in chosen if v not in skipped]
             else:
                 if isinstance(refs, (str, int)):
                     raise TypeError(f"{what}: expected a list of variable names or value references")
                 chosen = [find(r, what) for r in refs]
-            for v in chosen:
-                if v.type not in _REAL:
-                    raise ValueError(f"{what}: variable {v.name!r} of FMU {self.name!r} has type {v.type}; only "
-                                     "Real/Float64 signals can be coupled")
-            return chosen
+            return chosen, [_fmi_types.signal_code(v, version, what, self.name) for v in chosen]
 
-        uvars = select(inputs, "input", "inputs")
-        yvars = select(outputs, "output", "outputs")
+        uvars, self._type_u = select(inputs, "input", "inputs")
+        yvars, self._type_y = select(outputs, "output", "outputs")
+        #: inputs and outputs left out of the default selection (String, Binary, Clock, arrays): no signals
+        self.skipped_variables = [v.name for v in skipped]
+        #: FMI type of each input and output signal ("Float64", "Int32", "Boolean", ...)
+        names = {c: n for n, c in _fmi_types.CODES.items()}
+        self.input_types = [names[c] for c in self._type_u]
+        self.output_types = [names[c] for c in self._type_y]
         self._uvars, self._yvars = uvars, yvars
         self.nu, self.ny = len(uvars), len(yvars)
         if kind == "me":
@@ -233,25 +236,13 @@ class FMU(Subsystem):
                 ft = ft or any(id(d) in uset for d in o.dependencies)
         self.feedthrough = bool(ft)
 
-        sv = {"r": ([], []), "i": ([], []), "b": ([], [])}
+        sv = {"r": ([], []), "i": ([], []), "b": ([], []), "t": ([], []), "s": ([], [])}
+        typed_codes = []
         for ref, value in start_values.items():
             v = find(ref, "start_values")
-            if v.type in _REAL:
-                if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                        or not np.isfinite(value):
-                    raise ValueError(f"start_values[{ref!r}]: expected a finite number, got {value!r}")
-                key, val = "r", float(value)
-            elif v.type in _BOOL:
-                if not isinstance(value, (bool, np.bool_, int)):
-                    raise ValueError(f"start_values[{ref!r}]: expected True or False, got {value!r}")
-                key, val = "b", int(bool(value))
-            elif v.type in _INT:
-                if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-                        -2 ** 31 <= int(value) < 2 ** 31):
-                    raise ValueError(f"start_values[{ref!r}]: expected an int32, got {value!r}")
-                key, val = "i", int(value)
-            else:
-                raise ValueError(f"start_values[{ref!r}]: variables of type {v.type} are not supported")
+            key, val = _fmi_types.start_value(v, version, value, ref)
+            if key == "t":
+                typed_codes.append(_fmi_types.CODES[_fmi_types.base(v, version)])
             sv[key][0].append(int(v.valueReference))
             sv[key][1].append(val)
         self.start_values = dict(start_values)
@@ -280,7 +271,9 @@ class FMU(Subsystem):
                             self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
                             sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
                             int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
-                            self.intermediate_inputs, self._max_events, self.discrete_inputs)
+                            self.intermediate_inputs, self._max_events, self.discrete_inputs, self._type_u,
+                            self._type_y, sv["t"][0], typed_codes, np.array(sv["t"][1], dtype=float), sv["s"][0],
+                            sv["s"][1])
         labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
         x0 = None

@@ -115,9 +115,9 @@ def test_discrete_input_of_model_exchange_is_set_in_event_mode(lifecycle, solver
     at each macro point in event mode (the FMU refuses it in continuous-time mode), so x' = 1 + T_N on
     [T_N, T_N+1] and x(T_N) = T_N + H^2 N(N-1)/2 exactly."""
     caplog.set_level(logging.INFO, logger="cosim.fmu")
-    me = cosim.FMU(lifecycle[2], name="M", kind="me")
+    me = cosim.FMU(lifecycle[2], name="M", kind="me", inputs=["u_d"])
     assert me.discrete_inputs == [0]
-    src = cosim.FMU(lifecycle[2], name="C", kind="cs", inputs=[])
+    src = cosim.FMU(lifecycle[2], name="C", kind="cs", inputs=[], outputs=["x"])
     system = cosim.CoupledSystem([src, me], [cosim.connect("C.x", "M.u_d")])
     H, n = 0.1, 10
     res = cosim.simulate(system, t_end=n * H, H=H, solver=solver)
@@ -126,3 +126,25 @@ def test_discrete_input_of_model_exchange_is_set_in_event_mode(lifecycle, solver
     assert illegal_calls(caplog) == []
     with pytest.raises(ValueError, match="discrete variability"):
         cosim.simulate_monolithic(cosim.CoupledSystem([me], [cosim.connect(0.5, "M.u_d")]), t_end=0.2)
+
+
+@pytest.mark.parametrize("kind", ["cs", "me"])
+def test_integer_boolean_and_string_variables_of_fmi2(lifecycle, kind, caplog):
+    """FMI 2 Integer and Boolean outputs are signals (recorded, held, connected); a Boolean input of discrete
+    variability is set in event mode (model exchange); a String parameter is a start value. C.late (t >= 0.5)
+    drives M.hold (x' = 0 while true): x(T_N) = min(T_N, 0.5) exactly."""
+    caplog.set_level(logging.INFO, logger="cosim.fmu")
+    src = cosim.FMU(lifecycle[2], name="C", kind="cs", inputs=[], start_values={"label": "hello"})
+    assert src.output_types == ["Float64", "Int32", "Boolean", "Int32"]
+    m = cosim.FMU(lifecycle[2], name="M", kind=kind, inputs=["hold"])
+    assert m.input_types == ["Boolean"] and m.discrete_inputs == ([0] if kind == "me" else [])
+    system = cosim.CoupledSystem([src, m], [cosim.connect("C.late", "M.hold")])
+    res = cosim.simulate(system, t_end=1.0, H=0.1, solver=cosim.RK4())
+    t = res.t
+    np.testing.assert_array_equal(res["C.steps"], np.arange(len(t)))
+    np.testing.assert_array_equal(res["C.late"], (t >= 0.5 - 1e-12).astype(float))
+    np.testing.assert_array_equal(res["C.label_length"], np.full(len(t), 5.0))
+    np.testing.assert_allclose(res["M.x"], np.minimum(t, 0.5), rtol=0, atol=1e-12)
+    assert illegal_calls(caplog) == []
+    with pytest.raises(ValueError, match="start_values\\['label'\\]: expected a str"):
+        cosim.FMU(lifecycle[2], name="C", kind="cs", start_values={"label": 3})

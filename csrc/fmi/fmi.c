@@ -2,6 +2,7 @@
 #include "fmi/fmi.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         REQ(f->setReal, "fmi2SetReal");
         REQ(f->setInteger, "fmi2SetInteger");
         REQ(f->setBoolean, "fmi2SetBoolean");
+        OPT(f->getInteger, "fmi2GetInteger");
+        OPT(f->setString, "fmi2SetString");
+        OPT(f->getBoolean, "fmi2GetBoolean");
         OPT(f->setDebugLogging, "fmi2SetDebugLogging");
         OPT(f->getFMUstate, "fmi2GetFMUstate");
         OPT(f->setFMUstate, "fmi2SetFMUstate");
@@ -104,6 +108,16 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         OPT(f->freeFMUState, "fmi3FreeFMUState");
         OPT(f->getDirectionalDerivative, "fmi3GetDirectionalDerivative");
         OPT(f->getOutputDerivatives, "fmi3GetOutputDerivatives");
+        OPT(f->setString, "fmi3SetString");
+        static const char *const tn[CS_FMI_NTYPES] = {"Float64", "Float32", "Int8", "UInt8", "Int16", "UInt16",
+                                                      "Int32", "UInt32", "Int64", "UInt64", "Boolean"};
+        for (int k = 0; k < CS_FMI_NTYPES; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "fmi3Get%s", tn[k]);
+            OPT(lib->get3[k], name);
+            snprintf(name, sizeof name, "fmi3Set%s", tn[k]);
+            OPT(lib->set3[k], name);
+        }
     }
     *out = lib;
     return CS_OK;
@@ -219,8 +233,34 @@ int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *
 
 #define CHECK(call, fn, t) CS_TRY(cs_fmi_check(in, (int)(call), fn, t, err))
 
+/* the start values of other numeric types and Strings (both versions) */
+static int set_starts_other(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err *err) {
+    if (st->ntyped) {
+        cs_fmi_io io;
+        int *sig = malloc(sizeof(int) * (size_t)st->ntyped);
+        if (!sig) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < st->ntyped; k++) sig[k] = k;
+        int rc = cs_fmi_io_init(&io, st->ntyped, st->vr_typed, st->type_typed, sig, err);
+        free(sig);
+        if (!rc) rc = cs_fmi_io_set(in, &io, st->typed, t, err);
+        cs_fmi_io_free(&io);
+        CS_TRY(rc);
+    }
+    if (st->nstr) {
+        if (in->lib->version == 2) {
+            if (!in->lib->f2.setString) return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi2SetString", in->name);
+            CHECK(in->lib->f2.setString(in->c, st->vr_str, (size_t)st->nstr, st->strs), "SetString", t);
+        } else {
+            if (!in->lib->f3.setString) return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3SetString", in->name);
+            CHECK(in->lib->f3.setString(in->c, st->vr_str, (size_t)st->nstr, st->strs, (size_t)st->nstr), "SetString", t);
+        }
+    }
+    return CS_OK;
+}
+
 static int set_starts(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err *err) {
     if (!st) return CS_OK;
+    CS_TRY(set_starts_other(in, st, t, err));
     if (in->lib->version == 2) {
         const cs_fmi2_fns *f = &in->lib->f2;
         if (st->nreal) CHECK(f->setReal(in->c, st->vr_real, (size_t)st->nreal, st->real), "SetReal", t);
@@ -523,8 +563,7 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     if (in->lib->version == 2) {
         const cs_fmi2_fns *f = &in->lib->f2;
         if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
-        if (in->n_event_inputs)
-            CHECK(f->setReal(in->c, in->event_vr, (size_t)in->n_event_inputs, in->event_values), "SetReal", t);
+        if (in->event_io) CS_TRY(cs_fmi_io_set(in, in->event_io, in->event_u, t, err));
         for (int k = 0; more; k++) {
             if (k >= 1000) break;
             fmi2EventInfo ei = {0};
@@ -539,9 +578,7 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     } else {
         const cs_fmi3_fns *f = &in->lib->f3;
         if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
-        if (in->n_event_inputs)
-            CHECK(f->setFloat64(in->c, in->event_vr, (size_t)in->n_event_inputs, in->event_values,
-                                (size_t)in->n_event_inputs), "SetFloat64", t);
+        if (in->event_io) CS_TRY(cs_fmi_io_set(in, in->event_io, in->event_u, t, err));
         for (int k = 0; more; k++) {
             if (k >= 1000) break;
             fmi3Boolean need = 0, term = 0, nominals = 0, values = 0, defined = 0;
@@ -559,5 +596,139 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     if (more) return cs_fail(err, CS_ERR_SOLVER, "FMU %s: event iteration did not converge at t = %.10g", in->name, t);
     in->next_defined = next_defined;
     in->next_time = next_time;
+    return CS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* typed signals */
+
+static const char *const type_names[CS_FMI_NTYPES] = {"Float64", "Float32", "Int8", "UInt8", "Int16", "UInt16",
+                                                      "Int32", "UInt32", "Int64", "UInt64", "Boolean"};
+static const double type_lo[CS_FMI_NTYPES] = {0, 0, -128.0, 0, -32768.0, 0, -2147483648.0, 0, -9223372036854775808.0,
+                                              0, 0};
+static const double type_hi[CS_FMI_NTYPES] = {0, 0, 127.0, 255.0, 32767.0, 65535.0, 2147483647.0, 4294967295.0,
+                                              9223372036854775807.0, 18446744073709551615.0, 0};
+
+int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *sig, cs_err *err) {
+    memset(io, 0, sizeof *io);
+    io->n = n;
+    int count[CS_FMI_NTYPES] = {0};
+    for (int k = 0; k < n; k++) {
+        if (type[k] < 0 || type[k] >= CS_FMI_NTYPES) return cs_fail(err, CS_ERR_ARG, "fmu: unknown type code %d", type[k]);
+        count[type[k]]++;
+    }
+    io->buf = calloc((size_t)n + 1, 8);
+    if (!io->buf) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < CS_FMI_NTYPES; t++) {
+        if (!count[t]) continue;
+        cs_fmi_io_group *g = &io->g[io->ngroups++];
+        g->type = t;
+        g->vr = malloc(sizeof(unsigned) * (size_t)count[t]);
+        g->sig = malloc(sizeof(int) * (size_t)count[t]);
+        if (!g->vr || !g->sig) { cs_fmi_io_free(io); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+        for (int k = 0; k < n; k++)
+            if (type[k] == t) { g->vr[g->n] = vr[k]; g->sig[g->n++] = sig[k]; }
+    }
+    io->direct = io->ngroups == 1 && io->g[0].type == CS_FMI_F64;
+    for (int k = 0; io->direct && k < n; k++) io->direct = io->g[0].sig[k] == k;
+    return CS_OK;
+}
+
+void cs_fmi_io_free(cs_fmi_io *io) {
+    for (int k = 0; k < io->ngroups; k++) { free(io->g[k].vr); free(io->g[k].sig); }
+    free(io->buf);
+    memset(io, 0, sizeof *io);
+}
+
+int cs_fmi_io_all_real(const cs_fmi_io *io) { return io->ngroups == 0 || (io->ngroups == 1 && io->g[0].type == CS_FMI_F64); }
+
+int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_err *err) {
+    if (io->n == 0) return CS_OK;
+    if (io->direct) return cs_fmi_set_real(in, io->g[0].vr, io->n, v, t, err);
+    for (int q = 0; q < io->ngroups; q++) {
+        const cs_fmi_io_group *g = &io->g[q];
+        const int ty = g->type;
+        for (int k = 0; k < g->n; k++) {
+            const double x = v[g->sig[k]];
+            if (ty == CS_FMI_F64) { ((double *)io->buf)[k] = x; continue; }
+            if (ty == CS_FMI_F32) { ((float *)io->buf)[k] = (float)x; continue; }
+            if (ty == CS_FMI_BOOL) {
+                if (in->lib->version == 2) ((fmi2Boolean *)io->buf)[k] = x != 0.0;
+                else ((fmi3Boolean *)io->buf)[k] = x != 0.0;
+                continue;
+            }
+            const double r = nearbyint(x);
+            if (!(r >= type_lo[ty] && r <= type_hi[ty]))
+                return cs_fail(err, CS_ERR_SOLVER, "FMU %s: value %.17g for the %s variable (value reference %u) at "
+                               "t = %.10g is out of its range", in->name, x, type_names[ty], g->vr[k], t);
+            switch (ty) {
+            case CS_FMI_I8: ((int8_t *)io->buf)[k] = (int8_t)r; break;
+            case CS_FMI_U8: ((uint8_t *)io->buf)[k] = (uint8_t)r; break;
+            case CS_FMI_I16: ((int16_t *)io->buf)[k] = (int16_t)r; break;
+            case CS_FMI_U16: ((uint16_t *)io->buf)[k] = (uint16_t)r; break;
+            case CS_FMI_I32: ((int32_t *)io->buf)[k] = (int32_t)r; break;
+            case CS_FMI_U32: ((uint32_t *)io->buf)[k] = (uint32_t)r; break;
+            case CS_FMI_I64: ((int64_t *)io->buf)[k] = r >= 9223372036854775807.0 ? INT64_MAX : (int64_t)r; break;
+            default: ((uint64_t *)io->buf)[k] = r >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)r; break;
+            }
+        }
+        if (in->lib->version == 2) {
+            const cs_fmi2_fns *f = &in->lib->f2;
+            if (ty == CS_FMI_F64) CHECK(f->setReal(in->c, g->vr, (size_t)g->n, io->buf), "SetReal", t);
+            else if (ty == CS_FMI_I32) CHECK(f->setInteger(in->c, g->vr, (size_t)g->n, io->buf), "SetInteger", t);
+            else if (ty == CS_FMI_BOOL) CHECK(f->setBoolean(in->c, g->vr, (size_t)g->n, io->buf), "SetBoolean", t);
+            else return cs_fail(err, CS_ERR_ARG, "FMU %s: type %s in an FMI 2 FMU", in->name, type_names[ty]);
+        } else {
+            if (!in->lib->set3[ty])
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3Set%s", in->name,
+                               type_names[ty]);
+            CS_TRY(cs_fmi_check(in, (int)in->lib->set3[ty](in->c, g->vr, (size_t)g->n, io->buf, (size_t)g->n),
+                                "Set", t, err));
+        }
+    }
+    return CS_OK;
+}
+
+int cs_fmi_io_get(cs_fmi_inst *in, cs_fmi_io *io, double *v, double t, cs_err *err) {
+    if (io->n == 0) return CS_OK;
+    if (io->direct) return cs_fmi_get_real(in, io->g[0].vr, io->n, v, t, err);
+    for (int q = 0; q < io->ngroups; q++) {
+        const cs_fmi_io_group *g = &io->g[q];
+        const int ty = g->type;
+        if (in->lib->version == 2) {
+            const cs_fmi2_fns *f = &in->lib->f2;
+            if (ty == CS_FMI_F64) CHECK(f->getReal(in->c, g->vr, (size_t)g->n, io->buf), "GetReal", t);
+            else if (ty == CS_FMI_I32 && f->getInteger)
+                CHECK(f->getInteger(in->c, g->vr, (size_t)g->n, io->buf), "GetInteger", t);
+            else if (ty == CS_FMI_BOOL && f->getBoolean)
+                CHECK(f->getBoolean(in->c, g->vr, (size_t)g->n, io->buf), "GetBoolean", t);
+            else
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot get %s variables (type or function missing)",
+                               in->name, type_names[ty]);
+        } else {
+            if (!in->lib->get3[ty])
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3Get%s", in->name,
+                               type_names[ty]);
+            CS_TRY(cs_fmi_check(in, (int)in->lib->get3[ty](in->c, g->vr, (size_t)g->n, io->buf, (size_t)g->n), "Get",
+                                t, err));
+        }
+        for (int k = 0; k < g->n; k++) {
+            double x;
+            switch (ty) {
+            case CS_FMI_F64: x = ((double *)io->buf)[k]; break;
+            case CS_FMI_F32: x = ((float *)io->buf)[k]; break;
+            case CS_FMI_I8: x = ((int8_t *)io->buf)[k]; break;
+            case CS_FMI_U8: x = ((uint8_t *)io->buf)[k]; break;
+            case CS_FMI_I16: x = ((int16_t *)io->buf)[k]; break;
+            case CS_FMI_U16: x = ((uint16_t *)io->buf)[k]; break;
+            case CS_FMI_I32: x = ((int32_t *)io->buf)[k]; break;
+            case CS_FMI_U32: x = ((uint32_t *)io->buf)[k]; break;
+            case CS_FMI_I64: x = (double)((int64_t *)io->buf)[k]; break;
+            case CS_FMI_U64: x = (double)((uint64_t *)io->buf)[k]; break;
+            default: x = in->lib->version == 2 ? ((fmi2Boolean *)io->buf)[k] != 0 : ((fmi3Boolean *)io->buf)[k] != 0;
+            }
+            v[g->sig[k]] = x;
+        }
+    }
     return CS_OK;
 }

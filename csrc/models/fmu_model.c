@@ -9,15 +9,17 @@ typedef struct fmu_model {
     cs_model *m;             /* back pointer: messages go to m->msg */
     cs_fmi_inst *inst;
     int nx, nz, nu, ny;
-    unsigned *vr_u, *vr_y;
+    unsigned *vr_u;
+    int *type_u;
+    cs_fmi_io io_u, io_y;    /* all inputs, outputs (typed) */
     double *zz;              /* nz scratch */
     cs_fmu_events ev;
-    /* inputs of discrete variability (set in event mode only): u[d_idx[k]] -> vr_d[k]; the others
-     * u[c_idx[k]] -> vr_c[k] in continuous-time mode. nd = 0: every input is continuous (vr_u as it is). */
-    int nd, nc;
-    int *d_idx, *c_idx;
-    unsigned *vr_d, *vr_c;
-    double *ud, *uc, *ud_set;  /* nd, nc, nd: the discrete values the FMU holds (d_known: valid) */
+    /* inputs of discrete variability (set in event mode only): io_d; the others, io_c, in continuous-time mode.
+     * nd = 0: every input is continuous (io_u). */
+    int nd;
+    int *d_idx;
+    cs_fmi_io io_c, io_d;
+    double *ud_set;          /* nd: the discrete values the FMU holds (d_known: valid) */
     int d_known;
 } fmu_model;
 
@@ -25,8 +27,9 @@ static void fm_destroy(void *ctx) {
     fmu_model *f = ctx;
     if (!f) return;
     cs_fmi_inst_destroy(f->inst);
-    free(f->vr_u); free(f->vr_y); free(f->zz); free(f->ev.z);
-    free(f->d_idx); free(f->c_idx); free(f->vr_d); free(f->vr_c); free(f->ud); free(f->uc); free(f->ud_set);
+    free(f->vr_u); free(f->type_u); free(f->zz); free(f->ev.z);
+    cs_fmi_io_free(&f->io_u); cs_fmi_io_free(&f->io_y); cs_fmi_io_free(&f->io_c); cs_fmi_io_free(&f->io_d);
+    free(f->d_idx); free(f->ud_set);
     free(f);
 }
 
@@ -40,9 +43,7 @@ static int put(fmu_model *f, double t, const double *x, const double *u, cs_err 
     cs_fmi_inst *in = f->inst;
     CS_TRY(cs_fmi_me_set_time(in, t, e));
     CS_TRY(cs_fmi_me_set_states(in, x, f->nx, t, e));
-    if (!f->nd) return cs_fmi_set_real(in, f->vr_u, f->nu, u, t, e);
-    for (int k = 0; k < f->nc; k++) f->uc[k] = u[f->c_idx[k]];
-    return cs_fmi_set_real(in, f->vr_c, f->nc, f->uc, t, e);
+    return cs_fmi_io_set(in, f->nd ? &f->io_c : &f->io_u, u, t, e);
 }
 
 static int fm_rhs(void *ctx, double t, const double *x, const double *u, double *xdot) {
@@ -56,7 +57,7 @@ static int fm_rhs(void *ctx, double t, const double *x, const double *u, double 
 static int fm_output(void *ctx, double t, const double *x, const double *u, double *y) {
     fmu_model *f = ctx;
     cs_err e = {0};
-    if (put(f, t, x, u, &e) || cs_fmi_get_real(f->inst, f->vr_y, f->ny, y, t, &e)) return fail(f, &e);
+    if (put(f, t, x, u, &e) || cs_fmi_io_get(f->inst, &f->io_y, y, t, &e)) return fail(f, &e);
     return CS_OK;
 }
 
@@ -67,7 +68,8 @@ static unsigned *copy_vr(const unsigned *v, int n) {
 }
 
 cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u,
-                           const unsigned *vr_y, int feedthrough, const char *name, cs_err *err) {
+                           const unsigned *vr_y, const int *type_u, const int *type_y, int feedthrough,
+                           const char *name, cs_err *err) {
     if (inst->kind != CS_FMI_ME) {
         cs_fmi_inst_destroy(inst);
         cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
@@ -90,12 +92,23 @@ cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, co
     m->output = fm_output;
     m->feedthrough = feedthrough;
     f->vr_u = copy_vr(vr_u, nu);
-    f->vr_y = copy_vr(vr_y, ny);
+    f->type_u = malloc(sizeof(int) * (size_t)(nu + 1));
+    int *sig = malloc(sizeof(int) * (size_t)(nu + ny + 1));
     f->zz = calloc((size_t)nz + 1, sizeof(double));
     f->ev.z = calloc((size_t)nz + 1, sizeof(double));
-    if (!f->vr_u || !f->vr_y || !f->zz || !f->ev.z) {
+    if (!f->vr_u || !f->type_u || !sig || !f->zz || !f->ev.z) {
+        free(sig);
         cs_model_free(m);
         cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (nu) memcpy(f->type_u, type_u, sizeof(int) * (size_t)nu);
+    for (int k = 0; k < nu + ny; k++) sig[k] = k < nu ? k : k - nu;
+    int rc = cs_fmi_io_init(&f->io_u, nu, vr_u, type_u, sig, err);
+    if (!rc) rc = cs_fmi_io_init(&f->io_y, ny, vr_y, type_y, sig + nu, err);
+    free(sig);
+    if (rc) {
+        cs_model_free(m);
         return NULL;
     }
     /* after initialisation: the first time event (from the event iteration at t0 in cs_fmi_inst_create) and the
@@ -135,29 +148,30 @@ int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err) 
     fmu_model *f = m->ctx;
     if (nd <= 0) return CS_OK;
     if (nd > f->nu) return cs_fail(err, CS_ERR_ARG, "fmu: %d discrete inputs of %d", nd, f->nu);
+    const int nc = f->nu - nd;
     f->d_idx = calloc((size_t)nd, sizeof(int));
-    f->c_idx = calloc((size_t)(f->nu - nd) + 1, sizeof(int));
-    f->vr_d = calloc((size_t)nd, sizeof(unsigned));
-    f->vr_c = calloc((size_t)(f->nu - nd) + 1, sizeof(unsigned));
-    f->ud = calloc((size_t)nd, sizeof(double));
-    f->uc = calloc((size_t)(f->nu - nd) + 1, sizeof(double));
     f->ud_set = calloc((size_t)nd, sizeof(double));
-    if (!f->d_idx || !f->c_idx || !f->vr_d || !f->vr_c || !f->ud || !f->uc || !f->ud_set)
-        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
-    for (int j = 0, kd = 0, kc = 0; j < f->nu; j++) {
+    int *c_idx = calloc((size_t)nc + 1, sizeof(int)), *tc = calloc((size_t)nc + 1, sizeof(int));
+    int *td = calloc((size_t)nd, sizeof(int));
+    unsigned *vc = calloc((size_t)nc + 1, sizeof(unsigned)), *vd = calloc((size_t)nd, sizeof(unsigned));
+    int rc = CS_OK, kd = 0, kc = 0;
+    if (!f->d_idx || !f->ud_set || !c_idx || !tc || !td || !vc || !vd) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    for (int j = 0; !rc && j < f->nu; j++) {
         int discrete = 0;
-        for (int k = 0; k < nd; k++) {
-            if (idx[k] < 0 || idx[k] >= f->nu) return cs_fail(err, CS_ERR_ARG, "fmu: discrete input %d out of range", idx[k]);
+        for (int k = 0; k < nd && !rc; k++) {
+            if (idx[k] < 0 || idx[k] >= f->nu) rc = cs_fail(err, CS_ERR_ARG, "fmu: discrete input %d out of range", idx[k]);
             discrete |= idx[k] == j;
         }
-        if (discrete) { f->d_idx[kd] = j; f->vr_d[kd++] = f->vr_u[j]; }
-        else { f->c_idx[kc] = j; f->vr_c[kc++] = f->vr_u[j]; }
-        f->nd = kd;
-        f->nc = kc;
+        if (discrete && kd < nd) { f->d_idx[kd] = j; vd[kd] = f->vr_u[j]; td[kd++] = f->type_u[j]; }
+        else if (!discrete && kc < nc) { c_idx[kc] = j; vc[kc] = f->vr_u[j]; tc[kc++] = f->type_u[j]; }
+        else rc = cs_fail(err, CS_ERR_ARG, "fmu: repeated discrete input indices");
     }
-    f->inst->n_event_inputs = f->nd;
-    f->inst->event_vr = f->vr_d;
-    f->inst->event_values = f->ud;
+    if (!rc) rc = cs_fmi_io_init(&f->io_c, kc, vc, tc, c_idx, err);
+    if (!rc) rc = cs_fmi_io_init(&f->io_d, kd, vd, td, f->d_idx, err);
+    free(c_idx); free(tc); free(td); free(vc); free(vd);
+    if (rc) return rc;
+    f->nd = kd;
+    f->inst->event_io = &f->io_d;
     return CS_OK;
 }
 
@@ -169,11 +183,11 @@ static int event_at(cs_model *m, double t, const double *x, const double *u, dou
                     cs_err *err) {
     fmu_model *f = m->ctx;
     cs_fmi_inst *in = f->inst;
-    for (int k = 0; k < f->nd; k++) f->ud[k] = u[f->d_idx[k]];
+    in->event_u = u;
     int states_changed = 0;
     CS_TRY(cs_fmi_me_event(in, t, 0, &states_changed, err));
     if (f->nd) {
-        memcpy(f->ud_set, f->ud, sizeof(double) * (size_t)f->nd);
+        for (int k = 0; k < f->nd; k++) f->ud_set[k] = u[f->d_idx[k]];
         f->d_known = 1;
     }
     f->ev.next_defined = in->next_defined;

@@ -8,7 +8,9 @@
  * The spec tuple built by cosim/fmu.py (FMU._spec):
  *   ("fmu", name, capsule, kind, token, resources, vr_u, vr_y, nx, nz, vr_real, real, vr_int, ints, vr_bool, bools,
  *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance,
- *    intermediate_inputs, max_events, discrete_inputs)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
+ *    intermediate_inputs, max_events, discrete_inputs, type_u, type_y)   type_u/type_y: variable type codes
+ *    (CS_FMI_F64, ...) of the inputs and outputs; then vr_typed, type_typed, typed (start values of other numeric
+ *    types), vr_str, strs (String start values)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
  *    intermediateUpdate="true"; max_events: ME events per macro step before the step fails (Zeno guard) */
 #include "py/fmu.h"
 
@@ -135,13 +137,13 @@ int cs_py_is_fmu_spec(PyObject *spec) {
 /* as_model = 0: a unit (integrated with solver where ME); 1: the ME FMU as a bare cs_model (monolithic) */
 static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index, int as_model) {
     const char *tag, *name, *token, *resources;
-    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu, *odi;
+    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu, *odi, *otu, *oty, *ovt, *ott, *otv, *ovs, *ostr;
     cs_fmu_spec s;
     memset(&s, 0, sizeof s);
-    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOiO:fmu spec", &tag, &name, &cap, &s.kind, &token,
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOiOOOOOOOO:fmu spec", &tag, &name, &cap, &s.kind, &token,
                           &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
                           &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
-                          &s.logging_on, &s.tol, &oiu, &s.max_events, &odi))
+                          &s.logging_on, &s.tol, &oiu, &s.max_events, &odi, &otu, &oty, &ovt, &ott, &otv, &ovs, &ostr))
         return NULL;
     if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
         PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);
@@ -149,7 +151,11 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     }
     if (!(s.lib = lib_of(cap))) return NULL;
     unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
-    int *iv = NULL, *bv = NULL, *iu = NULL, *di = NULL;
+    int *iv = NULL, *bv = NULL, *iu = NULL, *di = NULL, *tu = NULL, *ty = NULL, *tt = NULL;
+    unsigned *vt = NULL, *vs = NULL;
+    PyArrayObject *typed = NULL;
+    const char **strs = NULL;
+    int ntyped = 0, nstr = 0;
     PyArrayObject *real = NULL;
     void *u = NULL;
     int nreal = 0, nint = 0, nbool = 0;
@@ -173,6 +179,36 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
         goto done;
     }
     if (!(di = ints(odi, "discrete_inputs", (int)nd))) goto done;
+    if (!(tu = ints(otu, "input types", s.nu)) || !(ty = ints(oty, "output types", s.ny))) goto done;
+    for (int k = 0; k < s.nu + s.ny; k++) {
+        const int code = k < s.nu ? tu[k] : ty[k - s.nu];
+        if (code < 0 || code >= CS_FMI_NTYPES) {
+            PyErr_Format(PyExc_ValueError, "subsystems[%d]: unknown variable type code %d", index, code);
+            goto done;
+        }
+    }
+    s.type_u = tu;
+    s.type_y = ty;
+    if (!(vt = uints(ovt, "start_values", &ntyped)) || !(tt = ints(ott, "start_values", ntyped)) ||
+        !(vs = uints(ovs, "start_values", &nstr)))
+        goto done;
+    npy_intp dt[1] = {ntyped};
+    if (!(typed = cs_py_darray(otv, "start_values", 1, dt, 0))) goto done;
+    if (PySequence_Size(ostr) != nstr) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "subsystems[%d]: String start values", index);
+        goto done;
+    }
+    if (!(strs = calloc((size_t)nstr + 1, sizeof *strs))) { PyErr_NoMemory(); goto done; }
+    for (int k = 0; k < nstr; k++) {   /* UTF-8 buffers owned by the spec's str objects (alive during the call) */
+        PyObject *o = PySequence_GetItem(ostr, k);
+        if (!o) goto done;
+        strs[k] = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+        Py_DECREF(o);
+        if (!strs[k]) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "subsystems[%d]: String start values must be str", index);
+            goto done;
+        }
+    }
     s.nd = (int)nd;
     s.di = di;
     s.niu = (int)niu;
@@ -182,7 +218,8 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     s.resources = resources;
     s.vr_u = vu;
     s.vr_y = vy;
-    s.starts = (cs_fmi_starts){nreal, nint, nbool, vr, vi, vb, PyArray_DATA(real), iv, bv};
+    s.starts = (cs_fmi_starts){nreal, nint, nbool, vr, vi, vb, PyArray_DATA(real), iv, bv,
+                               ntyped, vt, tt, PyArray_DATA(typed), nstr, vs, strs};
     s.t0 = t0;
     cs_err err = {0};
     Py_BEGIN_ALLOW_THREADS
@@ -191,7 +228,8 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     Py_END_ALLOW_THREADS
     if (!u) cs_py_raise(&err);
 done:
-    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu); free(di);
+    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu); free(di); free(tu); free(ty); free(tt); free(vt); free(vs); free(strs);
+    Py_XDECREF(typed);
     Py_XDECREF(real);
     return u;
 }

@@ -32,6 +32,7 @@ typedef struct fmu_cs {
     cs_unit_ops ops;          /* per unit: optional ops present only where the FMU offers them */
     cs_fmi_inst *inst;
     unsigned *vr_u, *vr_y;
+    cs_fmi_io uio, yio;       /* typed inputs and outputs */
     int max_in, max_out, can_state;
     unsigned zero_set;          /* bit m: the FMU holds zero input derivatives of order m, set by us (ZOH steps need
                                  * not set them again); cleared when the FMU's state is restored */
@@ -72,7 +73,7 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
     if (u->nu) {
         cs_input_eval(in, T, f->ubuf);
-        CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, f->ubuf, T, err));
+        CS_TRY(cs_fmi_io_set(f->inst, &f->uio, f->ubuf, T, err));
         if (f->max_in >= 1) {
             /* d^m u/dt^m at s = 0 of u = sum c_m s^m, s = (t - T)/H: m! c_m / H^m; the general path gives u' only */
             int top = in->eval ? 1 : (in->deg < f->max_in ? in->deg : f->max_in);
@@ -105,9 +106,9 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
 
 static int cs_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
     fmu_cs *f = CS(u);
-    if (u->feedthrough && u->nu) CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, uin, t, err));
+    if (u->feedthrough && u->nu) CS_TRY(cs_fmi_io_set(f->inst, &f->uio, uin, t, err));
     f->stats.output_calls++;
-    return cs_fmi_get_real(f->inst, f->vr_y, u->ny, y, t, err);
+    return cs_fmi_io_get(f->inst, &f->yio, y, t, err);
 }
 
 static int cs_output_jacobian(cs_unit *u, double t, const double *uin, double *G, cs_err *err) {
@@ -184,6 +185,7 @@ static void cs_destroy(cs_unit *u) {
     if (!f) return;
     cs_fmi_inst_destroy(f->inst);
     free(f->vr_u); free(f->vr_y); free(f->ubuf); free(f->col); free(f->one);
+    cs_fmi_io_free(&f->uio); cs_fmi_io_free(&f->yio);
     free(f->iu); free(f->vr_iu); free(f->iubuf);
     free(f);
     u->content = NULL;
@@ -224,6 +226,18 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         return NULL;
     }
     f->one[0] = 1.0;
+    {
+        int *sig = malloc(sizeof(int) * (size_t)(s->nu + s->ny + 1));
+        int rc = sig ? CS_OK : cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        for (int k = 0; sig && k < s->nu + s->ny; k++) sig[k] = k < s->nu ? k : k - s->nu;
+        if (!rc) rc = cs_fmi_io_init(&f->uio, s->nu, s->vr_u, s->type_u, sig, err);
+        if (!rc) rc = cs_fmi_io_init(&f->yio, s->ny, s->vr_y, s->type_y, sig + s->nu, err);
+        free(sig);
+        if (rc) { cs_unit_destroy(u); return NULL; }
+    }
+    /* derivatives of any order exist for Float64 signals only */
+    const int all_real = cs_fmi_io_all_real(&f->uio) && cs_fmi_io_all_real(&f->yio);
+    if (!all_real) f->niu = 0;
     for (int j = 0; j < f->niu; j++) {
         if (s->iu[j] < 0 || s->iu[j] >= s->nu) {
             cs_unit_destroy(u);
@@ -233,9 +247,9 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         f->iu[j] = s->iu[j];
         f->vr_iu[j] = s->vr_u[s->iu[j]];
     }
-    f->max_in = s->lib->version == 2 && s->lib->f2.setRealInputDerivatives ? s->max_input_order : 0;
+    f->max_in = all_real && s->lib->version == 2 && s->lib->f2.setRealInputDerivatives ? s->max_input_order : 0;
     if (f->max_in > CS_MAXDEG) f->max_in = CS_MAXDEG;
-    f->max_out = s->max_output_order;
+    f->max_out = all_real ? s->max_output_order : 0;
     if (s->can_state && !((s->lib->version == 2 && s->lib->f2.getFMUstate && s->lib->f2.setFMUstate &&
                            s->lib->f2.freeFMUstate) ||
                           (s->lib->version == 3 && s->lib->f3.getFMUState && s->lib->f3.setFMUState &&
@@ -246,7 +260,7 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         return NULL;
     }
     f->can_state = s->can_state;
-    if (s->directional && ((s->lib->version == 2 && s->lib->f2.getDirectionalDerivative) ||
+    if (all_real && s->directional && ((s->lib->version == 2 && s->lib->f2.getDirectionalDerivative) ||
                            (s->lib->version == 3 && s->lib->f3.getDirectionalDerivative)))
         f->ops.output_jacobian = cs_output_jacobian;
     if (f->max_out >= 1 && ((s->lib->version == 2 && s->lib->f2.getRealOutputDerivatives) ||
@@ -523,7 +537,8 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
         cs_unit_destroy(u);
         return NULL;
     }
-    f->model = cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
+    f->model = cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
+                                s->name, err);
     if (!f->model || cs_fmu_model_set_discrete(f->model, s->di, s->nd, err)) { cs_unit_destroy(u); return NULL; }
     f->nd = s->nd;
     f->inner = cs_model_unit_new(f->model, solver, err);
@@ -574,5 +589,6 @@ cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *s, cs_err *err) {
         cs_fmi_inst_destroy(inst);
         return NULL;
     }
-    return cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, err);
+    return cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
+                                s->name, err);
 }

@@ -13,7 +13,8 @@ typedef struct cs_fmu_spec {
     int kind;                        /* CS_FMI_CS / CS_FMI_ME */
     const char *name, *token, *resources;
     int nu, ny;
-    const unsigned *vr_u, *vr_y;     /* inputs, outputs (value references, copied) */
+    const unsigned *vr_u, *vr_y;     /* inputs, outputs (value references, copied) ... */
+    const int *type_u, *type_y;      /* ... and their variable types (CS_FMI_F64, CS_FMI_I32, ...; fmi/fmi.h) */
     int nx, nz;                      /* ME: continuous states, event indicators */
     cs_fmi_starts starts;
     int feedthrough;                 /* some output depends on some input */

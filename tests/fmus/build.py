@@ -278,9 +278,21 @@ def build_lifecycle(out_dir, fmi=2, once=False, name=None):
                  'initial="exact"><Integer start="0"/></ScalarVariable>',
                  '    <ScalarVariable name="u_d" valueReference="5" causality="input" variability="discrete">'
                  '<Real start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="steps" valueReference="6" causality="output" variability="discrete">'
+                 '<Integer/></ScalarVariable>',
+                 '    <ScalarVariable name="late" valueReference="7" causality="output" variability="discrete">'
+                 '<Boolean/></ScalarVariable>',
+                 '    <ScalarVariable name="label" valueReference="8" causality="parameter" variability="fixed" '
+                 'initial="exact"><String start=""/></ScalarVariable>',
+                 '    <ScalarVariable name="hold" valueReference="9" causality="input" variability="discrete">'
+                 '<Boolean start="false"/></ScalarVariable>',
+                 '    <ScalarVariable name="label_length" valueReference="10" causality="output" '
+                 'variability="discrete"><Integer/></ScalarVariable>',
                  "  </ModelVariables>", "  <ModelStructure>", "    <Outputs>",
-                 '      <Unknown index="1" dependencies=""/>', "    </Outputs>", "    <Derivatives>",
-                 '      <Unknown index="2" dependencies="5"/>', "    </Derivatives>", "  </ModelStructure>",
+                 '      <Unknown index="1" dependencies=""/>', '      <Unknown index="6" dependencies=""/>',
+                 '      <Unknown index="7" dependencies=""/>', '      <Unknown index="10" dependencies=""/>',
+                 "    </Outputs>", "    <Derivatives>",
+                 '      <Unknown index="2" dependencies="5 9"/>', "    </Derivatives>", "  </ModelStructure>",
                  "</fmiModelDescription>"]
         plat = _platform_dir()
     else:
@@ -307,4 +319,48 @@ def build_lifecycle(out_dir, fmi=2, once=False, name=None):
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
         z.write(lib, f"binaries/{plat}/Lifecycle.so")
+    return path
+
+
+TYPES3 = ["Float32", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32", "Int64", "UInt64", "Boolean"]
+
+
+def build_types(out_dir, name="Types3"):
+    """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/types_fmi3.c (FMI 3.0 co-simulation): for every numeric type
+    T of TYPES3 an input in_T and an output out_T = in_T + 1 (Boolean: not in_T), the Float64 output total and the
+    String parameter label."""
+    out_dir = pathlib.Path(out_dir)
+    lib = out_dir / "bin_types3" / "Types3.so"
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        src = HERE / "types_fmi3.c"
+        stub = lib.parent / "stubs.c"
+        # the ACCESS macro defines fmi3Get<T>/fmi3Set<T>: no stubs for them
+        stub.write_text("\n".join(line for line in _stubs(3, src).splitlines()
+                                  if not any(f"fmi3{a}{t}(" in line for a in ("Get", "Set") for t in TYPES3)) + "\n")
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-I{_headers()}", str(src),
+               str(stub), "-o", str(lib), "-lm"]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<fmiModelDescription fmiVersion="3.0" modelName="Types3" instantiationToken="{GUID}" '
+             'generationTool="cosim tests">',
+             '  <CoSimulation modelIdentifier="Types3" canHandleVariableCommunicationStepSize="true"/>',
+             "  <ModelVariables>",
+             '    <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>']
+    for i, t in enumerate(TYPES3):
+        start = "false" if t == "Boolean" else "0"
+        parts.append(f'    <{t} name="in_{t}" valueReference="{10 + i}" causality="input" variability="discrete" '
+                     f'start="{start}"/>')
+        parts.append(f'    <{t} name="out_{t}" valueReference="{30 + i}" causality="output" variability="discrete"/>')
+    parts += ['    <Float64 name="total" valueReference="50" causality="output" variability="discrete"/>',
+              '    <String name="label" valueReference="60" causality="parameter" variability="fixed"><Start '
+              'value=""/></String>',
+              "  </ModelVariables>", "  <ModelStructure>"]
+    parts += [f'    <Output valueReference="{30 + i}" dependencies=""/>' for i in range(len(TYPES3))]
+    parts += ['    <Output valueReference="50" dependencies=""/>', "  </ModelStructure>", "</fmiModelDescription>"]
+    plat = "aarch64-linux" if platform.machine().lower() == "aarch64" else "x86_64-linux"
+    path = out_dir / f"{name}.fmu"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
+        z.write(lib, f"binaries/{plat}/Types3.so")
     return path

@@ -3,7 +3,10 @@
  *
  *   x' = 1 + u_d (x(0) = 0), output y = x;  parameters t_term (Real, vr 2; > 0: ask to terminate at t_term) and
  *   fail_init (Integer, vr 3; 1: fmi2ExitInitializationMode returns fmi2Error); input u_d (Real, vr 5) of
- *   discrete variability: model exchange may set it in event mode only (§3.2.3).
+ *   discrete variability: model exchange may set it in event mode only (§3.2.3). Non-Real signals: output steps
+ *   (Integer, vr 6: doSteps or completed integrator steps so far), output late (Boolean, vr 7: t >= 0.5), input hold
+ *   (Boolean, vr 9, discrete: while true x' = 0) and String parameter label (vr 8) whose length is output
+ *   label_length (Integer, vr 10).
  *
  * Co-simulation: a doStep that would pass t_term stops there and returns fmi2Discard with fmi2Terminated true
  * (fmi2GetRealStatus(fmi2LastSuccessfulTime) = t_term). Model exchange: t_term is a time event whose event update
@@ -25,7 +28,8 @@ static const char *const state_names[] = {"instantiated", "initialization", "run
 
 typedef struct inst {
     double x, t, t_term, u_d;
-    int fail_init, state, me, terminate_requested, event_mode;
+    int fail_init, state, me, terminate_requested, event_mode, steps, hold;
+    char label[64];
     fmi2CallbackFunctions cb;
     char name[64];
 } inst;
@@ -159,8 +163,52 @@ fmi2Status fmi2SetInteger(fmi2Component c_, const fmi2ValueReference vr[], size_
     return fmi2OK;
 }
 
-fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[]) {
-    return n ? fmi2Error : fmi2OK;
+fmi2Status fmi2SetBoolean(fmi2Component c_, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[]) {
+    inst *c = c_;
+    if (illegal(c, "fmi2SetBoolean", (1u << S_INSTANTIATED) | (1u << S_INIT) | RUN)) return fmi2Error;
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] != 9) return fmi2Error;
+        if (c->me && c->state == S_RUNNING && !c->event_mode) {
+            msg(c, fmi2Error, "illegal", "illegal call fmi2SetBoolean of the discrete input hold in "
+                "continuous-time mode");
+            return fmi2Error;
+        }
+        c->hold = v[k] != 0;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetString(fmi2Component c_, const fmi2ValueReference vr[], size_t n, const fmi2String v[]) {
+    inst *c = c_;
+    if (illegal(c, "fmi2SetString", (1u << S_INSTANTIATED) | (1u << S_INIT))) return fmi2Error;
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] != 8 || !v[k]) return fmi2Error;
+        strncpy(c->label, v[k], sizeof c->label - 1);
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetInteger(fmi2Component c_, const fmi2ValueReference vr[], size_t n, fmi2Integer v[]) {
+    inst *c = c_;
+    if (illegal(c, "fmi2GetInteger", ANY_BUT_ERR)) return fmi2Error;
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] == 6) v[k] = c->steps;
+        else if (vr[k] == 10) v[k] = (fmi2Integer)strlen(c->label);
+        else if (vr[k] == 3) v[k] = c->fail_init;
+        else return fmi2Error;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetBoolean(fmi2Component c_, const fmi2ValueReference vr[], size_t n, fmi2Boolean v[]) {
+    inst *c = c_;
+    if (illegal(c, "fmi2GetBoolean", ANY_BUT_ERR)) return fmi2Error;
+    for (size_t k = 0; k < n; k++) {
+        if (vr[k] == 7) v[k] = c->t >= 0.5 - 1e-12;
+        else if (vr[k] == 9) v[k] = c->hold;
+        else return fmi2Error;
+    }
+    return fmi2OK;
 }
 
 /* ---- co-simulation ---- */
@@ -175,8 +223,9 @@ fmi2Status fmi2DoStep(fmi2Component c_, fmi2Real t, fmi2Real h, fmi2Boolean no_p
         msg(c, fmi2Discard, "logStatusDiscard", "end of the simulation requested (t_term reached)");
         return fmi2Discard;
     }
-    c->x += h * (1.0 + c->u_d);
+    if (!c->hold) c->x += h * (1.0 + c->u_d);
     c->t = t + h;
+    c->steps++;
     return fmi2OK;
 }
 
@@ -221,6 +270,7 @@ fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c_) {
 }
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c_, fmi2Boolean no_set_prior, fmi2Boolean *enter,
                                        fmi2Boolean *terminate) {
+    ((inst *)c_)->steps++;
     *enter = fmi2False;
     *terminate = fmi2False;
     return illegal(c_, "fmi2CompletedIntegratorStep", RUN) ? fmi2Error : fmi2OK;
@@ -239,7 +289,7 @@ fmi2Status fmi2SetContinuousStates(fmi2Component c_, const fmi2Real x[], size_t 
 }
 fmi2Status fmi2GetDerivatives(fmi2Component c_, fmi2Real d[], size_t n) {
     if (illegal(c_, "fmi2GetDerivatives", ANY_BUT_ERR)) return fmi2Error;
-    d[0] = 1.0 + ((inst *)c_)->u_d;
+    d[0] = ((inst *)c_)->hold ? 0.0 : 1.0 + ((inst *)c_)->u_d;
     return fmi2OK;
 }
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t n) { return fmi2OK; }
