@@ -34,7 +34,7 @@ def check_limit(max_unpacked, name="max_unpacked"):
 
 def extract(path, dest, max_unpacked, what="archive"):
     """Unpack the zip archive ``path`` into the directory ``dest`` under the rules above (ValueError naming
-    ``path`` otherwise)."""
+    ``path`` otherwise); returns the unpacked size in bytes."""
     root = os.path.realpath(dest)
     try:
         with zipfile.ZipFile(path) as z:
@@ -49,6 +49,7 @@ def extract(path, dest, max_unpacked, what="archive"):
                 raise ValueError(f"path: the {what} {str(path)!r} unpacks to {total} bytes, more than the limit of "
                                  f"{max_unpacked} bytes (max_unpacked=; a zip bomb?)")
             z.extractall(root)
+            return total
     except zipfile.BadZipFile as e:
         raise ValueError(f"path: {str(path)!r} is not a readable zip archive ({e})") from None
 

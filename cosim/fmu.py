@@ -36,7 +36,7 @@ import zipfile
 
 import numpy as np
 
-from . import _archive, _check, _core, _fmi_types
+from . import _archive, _check, _core, _fmi_types, _fmu_cache
 from ._extras import require
 from .subsystem import Subsystem
 
@@ -90,8 +90,8 @@ class FMU(Subsystem):
     max_unpacked : limit of the unpacked size of the archive in bytes (default ``cosim._archive.MAX_UNPACKED``,
         1 GiB); a larger archive is refused before anything is written (docs/fmu.md "Containment").
 
-    The archive is unpacked into a temporary directory that is removed when the object is garbage-collected (or
-    by :meth:`close`). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
+    The archive is unpacked once per process and content into a temporary directory (shared by every FMU object
+    of the same file content, removed at exit; cosim/_fmu_cache.py). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
     ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0`` (model exchange: the FMU's initial states).
     """
 
@@ -120,8 +120,7 @@ class FMU(Subsystem):
             raise ValueError(f"max_events_per_step: expected a positive int, got {max_events_per_step!r}")
         self._max_events = int(max_events_per_step)
         self.path = path
-        self._dir = tempfile.mkdtemp(prefix="cosim_fmu_")
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
+        self._private = None   # a directory of this object's own (a binary copy), removed with it
         try:
             self._load(path, name, kind, start_values or {}, inputs, outputs, tolerance, logging_on, max_unpacked)
         except BaseException:
@@ -131,17 +130,8 @@ class FMU(Subsystem):
     # -------------------------------------------------------------------------------------------------------------
     def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on, max_unpacked):
         require("fmu", "cosim.FMU")
-        import fmpy
-        _archive.extract(path, self._dir, max_unpacked, "FMU")
-        md_path = os.path.join(self._dir, "modelDescription.xml")
-        if not os.path.isfile(md_path):
-            raise ValueError(f"path: {str(path)!r} has no modelDescription.xml")
-        # screened by defusedxml before FMPy's parser sees it (no entity expansion, nothing external)
-        md_root = _archive.parse_xml(md_path, f"modelDescription.xml of {str(path)!r}")
-        try:
-            md = fmpy.read_model_description(self._dir, validate=False)
-        except Exception as e:  # FMPy raises several kinds for bad XML
-            raise ValueError(f"path: {str(path)!r}: invalid modelDescription.xml ({e})") from None
+        unpacked = _fmu_cache.unpacked(path, max_unpacked)   # shared by every FMU object of this content
+        self._dir, md, md_root = unpacked.dir, unpacked.md, unpacked.md_root
         self.model_description = md
         version = md.fmiMajorVersion
         if version not in (2, 3):
@@ -169,8 +159,13 @@ class FMU(Subsystem):
             have = sorted(os.listdir(bdir)) if os.path.isdir(bdir) else []
             raise ValueError(f"path: {str(path)!r} has no binary {ident}{suffix} for this platform "
                              f"({' or '.join(_platform_dirs())}); binaries: {have or 'none'}")
-        # an FMU that allows one instance per process: this object's library refuses a second live instance
+        # an FMU that allows one instance per process: this object loads its own copy of the binary (a file of
+        # another name is another library for the dynamic loader), and that library refuses a second live instance
         self.once_per_process = bool(getattr(iface, "canBeInstantiatedOnlyOncePerProcess", False))
+        if self.once_per_process:
+            self._private = tempfile.mkdtemp(prefix="cosim_fmu_")
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, True)
+            binary = shutil.copy(binary, self._private)
         self._lib = _core.fmu_load(binary, version, KINDS[kind], self.once_per_process)
 
         self.name = _check.identifier(name if name is not None else label(md.modelName or ident))
@@ -306,9 +301,12 @@ class FMU(Subsystem):
             log.warning("%d older FMU log messages were dropped (queue full)", dropped)
 
     def close(self):
-        """Unload the binary and remove the unpacked files (also done at garbage collection)."""
+        """Unload the binary (also done at garbage collection); the unpacked files stay for other FMU objects of the
+        same content until the process ends (cosim/_fmu_cache.py)."""
         self._lib = None
-        self._cleanup()
+        cleanup = getattr(self, "_cleanup", None)
+        if cleanup is not None:
+            cleanup()
 
     def __repr__(self):
         return (f"FMU({str(self.path)!r}, name={getattr(self, 'name', None)!r}, kind={getattr(self, 'kind', None)!r}, "

@@ -249,16 +249,17 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
 def build_lifecycle(out_dir, fmi=2, once=False, name=None):
     """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/lifecycle_fmi{2,3}.c (co-simulation and model exchange;
     x' = 1 (FMI 2: x' = 1 + u_d, u_d an input of discrete variability), output x; parameters t_term (vr 2: ask to terminate there) and fail_init (vr 3)); it logs every call
-    outside the FMI state machine with category "illegal". ``once``: declare canBeInstantiatedOnlyOncePerProcess."""
+    outside the FMI state machine with category "illegal". ``once``: declare canBeInstantiatedOnlyOncePerProcess (and
+    build the binary so that it refuses a second live instance of itself)."""
     out_dir = pathlib.Path(out_dir)
-    lib = out_dir / f"bin_lifecycle{fmi}" / "Lifecycle.so"
+    lib = out_dir / f"bin_lifecycle{fmi}{'_once' if once else ''}" / "Lifecycle.so"
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
         src = HERE / f"lifecycle_fmi{fmi}.c"
         stub = lib.parent / "stubs.c"
         stub.write_text(_stubs(fmi, src))
-        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-I{_headers()}", str(src),
-               str(stub), "-o", str(lib), "-lm"]
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-DONCE={int(once)}",
+               f"-I{_headers()}", str(src), str(stub), "-o", str(lib), "-lm"]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     flag = f' canBeInstantiatedOnlyOncePerProcess="{"true" if once else "false"}"'
     if fmi == 2:

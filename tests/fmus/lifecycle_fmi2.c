@@ -34,6 +34,9 @@ typedef struct inst {
     char name[64];
 } inst;
 
+#ifndef ONCE
+#define ONCE 0   /* -DONCE=1: refuse a second live instance (canBeInstantiatedOnlyOncePerProcess) */
+#endif
 static int alive;   /* instances of this binary alive now */
 
 static void msg(inst *c, fmi2Status s, const char *cat, const char *text) {
@@ -58,7 +61,7 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, fmi2String resources,
                               const fmi2CallbackFunctions *cb, fmi2Boolean visible, fmi2Boolean logging) {
     if (!cb || !guid || strcmp(guid, GUID) != 0) return NULL;
-    if (alive > 0) {
+    if (ONCE && alive > 0) {
         if (cb->logger) cb->logger(cb->componentEnvironment, name, fmi2Error, "illegal",
                                    "a second instance in this process (canBeInstantiatedOnlyOncePerProcess)");
         return NULL;

@@ -19,6 +19,9 @@ typedef struct inst {
     fmi3LogMessageCallback log;
 } inst;
 
+#ifndef ONCE
+#define ONCE 0   /* -DONCE=1: refuse a second live instance (canBeInstantiatedOnlyOncePerProcess) */
+#endif
 static int alive;
 
 static void msg(inst *c, fmi3Status s, const char *cat, const char *text) {
@@ -40,7 +43,7 @@ fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const f
 
 static inst *make(fmi3String token, fmi3InstanceEnvironment env, fmi3LogMessageCallback log) {
     if (!token || strcmp(token, GUID) != 0) return NULL;
-    if (alive > 0) {
+    if (ONCE && alive > 0) {
         if (log) log(env, fmi3Error, "illegal", "a second instance in this process (canBeInstantiatedOnlyOncePerProcess)");
         return NULL;
     }
