@@ -167,6 +167,8 @@ class FMU(Subsystem):
             self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, True)
             binary = shutil.copy(binary, self._private)
         self._lib = _core.fmu_load(binary, version, KINDS[kind], self.once_per_process)
+        if not self.once_per_process:
+            unpacked.pins.setdefault((binary, version, kind), self._lib)
 
         self.name = _check.identifier(name if name is not None else label(md.modelName or ident))
         variables = md.modelVariables
