@@ -142,9 +142,16 @@ class FMU(Subsystem):
         iface = md.coSimulation if kind == "cs" else md.modelExchange
         if iface is None:
             have = [k for k, i in (("cs", md.coSimulation), ("me", md.modelExchange)) if i is not None]
+            if getattr(md, "scheduledExecution", None) is not None:
+                have.append("scheduled execution (FMI 3 clocks; not supported by cosim)")
             raise ValueError(f"kind: the FMU offers no {'co-simulation' if kind == 'cs' else 'model exchange'} "
-                             f"interface (it offers {have or 'none'})")
+                             f"interface (it offers {', '.join(have) or 'none'})")
         self.kind = kind
+        de = md.defaultExperiment
+        #: the FMU's DefaultExperiment ({} if none): start_time, stop_time, step_size, tolerance where given
+        self.default_experiment = {} if de is None else {
+            k: float(v) for k, v in (("start_time", de.startTime), ("stop_time", de.stopTime),
+                                     ("step_size", de.stepSize), ("tolerance", de.tolerance)) if v is not None}
         # the binary is dlopen'ed (its constructors run): only a file inside the archive, named by a plain file name
         ident = _archive.plain_name(iface.modelIdentifier, f"path: modelIdentifier of {str(path)!r}")
         suffix = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}.get(os.sys.platform, ".so")
@@ -233,15 +240,8 @@ class FMU(Subsystem):
                 ft = ft or any(id(d) in uset for d in o.dependencies)
         self.feedthrough = bool(ft)
 
-        sv = {"r": ([], []), "i": ([], []), "b": ([], []), "t": ([], []), "s": ([], [])}
-        typed_codes = []
-        for ref, value in start_values.items():
-            v = find(ref, "start_values")
-            key, val = _fmi_types.start_value(v, version, value, ref)
-            if key == "t":
-                typed_codes.append(_fmi_types.CODES[_fmi_types.base(v, version)])
-            sv[key][0].append(int(v.valueReference))
-            sv[key][1].append(val)
+        self._find, self._version = find, version
+        self._starts = self._encode_starts(start_values)
         self.start_values = dict(start_values)
 
         cs = md.coSimulation if kind == "cs" else None
@@ -263,25 +263,67 @@ class FMU(Subsystem):
         token = md.guid if version == 2 else md.instantiationToken
         res = os.path.join(self._dir, "resources")
         resources = pathlib.Path(res).as_uri() + "/" if version == 2 else res + os.sep
-        self._spec_tuple = ("fmu", self.name, self._lib, KINDS[kind], token or "", resources,
-                            [int(v.valueReference) for v in uvars], [int(v.valueReference) for v in yvars],
-                            self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
-                            sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
-                            int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
-                            self.intermediate_inputs, self._max_events, self.discrete_inputs, self._type_u,
-                            self._type_y, sv["t"][0], typed_codes, np.array(sv["t"][1], dtype=float), sv["s"][0],
-                            sv["s"][1])
+        self._spec_parts = (("fmu", self.name, self._lib, KINDS[kind], token or "", resources,
+                             [int(v.valueReference) for v in uvars], [int(v.valueReference) for v in yvars],
+                             self.nx, self._nz),
+                            (self.feedthrough, max_in, max_out, int(directional), int(self.can_rollback),
+                             logging_on, float(tolerance) if tolerance else -1.0, self.intermediate_inputs,
+                             self._max_events, self.discrete_inputs, self._type_u, self._type_y))
+        self._spec_tuple = self._make_spec()
         labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
-        x0 = None
-        if kind == "me":
-            try:
-                x0 = _core.fmu_initial_states(self._spec_tuple, 0.0)
-            finally:
-                self.flush_log()
+        x0 = self._initial_states()
         self._init_common(self.name, x0, ins if len(set(ins)) == len(ins) else None,
                           outs if len(set(outs)) == len(outs) else None,
                           sts if len(set(sts)) == len(sts) else None)
+
+    def _encode_starts(self, start_values):
+        """Start values by kind for the spec: ((vr, values) of Float64, Int32, Boolean, other numeric types with
+        their codes, Strings); ValueError naming a bad one."""
+        sv = {"r": ([], []), "i": ([], []), "b": ([], []), "t": ([], []), "s": ([], [])}
+        codes = []
+        for ref, value in start_values.items():
+            v = self._find(ref, "start_values")
+            key, val = _fmi_types.start_value(v, self._version, value, ref)
+            if key == "t":
+                codes.append(_fmi_types.CODES[_fmi_types.base(v, self._version)])
+            sv[key][0].append(int(v.valueReference))
+            sv[key][1].append(val)
+        return (sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0], sv["i"][1], sv["b"][0], sv["b"][1],
+                sv["t"][0], codes, np.array(sv["t"][1], dtype=float), sv["s"][0], sv["s"][1])
+
+    def _make_spec(self):
+        head, tail = self._spec_parts
+        s = self._starts
+        return head + s[:6] + tail + s[6:]
+
+    def _initial_states(self):
+        """Model exchange: the FMU's continuous states after initialisation with the current start values."""
+        if self.kind != "me":
+            return None
+        try:
+            return _core.fmu_initial_states(self._spec_tuple, 0.0)
+        finally:
+            self.flush_log()
+
+    def set(self, name, value):
+        """Set the start value of variable ``name`` (a parameter, the start of a state or an input; name or value
+        reference) for the runs that follow, as ``start_values`` at construction would (the FMU is instantiated
+        anew by every run). Model exchange: :attr:`x0` becomes the FMU's initial states with the new value."""
+        starts = dict(self.start_values)
+        starts[name] = value
+        encoded = self._encode_starts(starts)          # validates before anything changes
+        old = self._starts, self._spec_tuple
+        self._starts = encoded
+        self._spec_tuple = self._make_spec()
+        try:
+            x0 = self._initial_states()
+        except BaseException:
+            self._starts, self._spec_tuple = old
+            raise
+        self.start_values = starts
+        if x0 is not None:
+            self.x0 = x0
 
     # -------------------------------------------------------------------------------------------------------------
     def spec(self):

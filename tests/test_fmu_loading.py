@@ -6,6 +6,7 @@ import sys
 import time
 import zipfile
 
+import numpy as np
 import pytest
 
 import cosim
@@ -21,6 +22,11 @@ if not any(shutil.which(c) for c in ("cc", "gcc", "clang")):
 @pytest.fixture(scope="module")
 def fmu(tmp_path_factory):
     return build.build_fmu(tmp_path_factory.mktemp("loading"), 2, 2)
+
+
+@pytest.fixture(scope="module")
+def mass1(tmp_path_factory):
+    return build.build_fmu(tmp_path_factory.mktemp("loading1"), 1, 2)
 
 
 @pytest.mark.parametrize("kind", ["cs", "me"])
@@ -62,3 +68,30 @@ def test_closing_one_object_keeps_the_files_of_the_others(fmu):
     a.close()
     res = cosim.simulate(cosim.CoupledSystem([b], [], allow_unconnected=True), t_end=0.01, H=1e-3)
     assert res.success and pathlib.Path(b._dir, "modelDescription.xml").is_file()
+
+
+@pytest.mark.parametrize("kind", ["cs", "me"])
+def test_set_between_runs_changes_the_next_run(mass1, kind):
+    """fmu.set(name, value) between runs acts as start_values at construction (ME: x0 follows)."""
+    changed = cosim.FMU(mass1, kind=kind, name="S", start_values={"c": 2e7, "m": 5.0})
+    plain = cosim.FMU(mass1, kind=kind, name="S")
+    run = lambda f: cosim.simulate(cosim.CoupledSystem([f], [], allow_unconnected=True), t_end=0.01, H=1e-3,  # noqa
+                                   solver=cosim.RK4(substeps=10))
+    before = run(plain)
+    plain.set("m", 5.0)
+    plain.set("c", 2e7)
+    assert plain.start_values == {"m": 5.0, "c": 2e7}
+    np.testing.assert_array_equal(run(plain).Y, run(changed).Y)
+    assert not np.array_equal(run(plain).Y, before.Y)
+    with pytest.raises(ValueError, match="unknown variable 'nope'"):
+        plain.set("nope", 1.0)
+    with pytest.raises(ValueError, match=r"start_values\['n_steps'\]"):
+        plain.set("n_steps", 1.5)
+    assert plain.start_values == {"m": 5.0, "c": 2e7}
+    if kind == "me":
+        plain.set("x", 0.3)
+        assert plain.x0[0] == 0.3
+
+
+def test_default_experiment_is_read(fmu):
+    assert cosim.FMU(fmu, kind="cs").default_experiment == {"start_time": 0.0, "stop_time": 0.1, "step_size": 1e-4}
