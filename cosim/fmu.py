@@ -5,7 +5,7 @@ A co-simulation FMU is a black-box unit (DESIGN.md §2 "Unit"): cosim sets its i
 integrated by cosim's own integrators (CVODE, RK4, Euler), its continuous states in cosim's state vector. The
 binary is loaded and called in C (csrc/fmi, csrc/units/fmu_unit.c); ``modelDescription.xml`` is read with FMPy.
 
-Supported (see README "FMU units"):
+Supported, feature by feature: docs/fmu.md. In short:
 
 * inputs: u(T_N) held over the step (ZOH); where a co-simulation FMU can interpolate inputs (FMI 2
   ``canInterpolateInputs``) also the first derivative of the coupling polynomial at T_N
@@ -18,8 +18,13 @@ Supported (see README "FMU units"):
 * model exchange (FMI 2.0 and 3.0): time events (the step is split at the event time) and state events (sign change
   of an event indicator, located by root finding on the integrator's solution); both run the event iteration and
   restart the integrator;
-* Real (Float64) inputs and outputs; start values of Real, Integer and Boolean variables (by name or value
-  reference);
+* inputs and outputs of every numeric type and Boolean (doubles in cosim; cosim/_fmi_types.py); start values of
+  those and of Strings (by name or value reference), also changed between runs (:meth:`FMU.set`);
+* an FMU's request to terminate ends the run normally (``Result.TERMINATED``); the FMI call sequence stays legal
+  on error paths; model exchange: discrete inputs in event mode, an events-per-step cap (Zeno), CVODE keeps its
+  history without inputs;
+* containment of everything named inside the archive, an unpacked-size limit, defused XML (cosim/_archive.py);
+  archives unpacked once per process and content (cosim/_fmu_cache.py);
 * the FMU's log messages go to the Python logger ``cosim.fmu.<name>`` after each run (OK/Warning/Discard/Error/
   Fatal -> INFO/WARNING/WARNING/ERROR/CRITICAL).
 """
@@ -76,9 +81,10 @@ class FMU(Subsystem):
     kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator) or None
         (co-simulation where the FMU offers it, else model exchange).
     start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
-        values of states and inputs); Real, Integer and Boolean variables.
+        values of states and inputs); numeric, Boolean and String variables (:meth:`set` changes one later).
     inputs, outputs : the FMU variables used as the subsystem's inputs u and outputs y (names or value references;
-        default: every Real variable with causality input / output, in the order of the model description).
+        default: every numeric or Boolean scalar with causality input / output, in the order of the model
+        description; the others are listed in ``skipped_variables``).
         Their signal names are the variable names with characters other than letters, digits and '_' replaced by
         '_' (``"S1.x"``, ``res["S2.F"]``).
     tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
