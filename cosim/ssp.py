@@ -58,6 +58,15 @@ def _known(el, allowed, where):
             raise ValueError(f"path: {where} holds a {tag} element, which cosim does not support")
 
 
+def _items(el, name, where):
+    """The children ``name`` of ``el`` (None: no children); any other child that is not skipped by design is an
+    error naming it."""
+    if el is None:
+        return []
+    _known(el, {name}, where)
+    return [c for c in el if _local(c.tag) == name]
+
+
 def _number(text, where):
     try:
         return float(text)
@@ -83,12 +92,7 @@ def _transformation(el, where):
 def _values(pset, where):
     """[(name, value, unit)] of an ssv:ParameterSet element."""
     out = []
-    params = _child(pset, "Parameters")
-    for p in (params if params is not None else []):
-        if _local(p.tag) != "Parameter":
-            if _local(p.tag) not in _SKIPPED:
-                raise ValueError(f"path: {where} holds a {_local(p.tag)} element, which cosim does not support")
-            continue
+    for p in _items(_child(pset, "Parameters"), "Parameter", where):
         name = p.get("name")
         typed = [v for v in p if _local(v.tag) not in _SKIPPED]
         if not name or len(typed) != 1:
@@ -155,12 +159,7 @@ class _Reader:
             else:
                 raise ValueError(f"path: {where} holds a {tag} element, which cosim does not support")
         self.parameter_bindings(el, path)
-        connections = _child(el, "Connections")
-        for c in (connections if connections is not None else []):
-            if _local(c.tag) != "Connection":
-                if _local(c.tag) not in _SKIPPED:
-                    raise ValueError(f"path: {where} holds a {_local(c.tag)} element, which cosim does not support")
-                continue
+        for c in _items(_child(el, "Connections"), "Connection", where):
             se, sc, ee, ec = (c.get(k) for k in ("startElement", "startConnector", "endElement", "endConnector"))
             desc = f"connection {se or ''}.{sc} -> {ee or ''}.{ec} of {where}"
             src, dst = self.node(path, se, sc, desc), self.node(path, ee, ec, desc)
@@ -185,12 +184,7 @@ class _Reader:
     # ---- parameters -----------------------------------------------------------------------------------------
     def parameter_bindings(self, el, path):
         where = f"{'component' if path in self.components else 'system'} {'.'.join(path)!r}"
-        bindings = _child(el, "ParameterBindings")
-        for b in (bindings if bindings is not None else []):
-            if _local(b.tag) != "ParameterBinding":
-                if _local(b.tag) not in _SKIPPED:
-                    raise ValueError(f"path: {where} holds a {_local(b.tag)} element, which cosim does not support")
-                continue
+        for b in _items(_child(el, "ParameterBindings"), "ParameterBinding", where):
             _known(b, {"ParameterValues", "ParameterMapping"}, f"parameter binding of {where}")
             btype = b.get("type", "application/x-ssp-parameter-set")
             if btype != "application/x-ssp-parameter-set":
@@ -234,11 +228,7 @@ class _Reader:
             if doc is None:
                 raise ValueError(f"path: parameter mapping of {where} has neither a source nor an inline mapping")
         out = {}
-        for entry in doc:
-            if _local(entry.tag) != "MappingEntry":
-                if _local(entry.tag) not in _SKIPPED:
-                    raise ValueError(f"path: parameter mapping of {where} holds a {_local(entry.tag)} element")
-                continue
+        for entry in _items(doc, "MappingEntry", f"parameter mapping of {where}"):
             src, dst = entry.get("source"), entry.get("target")
             if not dst:
                 raise ValueError(f"path: parameter mapping of {where}: a MappingEntry without a target")

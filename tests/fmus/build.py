@@ -47,7 +47,11 @@ def _stubs(fmi, source):
     """C source exporting every FMI function of the standard header that `source` does not define."""
     header = (_headers() / f"fmi{fmi}Functions.h").read_text()
     names = sorted(set(re.findall(rf"FMI{fmi}_Export\s+fmi{fmi}\w+TYPE\s+(fmi{fmi}\w+)\s*;", header)))
-    defined = set(re.findall(rf"^\S[^\n;]*?\b(fmi{fmi}\w+)\s*\(", source.read_text(), re.M))
+    text = source.read_text()
+    defined = set(re.findall(rf"^\S[^\n;]*?\b(fmi{fmi}\w+)\s*\(", text, re.M))
+    # functions defined through a macro ACCESS(T, ...) -> fmi3Get##T / fmi3Set##T
+    for t in re.findall(r"^ACCESS\((\w+),", text, re.M):
+        defined |= {f"fmi{fmi}Get{t}", f"fmi{fmi}Set{t}"}
     body = [f"int {n}(void) {{ return 3; /* Error: not implemented by the fixture */ }}" for n in names
             if n not in defined]
     return "\n".join(body) + "\n"
@@ -246,21 +250,37 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
     return path
 
 
+def _compile_fixture(out_dir, source, fmi, lib_name, defines=()):
+    """Compile tests/fmus/<source> (with stubs for the FMI functions it lacks) into <out_dir>/<lib_name> once."""
+    lib = pathlib.Path(out_dir) / lib_name
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        src = HERE / source
+        stub = lib.parent / "stubs.c"
+        stub.write_text(_stubs(fmi, src))
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', *defines, f"-I{_headers()}",
+               str(src), str(stub), "-o", str(lib), "-lm"]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return lib
+
+
+def _pack_fmi3(path, parts, lib, ident):
+    """Zip an FMI 3 FMU: modelDescription.xml from ``parts`` and the binary ``lib`` for this platform."""
+    plat = "aarch64-linux" if platform.machine().lower() == "aarch64" else "x86_64-linux"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
+        z.write(lib, f"binaries/{plat}/{ident}.so")
+    return path
+
+
 def build_lifecycle(out_dir, fmi=2, once=False, name=None):
     """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/lifecycle_fmi{2,3}.c (co-simulation and model exchange;
     x' = 1 (FMI 2: x' = 1 + u_d, u_d an input of discrete variability), output x; parameters t_term (vr 2: ask to terminate there) and fail_init (vr 3)); it logs every call
     outside the FMI state machine with category "illegal". ``once``: declare canBeInstantiatedOnlyOncePerProcess (and
     build the binary so that it refuses a second live instance of itself)."""
     out_dir = pathlib.Path(out_dir)
-    lib = out_dir / f"bin_lifecycle{fmi}{'_once' if once else ''}" / "Lifecycle.so"
-    if not lib.exists():
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        src = HERE / f"lifecycle_fmi{fmi}.c"
-        stub = lib.parent / "stubs.c"
-        stub.write_text(_stubs(fmi, src))
-        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-DONCE={int(once)}",
-               f"-I{_headers()}", str(src), str(stub), "-o", str(lib), "-lm"]
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    lib = _compile_fixture(out_dir, f"lifecycle_fmi{fmi}.c", fmi,
+                           f"bin_lifecycle{fmi}{'_once' if once else ''}/Lifecycle.so", [f"-DONCE={int(once)}"])
     flag = f' canBeInstantiatedOnlyOncePerProcess="{"true" if once else "false"}"'
     if fmi == 2:
         parts = ['<?xml version="1.0" encoding="UTF-8"?>',
@@ -295,7 +315,6 @@ def build_lifecycle(out_dir, fmi=2, once=False, name=None):
                  "    </Outputs>", "    <Derivatives>",
                  '      <Unknown index="2" dependencies="5 9"/>', "    </Derivatives>", "  </ModelStructure>",
                  "</fmiModelDescription>"]
-        plat = _platform_dir()
     else:
         parts = ['<?xml version="1.0" encoding="UTF-8"?>',
                  f'<fmiModelDescription fmiVersion="3.0" modelName="Lifecycle" instantiationToken="{GUID}" '
@@ -315,11 +334,12 @@ def build_lifecycle(out_dir, fmi=2, once=False, name=None):
                  "  </ModelVariables>", "  <ModelStructure>", '    <Output valueReference="0" dependencies=""/>',
                  '    <ContinuousStateDerivative valueReference="4"/>', "  </ModelStructure>",
                  "</fmiModelDescription>"]
-        plat = "aarch64-linux" if platform.machine().lower() == "aarch64" else "x86_64-linux"
     path = out_dir / f"{name or f'Lifecycle{fmi}' + ('_once' if once else '')}.fmu"
+    if fmi == 3:
+        return _pack_fmi3(path, parts, lib, "Lifecycle")
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
-        z.write(lib, f"binaries/{plat}/Lifecycle.so")
+        z.write(lib, f"binaries/{_platform_dir()}/Lifecycle.so")
     return path
 
 
@@ -331,17 +351,7 @@ def build_types(out_dir, name="Types3"):
     T of TYPES3 an input in_T and an output out_T = in_T + 1 (Boolean: not in_T), the Float64 output total and the
     String parameter label."""
     out_dir = pathlib.Path(out_dir)
-    lib = out_dir / "bin_types3" / "Types3.so"
-    if not lib.exists():
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        src = HERE / "types_fmi3.c"
-        stub = lib.parent / "stubs.c"
-        # the ACCESS macro defines fmi3Get<T>/fmi3Set<T>: no stubs for them
-        stub.write_text("\n".join(line for line in _stubs(3, src).splitlines()
-                                  if not any(f"fmi3{a}{t}(" in line for a in ("Get", "Set") for t in TYPES3)) + "\n")
-        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-I{_headers()}", str(src),
-               str(stub), "-o", str(lib), "-lm"]
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    lib = _compile_fixture(out_dir, "types_fmi3.c", 3, "bin_types3/Types3.so")
     parts = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<fmiModelDescription fmiVersion="3.0" modelName="Types3" instantiationToken="{GUID}" '
              'generationTool="cosim tests">',
@@ -359,9 +369,4 @@ def build_types(out_dir, name="Types3"):
               "  </ModelVariables>", "  <ModelStructure>"]
     parts += [f'    <Output valueReference="{30 + i}" dependencies=""/>' for i in range(len(TYPES3))]
     parts += ['    <Output valueReference="50" dependencies=""/>', "  </ModelStructure>", "</fmiModelDescription>"]
-    plat = "aarch64-linux" if platform.machine().lower() == "aarch64" else "x86_64-linux"
-    path = out_dir / f"{name}.fmu"
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
-        z.write(lib, f"binaries/{plat}/Types3.so")
-    return path
+    return _pack_fmi3(out_dir / f"{name}.fmu", parts, lib, "Types3")
