@@ -72,3 +72,11 @@ def start_value(var, version, value, ref):
     if abs(int(value)) > 2 ** 53:
         raise ValueError(f"{where}: {value} is beyond 2^53, which cosim cannot pass exactly")
     return ("i", int(value)) if t == "Int32" else ("t", float(value))
+
+
+def type_class(name):
+    """"Real", "Integer" or "Boolean": the class of an FMI 3 type name, for the connection rule of
+    :func:`cosim.connect` (connected signals share a class unless the user asks for a conversion)."""
+    if name in ("Float64", "Float32"):
+        return "Real"
+    return "Boolean" if name == "Boolean" else "Integer"

@@ -69,3 +69,20 @@ def test_coupled_value_out_of_range_is_an_error(types3):
     system = cosim.CoupledSystem([a, b], [cosim.connect("A.out_UInt8", "B.in_UInt8", -5.0)], allow_unconnected=True)
     with pytest.raises(cosim.SolverError, match=r"value -5 for the UInt8 variable \(value reference 12\)"):
         cosim.simulate(system, t_end=0.3, H=0.1)
+
+
+def test_connections_across_type_classes_need_convert(types3):
+    """FMI connects signals of one type class: Float64 -> Int8 or Boolean -> Float32 only with convert=True; widths
+    within a class (Int8 -> Int64) connect as they are."""
+    a, b = cosim.FMU(types3, name="A"), cosim.FMU(types3, name="B")
+    with pytest.raises(ValueError, match=r"a Float64 output drives a Int8 input.*convert=True"):
+        cosim.CoupledSystem([a, b], [cosim.connect("A.total", "B.in_Int8")], allow_unconnected=True)
+    with pytest.raises(ValueError, match="a Boolean output drives a Float32 input"):
+        cosim.CoupledSystem([a, b], [cosim.connect("A.out_Boolean", "B.in_Float32")], allow_unconnected=True)
+    ok = cosim.CoupledSystem([a, b], [cosim.connect("A.out_Boolean", "B.in_Float32", convert=True),
+                                      cosim.connect("A.out_Int8", "B.in_Int64")], allow_unconnected=True)
+    res = cosim.simulate(ok, t_end=0.2, H=0.1)
+    np.testing.assert_array_equal(res["B.out_Float32"], [0, 1, 2])   # in = A's not(false) = 1 from step 2 on
+    np.testing.assert_array_equal(res["B.out_Int64"], [0, 1, 2])
+    with pytest.raises(TypeError, match="convert must be True or False"):
+        cosim.connect("A.total", "B.in_Int8", convert=1)
