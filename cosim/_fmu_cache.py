@@ -27,6 +27,8 @@ class Unpacked:
         #: one loaded library per (binary, version, kind) kept for the process: later loads of the same binary
         #: are a reference count in the dynamic loader instead of mapping it again (about 1 ms)
         self.pins = {}
+        #: the checked binary path per model identifier (containment checked once: cosim/_archive.py)
+        self.binaries = {}
 
 
 _lock = threading.Lock()

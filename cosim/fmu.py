@@ -161,11 +161,11 @@ class FMU(Subsystem):
         # the binary is dlopen'ed (its constructors run): only a file inside the archive, named by a plain file name
         ident = _archive.plain_name(iface.modelIdentifier, f"path: modelIdentifier of {str(path)!r}")
         suffix = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}.get(os.sys.platform, ".so")
-        binary = None
-        for plat in _platform_dirs():
+        binary = unpacked.binaries.get(ident)
+        for plat in _platform_dirs() if binary is None else ():
             cand = _archive.inside(self._dir, f"binaries/{plat}/{ident}{suffix}", f"path: binary of {str(path)!r}")
             if cand.is_file():
-                binary = str(cand)
+                binary = unpacked.binaries[ident] = str(cand)
                 break
         if binary is None:
             bdir = os.path.join(self._dir, "binaries")
