@@ -46,6 +46,7 @@ from ._extras import require
 from .subsystem import Subsystem
 
 KINDS = dict(_core.codes["fmu_kind"])
+_STATUS = {0: "OK", 1: "Warning", 2: "Discard", 3: "Error", 4: "Fatal"}
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
 
 
@@ -93,6 +94,10 @@ class FMU(Subsystem):
     max_events_per_step : model exchange: events in one macro step after which the step fails with a
         :class:`cosim.SolverError` (carrying the result so far): events that accumulate (a Zeno model) would
         otherwise split the step forever.
+    log_callback : ``f(status, instance, category, message)`` called for every message of the FMU as it arrives
+        (status "OK", "Warning", "Discard", "Error" or "Fatal"), from the thread that called the FMU, instead of
+        the Python logger after the run; an exception in it is reported as unraisable (it cannot fail the FMU's
+        call).
     max_unpacked : limit of the unpacked size of the archive in bytes (default ``cosim._archive.MAX_UNPACKED``,
         1 GiB); a larger archive is refused before anything is written (docs/fmu.md "Containment").
 
@@ -102,7 +107,7 @@ class FMU(Subsystem):
     """
 
     def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
-                 tolerance=None, logging_on=False, max_unpacked=None, max_events_per_step=1000):
+                 tolerance=None, logging_on=False, max_unpacked=None, max_events_per_step=1000, log_callback=None):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path: expected a file name, got {type(path).__name__}")
         path = pathlib.Path(path)
@@ -125,6 +130,10 @@ class FMU(Subsystem):
                 1 <= max_events_per_step < 2 ** 31):
             raise ValueError(f"max_events_per_step: expected a positive int, got {max_events_per_step!r}")
         self._max_events = int(max_events_per_step)
+        if log_callback is not None and not callable(log_callback):
+            raise TypeError(f"log_callback: expected a callable f(status, instance, category, message), got "
+                            f"{type(log_callback).__name__}")
+        self._log_callback = log_callback
         self.path = path
         self._private = None   # a directory of this object's own (a binary copy), removed with it
         try:
@@ -180,6 +189,10 @@ class FMU(Subsystem):
             self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, True)
             binary = shutil.copy(binary, self._private)
         self._lib = _core.fmu_load(binary, version, KINDS[kind], self.once_per_process)
+        if self._log_callback is not None:   # set before any instance exists (the C side reads it unlocked)
+            user = self._log_callback
+            _core.fmu_set_log_callback(self._lib, lambda status, instance, category, text: user(
+                _STATUS.get(status, str(status)), instance, category, text))
         if not self.once_per_process:
             unpacked.pins.setdefault((binary, version, kind), self._lib)
 

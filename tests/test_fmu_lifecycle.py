@@ -148,3 +148,32 @@ def test_integer_boolean_and_string_variables_of_fmi2(lifecycle, kind, caplog):
     assert illegal_calls(caplog) == []
     with pytest.raises(ValueError, match="start_values\\['label'\\]: expected a str"):
         cosim.FMU(lifecycle[2], name="C", kind="cs", start_values={"label": 3})
+
+
+@pytest.mark.parametrize("fmi", [2, 3])
+def test_log_callback_is_called_as_messages_arrive(lifecycle, fmi, caplog, monkeypatch):
+    """The FMU's message at t_term = 0.35 reaches log_callback inside the run, during the doStep of [0.3, 0.4]
+    (after the step hooks of 0.1, 0.2 and 0.3), with its status; the Python logger gets nothing; a failing
+    callback cannot break the run."""
+    caplog.set_level(logging.INFO, logger="cosim.fmu")
+    seen, hooks = [], []
+    fmu = cosim.FMU(lifecycle[fmi], name="L", kind="cs", start_values={"t_term": 0.35}, inputs=[],
+                    log_callback=lambda *m: seen.append((len(hooks),) + m))
+    res = cosim.simulate(cosim.CoupledSystem([fmu], []), t_end=1.0, H=0.1,
+                         step_finished=lambda t, r: hooks.append(t) or True)
+    assert res.status == cosim.Result.TERMINATED
+    assert [(n, status, instance) for n, status, instance, _, text in seen if "t_term reached" in text] == [
+        (3, "Discard" if fmi == 2 else "OK", "L")]
+    fmu.flush_log()
+    assert not [r for r in caplog.records if "t_term reached" in r.getMessage()]
+
+    def broken(*m):
+        raise RuntimeError("callback fails")
+    fmu2 = cosim.FMU(lifecycle[fmi], name="L", kind="cs", start_values={"t_term": 0.35}, inputs=[],
+                     log_callback=broken)
+    caught = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: caught.append(u.exc_value))
+    assert cosim.simulate(cosim.CoupledSystem([fmu2], []), t_end=1.0, H=0.1).status == cosim.Result.TERMINATED
+    assert [str(e) for e in caught] == ["callback fails"]
+    with pytest.raises(TypeError, match="log_callback"):
+        cosim.FMU(lifecycle[fmi], kind="cs", log_callback=3)

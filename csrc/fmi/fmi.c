@@ -138,6 +138,15 @@ void cs_fmi_lib_close(cs_fmi_lib *lib) {
 }
 
 static void lib_log(cs_fmi_lib *lib, int status, const char *instance, const char *category, const char *text) {
+    if (lib->sink) {
+        cs_fmi_msg m;
+        m.status = status;
+        snprintf(m.instance, sizeof m.instance, "%s", instance ? instance : "");
+        snprintf(m.category, sizeof m.category, "%s", category ? category : "");
+        snprintf(m.text, sizeof m.text, "%s", text ? text : "");
+        lib->sink(lib->sink_ctx, &m);
+        return;
+    }
     pthread_mutex_lock(&lib->lock);
     long slot;
     if (lib->log_count < CS_FMI_LOG_MAX) slot = (lib->log_first + lib->log_count++) % CS_FMI_LOG_MAX;

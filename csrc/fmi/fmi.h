@@ -171,6 +171,10 @@ typedef struct cs_fmi_lib {
     pthread_mutex_t lock;              /* guards the log queue (instances may run in threads) */
     cs_fmi_msg *log;                   /* ring of CS_FMI_LOG_MAX */
     long log_first, log_count, log_dropped;
+    /* where set, every message goes to sink(sink_ctx, msg) as it arrives (from the thread that called the FMU)
+     * instead of the queue; the bindings set it (py/fmu.c: a Python log_callback) */
+    void (*sink)(void *ctx, const cs_fmi_msg *msg);
+    void *sink_ctx;
     int once;                          /* canBeInstantiatedOnlyOncePerProcess: at most one live instance ... */
     int live;                          /* ... of this loaded copy (guarded by lock) */
 } cs_fmi_lib;

@@ -3,6 +3,7 @@
  *   fmu_load(path, version, kind, once) -> capsule   dlopen the binary, resolve the FMI functions; once: the
  *                                                   FMU allows one live instance (canBeInstantiatedOnlyOncePerProcess)
  *   fmu_log(capsule) -> (messages, dropped)       drain the FMU's log queue: [(status, instance, category, text)]
+ *   fmu_set_log_callback(capsule, f)              f(status, instance, category, text) as each message arrives
  *   fmu_initial_states(spec, t0) -> ndarray      ME: the continuous states after initialisation
  *
  * The spec tuple built by cosim/fmu.py (FMU._spec):
@@ -24,7 +25,47 @@
 
 static void capsule_free(PyObject *cap) {
     cs_fmi_lib *lib = PyCapsule_GetPointer(cap, CAPSULE);
-    if (lib) cs_fmi_lib_close(lib);
+    if (!lib) return;
+    PyObject *callback = lib->sink_ctx;
+    cs_fmi_lib_close(lib);
+    Py_XDECREF(callback);
+}
+
+/* (status, instance, category, text) with bytes that are not UTF-8 replaced; NULL with an exception set */
+static PyObject *message_tuple(const cs_fmi_msg *m) {
+    PyObject *txt = PyUnicode_DecodeUTF8(m->text, (Py_ssize_t)strlen(m->text), "replace");
+    PyObject *ins = PyUnicode_DecodeUTF8(m->instance, (Py_ssize_t)strlen(m->instance), "replace");
+    PyObject *cat = PyUnicode_DecodeUTF8(m->category, (Py_ssize_t)strlen(m->category), "replace");
+    PyObject *t = (txt && ins && cat) ? Py_BuildValue("(iOOO)", m->status, ins, cat, txt) : NULL;
+    Py_XDECREF(txt); Py_XDECREF(ins); Py_XDECREF(cat);
+    return t;
+}
+
+/* the FMU logged (any thread, with or without the GIL): the Python log_callback, at once */
+static void python_sink(void *ctx, const cs_fmi_msg *m) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *t = message_tuple(m);
+    PyObject *r = t ? PyObject_CallObject((PyObject *)ctx, t) : NULL;
+    if (!r) PyErr_WriteUnraisable((PyObject *)ctx);   /* a callback cannot fail the FMU call that logged */
+    Py_XDECREF(r);
+    Py_XDECREF(t);
+    PyGILState_Release(g);
+}
+
+static PyObject *py_fmu_set_log_callback(PyObject *self, PyObject *args) {
+    PyObject *cap, *callback;
+    if (!PyArg_ParseTuple(args, "OO:fmu_set_log_callback", &cap, &callback)) return NULL;
+    if (!PyCapsule_IsValid(cap, CAPSULE)) return PyErr_Format(PyExc_TypeError, "fmu: expected a loaded FMU binary");
+    if (callback != Py_None && !PyCallable_Check(callback))
+        return PyErr_Format(PyExc_TypeError, "log_callback: expected a callable or None");
+    cs_fmi_lib *lib = PyCapsule_GetPointer(cap, CAPSULE);
+    PyObject *old = lib->sink_ctx;
+    pthread_mutex_lock(&lib->lock);
+    if (callback == Py_None) { lib->sink = NULL; lib->sink_ctx = NULL; }
+    else { Py_INCREF(callback); lib->sink_ctx = callback; lib->sink = python_sink; }
+    pthread_mutex_unlock(&lib->lock);
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_fmu_load(PyObject *self, PyObject *args) {
@@ -268,6 +309,9 @@ static PyObject *py_fmu_initial_states(PyObject *self, PyObject *args) {
 PyMethodDef cs_py_fmu_methods[] = {
     {"fmu_load", py_fmu_load, METH_VARARGS, "fmu_load(path, version, kind, once=False) -> capsule of the loaded FMU binary."},
     {"fmu_log", py_fmu_log, METH_VARARGS, "fmu_log(capsule) -> ([(status, instance, category, text)], dropped)."},
+    {"fmu_set_log_callback", py_fmu_set_log_callback, METH_VARARGS,
+     "fmu_set_log_callback(capsule, f) -> None: f(status, instance, category, text) for every message as it "
+     "arrives (None: back to the queue)."},
     {"fmu_initial_states", py_fmu_initial_states, METH_VARARGS,
      "fmu_initial_states(spec, t0) -> the continuous states of a model-exchange FMU after initialisation."},
     {NULL, NULL, 0, NULL},
