@@ -6,7 +6,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps
+.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps docs docs-check
 
 demo: build
 	$(VPY) -m cosim demo
@@ -23,6 +23,21 @@ bench: build
 	@$(VPY) -c "import libcosimpy" 2>/dev/null || $(VPY) -m pip install -q --no-build-isolation -e '.[bench]' \
 	  || echo "libcosimpy not installable here: benchmarks/energy.py skips the libcosim comparison"
 	@for b in benchmarks/*.py; do echo "== $$b"; $(VPY) $$b || exit 1; done
+
+# The documentation site: docs/_build/html (installs the [docs] extra into .venv on first use). Warnings are errors;
+# intersphinx works offline (docs/_ext/offline_inventories.py). COSIM_DOCS_GALLERY=none skips running the examples.
+docs: build
+	@$(VPY) -c "import sphinx, pydata_sphinx_theme, numpydoc, myst_parser, sphinx_gallery, importlib; \
+	  importlib.import_module('sphinx-mathjax-offline')" 2>/dev/null || \
+	  $(VPY) -m pip install -q --no-build-isolation -e '.[docs]'
+	rm -rf docs/_build docs/generated docs/auto_examples
+	$(VPY) -m sphinx -W --keep-going -b html -q docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
+# The built site in headless Chromium: broken links or images, console errors, empty pages; screenshots in
+# out/screenshots/ (tests/browser/test_docs_site.py).
+docs-check: docs browser-deps
+	$(VPY) -m pytest tests/browser/test_docs_site.py -m browser -p no:cacheprovider
 
 # Debian packages: SUNDIALS CVODE and LAPACK/BLAS headers and libraries.
 deps:
@@ -45,6 +60,13 @@ build: venv
 browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; }
+
+# cosim.explore as a person uses it: Voila serves tests/browser/explore.ipynb on a free localhost port, headless
+# Chromium moves the H slider; the figure must change and the console stay free of errors (screenshots: out/screenshots).
+BROWSER_TESTS ?= tests/browser/test_explore_browser.py
+.PHONY: browser-test
+browser-test: build browser-deps
+	$(VPY) -m pytest $(BROWSER_TESTS) -m browser -p no:cacheprovider
 
 # AddressSanitizer + UBSan build of the C core (without -fwrapv, see setup.py), then the test suite under it.
 SAN_PRELOAD = LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)"
@@ -91,4 +113,4 @@ valgrind: build
 	.ci/valgrind.sh .venv/bin/python
 
 clean:
-	rm -rf build dist cosim/*.so out
+	rm -rf build dist cosim/*.so out docs/_build docs/generated docs/auto_examples

@@ -24,6 +24,7 @@ from . import analysis, defaults, metrics, plot, sysid  # noqa: E402
 from . import control  # noqa: E402
 from .control import StepControl  # noqa: E402
 from .fmu import FMU  # noqa: E402
+from .explore import explore  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -31,4 +32,4 @@ __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CM
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
            "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic",
-           "Implicit", "WaveformRelaxation", "read_csv", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU"]
+           "Implicit", "WaveformRelaxation", "read_csv", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU", "explore"]

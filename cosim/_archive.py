@@ -18,6 +18,8 @@ import pathlib
 import urllib.parse
 import zipfile
 
+from . import _check
+
 #: default limit of the unpacked size of one archive (bytes): far above real FMUs and SSPs (tens of MiB), far below
 #: what would fill a disk; ``cosim.FMU(..., max_unpacked=...)`` and ``from_ssp(..., max_unpacked=...)`` change it
 MAX_UNPACKED = 1 << 30
@@ -27,9 +29,7 @@ def check_limit(max_unpacked, name="max_unpacked"):
     """``max_unpacked`` validated: a positive int (bytes); None gives :data:`MAX_UNPACKED`."""
     if max_unpacked is None:
         return MAX_UNPACKED
-    if isinstance(max_unpacked, bool) or not isinstance(max_unpacked, int) or max_unpacked <= 0:
-        raise ValueError(f"{name}: expected a positive number of bytes, got {max_unpacked!r}")
-    return max_unpacked
+    return _check.integer(max_unpacked, name, minimum=1)
 
 
 def extract(path, dest, max_unpacked, what="archive"):

@@ -1,7 +1,8 @@
 """Where a plot draws: the ``ax=`` argument of every plot function (matplotlib's convention). ``ax=None`` makes one
 new figure; otherwise the caller's axes are drawn into and no figure is created. Plot functions return their Axes
 (one, or an array of them for several panels), never a Figure: a Figure returned as a Jupyter cell's last value is
-shown a second time beside the one pyplot's inline backend shows."""
+shown a second time beside the one pyplot's inline backend shows. Axis labels carry units as ``"name [unit]"``
+(:func:`with_unit`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,3 +41,8 @@ def several(ax, n, new_figure):
     if len({id(a.figure) for a in axes}) != 1:
         raise ValueError("ax: the axes must belong to one figure")
     return axes[0].figure, axes
+
+
+def with_unit(text, unit):
+    """An axis label: ``"text [unit]"``, or ``text`` where the unit is not known (None or "")."""
+    return f"{text} [{unit}]" if unit else text

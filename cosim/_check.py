@@ -12,11 +12,13 @@ import warnings
 import numpy as np
 
 
-def real(value, name, *, allow_inf=False, positive=False, nonneg=False) -> float:
-    """``value`` as a float: TypeError for anything that is not a real number (bool included), ValueError for NaN,
-    for ±inf unless ``allow_inf``, for integers too large for a double, and for v <= 0 (``positive``) or v < 0
-    (``nonneg``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+def real(value, name, *, allow_inf=False, positive=False, nonneg=False, minimum=None, maximum=None, above=None,
+         below=None) -> float:
+    """``value`` as a float: TypeError for anything that is not a real number (bool and str included), ValueError for
+    NaN, for ±inf unless ``allow_inf``, for integers too large for a double, and outside the bounds: v <= 0
+    (``positive``), v < 0 (``nonneg``), v < ``minimum``, v > ``maximum``, v <= ``above``, v >= ``below``."""
+    # a float skips the ABC test (simulate checks a few numbers per run, short runs feel it)
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise TypeError(f"{name}: expected a real number, got {value!r}")
     try:
         v = float(value)
@@ -28,6 +30,23 @@ def real(value, name, *, allow_inf=False, positive=False, nonneg=False) -> float
         raise ValueError(f"{name}: must be > 0, got {v!r}")
     if nonneg and not v >= 0:
         raise ValueError(f"{name}: must be >= 0, got {v!r}")
+    for bound, ok, op in ((minimum, lambda b: v >= b, ">="), (maximum, lambda b: v <= b, "<="),
+                          (above, lambda b: v > b, ">"), (below, lambda b: v < b, "<")):
+        if bound is not None and not ok(bound):
+            raise ValueError(f"{name}: must be {op} {bound}, got {v!r}")
+    return v
+
+
+def integer(value, name, minimum=None, maximum=None) -> int:
+    """``value`` as an int: TypeError for anything that is not an integer (bool, str and float included),
+    ValueError outside ``minimum``..``maximum`` (None: unbounded)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an int, got {value!r}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name}: must be <= {maximum}, got {v}")
     return v
 
 
@@ -83,11 +102,7 @@ def identifier(name):
 
 
 def size(v, name, minimum=0):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{name}: must be an int, got {type(v).__name__}")
-    if v < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {v}")
-    return int(v)
+    return integer(v, name, minimum)
 
 
 def labels(labels, n, what):
@@ -101,14 +116,15 @@ def labels(labels, n, what):
     return labels
 
 
-def renamed(value, old_value, name, old_name, default):
-    """The value of a keyword argument renamed from ``old_name`` to ``name``: ``old_value`` with a
-    DeprecationWarning where only the old keyword was given, else ``value`` (``default`` where neither was);
-    TypeError where both were."""
+def renamed(value, old_value, name, old_name, default, *, deprecated=True):
+    """The value of a keyword argument renamed from ``old_name`` to ``name``: ``old_value`` where only the old keyword
+    was given (with a DeprecationWarning when ``deprecated``; False: a documented alias, such as a paper's name),
+    else ``value`` (``default`` where neither was); TypeError where both were."""
     if old_value is None:
         return default if value is None else value
     if value is not None:
-        raise TypeError(f"{name}: given twice (also as the deprecated {old_name}=)")
-    warnings.warn(f"{old_name}= is deprecated here; use {name}= (same values)", DeprecationWarning, stacklevel=3)
+        raise TypeError(f"{name}: given twice (also as {'the deprecated ' if deprecated else ''}{old_name}=)")
+    if deprecated:
+        warnings.warn(f"{old_name}= is deprecated here; use {name}= (same values)", DeprecationWarning, stacklevel=3)
     return old_value
 

@@ -9,6 +9,7 @@ import importlib.util
 EXTRAS = {
     "doe": ("dask", "distributed", "statsmodels", "SALib", "tqdm"),
     "fmu": ("fmpy", "defusedxml"),
+    "jupyter": ("ipywidgets",),
 }
 
 

@@ -149,6 +149,12 @@ def main(argv=None):
 def doe_main(argv=None):
     """``cosim doe STUDY.toml [--out DIR] [--backend B] [--workers N] [--checkpoint FILE] [--no-progress]``: a design
     of experiments from a TOML file (format: cosim.doe.config); writes the table (CSV/Parquet) and the ANOVA."""
+    from . import _extras
+    try:
+        _extras.require("doe", "cosim doe")
+    except ImportError as exc:                   # one line naming the extra, not a traceback from cosim.doe
+        print(f"cosim doe: {exc}", file=sys.stderr)
+        return 1
     import numpy as np
     from .doe import analysis as doe_analysis
     from .doe.config import load_study

@@ -11,7 +11,6 @@ convert their arguments.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -25,24 +24,6 @@ _POS, _VEL = _core.codes["monitor_group"]["pos"], _core.codes["monitor_group"]["
 _GROUPS = ("pos", "vel", "u")
 KMAX_ENGINE = 5          # the coupling polynomials of the engine have degree <= 5 (exLE compares with κ+1: 4)
 KMAX_CONSTANTS = 6       # error constants in closed form
-
-
-def _real(name, v, *, positive=False, nonneg=False):
-    v = _check.real(v, name)
-    if positive and not v > 0:
-        raise ValueError(f"{name}: must be > 0, got {v!r}")
-    if nonneg and not v >= 0:
-        raise ValueError(f"{name}: must be >= 0, got {v!r}")
-    return v
-
-
-def _int(name, v, lo=None, hi=None):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name}: expected an int, got {v!r}")
-    v = int(v)
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ValueError(f"{name}: must be in {lo}..{hi}, got {v}")
-    return v
 
 
 def _vector(name, v, n=None):
@@ -63,7 +44,7 @@ def error_constants(kappa, a=()):
     (a_1 = 1 is implied; for a constant step a_i = i), in closed form (kraft2021 §8.1):
     C_pos = Σ_k (−1)^k e_k(1/a_2..1/a_κ)/((k+2)(k+3)), C_vel = Σ_k (−1)^k e_k/((k+1)(k+2)); κ ≤ 6.
     Also accepts a of length κ starting with a_1 = 1."""
-    kappa = _int("kappa", kappa, 0, KMAX_CONSTANTS)
+    kappa = _check.integer(kappa, "kappa", 0, KMAX_CONSTANTS)
     a = _vector("a", a)
     if a.size == kappa and kappa >= 1:
         if a[0] != 1.0:
@@ -78,7 +59,7 @@ def error_constants(kappa, a=()):
 
 def uniform_ratios(kappa):
     """a_2..a_κ of a constant macro step: (2, 3, ..., κ)."""
-    return np.arange(2, _int("kappa", kappa, 0, KMAX_CONSTANTS) + 1, dtype=float)
+    return np.arange(2, _check.integer(kappa, "kappa", 0, KMAX_CONSTANTS) + 1, dtype=float)
 
 
 def divided_difference(T, u):
@@ -94,13 +75,13 @@ def divided_difference(T, u):
 def newton_difference(kappa, T, u, t):
     """Predictor difference (3.26): P_{κ+1}(t) − P_κ(t) = u[T_M..T_{M−κ−1}] Π_{j=0}^{κ} (t − T_{M−j}), with the
     κ+2 samples T, u newest first (T_M first)."""
-    kappa = _int("kappa", kappa, 0, 8)
+    kappa = _check.integer(kappa, "kappa", 0, 8)
     T, u = _vector("T", T), _vector("u", u)
     if T.size != kappa + 2 or u.size != kappa + 2:
         raise ValueError(f"T/u: kappa = {kappa} needs {kappa + 2} samples, got {T.size} and {u.size}")
     if np.unique(T).size != T.size:
         raise ValueError("T: sample times must be distinct")
-    return _core.kraft_divided_difference(T, u, kappa, _real("t", t))
+    return _core.kraft_divided_difference(T, u, kappa, _check.real(t, "t"))
 
 
 def wrms(eps, weights):
@@ -114,7 +95,7 @@ def wrms(eps, weights):
 def error_weights(values, rtol, atol):
     """W_i = 1/(atol_i + rtol |value_i|) of (3.22)/(3.23)."""
     v = _vector("values", values)
-    rtol = _real("rtol", rtol, positive=True)
+    rtol = _check.real(rtol, "rtol", positive=True)
     atol = np.broadcast_to(_vector("atol", atol), v.shape) if np.ndim(atol) else np.full(v.shape, float(atol))
     return 1.0 / (atol + rtol * np.abs(v))
 
@@ -124,10 +105,10 @@ def select_order(kappa, sdn, n_succ, n_fail, k_max, strategy="ida"):
 
     ``sdn`` = [SDN(1), SDN(2), ...] (SDN(j) = ||H^j P_j^{(j)}||, kraft2021 §10) or a dict {j: SDN(j)}. A decrease
     needs SDN(1..κ+1), an increase also SDN(κ+2); decisions whose SDN are missing are not taken."""
-    kappa = _int("kappa", kappa, 0, KMAX_CONSTANTS)
-    k_max = _int("k_max", k_max, 0, KMAX_CONSTANTS)
-    n_succ = _int("n_succ", n_succ, 0)
-    n_fail = _int("n_fail", n_fail, 0)
+    kappa = _check.integer(kappa, "kappa", 0, KMAX_CONSTANTS)
+    k_max = _check.integer(k_max, "k_max", 0, KMAX_CONSTANTS)
+    n_succ = _check.integer(n_succ, "n_succ", 0)
+    n_fail = _check.integer(n_fail, "n_fail", 0)
     if strategy not in ORDER_STRATEGIES:
         raise ValueError(f"strategy: must be 'ida' or 'conservative', got {strategy!r}")
     if isinstance(sdn, dict):
@@ -136,7 +117,7 @@ def select_order(kappa, sdn, n_succ, n_fail, k_max, strategy="ida"):
         for j in range(1, n + 1):
             if j not in sdn:
                 raise ValueError(f"sdn: SDN({j}) missing")
-            arr[j] = _real(f"sdn[{j}]", sdn[j], nonneg=True)
+            arr[j] = _check.real(sdn[j], f"sdn[{j}]", nonneg=True)
     else:
         s = _vector("sdn", sdn)
         if np.any(s < 0):
@@ -148,9 +129,9 @@ def select_order(kappa, sdn, n_succ, n_fail, k_max, strategy="ida"):
 def limit_step_ratio(r, n_fail, r_min=0.5, r_max=1.5, dead_zone=True, corrector_failed=False):
     """Step ratio limits of Listing 3.3 (kraft2021 §11.3; defaults: the chapter-5 values [0.5, 1.5], dead zone
     [1, r_max) on). With ``dead_zone=False`` a step without failure takes r clipped to [r_min, r_max]."""
-    r = _real("r", r, nonneg=True) if not (isinstance(r, float) and math.isinf(r)) else r
-    n_fail = _int("n_fail", n_fail, 0)
-    r_min, r_max = _real("r_min", r_min, positive=True), _real("r_max", r_max, positive=True)
+    r = _check.real(r, "r", nonneg=True) if not (isinstance(r, float) and math.isinf(r)) else r
+    n_fail = _check.integer(n_fail, "n_fail", 0)
+    r_min, r_max = _check.real(r_min, "r_min", positive=True), _check.real(r_max, "r_max", positive=True)
     if not r_min < r_max:
         raise ValueError(f"r_min: must be < r_max, got r_min = {r_min}, r_max = {r_max}")
     return _core.kraft_limit_step_ratio(float(r), n_fail, r_min, r_max, bool(dead_zone), bool(corrector_failed))
@@ -159,7 +140,8 @@ def limit_step_ratio(r, n_fail, r_min=0.5, r_max=1.5, dead_zone=True, corrector_
 def land_micro_step(h, remaining):
     """Listing 4.1: the next micro step h with ``remaining`` = T_{N+1} − t left: stretched by up to 10 % onto
     T_{N+1}, or the remainder split into two equal steps when less than 2h is left."""
-    return _core.kraft_land_micro_step(_real("h", h, positive=True), _real("remaining", remaining, positive=True))
+    return _core.kraft_land_micro_step(_check.real(h, "h", positive=True),
+                                       _check.real(remaining, "remaining", positive=True))
 
 
 def nrmse(x, ref):
@@ -226,9 +208,9 @@ class StepControl:
         if not isinstance(estimator, str) or estimator not in ESTIMATORS:
             raise ValueError(f"estimator: must be one of {list(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
-        self.rtol = _real("rtol", rtol, positive=True)
+        self.rtol = _check.real(rtol, "rtol", positive=True)
         kcap = KMAX_ENGINE - 1 if estimator == "exLE" else KMAX_ENGINE
-        self.k_max = kcap if k_max is None else _int("k_max", k_max)
+        self.k_max = kcap if k_max is None else _check.integer(k_max, "k_max")
         if not 0 <= self.k_max <= kcap:
             raise ValueError(f"k_max: must be in 0..{kcap} for {estimator} (the engine's coupling polynomials have "
                              f"degree <= {KMAX_ENGINE}), got {self.k_max}")
@@ -238,18 +220,18 @@ class StepControl:
             if order not in ORDER_STRATEGIES and order != "fixed":
                 raise ValueError(f"{name}: must be 'ida', 'conservative', 'fixed' or an int κ, got {order!r}")
         else:
-            order = _int(name, order, 0, kcap)
+            order = _check.integer(order, name, 0, kcap)
         self.order_control = order
-        self.safety = _real("safety", safety, positive=True)
-        self.r_min = _real("r_min", r_min, positive=True)
-        self.r_max = _real("r_max", r_max, positive=True)
+        self.safety = _check.real(safety, "safety", positive=True)
+        self.r_min = _check.real(r_min, "r_min", positive=True)
+        self.r_max = _check.real(r_max, "r_max", positive=True)
         if not self.r_min < self.r_max:
             raise ValueError(f"r_min: must be smaller than r_max, got r_min = {self.r_min}, r_max = {self.r_max}")
         if not (self.r_min < 1.0 < self.r_max):
             raise ValueError(f"r_min/r_max: need r_min < 1 < r_max, got {self.r_min}, {self.r_max}")
         self.dead_zone = bool(dead_zone)
-        self.H_min = None if H_min is None else _real("H_min", H_min, nonneg=True)
-        self.H_max = None if H_max is None else _real("H_max", H_max, positive=True)
+        self.H_min = None if H_min is None else _check.real(H_min, "H_min", nonneg=True)
+        self.H_max = None if H_max is None else _check.real(H_max, "H_max", positive=True)
         if self.H_min is not None and self.H_max is not None and self.H_min > self.H_max:
             raise ValueError(f"H_min: must be <= H_max, got {self.H_min} > {self.H_max}")
         self.initial_phase = bool(initial_phase)
@@ -262,9 +244,9 @@ class StepControl:
                 raise ValueError(f"atol: unknown keys {unknown}; use 'pos', 'vel', 'u'")
             self.atol = dict(default)
             for k, v in atol.items():
-                self.atol[k] = _real(f"atol[{k!r}]", v, nonneg=True)
+                self.atol[k] = _check.real(v, f"atol[{k!r}]", nonneg=True)
         else:
-            a = _real("atol", atol, nonneg=True)
+            a = _check.real(atol, "atol", nonneg=True)
             self.atol = {g: a for g in _GROUPS}
         if monitor is not None:
             if isinstance(monitor, str):

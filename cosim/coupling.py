@@ -17,7 +17,6 @@ parameters, δ^k and the input chosen for the step.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -37,21 +36,17 @@ REASONS = {_PHASE["learning"]: "learning", _PHASE["sbc"]: "threshold", _PHASE["m
            _PHASE["fallback"]: "identification failed"}
 
 
-def _real(v, name, *, minimum=None, positive=False, allow_inf=False):
-    v = _check.real(v, name, allow_inf=allow_inf)
-    if positive and not v > 0:
-        raise ValueError(f"{name}: must be > 0, got {v!r}")
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {v!r}")
-    return v
+#: PreStep's parameters under the names of genser2020's reference implementation -> cosim's names
+THESIS_NAMES = {"useErrDiffEqu": "use_error_ode", "optionErrDiffEqu": "error_ode_method",
+                "stepsErrDiffEqu": "error_ode_steps", "optionExtrapolation": "extrapolation_method",
+                "stepsExtrapolation": "extrapolation_steps", "stepsDiscreteSystemMatrices": "discretization_steps",
+                "timeLearning": "learning_time", "timeSwitchphase": "switch_time",
+                "thresholdMbc2sbcCoupling": "threshold_sbc", "thresholdMbcNoInputOpt": "threshold_mod",
+                "inputSemantics": "input_semantics", "sbcMethod": "sbc_method"}
 
 
-def _int(v, name, minimum):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name}: expected an int, got {v!r}")
-    if v < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {v!r}")
-    return int(v)
+def _given(value, default):
+    return default if value is None else value
 
 
 def _choice(v, name, options):
@@ -117,8 +112,8 @@ class NEPCE(Coupling):
     """
 
     def __init__(self, K=1.0, filter=None, base=None):
-        self.K = _real(K, "K")
-        self.filter = None if filter is None else _real(filter, "filter", positive=True)
+        self.K = _check.real(K, "K")
+        self.filter = None if filter is None else _check.real(filter, "filter", positive=True)
         if base is None:
             base = ZOH()
         if isinstance(base, (FOH, Quadratic)):
@@ -148,7 +143,7 @@ class PreStep(Coupling):
 
     At every communication point T^k with the outputs y^k:
 
-    1. **Error differential equation** (``useErrDiffEqu``): δ = ỹ − y from the extrapolation errors
+    1. **Error differential equation** (``use_error_ode``): δ = ỹ − y from the extrapolation errors
        ε = L y + r − u of the last step, (I − C̃) δ' = Ã δ + B̃ ε + D̃ ε' (2.34) or its discrete form (2.57);
        δ is continuous across steps. ỹ^k = y^k + δ^k.
     2. **Model-based extrapolation** of the global IJ surrogate under ideal coupling, (I − B̂) ŷ' = Â ŷ (2.37) or
@@ -159,8 +154,10 @@ class PreStep(Coupling):
        outputs than inputs, the Lagrange minimum-extrapolation-error solution for more inputs than outputs (§5.3),
        the pseudo-inverse for rank-deficient matrices (the rank per step is logged).
 
-    Parameters (thesis names, §17.2 item 13)
-    ----------------------------------------
+    The parameters carry the thesis's names (§17.2 item 13).
+
+    Parameters
+    ----------
     variant : "continuous" (continuous IJs, exact or Euler Steps 1-2, RAMP inputs), "discrete" (discrete IJs,
         algebraic Steps 1-2, HOLD inputs) or "modified" (skip Step 3: u = L ŷ + r, §4.4; continuous with exact IJs,
         discrete with identified IJs).
@@ -178,17 +175,18 @@ class PreStep(Coupling):
         window gives Sy = C Φ_A C^+, Su^- = C Φ_B − Sy D, Su^+ = D (spec 2.2 [EXT]; the time shift of 2.18-2.20
         is in the pairing of the samples, C^{k-1} = C^k within one window's LTI model, so no state bases of two
         fits are mixed). The log's ``params[name]`` then holds ``order``, ``Sy``, ``Su_minus``, ``Su_plus``.
-    useErrDiffEqu : solve Step 1 (default False for "continuous", True for "discrete", Tables 3.5 / 3.12).
-    optionErrDiffEqu, stepsErrDiffEqu : "exact" or "ex. euler" with that many sub-steps (continuous).
-    optionExtrapolation, stepsExtrapolation : "exact" or "ex. euler" with that many sub-steps (continuous).
-    stepsDiscreteSystemMatrices : None (exact φ_A, φ_B, φ_C + φ_D) or the number of trapezoidal intervals.
-    timeLearning : learning phase [s] with signal-based coupling (default 0 with exact IJs, 0.22 s identified).
-    timeSwitchphase : tanh switch phase [s] after learning (default 0 exact, 0.005 s identified).
-    thresholdMbc2sbcCoupling, thresholdMbcNoInputOpt : th_SBC and th_mod of the phase check on ε_SI,global
-        (defaults 3.54, 0.21, Table 3.12); th_mod ≤ th_SBC (3.13).
-    inputSemantics : "ramp" (default continuous) or "hold" (default discrete; continuous: the energy-equivalent
+    use_error_ode : solve Step 1 (default False for "continuous", True for "discrete", Tables 3.5 / 3.12).
+    error_ode_method, error_ode_steps : "exact" (default) or "ex. euler" with that many sub-steps (continuous).
+    extrapolation_method, extrapolation_steps : "exact" (default) or "ex. euler" with that many sub-steps
+        (continuous).
+    discretization_steps : None (exact φ_A, φ_B, φ_C + φ_D) or the number of trapezoidal intervals.
+    learning_time : learning phase [s] with signal-based coupling (default 0 with exact IJs, 0.22 s identified).
+    switch_time : tanh switch phase [s] after learning (default 0 exact, 0.005 s identified).
+    threshold_sbc, threshold_mod : th_SBC and th_mod of the phase check on ε_SI,global (defaults 3.54, 0.21,
+        Table 3.12); th_mod ≤ th_SBC (3.13).
+    input_semantics : "ramp" (default continuous) or "hold" (default discrete; continuous: the energy-equivalent
         constant u_0 + s ΔT/2).
-    sbcMethod : "zoh" (default) or "foh": the signal-based coupling of the learning and SBC phases.
+    sbc_method : "zoh" (default) or "foh": the signal-based coupling of the learning and SBC phases.
     rtol : singular-value cut-off of the pseudo-inverses.
     intermediate_correction : discrete version only (ValueError otherwise; default False): the intermediate-value
         correction of Step 1 (2.58-2.60 with the spec's [FIX]): ε_cor = (1/ΔT) ∫ ε dt − (ε^{k-1} + ε^k)/2 over the
@@ -196,13 +194,29 @@ class PreStep(Coupling):
         trapezoidal rule on each unit's micro-step outputs (its trace; the macro points for a unit without one),
         ∫ u dt is exact for the HOLD/RAMP input the unit received. The log then has ``eps_cor`` (steps, n_u) and
         ``traced_steps`` / ``macro_point_steps``.
+
+    The parameters also take the names of genser2020's reference implementation, as aliases (the attributes too):
+    ``useErrDiffEqu``, ``optionErrDiffEqu``, ``stepsErrDiffEqu``, ``optionExtrapolation``, ``stepsExtrapolation``,
+    ``stepsDiscreteSystemMatrices``, ``timeLearning``, ``timeSwitchphase``, ``thresholdMbc2sbcCoupling``,
+    ``thresholdMbcNoInputOpt``, ``inputSemantics``, ``sbcMethod`` (:data:`THESIS_NAMES`).
     """
 
-    def __init__(self, variant="continuous", jacobians="exact", *, useErrDiffEqu=None, optionErrDiffEqu="exact",
-                 stepsErrDiffEqu=1, optionExtrapolation="exact", stepsExtrapolation=1,
-                 stepsDiscreteSystemMatrices=None, timeLearning=None, timeSwitchphase=None,
-                 thresholdMbc2sbcCoupling=3.54, thresholdMbcNoInputOpt=0.21, inputSemantics=None, sbcMethod="zoh",
-                 rtol=1e-12, intermediate_correction=False):
+    def __init__(self, variant="continuous", jacobians="exact", *, use_error_ode=None, error_ode_method=None,
+                 error_ode_steps=None, extrapolation_method=None, extrapolation_steps=None, discretization_steps=None,
+                 learning_time=None, switch_time=None, threshold_sbc=None, threshold_mod=None, input_semantics=None,
+                 sbc_method=None, rtol=1e-12, intermediate_correction=False, **thesis_names):
+        o = dict(use_error_ode=use_error_ode, error_ode_method=error_ode_method, error_ode_steps=error_ode_steps,
+                 extrapolation_method=extrapolation_method, extrapolation_steps=extrapolation_steps,
+                 discretization_steps=discretization_steps, learning_time=learning_time, switch_time=switch_time,
+                 threshold_sbc=threshold_sbc, threshold_mod=threshold_mod, input_semantics=input_semantics,
+                 sbc_method=sbc_method)
+        arg = {k: k for k in o}   # the name the caller used, for the messages
+        for old, value in thesis_names.items():
+            if old not in THESIS_NAMES:
+                raise TypeError(f"PreStep() got an unexpected keyword argument {old!r}")
+            new = THESIS_NAMES[old]
+            o[new] = _check.renamed(o[new], value, new, old, None, deprecated=False)
+            arg[new] = old if value is not None else new
         if not isinstance(variant, str) or variant.lower() not in _VARIANTS:
             raise ValueError(f"variant: must be one of {sorted(_VARIANTS)}, got {variant!r}")
         self.variant = variant.lower()
@@ -231,39 +245,41 @@ class PreStep(Coupling):
         self.jacobians = jacobians
         self.identified = identified
         self._moesp = identified and isinstance(ids[0], _sysid.MOESPWindow)
-        if useErrDiffEqu is None:
-            useErrDiffEqu = self.variant == "discrete" or (self.variant == "modified" and identified)
-        if not isinstance(useErrDiffEqu, (bool, np.bool_)):
-            raise TypeError(f"useErrDiffEqu: expected True or False, got {useErrDiffEqu!r}")
-        self.useErrDiffEqu = bool(useErrDiffEqu)
-        self.optionErrDiffEqu = _choice(optionErrDiffEqu, "optionErrDiffEqu", _SOLVE)
-        self.stepsErrDiffEqu = _int(stepsErrDiffEqu, "stepsErrDiffEqu", 1)
-        self.optionExtrapolation = _choice(optionExtrapolation, "optionExtrapolation", _SOLVE)
-        self.stepsExtrapolation = _int(stepsExtrapolation, "stepsExtrapolation", 1)
-        self.stepsDiscreteSystemMatrices = (0 if stepsDiscreteSystemMatrices is None
-                                            else _int(stepsDiscreteSystemMatrices, "stepsDiscreteSystemMatrices", 1))
-        if timeLearning is None:
-            timeLearning = 0.22 if identified else 0.0
-        if timeSwitchphase is None:
-            timeSwitchphase = 0.005 if identified else 0.0
-        self.timeLearning = _real(timeLearning, "timeLearning", minimum=0.0)
-        self.timeSwitchphase = _real(timeSwitchphase, "timeSwitchphase", minimum=0.0)
-        self.thresholdMbc2sbcCoupling = _real(thresholdMbc2sbcCoupling, "thresholdMbc2sbcCoupling", minimum=0.0,
-                                              allow_inf=True)
-        self.thresholdMbcNoInputOpt = _real(thresholdMbcNoInputOpt, "thresholdMbcNoInputOpt", minimum=0.0,
-                                            allow_inf=True)
-        if self.thresholdMbcNoInputOpt > self.thresholdMbc2sbcCoupling:
-            raise ValueError(f"thresholdMbcNoInputOpt: th_mod = {self.thresholdMbcNoInputOpt} must be <= "
-                             f"thresholdMbc2sbcCoupling = th_SBC = {self.thresholdMbc2sbcCoupling} (genser eq. 3.13)")
-        if inputSemantics is None:
-            inputSemantics = "hold" if self.variant == "discrete" or identified else "ramp"
-        self.inputSemantics = inputSemantics
-        self._hold = _choice(inputSemantics, "inputSemantics", _SEMANTICS)
+        use_ede = o["use_error_ode"]
+        if use_ede is None:
+            use_ede = self.variant == "discrete" or (self.variant == "modified" and identified)
+        if not isinstance(use_ede, (bool, np.bool_)):
+            raise TypeError(f"{arg['use_error_ode']}: expected True or False, got {use_ede!r}")
+        self.use_error_ode = bool(use_ede)
+        self.error_ode_method = _choice(_given(o["error_ode_method"], "exact"), arg["error_ode_method"], _SOLVE)
+        self.error_ode_steps = _check.integer(_given(o["error_ode_steps"], 1), arg["error_ode_steps"], 1)
+        self.extrapolation_method = _choice(_given(o["extrapolation_method"], "exact"), arg["extrapolation_method"],
+                                            _SOLVE)
+        self.extrapolation_steps = _check.integer(_given(o["extrapolation_steps"], 1), arg["extrapolation_steps"], 1)
+        self.discretization_steps = (0 if o["discretization_steps"] is None
+                                     else _check.integer(o["discretization_steps"], arg["discretization_steps"], 1))
+        self.learning_time = _check.real(_given(o["learning_time"], 0.22 if identified else 0.0), arg["learning_time"],
+                                         minimum=0.0)
+        self.switch_time = _check.real(_given(o["switch_time"], 0.005 if identified else 0.0), arg["switch_time"],
+                                       minimum=0.0)
+        self.threshold_sbc = _check.real(_given(o["threshold_sbc"], 3.54), arg["threshold_sbc"], minimum=0.0,
+                                         allow_inf=True)
+        self.threshold_mod = _check.real(_given(o["threshold_mod"], 0.21), arg["threshold_mod"], minimum=0.0,
+                                         allow_inf=True)
+        if self.threshold_mod > self.threshold_sbc:
+            raise ValueError(f"{arg['threshold_mod']}: th_mod = {self.threshold_mod} must be <= "
+                             f"{arg['threshold_sbc']} = th_SBC = {self.threshold_sbc} (genser eq. 3.13)")
+        semantics = o["input_semantics"]
+        if semantics is None:
+            semantics = "hold" if self.variant == "discrete" or identified else "ramp"
+        self.input_semantics = semantics
+        self._hold = _choice(semantics, arg["input_semantics"], _SEMANTICS)
         if self._discrete and not self._hold:
-            raise ValueError("inputSemantics: the discrete version uses HOLD inputs (its IJs assume a held input)")
-        self.sbcMethod = sbcMethod
-        self._foh = _choice(sbcMethod, "sbcMethod", _SBC)
-        self.rtol = _real(rtol, "rtol", positive=True)
+            raise ValueError(f"{arg['input_semantics']}: the discrete version uses HOLD inputs (its IJs assume a held "
+                             "input)")
+        self.sbc_method = _given(o["sbc_method"], "zoh")
+        self._foh = _choice(self.sbc_method, arg["sbc_method"], _SBC)
+        self.rtol = _check.real(rtol, "rtol", positive=True)
         if not isinstance(intermediate_correction, (bool, np.bool_)):
             raise TypeError(f"intermediate_correction: expected True or False, got {intermediate_correction!r}")
         if intermediate_correction and not self._discrete:
@@ -274,6 +290,12 @@ class PreStep(Coupling):
     @property
     def _discrete(self):
         return self.variant == "discrete" or (self.variant == "modified" and self.identified)
+
+    def __getattr__(self, name):
+        """The attributes under the reference implementation's names (THESIS_NAMES)."""
+        if name in THESIS_NAMES:
+            return getattr(self, THESIS_NAMES[name])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self):
         return f"PreStep(variant={self.variant!r}, jacobians={self.jacobians!r})"
@@ -382,11 +404,11 @@ class PreStep(Coupling):
         d = dict(kind="prestep", variant=_PRESTEP_VARIANT["discrete" if discrete else "continuous"],
                  ij_source=_IJ_SOURCE["rls" if self.identified else "given"],
                  modified=int(self.variant == "modified"), hold=self._hold, sbc_foh=self._foh,
-                 use_ede=int(self.useErrDiffEqu), ede_exact=self.optionErrDiffEqu, ede_steps=self.stepsErrDiffEqu,
-                 extrap_exact=self.optionExtrapolation, extrap_steps=self.stepsExtrapolation,
-                 dsm_steps=self.stepsDiscreteSystemMatrices, time_learning=self.timeLearning,
-                 time_switch=self.timeSwitchphase, th_sbc=self.thresholdMbc2sbcCoupling,
-                 th_mod=self.thresholdMbcNoInputOpt, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
+                 use_ede=int(self.use_error_ode), ede_exact=self.error_ode_method, ede_steps=self.error_ode_steps,
+                 extrap_exact=self.extrapolation_method, extrap_steps=self.extrapolation_steps,
+                 dsm_steps=self.discretization_steps, time_learning=self.learning_time,
+                 time_switch=self.switch_time, th_sbc=self.threshold_sbc,
+                 th_mod=self.threshold_mod, rls_lambda=1.0, rls_P0=1e4, rtol=self.rtol,
                  log_capacity=int(cap) if 0 < cap < 1e12 else 0, Sy=None, Su=None, Sd=None, a0=None, b0=None)
         if self.intermediate_correction:
             d["intermediate_correction"] = 1
@@ -464,18 +486,21 @@ def _matrix(M, name, shape=None):
     return A
 
 
-def prestep_phi(dSdy, dSdu, dSdud, H, stepsDiscreteSystemMatrices=None):
+def prestep_phi(dSdy, dSdu, dSdud, H, discretization_steps=None, *, stepsDiscreteSystemMatrices=None):
     """φ_A = e^{Sy ΔT}, φ_B = ∫_0^ΔT e^{Sy(ΔT−τ)} dτ Su, φ_C + φ_D = ∫_0^ΔT e^{Sy(ΔT−τ)} τ dτ Su +
     ∫_0^ΔT e^{Sy(ΔT−τ)} dτ Sd of one subsystem's continuous IJs (genser eq. 2.44-2.47, with the relative time of
-    erratum E3), exact (``stepsDiscreteSystemMatrices=None``) or by the trapezoidal rule with that many intervals —
-    the matrices the pre-step's Step 3 uses (the same C function)."""
+    erratum E3), exact (``discretization_steps=None``; alias ``stepsDiscreteSystemMatrices``) or by the trapezoidal
+    rule with that many intervals — the matrices the pre-step's Step 3 uses (the same C function)."""
+    arg = "discretization_steps" if stepsDiscreteSystemMatrices is None else "stepsDiscreteSystemMatrices"
+    steps = _check.renamed(discretization_steps, stepsDiscreteSystemMatrices, "discretization_steps",
+                           "stepsDiscreteSystemMatrices", None, deprecated=False)
     Sy = _matrix(dSdy, "dSdy")
     if Sy.shape[0] != Sy.shape[1] or Sy.shape[0] == 0:
         raise ValueError(f"dSdy: must be square and non-empty, got {Sy.shape}")
     Su = _matrix(dSdu, "dSdu", (Sy.shape[0], -1))
     Sd = _matrix(dSdud, "dSdud", Su.shape)
-    H = _real(H, "H", positive=True)
-    q = 0 if stepsDiscreteSystemMatrices is None else _int(stepsDiscreteSystemMatrices, "stepsDiscreteSystemMatrices", 1)
+    H = _check.real(H, "H", positive=True)
+    q = 0 if steps is None else _check.integer(steps, arg, 1)
     from . import _core
     return _core.prestep_phi(Sy, Su, Sd, H, q)
 
@@ -493,4 +518,4 @@ def input_optimization(A, rhs, target, rtol=1e-12):
     if target.size != A.shape[1]:
         raise ValueError(f"target: expected {A.shape[1]} values, got {target.size}")
     from . import _core
-    return _core.prestep_step3(A, rhs, target, _real(rtol, "rtol", positive=True))
+    return _core.prestep_step3(A, rhs, target, _check.real(rtol, "rtol", positive=True))

@@ -277,44 +277,76 @@ def refine_unstable(system, rows, t_end, make_solver, factors=(2, 4, 8, 16)):
     return out
 
 
+#: the panels' families of approximations: (column title, labels of APPROXIMATIONS); each panel shows one family
+#: (at most three curves) and the monolithic reference, so that no panel holds more than four curves
+FAMILIES = [
+    ("Lagrange extrapolation (ZOH = k = 0)", ["ZOH (Lagrange k=0)", "Lagrange k=1", "Lagrange k=2"]),
+    ("EXTRIPOL-C0", ["EXTRIPOL-C0 k=0", "EXTRIPOL-C0 k=1", "EXTRIPOL-C0 k=2"]),
+    ("EXTRIPOL-C1", ["EXTRIPOL-C1 k=1", "EXTRIPOL-C1 k=2"]),
+]
+
+
+def _degree(label):
+    """The degree k of an approximation label of :data:`APPROXIMATIONS` (ZOH is k = 0)."""
+    return 0 if label.startswith("ZOH") else int(label.rsplit("k=", 1)[1])
+
+
 def plot(curves, refs, path, t_end, statuses=None):
-    """Coupling force F over time, one panel per (H, update, scheme); all approximations and the monolithic
-    reference. Curves of unstable runs leave the frame (the y-range is 2.5x the reference amplitude)."""
+    """Write :func:`figure` to ``path`` (PNG)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    fig = figure(curves, refs, t_end, statuses)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def figure(curves, refs, t_end, statuses=None):
+    """Coupling force F over time: one row per (H, update, scheme), one column per family of approximations
+    (:data:`FAMILIES`), at most four curves per panel (the family's degrees k and the monolithic reference). The
+    colour is the degree k, the same in every column. Curves of unstable runs are thin and leave the frame (the
+    y-range is 2.5x the reference amplitude); x marks where a run diverged. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     statuses = statuses or {}
-    fig, axes = plt.subplots(len(CASES), len(SCHEMES), figsize=(13, 3.3 * len(CASES)), sharex=True, squeeze=False)
-    colors = plt.get_cmap("tab10").colors
-    for i, case in enumerate(CASES):
+    rows = [(case, scheme) for case in CASES for scheme in SCHEMES]
+    fig, axes = plt.subplots(len(rows), len(FAMILIES), figsize=(14, 2.25 * len(rows) + 1.6), sharex=True,
+                             squeeze=False, layout="constrained")
+    colors = {0: "tab:blue", 1: "tab:orange", 2: "tab:green"}
+    for i, (case, scheme) in enumerate(rows):
         H, upd = case["H"], case["update"]
         tr, Fr = refs[(H, upd)]
         lim = 2.5 * np.max(np.abs(Fr)) / 1e3
-        for j, scheme in enumerate(SCHEMES):
+        for j, (family, labels) in enumerate(FAMILIES):
             ax = axes[i, j]
-            for c, (label, _) in enumerate(APPROXIMATIONS):
+            ax.plot(tr, Fr / 1e3, "k-", lw=2.4, alpha=0.3)
+            for label in labels:
                 t, F = curves[(H, upd, scheme, label)]
-                ls = "-" if "Lagrange" in label or "ZOH" in label else "--"
                 stable = statuses.get((H, upd, scheme, label)) == "stable"
-                ax.plot(t, F / 1e3, ls, color=colors[c % 10], lw=1.3 if stable else 0.6,
-                        alpha=1.0 if stable else 0.55, label=label)
+                color = colors[_degree(label)]
+                ax.plot(t, F / 1e3, "-", color=color, lw=1.3 if stable else 0.7, alpha=1.0 if stable else 0.6)
                 if t[-1] < t_end - 0.5 * H:  # diverged: mark the end
-                    ax.plot(t[-1], np.clip(F[-1] / 1e3, -lim, lim), "x", color=colors[c % 10], ms=8)
-            ax.plot(tr, Fr / 1e3, "k-", lw=2.2, alpha=0.45, label="monolithic")
+                    ax.plot(t[-1], np.clip(F[-1] / 1e3, -lim, lim), "x", color=color, ms=8, mew=2)
             ax.set_ylim(-lim, lim)
-            ax.set_title(f"H = {H * 1e3:g} ms, {scheme}, {upd} update", fontsize=10)
             ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=8)
+            if i == 0:
+                ax.set_title(family, fontsize=11, fontweight="bold")
             if j == 0:
-                ax.set_ylabel("coupling force F [kN]")
-            if i == len(CASES) - 1:
+                ax.set_ylabel(f"H = {H * 1e3:g} ms, {scheme},\n{upd} update\n\nF [kN]", fontsize=9)
+            else:
+                ax.set_ylabel("F [kN]", fontsize=9)
+            if i == len(rows) - 1:
                 ax.set_xlabel("t [s]")
-    axes[0, -1].legend(fontsize=7, ncol=2, loc="upper right")
-    fig.suptitle(f"Two-mass oscillator, force/displacement, ck = {CK:g} N/m, dk = {DK:g} Ns/m: coupling force at "
-                 "the macro points (thin: unstable, x: diverged)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    handles = [Line2D([], [], color="k", lw=2.4, alpha=0.3, label="monolithic reference")]
+    handles += [Line2D([], [], color=colors[k], lw=1.3, label=f"degree k = {k}") for k in colors]
+    handles += [Line2D([], [], color="0.4", lw=0.7, alpha=0.6, label="thin: unstable run"),
+                Line2D([], [], color="0.4", ls="none", marker="x", ms=8, mew=2, label="x: diverged")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
+    fig.suptitle(f"Two-mass oscillator, force/displacement, ck = {CK:g} N/m, dk = {DK:g} Ns/m: coupling force F at "
+                 "the macro points", fontsize=11)
+    return fig
 
 
 def main(argv=None):

@@ -14,7 +14,6 @@ csrc/control/ecco.c).
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
@@ -45,10 +44,7 @@ class BalanceCorrection:
     def __init__(self, kernel: str = "constant", spread: int = 1, connections=None, variant: str = "telescoping"):
         if not isinstance(kernel, str) or kernel not in KERNELS:
             raise ValueError(f"kernel: must be 'constant' or 'smooth', got {kernel!r}")
-        if isinstance(spread, bool) or not isinstance(spread, numbers.Integral):
-            raise TypeError(f"spread: expected an int in 1..4, got {spread!r}")
-        if not 1 <= int(spread) <= 4:
-            raise ValueError(f"spread: must be in 1..4 (macro intervals), got {spread!r}")
+        _check.integer(spread, "spread", 1, 4)   # macro intervals
         if not isinstance(variant, str) or variant not in VARIANTS:
             raise ValueError(f"variant: must be 'telescoping' or 'literal', got {variant!r}")
         if connections is not None:

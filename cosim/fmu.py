@@ -102,8 +102,10 @@ class FMU(Subsystem):
         1 GiB); a larger archive is refused before anything is written (docs/fmu.md "Containment").
 
     The archive is unpacked once per process and content into a temporary directory (shared by every FMU object
-    of the same file content, removed at exit; cosim/_fmu_cache.py). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
-    ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0`` (model exchange: the FMU's initial states).
+    of the same file content, removed at exit; cosim/_fmu_cache.py). Attributes: ``fmi_version`` (2 or 3),
+    ``kind``, ``model_description`` (FMPy's object), ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0``
+    (model exchange: the FMU's initial states), ``units`` (the units the model description declares for the
+    inputs, outputs and states, keyed ``"u[j]"``, ``"y[j]"``, ``"x[i]"``; see :class:`cosim.Subsystem`).
     """
 
     def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
@@ -126,10 +128,7 @@ class FMU(Subsystem):
                     np.isfinite(tolerance) and tolerance > 0):
                 raise ValueError(f"tolerance: expected a positive finite number, got {tolerance!r}")
         max_unpacked = _archive.check_limit(max_unpacked)
-        if isinstance(max_events_per_step, bool) or not isinstance(max_events_per_step, (int, np.integer)) or not (
-                1 <= max_events_per_step < 2 ** 31):
-            raise ValueError(f"max_events_per_step: expected a positive int, got {max_events_per_step!r}")
-        self._max_events = int(max_events_per_step)
+        self._max_events = _check.integer(max_events_per_step, "max_events_per_step", minimum=1, maximum=2 ** 31 - 1)
         if log_callback is not None and not callable(log_callback):
             raise TypeError(f"log_callback: expected a callable f(status, instance, category, message), got "
                             f"{type(log_callback).__name__}")
@@ -294,7 +293,8 @@ class FMU(Subsystem):
         x0 = self._initial_states()
         self._init_common(self.name, x0, ins if len(set(ins)) == len(ins) else None,
                           outs if len(set(outs)) == len(outs) else None,
-                          sts if len(set(sts)) == len(sts) else None)
+                          sts if len(set(sts)) == len(sts) else None,
+                          units=_declared_units({"u": uvars, "y": yvars, "x": states}))
 
     def _encode_starts(self, start_values):
         """Start values by kind for the spec: ((vr, values) of Float64, Int32, Boolean, other numeric types with
@@ -328,7 +328,7 @@ class FMU(Subsystem):
     def set(self, name, value):
         """Set the start value of variable ``name`` (a parameter, the start of a state or an input; name or value
         reference) for the runs that follow, as ``start_values`` at construction would (the FMU is instantiated
-        anew by every run). Model exchange: :attr:`x0` becomes the FMU's initial states with the new value."""
+        anew by every run). Model exchange: ``x0`` becomes the FMU's initial states with the new value."""
         starts = dict(self.start_values)
         starts[name] = value
         encoded = self._encode_starts(starts)          # validates before anything changes
@@ -382,3 +382,15 @@ def flush_logs(system):
     for s in getattr(system, "subsystems", ()):
         if isinstance(s, FMU):
             s.flush_log()
+
+
+def _declared_units(variables):
+    """{"u[j]"/"y[j]"/"x[i]": unit} of the model description's variables that declare a unit (on the variable or
+    on its declared type), keyed by index: FMU variable names need not be unique signal names."""
+    out = {}
+    for kind, vs in variables.items():
+        for i, v in enumerate(vs):
+            unit = getattr(v, "unit", None) or getattr(getattr(v, "declaredType", None), "unit", None)
+            if isinstance(unit, str) and unit.strip():
+                out[f"{kind}[{i}]"] = unit
+    return out

@@ -226,19 +226,20 @@ def divergence(t, groups, limit=None, window=None):
 def _divergence(t, groups, limit, w):
     """:func:`divergence` on checked arguments: t finite and strictly increasing (as in every Result), limit > 1,
     w the window fraction (cosim.simulate calls this after each run). The criterion runs in C
-    (csrc/analysis/growth.c, one pass over the records per window bound) with the constants defined here."""
+    (csrc/analysis/growth.c, one pass over the records per window bound) with the constants defined here. The names
+    of a group may be a function that makes them: they are needed only for an offender (simulate's short runs)."""
     if not math.isfinite(limit) or t.size < 2:
         return None
     worst = None
     for values, names in groups:
         V = np.asarray(values, dtype=float)
-        if V.ndim != 2 or V.shape[0] != t.size or len(names) != V.shape[1]:
+        if V.ndim != 2 or V.shape[0] != t.size or (not callable(names) and len(names) != V.shape[1]):
             raise ValueError(f"groups: expected (values of shape ({t.size}, m), m names) pairs, got shape "
                              f"{V.shape} with {len(names)} names")
         r = _core.growth_worst(t, V, limit, w, _FLOOR, _REST, GROWING, _MIN_EARLY_POINTS)
         if r is not None and (worst is None or r[1] > worst.factor):
             j, factor, t_bad, ref, peak = r
-            worst = Divergence(names[j], factor, t_bad, ref, peak, w, limit)
+            worst = Divergence((names() if callable(names) else names)[j], factor, t_bad, ref, peak, w, limit)
     return worst
 
 

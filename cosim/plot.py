@@ -6,6 +6,8 @@
   contour; :func:`stability_slices`: a grid of such panels with one shared colour bar.
 * :func:`RhoNorm`: the colour scale of the slices, diverging at ρ = 1 and logarithmic in the distance |ρ − 1|, so
   that 0.9, 0.99, 0.999 (stable, decaying ever more slowly per macro step H) are as readable as 1.1, 2, 11.
+* :func:`stable_limit_map`: the stable region of a 3-axis map in 2-D: over two axes (ck, dk) the largest third
+  (H) up to which the co-simulation is stable (:func:`stable_limit`), a readable form of Figs. 9-14.
 * :func:`local_error_plot`: max |ε| over H on log-log axes with the fitted orders (Fig. 15).
 
 Every plot function takes ``ax=`` (where to draw; default: a new figure) and returns its Axes (an array of them
@@ -20,7 +22,7 @@ import math
 
 import numpy as np
 
-from ._axes import one, several
+from ._axes import one, several, with_unit
 from ._check import renamed
 from .analysis import LocalError, StabilityMap, fit_order
 from .stability_theory import bohl_exponent, boundedness, window_lengths
@@ -58,14 +60,27 @@ def _check_dict(value, name):
 
 def _axis_label(dim, labels, units, log10=False, short=False):
     text = labels.get(dim, dim if short else LABELS.get(dim, dim))
-    unit = units.get(dim, UNITS.get(dim, ""))
     if log10:
         text = f"log10 {text}"
-    return f"{text} [{unit}]" if unit else text
+    return with_unit(text, units.get(dim, UNITS.get(dim, "")))
 
 
 def _log_axis(values):
     return np.all(np.asarray(values) > 0)
+
+
+def _cell_edges(values):
+    """Edges of the cells around grid points, halfway between neighbours: in log10 on a log axis (positive values),
+    so that every cell of a log grid is equally wide on the plot (matplotlib's shading="nearest" halves linearly)."""
+    v = np.asarray(values, dtype=float)
+    log = _log_axis(v) and v.size > 1
+    w = np.log10(v) if log else v
+    if w.size == 1:
+        e = np.array([w[0] - 0.5, w[0] + 0.5])
+    else:
+        mid = 0.5 * (w[1:] + w[:-1])
+        e = np.concatenate([[w[0] - (mid[0] - w[0])], mid, [w[-1] + (w[-1] - mid[-1])]])
+    return 10.0 ** e if log else e
 
 
 _NORM_CLASS = []  # the matplotlib Normalize subclass, created on first use (matplotlib is imported lazily)
@@ -306,7 +321,7 @@ def stability_slice(smap, ax=None, title=None, labels=None, units=None, norm=Non
     elif not hasattr(norm, "ticks"):
         raise TypeError(f"norm: expected a cosim.plot.RhoNorm, got {type(norm).__name__}")
     cmap = _plt().get_cmap("RdBu_r").with_extremes(bad="0.75")
-    mesh = ax.pcolormesh(x, y, np.ma.masked_invalid(rho).T, shading="nearest", cmap=cmap, norm=norm)
+    mesh = ax.pcolormesh(_cell_edges(x), _cell_edges(y), np.ma.masked_invalid(rho).T, cmap=cmap, norm=norm)
     with np.errstate(invalid="ignore"):
         if np.nanmin(rho) < 1.0 < np.nanmax(rho) and min(rho.shape) >= 2:
             ax.contour(x, y, rho.T, levels=[1.0], colors="k", linewidths=1.2)
@@ -389,6 +404,114 @@ def stability_slices(maps, titles=None, ncols=None, labels=None, units=None, rho
     return used
 
 
+def stable_limit(smap, along="H"):
+    """The largest stable value of one axis over the others: the stability boundary of a 3-axis map as a 2-D array.
+
+    Parameters
+    ----------
+    smap : cosim.analysis.StabilityMap
+        A map over two or more axes.
+    along : str
+        The axis to look along (default the macro step H).
+
+    Returns
+    -------
+    limit : ndarray
+        Over the other axes (in the map's order): the largest grid value h of ``along`` such that every grid value
+        up to h is stable (ρ(Ω) < 1); -inf where even the smallest is unstable, +inf where all are stable.
+    above : int
+        Stable grid points above that limit (stable again after an unstable value; the limit does not show them).
+    """
+    _check_map(smap)
+    if along not in smap.dims:
+        raise ValueError(f"along: unknown axis {along!r}; axes are {smap.dims}")
+    if smap.rho.ndim < 2:
+        raise ValueError(f"smap: expected at least 2 axes, got {smap.dims}")
+    axis = smap.dims.index(along)
+    h = np.asarray(smap.coords[along], dtype=float)
+    order = np.argsort(h)
+    stable = np.moveaxis(smap.stable, axis, -1)[..., order]
+    h = h[order]
+    unstable = ~stable
+    first = np.where(unstable.any(axis=-1), unstable.argmax(axis=-1), h.size)   # index of the first unstable h
+    limit = np.where(first == 0, -np.inf, h[np.maximum(first - 1, 0)])
+    limit = np.where(first == h.size, np.inf, limit)
+    above = int(np.count_nonzero(stable & (np.arange(h.size) > first[..., None])))
+    return limit, above
+
+
+def stable_limit_map(smap, along="H", ax=None, title=None, labels=None, units=None, norm=None, colorbar=True):
+    """The stable region of a 3-axis map (busch2016 Figs. 9-14) as a 2-D map: over the two other axes (e.g. ck and
+    dk), the largest ``along`` (e.g. the macro step H) up to which every grid value is stable (:func:`stable_limit`).
+
+    Colours: the limit on a log scale; red ("under"): unstable already at the smallest value, green
+    ("over"): stable at every value of the grid.
+
+    Parameters
+    ----------
+    smap : cosim.analysis.StabilityMap
+        A map over three axes (or two: then the map is one line of cells).
+    along : str
+        The axis whose stable limit is shown (default "H").
+    ax : matplotlib Axes, optional
+        Where to draw; default: a new figure.
+    title : str, optional
+        Default: the map's approximation and scheme, and the stable points above the limit where there are any.
+    labels, units : dict, optional
+        Axis name -> text, overriding :data:`LABELS` and :data:`UNITS`.
+    norm : matplotlib.colors.LogNorm, optional
+        A shared colour scale (several panels); default: the grid range of ``along``.
+    colorbar : bool
+        False leaves the colour bar to the caller (:func:`stable_limit_colorbar`).
+
+    Returns
+    -------
+    matplotlib Axes
+        The panel; its mesh is ``ax.collections[0]``.
+    """
+    _check_map(smap, 3)
+    labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
+    from matplotlib.colors import LogNorm
+    limit, above = stable_limit(smap, along)
+    h = np.asarray(smap.coords[along], dtype=float)
+    if norm is None:
+        norm = LogNorm(float(h.min()), float(h.max()))
+    # -inf/+inf become values outside the norm: matplotlib draws them in the "under"/"over" colours
+    shown = np.where(np.isneginf(limit), norm.vmin / 10.0, np.where(np.isposinf(limit), norm.vmax * 10.0, limit))
+    fig, ax = one(ax, figsize=(5.8, 4.4), layout="constrained")
+    dims = [d for d in smap.dims if d != along]
+    x, y = smap.coords[dims[0]], smap.coords[dims[1]]
+    # cividis (blue to yellow) holds no green or red: the "over" green and "under" red cannot be taken for values
+    cmap = _plt().get_cmap("cividis").with_extremes(under="#d73027", over="#1a9850")
+    ax.pcolormesh(_cell_edges(x), _cell_edges(y), shown.T, cmap=cmap, norm=norm)
+    if _log_axis(x):
+        ax.set_xscale("log")
+    if _log_axis(y):
+        ax.set_yscale("log")
+    ax.set_xlabel(_axis_label(dims[0], labels, units))
+    ax.set_ylabel(_axis_label(dims[1], labels, units))
+    if colorbar:
+        stable_limit_colorbar(fig, ax.collections[0], ax, along, labels, units)
+    if title is None:
+        title = f"{smap.approximation!r}, {smap.scheme}" + (f"\n({above} stable points above the limit)"
+                                                              if above else "")
+    ax.set_title(title, fontsize=9)
+    return ax
+
+
+def stable_limit_colorbar(fig, mappable, ax, along="H", labels=None, units=None, **kwargs):
+    """The colour bar of :func:`stable_limit_map` (one bar for all the axes in ``ax``, which may be a list):
+    the largest stable value of ``along``, with the red end "unstable at every value" and the green end "stable at
+    every value". Returns the colour bar."""
+    labels, units = _check_dict(labels, "labels"), _check_dict(units, "units")
+    cb = fig.colorbar(mappable, ax=ax, extend="both", extendfrac=0.06, **kwargs)
+    name = labels.get(along, LABELS.get(along, along))
+    short = name.split()[-1]
+    cb.set_label(with_unit(f"largest stable {name}", units.get(along, UNITS.get(along, ""))) +
+                 f"\n(green tip: stable at every {short}; red tip: at none)", fontsize=8)
+    return cb
+
+
 def local_error_plot(results, ax=None, which="all", title=None, xlabel="macro step H [s]", ylabel=None):
     """max |ε| over H on log-log axes (busch2016 Fig. 15); the legend gives the fitted order of each curve.
 
@@ -452,8 +575,8 @@ def bohl_plot(phi, m, ax=None, label=None, **kwargs):
     _, ax = one(ax, figsize=(5, 3.5))
     ax.plot(ms, beta, "o-", ms=3, label=label)
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
-    ax.set_xlabel("window length m")
-    ax.set_ylabel(r"$\bar\beta_m$")
+    ax.set_xlabel("window length m [macro steps]")
+    ax.set_ylabel(r"Bohl exponent estimate $\bar\beta_m$ [-]")
     ax.set_title("Bohl exponent estimate")
     if label:
         ax.legend()
@@ -479,8 +602,8 @@ def norm_plot(phi_A, phi_B=None, ax=None):
     ax.semilogy(b.norms_A, label=r"$\|\varphi_A^k\|_2$")
     if b.norms_B is not None:
         ax.semilogy(b.norms_B, label=r"$\|\varphi_B^k\|_2$")
-    ax.set_xlabel("step k")
-    ax.set_ylabel("spectral norm")
+    ax.set_xlabel("macro step k")
+    ax.set_ylabel("spectral norm [-]")
     ax.legend()
     return ax
 
@@ -529,6 +652,7 @@ def timing(res, ax=None, title=None, subsystems=None):
         bottom += v
     ax.set_xticks(pos)
     ax.set_xticklabels(names, rotation=90 if len(names) > 12 else 0)
+    ax.set_xlabel("subsystem")
     ax.set_ylabel("wall time [s]")
     tm = res.stats["timing"]
     ax.set_title(title or f"threads = {tm['threads']}, idle fraction {tm['idle_fraction']:.2f}")

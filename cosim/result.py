@@ -124,7 +124,13 @@ class Result:
         |P_a − P_b|·H.
     coupling_log : object or None
         Per-step log of a coupling method (``cosim.PreStep``, ``cosim.NEPCE``), built on first access.
+    units : dict
+        Signal label (as in :attr:`signals`) -> unit string for every signal whose subsystem declares its unit
+        (``units=`` of the subsystem; the built-in models declare theirs), and ``"t"`` -> ``"s"``. Units are
+        labels: no value is converted. :meth:`plot` writes them on the axes (``S1.x1 [m]``).
 
+    Notes
+    -----
     Signals by name: ``res["S2.F"]`` is the (n,) history of one state, output or input, given as
     ``"Sub.name"`` (names from ``states=``/``outputs=``/``inputs=`` of the subsystem; a name used for several kinds
     means the state first, then the output, then the input) or as ``"Sub.x[i]"``, ``"Sub.y[j]"``, ``"Sub.u[a]"``.
@@ -141,7 +147,7 @@ class Result:
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None, *, step_sizes=None, k=None,
                  error_estimate=None, balance_t=None, balance_error=None, energy_t=None, energy_residual=None,
-                 coupling_log=None):
+                 coupling_log=None, units=None):
         self.system = system
         self.t = np.asarray(t)
         self.X, self.Y, self.U = X, Y, U  # stacked arrays
@@ -163,6 +169,29 @@ class Result:
         if not callable(coupling_log):
             self._coupling_log = coupling_log
         self._table = None
+        self.units = self._declared_units() if units is None else dict(units)
+
+    def _declared_units(self):
+        """{"t": "s", label: unit} for every signal whose subsystem knows its unit."""
+        units = {"t": "s"}
+        subs = {s.name: s for s in self.system.subsystems}
+        for sg in self._signals():
+            unit = subs[sg.sub].signal_unit(sg.kind, sg.index)
+            if unit is not None:
+                units.setdefault(sg.label, unit)
+        return units
+
+    def unit(self, signal):
+        """The unit of a signal (any name ``res[...]`` accepts, or ``"t"``), or None where it is not known."""
+        if signal == "t":
+            return self.units.get("t")
+        if signal in self.units:
+            return self.units[signal]
+        kind, col = self._lookup(signal, "signal")
+        for sg in self._signals():
+            if sg.kind == kind and sg.col == col:
+                return self.units.get(sg.label)
+        return None
 
     @property
     def coupling_log(self):
@@ -371,7 +400,7 @@ class Result:
         title : str, optional
             Title of the axes (one panel) or of the figure.
         ylabels : dict, optional
-            Signal name -> axis label (e.g. with units, ``{"S2.F": "F [N]"}``).
+            Signal name -> axis label, replacing the default "name [unit]" (units from ``units``).
         xlabel : str
             Label of the t axis.
 
@@ -391,7 +420,7 @@ class Result:
         ylabels = ylabels or {}
         import matplotlib.pyplot as plt
 
-        from ._axes import is_axes
+        from ._axes import is_axes, with_unit
         if ax is None:
             if len(sel) > 24:
                 raise ValueError(f"signals: {len(sel)} signals are too many for one panel each; select some, or "
@@ -410,20 +439,25 @@ class Result:
         named = {sg.label: sg.name for sg in self._signals()}
         shown = {label: (f"{label} ({named[label]})" if label in named and label.endswith("]")
                          and not named[label].endswith("]") else label) for label, _, _ in sel}
+        units = {label: self.unit(label) for label, _, _ in sel}
         for (label, kind, col), a in zip(sel, axes):
+            text = with_unit(shown[label], units[label])
             if ref is not None:
                 a.plot(ref.t, ref[label], color="0.55", lw=2.2, alpha=0.6,
                        label=f"{label} (reference)" if single else "reference")
-            a.plot(self.t, self._array(kind)[:, col], lw=1.2, label=shown[label])
+            a.plot(self.t, self._array(kind)[:, col], lw=1.2, label=text)
             if not single:
-                a.set_ylabel(ylabels.get(label, shown[label]))
+                a.set_ylabel(ylabels.get(label, text))
                 if ref is not None:
                     a.legend(fontsize=8, loc="best")
             a.grid(True, alpha=0.3)
         if single:
             axes[0].legend(fontsize=8, loc="best")
             if len(sel) == 1:
-                axes[0].set_ylabel(ylabels.get(sel[0][0], shown[sel[0][0]]))
+                axes[0].set_ylabel(ylabels.get(sel[0][0], with_unit(shown[sel[0][0]], units[sel[0][0]])))
+            else:   # several quantities in one panel: the legend names them, the axis gives their units
+                known = list(dict.fromkeys(u for u in units.values() if u is not None))
+                axes[0].set_ylabel(with_unit("value", ", ".join(known)) if known else "value")
         axes[-1].set_xlabel(xlabel)
         if title:
             if single:
@@ -490,7 +524,17 @@ class Result:
 
         Where the time grids differ, the reference is interpolated (cubic spline), which adds an interpolation
         error: for exact comparisons compute the reference with ``simulate_monolithic(system, t_end,
-        t_eval=res.t)``."""
+        t_eval=res.t)``.
+
+        Examples
+        --------
+        >>> import cosim
+        >>> system = cosim.models.two_mass_oscillator(ck=2e5, dk=200)
+        >>> res = cosim.simulate(system, t_end=0.1, H=1e-3)
+        >>> err = res.error_to(cosim.simulate_monolithic(system, t_end=0.1, t_eval=res.t))
+        >>> sorted(err["per_signal"]["S2.F"])
+        ['eps_mono', 'final_abs', 'max_abs', 'max_rel', 'nrmse']
+        """
         if eps_mono_time not in ("mean", "max", "final"):
             raise ValueError(f"eps_mono_time: must be 'mean', 'max' or 'final', got {eps_mono_time!r}")
         grid = self._on_my_grid(ref)

@@ -24,24 +24,6 @@ ON_FAILURE = dict(_CODES["on_failure"])
 CONVERGENCE = {"u": 0, "y": 1}   # a flag of the C options (conv_y), not an enum
 
 
-def _real(name, v, lo=None, hi=None, lo_open=True, hi_open=True):
-    v = _check.real(v, name)
-    if lo is not None and (v <= lo if lo_open else v < lo):
-        raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo}" + (f" and {'<' if hi_open else '<='} {hi}" if hi is not None else "") + f", got {v!r}")
-    if hi is not None and (v >= hi if hi_open else v > hi):
-        raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo} and {'<' if hi_open else '<='} {hi}, got {v!r}")
-    return v
-
-
-def _int(name, v, lo, hi=None):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{name}: expected an int, got {v!r}")
-    v = int(v)
-    if v < lo or (hi is not None and v > hi):
-        raise ValueError(f"{name}: must be an int >= {lo}" + (f" and <= {hi}" if hi is not None else "") + f", got {v!r}")
-    return v
-
-
 def _choice(name, v, table):
     key = v.lower() if isinstance(v, str) else v
     if key not in table:
@@ -58,9 +40,9 @@ class IterativeScheme:
     base = "jacobi"
 
     def __init__(self, tol, max_iter, atol, on_failure):
-        self.tol = _real("tol", tol, 0.0)
-        self.max_iter = _int("max_iter", max_iter, 1, 100000)
-        self.atol = self.tol if atol is None else _real("atol", atol, 0.0)
+        self.tol = _check.real(tol, "tol", positive=True)
+        self.max_iter = _check.integer(max_iter, "max_iter", 1, 100000)
+        self.atol = self.tol if atol is None else _check.real(atol, "atol", positive=True)
         self.on_failure = _choice("on_failure", on_failure, ON_FAILURE)
 
     def spec(self, kappa) -> dict:
@@ -99,8 +81,8 @@ class Implicit(IterativeScheme):
         super().__init__(tol, max_iter, atol, on_failure)
         self.jacobian = _choice("jacobian", jacobian, JACOBIANS)
         self.convergence = _choice("convergence", convergence, CONVERGENCE)
-        self.perturbation = None if perturbation is None else _real("perturbation", perturbation, 0.0)
-        self.tau = _real("tau", tau, 0.0, 1.0)
+        self.perturbation = None if perturbation is None else _check.real(perturbation, "perturbation", positive=True)
+        self.tau = _check.real(tau, "tau", above=0.0, below=1.0)
 
     def spec(self, kappa):
         o = super().spec(kappa)
@@ -140,7 +122,7 @@ class WaveformRelaxation(IterativeScheme):
     def __init__(self, omega=1.0, acceleration=None, tol=1e-8, max_iter=50, waveform="polynomial", sweep=None,
                  reuse=0, filter=1e-6, atol=None, on_failure="raise", *, order=None):
         super().__init__(tol, max_iter, atol, on_failure)
-        self.omega = _real("omega", omega, 0.0, 2.0)
+        self.omega = _check.real(omega, "omega", above=0.0, below=2.0)
         self.acceleration = _choice("acceleration", acceleration, ACCELERATIONS)
         if self.acceleration == "none":
             self.acceleration = None
@@ -149,8 +131,8 @@ class WaveformRelaxation(IterativeScheme):
         self.sweep = _choice("sweep" if order is None else "order", sweep,
                              {n: _CODES["scheme"][n] for n in ("jacobi", "gauss-seidel")})
         self.base = self.sweep
-        self.reuse = _int("reuse", reuse, 0, 8)
-        self.filter = _real("filter", filter, 0.0, 1.0, lo_open=False)
+        self.reuse = _check.integer(reuse, "reuse", 0, 8)
+        self.filter = _check.real(filter, "filter", minimum=0.0, below=1.0)
 
     def spec(self, kappa):
         o = super().spec(kappa)
@@ -172,15 +154,11 @@ def end_basis(kappa, a=None):
     """Coefficients (in s = (t − T_N)/H, ascending powers) of L^κ(s) = Π_{i=1..κ} (s − 1 + a_i)/a_i, the Lagrange
     basis polynomial of the node T_{N+1} (kraft2021 eq. 3.11); a_i = (T_{N+1} − T_{N+1−i})/H, default i (uniform
     grid)."""
-    kappa = _int("kappa", kappa, 0, 5)
+    kappa = _check.integer(kappa, "kappa", 0, 5)
     a = np.arange(1.0, kappa + 1) if a is None else np.asarray(a, dtype=float).reshape(-1)
     if a.size != kappa or not np.all(np.isfinite(a)) or np.any(a <= 0) or (kappa and a[0] != 1.0):
         raise ValueError(f"a: expected {kappa} positive step ratios with a_1 = 1, got {a}")
-    p = np.poly1d([1.0])
-    for ai in a:
-        p = p * np.poly1d([1.0, ai - 1.0]) / ai
-    c = p.coeffs[::-1]
-    return np.concatenate([c, np.zeros(kappa + 1 - c.size)])
+    return _core.lagrange_end_basis(1.0 - a)   # the nodes T_{N+1-i}: s = 1 - a_i (the C schemes' basis)
 
 
 def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None, u=None, solver=None,
@@ -193,7 +171,7 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     LTI, else RK4 with 100 micro steps)."""
     from .solvers import Exact, RK4, as_solver
     method = _choice("method", method, JACOBIANS)
-    H = _real("H", H, 0.0)
+    H = _check.real(H, "H", positive=True)
     ell = end_basis(kappa, a)
     x = np.asarray(subsystem.x0 if x is None else x, dtype=float).reshape(-1)
     u = np.zeros(subsystem.nu) if u is None else np.asarray(u, dtype=float).reshape(-1)
@@ -204,7 +182,7 @@ def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None,
     solver = as_solver(solver)
     coefs = np.zeros((ell.size, subsystem.nu))
     coefs[0] = u
-    delta = np.full(subsystem.nu, _real("perturbation", perturbation, 0.0))
+    delta = np.full(subsystem.nu, _check.real(perturbation, "perturbation", positive=True))
     from . import _core
     return _core.interface_jacobian(subsystem.spec(), solver.spec(), x, 0.0, H, ell, coefs, delta,
                                     JACOBIANS[method])

@@ -32,6 +32,7 @@ STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 _TERMINATED = _CODES["status"]["terminated"]   # an FMU asked to end the simulation: a normal end
+_EPS = float(np.finfo(float).eps)
 
 
 def _check_time(t_end, H):
@@ -83,7 +84,7 @@ def _check_steps(t_end, H, last_step):
                          "truncated macro step. Use H <= t_end")
     m = t_end / H
     frac = m - math.floor(m)
-    tol = max(1e-9, 8 * np.finfo(float).eps * m)
+    tol = max(1e-9, 8 * _EPS * m)
     if tol < frac < 1 - tol and last_step == "error":
         raise ValueError(f"t_end: t_end = {t_end!r} is not a multiple of H = {H!r} (t_end/H = {m:.10g}); the last "
                          f"macro step would be shortened to {frac * H:.6g}. Choose H = t_end/n, or pass "
@@ -164,8 +165,8 @@ def _diverged(system, raw, limit):
     if limit is None or raw["status"] not in (0, _STOPPED, _TERMINATED):
         return None
     t = np.asarray(raw["t"])
-    return metrics._divergence(t, [(raw["x"], system.signal_names("x")), (raw["y"], system.signal_names("y"))],
-                               limit, defaults.DIVERGENCE_WINDOW)
+    return metrics._divergence(t, [(raw["x"], lambda: system.signal_names("x")),
+                                   (raw["y"], lambda: system.signal_names("y"))], limit, defaults.DIVERGENCE_WINDOW)
 
 
 def _grid(grid, t_end, name):
@@ -229,8 +230,10 @@ def _output_grid(output_interval, t_eval, t_end, t_start=0.0):
     return g
 
 
+@functools.lru_cache(maxsize=None)
 def _record_limit():
-    """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping)."""
+    """Largest record buffer a run may reserve: half the machine's memory (an error beats swapping); asked once
+    (two system calls per run otherwise)."""
     try:
         return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -324,7 +327,7 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
              coupling=None, step_control=None, threads: int = 1, t_start: float = 0.0) -> Result:
-    """Co-simulate ``system`` from t = 0 to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
+    """Co-simulate ``system`` from ``t_start`` (default 0) to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
     consistent update.
@@ -373,10 +376,10 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         with ``grid=`` (an explicit grid starts at 0).
 
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
-        ``output_interval`` from 0 to t_end, or the given increasing times from 0 to at most t_end. Between macro
-        points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}] (exact for
-        :class:`Exact` units); outputs are evaluated with the input values at t. ``res.stats["macro_steps"]`` still
-        counts the macro steps.
+        ``output_interval`` from t_start to t_end, or the given increasing times from t_start to at most t_end.
+        Between macro points every unit re-integrates from T_N with the input function it used on [T_N, T_{N+1}]
+        (exact for :class:`Exact` units); outputs are evaluated with the input values at t.
+        ``res.stats["macro_steps"]`` still counts the macro steps.
 
     coupling : a coupling method instead of the plain signal-based one:
         :class:`cosim.BalanceCorrection` (moshagen eqs. 77-79): wraps the approximation; the result gets
@@ -403,6 +406,17 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     Returns
     -------
     :class:`Result`. Raises :class:`DivergenceError` or :class:`SolverError` carrying the partial result.
+
+    Examples
+    --------
+    >>> import cosim
+    >>> system = cosim.models.two_mass_oscillator(ck=2e5, dk=200)
+    >>> res = cosim.simulate(system, t_end=0.1, H=1e-3, approximation=cosim.Lagrange(k=1))
+    >>> len(res.t), res.success
+    (101, True)
+    >>> ref = cosim.simulate_monolithic(system, t_end=0.1, t_eval=res.t)
+    >>> print(f"max. relative error {res.error_to(ref)['max_rel']:.3f}")
+    max. relative error 0.058
     """
     return _simulate(**locals())
 
@@ -542,12 +556,13 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
                         system.r, opts, False)
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
-    _timing.augment(raw, system.names, t_end - t_start, _kappa(approx))
+    names = system.names
+    _timing.augment(raw, names, t_end - t_start, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     fields = _energy.result_fields(raw, system, balance, ecco)
     if cpl is not None:   # res.coupling_log is built on first access
         fields["coupling_log"] = functools.partial(cpl._log, system, raw.get("coupling_log"), H)
-    return _finish(system, raw, time.perf_counter() - t0, options, system.names, fields, growth_limit)
+    return _finish(system, raw, time.perf_counter() - t0, options, names, fields, growth_limit)
 
 
 def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = None, *, t_eval=None,
@@ -562,6 +577,13 @@ def simulate_monolithic(system: CoupledSystem, t_end: float, H: float | None = N
     ``CVODE(rtol=1e-10, atol=1e-12)`` otherwise; CVODE runs continuously without restarts across output points.
     ``x0``, ``start_values`` and ``divergence_bound`` as in :func:`simulate` (the reference is not checked for
     relative growth: a physically growing solution is not a numerical instability of the coupling).
+
+    Examples
+    --------
+    >>> import cosim
+    >>> ref = cosim.simulate_monolithic(cosim.models.two_mass_oscillator(ck=2e5, dk=200), t_end=0.1)
+    >>> print(f"F(0.1 s) = {ref['S2.F'][-1]:.0f} N")
+    F(0.1 s) = 7427 N
     """
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")

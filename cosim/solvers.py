@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from . import _core
+from . import _check, _core
 
 _KINDS = _core.codes["solver"]
 _LINEAR_SOLVERS = _core.codes["linear_solver"]
@@ -13,20 +13,6 @@ _LINEAR_SOLVERS = _core.codes["linear_solver"]
 #: Cap on the micro steps of Euler/RK4 per macro step (``substeps``, or ceil(H/h) for a fixed micro step h); the
 #: C core enforces the same cap (CS_MAX_MICRO_STEPS in csrc/integrators/stepper.h) before converting H/h.
 MAX_MICRO_STEPS = 10_000_000
-
-
-def _pos(name, v, allow_none=False):
-    if v is None and allow_none:
-        return None
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name}: expected a positive number, got {v!r}")
-    try:
-        f = float(v)
-    except OverflowError:
-        raise ValueError(f"{name}: must be positive and finite, got {v!r}") from None
-    if not (math.isfinite(f) and f > 0):
-        raise ValueError(f"{name}: must be positive and finite, got {v!r}")
-    return f
 
 
 class Solver:
@@ -40,21 +26,17 @@ class Solver:
 
 class _FixedStep(Solver):
     def __init__(self, substeps: int = 1, h: float | None = None):
-        if isinstance(substeps, bool) or not isinstance(substeps, numbers.Integral):
-            raise TypeError(f"substeps: expected an int, got {substeps!r}")
-        substeps = int(substeps)
-        if substeps < 1:
-            raise ValueError(f"substeps: must be >= 1, got {substeps}")
+        substeps = _check.integer(substeps, "substeps", 1)
         if substeps > MAX_MICRO_STEPS:
             raise ValueError(f"substeps: {substeps} exceeds the cap of {MAX_MICRO_STEPS} micro steps per macro step "
                              f"(cosim.solvers.MAX_MICRO_STEPS)")
         self.substeps = substeps
-        self.h = _pos("h", h, allow_none=True)
+        self.h = (None if h is None else _check.real(h, "h", positive=True))
 
     def micro_steps(self, H: float) -> int:
         """Number n of micro steps for the macro step H: ``substeps``, or ceil(H/h) with a fixed micro step h.
         Raises ValueError (naming ``h``) if n would exceed :data:`MAX_MICRO_STEPS`."""
-        H = _pos("H", H)
+        H = _check.real(H, "H", positive=True)
         if not self.h:
             return self.substeps
         r = H / self.h
@@ -133,20 +115,15 @@ class CVODE(Solver):
                 raise ValueError(f"bandwidth: expected a pair (ml, mu) of non-negative ints, got {bandwidth!r}")
             bandwidth = (int(bandwidth[0]), int(bandwidth[1]))
         self.bandwidth = bandwidth
-        self.rtol, self.atol = _pos("rtol", rtol), _pos("atol", atol)
+        self.rtol, self.atol = _check.real(rtol, "rtol", positive=True), _check.real(atol, "atol", positive=True)
         if restart not in ("always", "auto"):
             raise ValueError(f"restart: must be 'always' or 'auto', got {restart!r}")
         self.restart = restart
         if method not in ("bdf", "adams"):
             raise ValueError(f"method: must be 'bdf' or 'adams', got {method!r}")
         self.method = method
-        if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral):
-            raise TypeError(f"max_steps: expected a positive int, got {max_steps!r}")
-        max_steps = int(max_steps)
-        if not 1 <= max_steps <= 2**31 - 1:
-            raise ValueError(f"max_steps: must be a positive int <= 2**31 - 1, got {max_steps!r}")
-        self.max_steps = max_steps
-        self.max_step = _pos("max_step", max_step, allow_none=True)
+        self.max_steps = _check.integer(max_steps, "max_steps", 1, 2**31 - 1)
+        self.max_step = (None if max_step is None else _check.real(max_step, "max_step", positive=True))
 
     def spec(self):
         ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
@@ -171,11 +148,7 @@ class AB2(Solver):
     def __init__(self, starter: str = "heun", substeps: int = 4):
         if not isinstance(starter, str) or starter not in self.STARTERS:
             raise ValueError(f"starter: must be 'euler' or 'heun', got {starter!r}")
-        if isinstance(substeps, bool) or not isinstance(substeps, numbers.Integral):
-            raise TypeError(f"substeps: expected an int, got {substeps!r}")
-        if not 1 <= int(substeps) <= MAX_MICRO_STEPS:
-            raise ValueError(f"substeps: must be in 1..{MAX_MICRO_STEPS}, got {substeps!r}")
-        self.starter, self.substeps = starter, int(substeps)
+        self.starter, self.substeps = starter, _check.integer(substeps, "substeps", 1, MAX_MICRO_STEPS)
 
     def spec(self):
         return dict(kind=self.kind, substeps=self.substeps, starter=self.STARTERS[self.starter])

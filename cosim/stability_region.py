@@ -44,23 +44,52 @@ class StabilityRegion:
         return (f"StabilityRegion({self.label}: area {self.area:.3g} ms·l_x on {len(self.H)}x{len(self.ratios)} "
                 f"points, family {self.family!r})")
 
-    def plot(self, ax=None, color="C0"):
-        """Stable points (filled: the counted region; open: islands) over log10(ck/dk) and ΔT [ms] (thesis Fig.
-        3.62/3.63 style). Returns the axes."""
-        import matplotlib.pyplot as plt
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 3.5))
-        X, Yh = np.meshgrid(np.log10(self.ratios), self.H * 1e3)
-        ax.scatter(X[self.region], Yh[self.region], s=14, color=color, label=f"{self.label} (A = {self.area:.3g})")
+    def plot(self, ax=None, color="C0", legend=True):
+        """The stable region on genser2020's plane (thesis Fig. 3.62/3.63 style): x = log10(ck/dk) with ck/dk in
+        1/s (one decade is the unit l_x of the area), y = the macro step ΔT [ms].
+
+        The counted region (the connected stable component whose area is :attr:`area`) is a shaded patch with its
+        boundary; its grid points are filled dots, stable islands outside it (not counted) open circles. Several
+        regions can share one axes (call once per region with another ``color``).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; default: a new figure.
+        color : matplotlib colour
+            Colour of this region.
+        legend : bool
+            Draw (or update) the axes' legend below the plot, outside the data.
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        from ._axes import one, with_unit
+        if not isinstance(legend, bool):
+            raise TypeError(f"legend: expected True or False, got {legend!r}")
+        _, ax = one(ax, figsize=(5.5, 4.2), layout="constrained")
+        lx, Hms = np.log10(self.ratios), self.H * 1e3
+        X, Yh = np.meshgrid(lx, Hms)
+        if self.region.any():
+            from matplotlib.colors import ListedColormap
+            ax.pcolormesh(lx, Hms, np.ma.masked_where(~self.region, np.ones(self.region.shape)),
+                          cmap=ListedColormap([color]), alpha=0.22, shading="nearest", edgecolors="none")
+            if min(self.region.shape) >= 2:
+                ax.contour(lx, Hms, self.region.astype(float), levels=[0.5], colors=[color], linewidths=1.2)
+        ax.scatter(X[self.region], Yh[self.region], s=14, color=color,
+                   label=f"{self.label}: stable, A = {self.area:.3g} ms·l_x")
         isl = self.stable & ~self.region
         if isl.any():
-            ax.scatter(X[isl], Yh[isl], s=14, facecolors="none", edgecolors=color)
-        lx = np.log10(self.ratios)
+            ax.scatter(X[isl], Yh[isl], s=14, facecolors="none", edgecolors=color,
+                       label=f"{self.label}: stable island (not in A)")
         ax.set_xlim(lx[0] - 0.25, lx[-1] + 0.25)
         ax.set_ylim(0.0, self.H[-1] * 1e3 * 1.05)
-        ax.set_xlabel("log10(ck/dk) [log10 1/s]")
-        ax.set_ylabel("ΔT [ms]")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.set_xlabel("log10(ck/dk), ck/dk in 1/s (1 decade = 1 l_x)")
+        ax.set_ylabel(with_unit("macro step ΔT", "ms"))
+        ax.grid(True, alpha=0.3)
+        if legend:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2, frameon=False)
         return ax
 
 

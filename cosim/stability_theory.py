@@ -273,9 +273,11 @@ def coupele_matrix(ijs, L, models, *, use_error_de=True, input_optimization=True
     """Combined closed-loop matrix φ_{A,comb} of the subsystems and the pre-step CoupEle (spec eq. 3.30).
 
     ijs, L, use_error_de, input_optimization : as in :func:`coupele`
+
     models : per subsystem its discrete model in the thesis form (2.16)-(2.17), the input u^{k+1} held over
         [T^k, T^{k+1}]: x^{k+1} = PhiA x^k + PhiB u^{k+1}, y^{k+1} = C x^{k+1} + D u^{k+1}; tuples (PhiA, PhiB, C, D)
         with sizes matching the IJs (n_i outputs, m_i inputs)
+
 
     Rows (Z^k = (u^{k−1}, u^k, δ^{k−1}, y^{k−1}, y^k, x^k)): u^k copied; u^{k+1} and δ^k from CoupEle; y^k copied;
     y^{k+1} = blkdiag(C_i PhiA_i) x^k + Mat_CB u^{k+1}, Mat_CB = blkdiag(C_i PhiB_i + D_i); x^{k+1} =
@@ -465,6 +467,7 @@ def bohl_exponent(phi, m, *, stride=1):
     phi : one square matrix (time-invariant: β̄_m = ||Φ^m||^{1/m} → ρ(Φ)), a :class:`cosim.analysis.Recurrence`
         (its Ω), a :class:`CombinedSystem` (its φ_{A,comb}), or a time-variant sequence: a list of K square matrices
         or a (K, n, n) array Φ^0..Φ^{K−1} (every window l = 0, stride, ... with l + m <= K)
+
     m : window length m >= 1, or a 1-D sequence of them (then an array of β̄_m is returned)
     stride : step between window starts l (time-variant case), int >= 1
 

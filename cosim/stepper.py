@@ -17,11 +17,6 @@ from . import _check
 from .subsystem import Subsystem
 
 
-def _real(value, name):
-    """A real scalar (int/float, not bool) as float; TypeError/ValueError naming the argument otherwise."""
-    return _check.real(value, name)
-
-
 def _real_array(value, name):
     """A float64 array from real input: complex, string or object input that is not numeric is rejected."""
     if value is None:
@@ -54,14 +49,14 @@ class Stepper:
         if isinstance(solver, Exact) and not subsystem.is_lti:
             raise ValueError(f"solver: Exact() integrates LTI subsystems only; {subsystem.name!r} is not LTI")
         x0 = subsystem.x0 if x0 is None else _check.vector(x0, "x0", subsystem.nx)
-        t0 = _real(t0, "t0")
+        t0 = _check.real(t0, "t0")
         self.subsystem, self.solver = subsystem, solver
         self._cap = _core.stepper_new(subsystem.spec(), solver.spec(), x0, t0)
 
     def do_step(self, T: float, H: float, u):
         """Integrate over [T, T+H] (T, H finite, H > 0). Raises :class:`cosim.SolverError` if the integrator or a
         callback fails and :class:`cosim.DivergenceError` if the state becomes non-finite."""
-        T, H = _real(T, "T"), _real(H, "H")
+        T, H = _check.real(T, "T"), _check.real(H, "H")
         if not H > 0:
             raise ValueError(f"H: must be positive, got {H!r}")
         if not math.isfinite(T + H):

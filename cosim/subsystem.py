@@ -23,7 +23,13 @@ class Subsystem:
     """Common interface: ``name``, sizes ``nx, nu, ny``, initial state ``x0``, ``feedthrough`` (does y depend on u),
     optional signal names ``states``/``inputs``/``outputs``. Input and output names are usable in :func:`connect`
     as ``"S1.F"`` besides ``"S1.u[0]"``; every name (and ``"x[i]"``, ``"y[j]"``, ``"u[a]"``) selects a signal of
-    a :class:`cosim.Result`, e.g. ``res["S2.F"]``."""
+    a :class:`cosim.Result`, e.g. ``res["S2.F"]``.
+
+    ``units`` (optional, every subsystem kind): dict signal name -> unit string, e.g. ``{"x1": "m", "v1": "m/s",
+    "F": "N"}``. A declared name gives its unit to every signal of that name (a state and the output or input named
+    like it are one quantity); ``"x[i]"``, ``"y[j]"``, ``"u[a]"`` give one signal its unit. ``"-"`` marks a
+    dimensionless signal; a signal left out has no known unit. Units are labels only (nothing is converted):
+    ``cosim.Result.units`` carries them and :meth:`cosim.Result.plot` writes them on the axes."""
 
     nx: int
     nu: int
@@ -31,12 +37,51 @@ class Subsystem:
     feedthrough: bool
     is_lti = False
 
-    def _init_common(self, name, x0, inputs, outputs, states=None):
+    def _init_common(self, name, x0, inputs, outputs, states=None, units=None):
         self.name = _check.identifier(name)
         self.x0 = _check.vector(x0, "x0", self.nx) if x0 is not None else np.zeros(self.nx)
         self.inputs = _check.labels(inputs, self.nu, "inputs")
         self.outputs = _check.labels(outputs, self.ny, "outputs")
         self.states = _check.labels(states, self.nx, "states")
+        self.units = {}
+        self.set_units(units)
+
+    def set_units(self, units):
+        """Declare the units of signals (see :class:`Subsystem`): ``units`` is a dict signal name -> unit string,
+        added to ``units`` (an entry replaces the one of the same key). Returns the subsystem.
+
+        Raises TypeError for anything but a dict of strings, ValueError for a name this subsystem does not have."""
+        self.units = {**getattr(self, "units", {}), **self._checked_units(units)}
+        return self
+
+    def _checked_units(self, units):
+        """``units`` as a new dict; TypeError/ValueError naming ``units`` for anything but signal names of this
+        subsystem mapped to non-empty strings."""
+        if units is None:
+            return {}
+        if not isinstance(units, dict):
+            raise TypeError(f"units: expected a dict signal name -> unit string, got {type(units).__name__}")
+        out = {}
+        for key, unit in units.items():
+            if not isinstance(key, str):
+                raise TypeError(f"units: keys must be signal names (str), got {key!r}")
+            if not isinstance(unit, str) or not unit.strip():
+                raise TypeError(f"units[{key!r}]: expected a non-empty unit string such as 'm/s' or '-', got {unit!r}")
+            try:
+                self.find_signal(key)
+            except KeyError as e:
+                raise ValueError(f"units: {e.args[0]}") from None
+            out[key] = unit.strip()
+        return out
+
+    def signal_unit(self, kind: str, i: int):
+        """The unit of state/output/input ``i`` of ``kind`` ("x", "y", "u"), from ``units``: the entry of the
+        signal's indexed form ``"y[j]"`` if given, else that of its declared name; None where none is known."""
+        units = getattr(self, "units", None) or {}
+        indexed = f"{kind}[{i}]"
+        if indexed in units:
+            return units[indexed]
+        return units.get(self.signal_names(kind)[i])
 
     def signal_names(self, kind: str) -> list:
         """Local names of the states (``kind="x"``), outputs (``"y"``) or inputs (``"u"``): the given names, or
@@ -114,20 +159,31 @@ class Subsystem:
         m = re.fullmatch(r"([uy])\[(\d+)\]", label)
         n = self.nu if kind == "u" else self.ny
         what = "inputs" if kind == "u" else "outputs"
-        valid = (f"valid {what} of {self.name}: " + ", ".join(f"{self.name}.{v}" for v in self.signal_names(kind))
-                 if n else f"{self.name} has no {what}")
         if m:
             if m.group(1) != kind:
                 raise ValueError(f"{self.name}.{label}: expected an {'input u' if kind == 'u' else 'output y'}; "
-                                 f"{valid}")
+                                 f"{self._valid_names(kind)}")
             i = int(m.group(2))
             if i >= n:
-                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} {what}); {valid}")
+                raise ValueError(f"{self.name}.{label}: index out of range ({self.name} has {n} {what}); "
+                                 f"{self._valid_names(kind)}")
             return i
         labels = self.inputs if kind == "u" else self.outputs
         if labels and label in labels:
             return labels.index(label)
-        raise ValueError(f"unknown {what[:-1]} {self.name}.{label}; {valid}")
+        raise ValueError(f"unknown {what[:-1]} {self.name}.{label}; {self._valid_names(kind)}")
+
+    def _valid_names(self, kind, shown=20):
+        """'valid outputs of S1: S1.F, ...' for an error message: the first ``shown`` names only (a subsystem may
+        declare millions of signals), built only when an error is raised."""
+        n = self.nu if kind == "u" else self.ny
+        what = "inputs" if kind == "u" else "outputs"
+        if not n:
+            return f"{self.name} has no {what}"
+        labels = self.inputs if kind == "u" else self.outputs
+        names = list(labels[:shown]) if labels else [f"{kind}[{i}]" for i in range(min(n, shown))]
+        more = f", ... ({n} in all)" if n > shown else ""
+        return f"valid {what} of {self.name}: " + ", ".join(f"{self.name}.{v}" for v in names) + more
 
     def spec(self):
         """What the engine builds this subsystem from: a tuple whose first item names the model kind of the C core
@@ -148,11 +204,12 @@ class LTI(Subsystem):
 
     Integrated exactly by :class:`cosim.Exact` (matrix exponential with polynomial input, busch2016 eq. 20), and the only
     kind the stability analysis accepts (busch2016 eq. 4). ``states``, ``inputs``, ``outputs``: optional names of the
-    components of x, u and y (identifiers, e.g. ``states=["x1", "v1"]``)."""
+    components of x, u and y (identifiers, e.g. ``states=["x1", "v1"]``); ``units``: optional units of the signals
+    (e.g. ``units={"x1": "m", "v1": "m/s"}``, see :class:`Subsystem`)."""
 
     is_lti = True
 
-    def __init__(self, A, B, C, D=None, x0=None, name="S", inputs=None, outputs=None, states=None):
+    def __init__(self, A, B, C, D=None, x0=None, name="S", inputs=None, outputs=None, states=None, units=None):
         A = _check.matrix(A, "A")
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"A: must be square, got shape {A.shape}")
@@ -176,7 +233,7 @@ class LTI(Subsystem):
         self.A, self.B, self.C, self.D = A, B, C, D
         self.nx, self.nu, self.ny = nx, nu, ny
         self.feedthrough = bool(np.any(D != 0))
-        self._init_common(name, x0, inputs, outputs, states)
+        self._init_common(name, x0, inputs, outputs, states, units)
 
     def spec(self):
         """("lti", name, A, B, C, D) (see :meth:`Subsystem.spec`)."""
@@ -193,12 +250,13 @@ class ODE(Subsystem):
     microseconds per call. For speed, write the model in C and use :class:`CModel`. ``feedthrough`` declares whether
     y depends on u (True by default, the safe choice: the consistent update then solves the algebraic loop).
     ``output_derivative(t, x, u, udot) -> ẏ`` is optional (Hermite approximation); without it, a finite-difference
-    directional derivative is used. ``states``, ``inputs``, ``outputs``: optional names of the components of x, u, y.
+    directional derivative is used. ``states``, ``inputs``, ``outputs``: optional names of the components of x, u, y;
+    ``units``: optional units of the signals (e.g. ``units={"x": "m", "F": "N"}``, see :class:`Subsystem`).
     """
 
     def __init__(self, rhs: Callable, output: Callable, nx: int, nu: int, ny: int, x0=None, name="S",
                  feedthrough: bool = True, output_derivative: Callable | None = None, inputs=None, outputs=None,
-                 states=None):
+                 states=None, units=None):
         if not callable(rhs):
             raise TypeError("rhs: must be callable rhs(t, x, u) -> xdot")
         if not callable(output):
@@ -208,7 +266,7 @@ class ODE(Subsystem):
         self.nx, self.nu, self.ny = _check.size(nx, "nx"), _check.size(nu, "nu"), _check.size(ny, "ny")
         self.rhs, self.output, self.output_derivative = rhs, output, output_derivative
         self.feedthrough = bool(feedthrough)
-        self._init_common(name, x0, inputs, outputs, states)
+        self._init_common(name, x0, inputs, outputs, states, units)
 
     def spec(self):
         """("python", name, nx, nu, ny, feedthrough, rhs, output, output_derivative) (see :meth:`Subsystem.spec`)."""
@@ -229,11 +287,12 @@ class CModel(Subsystem):
 
     A non-zero return value aborts the run with :class:`cosim.SolverError`. Pointers are given as ints or ctypes
     function pointers; the caller keeps the underlying objects (and ``user_data``) alive during the run.
-    ``states``, ``inputs``, ``outputs``: optional names of the components of x, u, y.
+    ``states``, ``inputs``, ``outputs``: optional names of the components of x, u, y; ``units``: optional units of
+    the signals (see :class:`Subsystem`).
     """
 
     def __init__(self, rhs, output, nx: int, nu: int, ny: int, x0=None, name="S", feedthrough: bool = True,
-                 user_data=None, inputs=None, outputs=None, states=None):
+                 user_data=None, inputs=None, outputs=None, states=None, units=None):
         self.nx, self.nu, self.ny = _check.size(nx, "nx"), _check.size(nu, "nu"), _check.size(ny, "ny")
         _check_cfunc(rhs, "rhs")
         _check_cfunc(output, "output")
@@ -242,7 +301,7 @@ class CModel(Subsystem):
         self.user_data_ptr = _user_data_address(user_data)
         self._keepalive = (rhs, output, user_data)
         self.feedthrough = bool(feedthrough)
-        self._init_common(name, x0, inputs, outputs, states)
+        self._init_common(name, x0, inputs, outputs, states, units)
 
     def spec(self):
         """("cfunc", name, nx, nu, ny, feedthrough, rhs, output, user_data) with the three addresses (see
@@ -287,15 +346,15 @@ def _address(obj, name, allow_null=False):
 
 class BuiltinModel(Subsystem):
     """A model implemented in the C core (see :mod:`cosim.models`). ``kind`` names it, ``params`` are its
-    parameters in the order the C model documents."""
+    parameters in the order the C model documents; ``units``: the units of its signals (see :class:`Subsystem`)."""
 
     def __init__(self, kind: str, params, nx, nu, ny, x0=None, name="S", feedthrough=True, inputs=None,
-                 outputs=None, lti=None, states=None):
+                 outputs=None, lti=None, states=None, units=None):
         self.kind = kind
         self.params = np.asarray(params, dtype=float)
         self.nx, self.nu, self.ny = nx, nu, ny
         self.feedthrough = bool(feedthrough)
-        self._init_common(name, x0, inputs, outputs, states)
+        self._init_common(name, x0, inputs, outputs, states, units)
 
     def spec(self):
         """("builtin", name, kind, params) (see :meth:`Subsystem.spec`)."""

@@ -21,8 +21,6 @@ switch_factor         tanh switch-phase factor fac_MBC (section 8.4)
 """
 from __future__ import annotations
 
-import math
-import operator
 import warnings
 from dataclasses import dataclass, field
 
@@ -36,22 +34,6 @@ __all__ = ["StateSpace", "MOESPResult", "moesp", "MOESPWindow", "RLS", "Realizat
 
 
 # ----------------------------------------------------------------------------------------------- validation helpers
-
-def _int(value, name, minimum=None):
-    if isinstance(value, bool):
-        raise TypeError(f"{name}: expected an integer, got bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}: expected an integer, got {type(value).__name__}") from None
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{name}: must be >= {minimum}, got {v}")
-    return v
-
-
-def _float(value, name, *, positive=False, finite=True):
-    return _check.real(value, name, allow_inf=not finite, positive=positive)
-
 
 def _array(value, name, ndim=None, *, allow_1d_as_column=False):
     """Float64 C-contiguous array of `ndim` dimensions (any if None), finite entries; 1-D data becomes one column if
@@ -168,11 +150,11 @@ def _moesp_need(r, nu, ny, method):
 
 def _order_args(order, block_rows, threshold, ny):
     if order is not None:
-        order = _int(order, "order", 0)
+        order = _check.integer(order, "order", 0)
     if block_rows is None:
         block_rows = max(2, order + 1) if order is not None else 10
-    block_rows = _int(block_rows, "block_rows", 2)
-    threshold = _float(threshold, "threshold")
+    block_rows = _check.integer(block_rows, "block_rows", 2)
+    threshold = _check.real(threshold, "threshold")
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold: must be in [0, 1), got {threshold}")
     if order is not None and order > (block_rows - 1) * ny:
@@ -239,22 +221,24 @@ class MOESPWindow:
         pushes (default W; 0: never) to bound the rounding drift of the up/down-dates, and whenever a downdate
         fails (the window's data lost rank). The fit equals the batch :func:`moesp` on the same samples to
         rounding (up to the similarity transform of the identified state basis).
+
     All memory is allocated here; push and fit do not allocate in C.
     """
 
     def __init__(self, n_u, n_y, window, order=None, block_rows=None, threshold=1e-8, method="moesp",
                  refactor_every=None):
         self.method = _method_arg(method)
-        self.n_u = _int(n_u, "n_u", 1)
-        self.n_y = _int(n_y, "n_y", 1)
+        self.n_u = _check.integer(n_u, "n_u", 1)
+        self.n_y = _check.integer(n_y, "n_y", 1)
         self._order, self.block_rows, self.threshold = _order_args(order, block_rows, threshold, self.n_y)
-        self.window = _int(window, "window", 1)
+        self.window = _check.integer(window, "window", 1)
         rows, _ = _moesp_need(self.block_rows, self.n_u, self.n_y, self.method)
         if self.window < rows:
             raise ValueError(f"window: must be >= {'2 * ' if self.method == 'po-moesp' else ''}block_rows * "
                              f"(n_u + n_y) = {rows}, got {self.window}")
         _moesp_caps(rows, self.window, "window")
-        self.refactor_every = self.window if refactor_every is None else _int(refactor_every, "refactor_every", 0)
+        self.refactor_every = (self.window if refactor_every is None
+                               else _check.integer(refactor_every, "refactor_every", 0))
         if self.refactor_every > 2 ** 31 - 1:
             raise ValueError(f"refactor_every: must be < 2**31, got {self.refactor_every}")
         self._cap = _core.sysid_moesp_window_new(self.n_u, self.n_y, self.block_rows, self.window,
@@ -337,10 +321,10 @@ class RLS:
     """
 
     def __init__(self, n_y, n_u, n_a=1, n_b=1, lam=1.0, P0=1e4, p0=None, trace_max=None):
-        self.n_y = _int(n_y, "n_y", 1)
-        self.n_u = _int(n_u, "n_u", 1)
-        self.n_a = _int(n_a, "n_a", 0)
-        self.n_b = _int(n_b, "n_b", 0)
+        self.n_y = _check.integer(n_y, "n_y", 1)
+        self.n_u = _check.integer(n_u, "n_u", 1)
+        self.n_a = _check.integer(n_a, "n_a", 0)
+        self.n_b = _check.integer(n_b, "n_b", 0)
         if self.n_a + self.n_b < 1:
             raise ValueError("n_a, n_b: at least one of them must be >= 1")
         npar = self.n_a + self.n_u * self.n_b
@@ -349,14 +333,14 @@ class RLS:
         if self.n_y * npar * npar > RLS_MAX_COV:
             raise ValueError(f"n_y: n_y n_params^2 = {self.n_y * npar * npar} covariance entries exceed the cap of "
                              f"{RLS_MAX_COV} (n_params = {npar})")
-        self.lam = _float(lam, "lam")
+        self.lam = _check.real(lam, "lam")
         if not 0 < self.lam <= 1:
             raise ValueError(f"lam: must be in (0, 1], got {self.lam}")
-        tm = 0.0 if trace_max is None else _float(trace_max, "trace_max", positive=True)
+        tm = 0.0 if trace_max is None else _check.real(trace_max, "trace_max", positive=True)
         self.n_params = self.n_a + self.n_u * self.n_b
         P0m = None
         if np.ndim(P0) == 0:
-            p0s = _float(P0, "P0", positive=True)
+            p0s = _check.real(P0, "P0", positive=True)
         else:
             P0m = self._cov_array(P0, "P0")
             p0s = 1.0
@@ -432,7 +416,7 @@ class RLS:
         """Reset P to P(0) and clear the history (parameters are kept)."""
         P0 = self._P0 if P0 is None else P0
         if np.ndim(P0) == 0:
-            _core.sysid_rls_set(self._cap, "reset", _float(P0, "P0", positive=True))
+            _core.sysid_rls_set(self._cap, "reset", _check.real(P0, "P0", positive=True))
         else:
             P = self._cov_array(P0, "P0")
             _core.sysid_rls_set(self._cap, "reset", 1.0)
@@ -479,9 +463,12 @@ def gilbert(a, b, rank_tol=1e-10, pole_tol=1e-6) -> Realization:
         H_ij(z) = (b_ij1 z^-1 + .. + b_ij,nb z^-nb) / (1 - a_i1 z^-1 - .. - a_i,na z^-na)
 
     a : (n_y, n_a), b : (n_y, n_u, n_b) (as :attr:`RLS.parameters`).
+
     rank_tol : relative singular-value threshold for rank(R_i) of the residue matrices.
+
     pole_tol : relative distance below which poles are equal (merged across outputs; repeated within one output
         triggers the non-minimal observable-form fallback).
+
     Returns PhiA (block diagonal, real 2x2 blocks for complex pairs), PhiB, C, D = 0 with sum rank(R_i) states.
     """
     a = _array(a, "a", 2)
@@ -490,8 +477,8 @@ def gilbert(a, b, rank_tol=1e-10, pole_tol=1e-6) -> Realization:
         raise ValueError(f"b: first dimension must equal that of a ({a.shape[0]}), got {b.shape[0]}")
     if a.shape[0] < 1 or b.shape[1] < 1:
         raise ValueError("a, b: need at least one output and one input")
-    rank_tol = _float(rank_tol, "rank_tol", positive=True)
-    pole_tol = _float(pole_tol, "pole_tol", positive=True)
+    rank_tol = _check.real(rank_tol, "rank_tol", positive=True)
+    pole_tol = _check.real(pole_tol, "pole_tol", positive=True)
     d = _core.sysid_gilbert(a, b, rank_tol, pole_tol)
     return Realization(A=d["A"], B=d["B"], C=d["C"], D=d["D"], minimal=bool(d["minimal"]))
 
@@ -534,7 +521,7 @@ def ij_continuous(A, B, C, D, rtol=1e-12) -> ContinuousIJ:
     """Continuous IJs from x' = A x + B u, y = C x + D u (Genser eq. 2.12-2.14), with C^+ = pinv(C):
     dS/dy = C A C^+, dS/du = C B - C A C^+ D, dS/du' = D. ``rtol``: pinv singular-value cut-off."""
     A, B, C, D = _ss(A, B, C, D, ("A", "B", "C", "D"))
-    return ContinuousIJ(*_core.sysid_ij_continuous(A, B, C, D, _float(rtol, "rtol")))
+    return ContinuousIJ(*_core.sysid_ij_continuous(A, B, C, D, _check.real(rtol, "rtol")))
 
 
 def ij_discrete(PhiA, PhiB, C, D, form="standard", C_prev=None, D_prev=None, rtol=1e-12) -> DiscreteIJ:
@@ -554,14 +541,14 @@ def ij_discrete(PhiA, PhiB, C, D, form="standard", C_prev=None, D_prev=None, rto
     Cp = None if C_prev is None else _array(C_prev, "C_prev", 2)
     Dp = None if D_prev is None else _array(D_prev, "D_prev", 2)
     return DiscreteIJ(*_core.sysid_ij_discrete(0 if form == "thesis" else 1, A, B, C, D, Cp, Dp,
-                                               _float(rtol, "rtol")))
+                                               _check.real(rtol, "rtol")))
 
 
 def discretize(A, B, dt):
     """Exact discretization PhiA = e^{A dt}, PhiB = int_0^dt e^{A s} B ds (2.5, 2.6), via the φ functions of A dt (PhiB = dt φ_1(A dt) B)."""
     A = _array(A, "A", 2)
     B = _array(B, "B", 2)
-    return _core.sysid_discretize(A, B, _float(dt, "dt", positive=True))
+    return _core.sysid_discretize(A, B, _check.real(dt, "dt", positive=True))
 
 
 #: Largest step ratio of :func:`resample` (the C core forms a^q by q = floor(ratio) multiplications).
@@ -588,7 +575,7 @@ def resample(a, b, ratio):
         B = B.reshape(1, 1)
     if B.ndim != 2 or B.shape[0] != A.shape[0]:
         raise ValueError(f"b: expected shape ({A.shape[0]}, n_u), got {np.shape(b)}")
-    ratio = _float(ratio, "ratio", positive=True)
+    ratio = _check.real(ratio, "ratio", positive=True)
     if ratio > RESAMPLE_MAX_RATIO:
         raise ValueError(f"ratio: must be <= {RESAMPLE_MAX_RATIO:g} (a^q is formed with q = floor(ratio) products), "
                          f"got {ratio:g}")
@@ -611,7 +598,7 @@ def eps_si(y, y_pred, eps=1e-12) -> np.ndarray:
     Yb = _array(y_pred, "y_pred", 2, allow_1d_as_column=True)
     if Yb.shape != Y.shape:
         raise ValueError(f"y_pred: expected shape {Y.shape}, got {Yb.shape}")
-    return _core.sysid_eps_si(Y, Yb, _float(eps, "eps"))
+    return _core.sysid_eps_si(Y, Yb, _check.real(eps, "eps"))
 
 
 def eps_si_global(eps_values) -> float:
@@ -628,5 +615,6 @@ def switch_factor(t, t_start, t_switch):
     T = np.atleast_1d(T0)
     if T.ndim != 1:
         raise ValueError("t: expected a scalar or a 1-D array")
-    out = _core.sysid_switch_factor(T, _float(t_start, "t_start"), _float(t_switch, "t_switch", positive=True))
+    out = _core.sysid_switch_factor(T, _check.real(t_start, "t_start"),
+                                    _check.real(t_switch, "t_switch", positive=True))
     return float(out[0]) if scalar else out

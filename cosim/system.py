@@ -39,7 +39,20 @@ def connect(src, dst, gain: float = 1.0, *, convert: bool = False) -> Connection
     """Declare ``dst += gain * src``: ``src`` is an output ``"S1.y[0]"`` (or ``"S1.<output name>"``) or a constant
     number, ``dst`` an input ``"S2.u[0]"``. Connections into the same input add up (u = L y + r). Signals of FMUs
     carry their FMI type: a Real, Integer and Boolean signal connect only to their own class unless ``convert=True``
-    (docs/fmu.md "Variable types"); other subsystems' signals count as Real."""
+    (docs/fmu.md "Variable types"); other subsystems' signals count as Real.
+
+    Examples
+    --------
+    Two first-order lags in a feedback loop, u_B = y_A and u_A = -y_B:
+
+    >>> import cosim
+    >>> a = cosim.LTI([[-1.0]], [[1.0]], [[1.0]], x0=[1.0], name="A", inputs=["f"], outputs=["z"])
+    >>> b = cosim.LTI([[-2.0]], [[1.0]], [[1.0]], name="B", inputs=["g"], outputs=["w"])
+    >>> system = cosim.CoupledSystem([a, b], [cosim.connect("A.z", "B.g"), cosim.connect("B.w", "A.f", gain=-1.0)])
+    >>> res = cosim.simulate(system, t_end=1.0, H=0.01, solver=cosim.Exact())
+    >>> print(f"{res['B.w'][-1]:.3f}")
+    0.198
+    """
     return Connection(src, dst, gain, convert)
 
 

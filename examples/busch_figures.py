@@ -1,12 +1,16 @@
-"""Reproduce busch2016 Figs. 9-15 as PNG files (stability of EXTRIPOL-C0/C1 versus Lagrange; local error).
+"""Busch (2016): stability maps and local error (Figs. 9-15)
+=========================================================
+
+Reproduce busch2016 Figs. 9-15 as PNG files (stability of EXTRIPOL-C0/C1 versus Lagrange; local error).
 
     python examples/busch_figures.py                # full size (30^3 grid per map), writes out/busch_fig09.png ...
     python examples/busch_figures.py --reduced      # 6^3 grids, few step sizes (what the test suite runs)
 
 Two-mass oscillator with Busch's parameters (m1 = m2 = 10, c1 = 1e6, c2 = 1e7, d1 = 1, d2 = 2); ck, dk and H are
 swept on log grids (the paper does not give its grid). Subsystems are integrated exactly; the output update is
-busch2016 eq. 19 (update="simplified"). Each stability figure has rows k = 0..3 and, per method, a pair of 3-D plots
-(stable left, unstable right). ``busch_slice_fd_gs_k1.png`` and ``busch_slices_fd_gs.png`` show ρ itself over
+busch2016 eq. 19 (update="simplified"). Each stability figure has rows k = 0..3 and one column per method; a panel
+shows the 3-D stable region as a 2-D map: over (ck, dk), the largest macro step H up to which every grid H is stable
+(cosim.plot.stable_limit_map; the paper draws the stable and unstable points as 3-D clouds). ``busch_slice_fd_gs_k1.png`` and ``busch_slices_fd_gs.png`` show ρ itself over
 (ck, H) at dk ≈ 1e3 Ns/m, on a colour scale diverging at ρ = 1 (cosim.plot.RhoNorm).
 """
 import argparse
@@ -33,23 +37,33 @@ METHODS = {"EXTRIPOL-C1": lambda k: ExtrapolatedInterpolation(k, 1),
 
 
 def stability_figure(path, title, panels, grid, threads):
-    """panels: list of (column label, coupling, scheme, method); one row per degree k = 0..3."""
+    """panels: list of (column label, coupling, scheme, method); one row per degree k = 0..3. Each panel is the
+    stable region of the 3-D map over (ck, dk, H) drawn as the largest stable macro step H over (ck, dk)
+    (cosim.plot.stable_limit_map), with one colour scale for the whole figure."""
+    from matplotlib.colors import LogNorm
     ck, dk, H = grid
-    fig = plt.figure(figsize=(4.6 * len(panels), 12.5))
+    fig, axes = plt.subplots(4, len(panels), figsize=(4.3 * len(panels) + 1.6, 13), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
+    norm = LogNorm(H.min(), H.max())
     counts = {}
     for col, (label, coupling, scheme, method) in enumerate(panels):
         for k in range(4):
             m = an.two_mass_stability_map(ck, dk, H, coupling, scheme, METHODS[method](k), update="simplified",
                                           threads=threads)
             counts[label, k] = m.count_unstable()
-            axs = (fig.add_subplot(4, 2 * len(panels), 2 * len(panels) * k + 2 * col + 1, projection="3d"),
-                   fig.add_subplot(4, 2 * len(panels), 2 * len(panels) * k + 2 * col + 2, projection="3d"))
-            cplot.stability_scatter(m, ax=axs, s=2)
-            axs[0].set_title(f"{label}, k={k}: stable {m.count_stable()}", fontsize=8)
-            axs[1].set_title(f"unstable {m.count_unstable()}", fontsize=8)
-    fig.suptitle(title)
-    fig.subplots_adjust(left=0.02, right=0.97, bottom=0.03, top=0.93, wspace=0.12, hspace=0.22)
-    fig.savefig(path, dpi=70)
+            _, above = cplot.stable_limit(m)
+            head = f"{label}\n" if k == 0 else ""
+            note = f" ({above} above the limit)" if above else ""
+            ax = cplot.stable_limit_map(m, ax=axes[k, col], norm=norm, colorbar=False,
+                                        title=f"{head}k = {k}: {m.count_stable()} of {m.rho.size} points stable{note}")
+            if col:
+                ax.set_ylabel("")
+            if k < 3:
+                ax.set_xlabel("")
+    cplot.stable_limit_colorbar(fig, axes[0, 0].collections[0], list(axes.ravel()), shrink=0.6)
+    fig.suptitle(title + "\nstable region: largest macro step H up to which every grid H is stable (ρ(Ω) < 1)",
+                 fontsize=11)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return counts
 
@@ -63,7 +77,10 @@ def local_error_figure(path, Hs):
             res = {f"k={k}": an.local_error(s, Hs, scheme, METHODS[method](k), update="simplified", t=0.01)
                    for k in range(4)}
             short = "F/D" if coupling == FD else "D/D"
-            cplot.local_error_plot(res, ax=axes[r, c], title=f"{short}, {scheme}: {method}")
+            # the maximum runs over states and outputs of several quantities: name their units
+            units = "m, m/s, N" if coupling == FD else "m, m/s"
+            cplot.local_error_plot(res, ax=axes[r, c], title=f"{short}, {scheme}: {method}",
+                                   ylabel=f"local error max |ε| over x, y [{units}]")
     fig.suptitle("busch2016 Fig. 15: local error over H (ck = 1e5 N/m, dk = 1e3 Ns/m)")
     fig.tight_layout()
     fig.savefig(path, dpi=70)
@@ -85,19 +102,21 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     t0 = time.perf_counter()
     written = []
+    gs, jac = "Gauss-Seidel", "Jacobi"
+    c1, c0, lag = "EXTRIPOL-C1", "EXTRIPOL-C0", "Lagrange"
     figs = [
         (9, FD, "F/D coupling, Gauss-Seidel: EXTRIPOL-C1 (left) vs Lagrange (right)",
-         [("C1 GS", FD, "gauss-seidel", "EXTRIPOL-C1"), ("Lagrange GS", FD, "gauss-seidel", "Lagrange")]),
+         [(f"{c1}, {gs}", FD, "gauss-seidel", c1), (f"{lag}, {gs}", FD, "gauss-seidel", lag)]),
         (10, FD, "F/D coupling, Jacobi: EXTRIPOL-C1 (left) vs Lagrange (right)",
-         [("C1 Jacobi", FD, "jacobi", "EXTRIPOL-C1"), ("Lagrange Jacobi", FD, "jacobi", "Lagrange")]),
+         [(f"{c1}, {jac}", FD, "jacobi", c1), (f"{lag}, {jac}", FD, "jacobi", lag)]),
         (11, FD, "F/D coupling, EXTRIPOL-C0: Gauss-Seidel (left) vs Jacobi (right)",
-         [("C0 GS", FD, "gauss-seidel", "EXTRIPOL-C0"), ("C0 Jacobi", FD, "jacobi", "EXTRIPOL-C0")]),
+         [(f"{c0}, {gs}", FD, "gauss-seidel", c0), (f"{c0}, {jac}", FD, "jacobi", c0)]),
         (12, DD, "D/D coupling, Gauss-Seidel: EXTRIPOL-C1 (left) vs Lagrange (right)",
-         [("C1 GS", DD, "gauss-seidel", "EXTRIPOL-C1"), ("Lagrange GS", DD, "gauss-seidel", "Lagrange")]),
+         [(f"{c1}, {gs}", DD, "gauss-seidel", c1), (f"{lag}, {gs}", DD, "gauss-seidel", lag)]),
         (13, DD, "D/D coupling, Jacobi: EXTRIPOL-C1 (left) vs Lagrange (right)",
-         [("C1 Jacobi", DD, "jacobi", "EXTRIPOL-C1"), ("Lagrange Jacobi", DD, "jacobi", "Lagrange")]),
+         [(f"{c1}, {jac}", DD, "jacobi", c1), (f"{lag}, {jac}", DD, "jacobi", lag)]),
         (14, DD, "D/D coupling, EXTRIPOL-C0: Gauss-Seidel (left) vs Jacobi (right)",
-         [("C0 GS", DD, "gauss-seidel", "EXTRIPOL-C0"), ("C0 Jacobi", DD, "jacobi", "EXTRIPOL-C0")]),
+         [(f"{c0}, {gs}", DD, "gauss-seidel", c0), (f"{c0}, {jac}", DD, "jacobi", c0)]),
     ]
     for num, _, title, panels in figs:
         path = os.path.join(args.out, f"busch_fig{num:02d}.png")

@@ -1,4 +1,7 @@
-"""Build your own coupled system: an LTI subsystem, a nonlinear Python subsystem and a C-function-pointer subsystem.
+"""Your own coupled system: LTI, Python and C subsystems
+=====================================================
+
+Build your own coupled system: an LTI subsystem, a nonlinear Python subsystem and a C-function-pointer subsystem.
 
 A pendulum-like nonlinear oscillator (Python callables, the slow path) is driven by a linear low-pass filter (LTI),
 and a third subsystem written against the C calling convention (here through ctypes; a compiled library or a numba

@@ -1,4 +1,7 @@
-"""Genser's DoE sensitivity studies of the pre-step method (genser2020 §12) with cosim.doe.
+"""Genser (2020): DoE sensitivity studies of the pre-step method
+=============================================================
+
+Genser's DoE sensitivity studies of the pre-step method (genser2020 §12) with cosim.doe.
 
 * §12.2: exact interface Jacobians, continuous version, linear DMO (ck = 1e5, dk = 1e3, ΔT = 1 ms): 512 runs,
   factors of Table 3.3; ANOVA (Table 3.4) and the ascending-sorting optimum (Table 3.5).

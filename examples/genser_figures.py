@@ -1,4 +1,7 @@
-"""Figures of genser2020 (pre-step stabilization) with cosim: writes PNG files.
+"""Genser (2020): stability regions and the pre-step method
+========================================================
+
+Figures of genser2020 (pre-step stabilization) with cosim: writes PNG files.
 
 1. stability regions of ZOH, FOH, NEPCE and the pre-step method on the (log10(ck/dk), ΔT) plane (Fig. 3.52-3.56
    style; family ck dk = 1e8),
@@ -10,7 +13,9 @@ Usage: python examples/genser_figures.py [--out DIR] [--small]   (--small: reduc
 """
 import argparse
 import math
+import os
 import pathlib
+import sys
 
 import matplotlib
 
@@ -18,6 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cosim  # noqa: E402
 from cosim.analysis import stability_region_area  # noqa: E402
 from cosim.models import two_mass_oscillator  # noqa: E402
@@ -41,41 +47,44 @@ def main(out, small=False):
     files = []
     H = np.array([0.5e-3, 2e-3, 5e-3, 10e-3]) if small else None
     ratios = 10.0 ** np.arange(-2, 4.01, 1.0) if small else None
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6), sharey=True)
-    for ax, (name, cp) in zip(axes, (("ZOH", None), ("FOH", cosim.FOH()), ("NEPCE", cosim.NEPCE()),
-                                     ("pre-step", cosim.PreStep()))):
+    fig, axes = plt.subplots(1, 4, figsize=(16, 4.4), sharey=True, layout="constrained")
+    for i, (ax, (name, cp)) in enumerate(zip(axes, (("ZOH", None), ("FOH", cosim.FOH()), ("NEPCE", cosim.NEPCE()),
+                                                    ("pre-step", cosim.PreStep())))):
         reg = stability_region_area(coupling=cp, H=H, ratios=ratios, label=name)
-        reg.plot(ax)
-        ax.set_title(f"{name}: A = {reg.area:.3g} ms·l_x")
-    fig.tight_layout()
+        reg.plot(ax, color=f"C{i}")
+        ax.set_title(f"{name}: stable area A = {reg.area:.3g} ms·l_x")
+        if i:
+            ax.set_ylabel("")
+    fig.suptitle("Stable region of the two-mass oscillator (ck·dk = 1e8 N²s/m², 20 % amplitude rule); "
+                 "l_x = one decade of ck/dk")
     files.append(out / "genser_stability_regions.png")
     fig.savefig(files[-1], dpi=100)
     plt.close(fig)
 
     system = two_mass_oscillator(ck=2e5, dk=200)
     Hs = [1e-3, 3e-3, 6e-3] if small else [1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 8e-3, 9e-3, 10e-3]
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = plt.subplots(figsize=(6.5, 3.8), layout="constrained")
     for name, cp in (("ZOH", None), ("NEPCE", cosim.NEPCE()), ("pre-step", cosim.PreStep())):
         ax.plot(np.array(Hs) * 1e3, [eps_of(system, h, cp) for h in Hs], "o-", label=name)
-    ax.set_xlabel("ΔT [ms]")
-    ax.set_ylabel("ε_mono,global (saturated at 1)")
-    ax.set_title("ck = 2e5, dk = 200")
-    ax.legend()
-    fig.tight_layout()
+    ax.set_xlabel("macro step ΔT [ms]")
+    ax.set_ylabel("relative error ε_mono,global [-]\n(saturated at 1)")
+    ax.set_title("two-mass oscillator, ck = 2e5 N/m, dk = 200 Ns/m")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     files.append(out / "genser_dT_sweep.png")
     fig.savefig(files[-1], dpi=100)
     plt.close(fig)
 
     res = cosim.simulate(system, t_end=0.06, H=2e-3, solver=EULER, coupling=cosim.PreStep(), output_interval=1e-4)
     ref = cosim.simulate_monolithic(system, t_end=0.06, H=1e-5)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(6.5, 3.5), layout="constrained")
     ax.plot(ref.t, ref["S2.F"], "k-", lw=1, label="monolithic")
     ax.plot(res.t, res["S2.F"], "C3-", lw=1, label="pre-step, ΔT = 2 ms")
     ax.set_xlim(0.01, 0.05)
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("F [N]")
-    ax.legend()
-    fig.tight_layout()
+    ax.set_xlabel(f"t [{res.unit('t')}]")
+    ax.set_ylabel(f"coupling force F [{res.unit('S2.F')}]")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     files.append(out / "genser_phase.png")
     fig.savefig(files[-1], dpi=100)
     plt.close(fig)
@@ -85,17 +94,21 @@ def main(out, small=False):
     t_end = 0.4 if small else 1.0
     res = cosim.simulate(nl, t_end=t_end, H=1e-3, solver=EULER, coupling=cp)
     log = res.coupling_log
-    fig, axes = plt.subplots(3, 1, figsize=(6, 6), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(7, 6.5), sharex=True, layout="constrained")
     axes[0].plot(res.t, res["S2.F"])
-    axes[0].set_ylabel("F [N]")
+    axes[0].set_ylabel(f"coupling force F [{res.unit('S2.F')}]")
     code = {"SBC": 0, "MOD": 1, "MBC": 2}
     axes[1].step(log["t"], [code[p] for p in log["phase"]], where="post")
     axes[1].set_yticks([0, 1, 2], ["SBC", "MOD", "MBC"])
-    axes[2].plot(log["t"], log["params"]["S2"]["a"][:, 0], label="a (S2)")
-    axes[2].plot(log["t"], log["params"]["S1"]["a"][:, 0], label="a (S1, x1)")
-    axes[2].set_xlabel("t [s]")
-    axes[2].legend()
-    fig.tight_layout()
+    axes[1].set_ylabel("pre-step phase")
+    axes[1].set_title("phases: SBC signal-based coupling, MOD pre-step without input optimization, MBC full pre-step",
+                      fontsize=9)
+    axes[2].plot(log["t"], log["params"]["S2"]["a"][:, 0], label="a₁ of S2")
+    axes[2].plot(log["t"], log["params"]["S1"]["a"][:, 0], label="a₁ of S1 (x1)")
+    axes[2].set_ylabel("identified ARX\ncoefficient a₁ [-]")
+    axes[2].set_xlabel(f"t [{res.unit('t')}]")
+    axes[2].legend(loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
+    fig.suptitle("discrete pre-step with RLS, nonlinear two-mass oscillator with impulses, ΔT = 1 ms", fontsize=10)
     files.append(out / "genser_rls_phases.png")
     fig.savefig(files[-1], dpi=100)
     plt.close(fig)

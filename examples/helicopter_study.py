@@ -1,4 +1,7 @@
-"""The helicopter study of genser2020 §15 (Fig. 4.11): σ_mono,global and ε_mono,global over the communication step ΔT.
+"""Genser (2020): the helicopter study
+===================================
+
+The helicopter study of genser2020 §15 (Fig. 4.11): σ_mono,global and ε_mono,global over the communication step ΔT.
 
     .venv/bin/python examples/helicopter_study.py [--t-end 150] [--dts 0.01,0.02,...] [--out helicopter_study]
 
@@ -160,7 +163,7 @@ def plots(rows, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     for method in dict.fromkeys(r["method"] for r in rows):
         rr = [r for r in rows if r["method"] == method and r["stable"] is not None]
         if not rr:
@@ -168,30 +171,29 @@ def plots(rows, out):
         dts = [r["dt"] for r in rr]
         axes[0].semilogy(dts, [max(r["sigma"], 1e-8) for r in rr], "o-", ms=3, label=method)
         axes[1].semilogy(dts, [max(r["eps"], 1e-8) for r in rr], "o-", ms=3, label=method)
-    for ax, lab in zip(axes, (r"$\sigma_{mono,global}$ (sat. 1)", r"$\varepsilon_{mono,global}$ (sat. 1)")):
-        ax.set_xlabel(r"$\Delta T$ [s]")
-        ax.set_ylabel(lab)
+    for ax, lab in zip(axes, (r"stability measure $\sigma_{mono,global}$ [-] (saturated at 1)",
+                              r"relative error $\varepsilon_{mono,global}$ [-] (saturated at 1)")):
+        ax.set_xlabel(r"communication step $\Delta T$ [s]")
+        ax.set_ylabel(lab, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.suptitle("Helicopter + reconstructed controller, pilot v1 (genser2020 Fig. 4.11 analogue)", fontsize=9)
-    fig.tight_layout()
     fig.savefig(out + ".png", dpi=120)
     plt.close(fig)
     at = [r for r in rows if abs(r["dt"] - 0.08) < 1e-9 and r.get("result") is not None]
     if at:
-        fig, axes = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
+        fig, axes = plt.subplots(2, 1, figsize=(10, 5.2), sharex=True, layout="constrained")
         ref = at[0]["reference"]
         axes[0].plot(ref.t, ref["S1.Hdot"], "k", lw=1.5, label="monolithic")
         axes[1].plot(ref.t, ref["S2.collective"], "k", lw=1.5, label="monolithic")
         for r in at:
             axes[0].plot(r["result"].t, r["result"]["S1.Hdot"], lw=0.8, label=r["method"])
             axes[1].plot(r["result"].t, r["result"]["S2.collective"], lw=0.8, label=r["method"])
-        axes[0].set_ylabel("Ḣ [ft/s]")
-        axes[1].set_ylabel("main rotor collective [rad]")
-        axes[1].set_xlabel("t [s]")
-        axes[0].legend(fontsize=7)
+        axes[0].set_ylabel(f"heave velocity Ḣ [{ref.unit('S1.Hdot')}]")
+        axes[1].set_ylabel(f"main rotor collective [{ref.unit('S2.collective')}]")
+        axes[1].set_xlabel(f"t [{ref.unit('t')}]")
+        axes[0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
         fig.suptitle(r"$\Delta T$ = 0.08 s (genser2020 §15.3 analogue)", fontsize=9)
-        fig.tight_layout()
         fig.savefig(out + "_timeseries.png", dpi=120)
         plt.close(fig)
 

@@ -1,4 +1,7 @@
-"""Quick start: co-simulate the two-mass oscillator and compare with the monolithic solution.
+"""Quick start: ZOH, Lagrange and EXTRIPOL under Jacobi and Gauss-Seidel
+=====================================================================
+
+Quick start: co-simulate the two-mass oscillator and compare with the monolithic solution.
 
 Run: .venv/bin/python examples/quickstart.py
 """

@@ -1,9 +1,10 @@
 """make wheel-check, core-only venv: cosim installed without extras, system libraries hidden.
 
-simulate, results (DataFrame, CSV), analysis and plotting work; cosim.doe and cosim.FMU raise ImportError naming
-their extra. Run from outside the source tree, so that the installed package is the one imported.
+simulate, results (DataFrame, CSV), analysis and plotting work; cosim.doe, cosim.FMU and cosim.explore raise
+ImportError naming their extra. Run from outside the source tree, so that the installed package is the one imported.
 """
 import os
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -36,7 +37,8 @@ def load_fmu():
         cosim.FMU(os.path.join(tmp, "empty.fmu"))
 
 
-for feature, extra, load in [("cosim.doe", "doe", lambda: __import__("cosim.doe")), ("cosim.FMU", "fmu", load_fmu)]:
+for feature, extra, load in [("cosim.doe", "doe", lambda: __import__("cosim.doe")), ("cosim.FMU", "fmu", load_fmu),
+                             ("cosim.explore", "jupyter", lambda: cosim.explore(system, 0.05))]:
     try:
         load()
     except ImportError as e:
@@ -44,4 +46,8 @@ for feature, extra, load in [("cosim.doe", "doe", lambda: __import__("cosim.doe"
         print(f"{feature}: ImportError: {e}")
     else:
         sys.exit(f"{feature} did not raise ImportError without the [{extra}] extra")
+# The command line too: one line naming the extra, no traceback.
+study = subprocess.run([sys.executable, "-m", "cosim", "doe", "none.toml"], capture_output=True, text=True)
+assert study.returncode == 1 and 'pip install "cosim[doe]"' in study.stderr and "Traceback" not in study.stderr, study
+print(f"cosim doe: exit 1: {study.stderr.strip()}")
 print(f"core-only: import, simulate, to_csv/to_dataframe, plot, analysis (rho = {rho:.4f}) work")

@@ -39,13 +39,19 @@ def exported_tables():
 
 
 def registry_tables():
-    """{capability: [kind names in order]} of the kinds chosen per run, as written in csrc/master/registry.c (a
-    kind's code is its index)."""
+    """{capability: [kind names in order]} of the kinds chosen per run, as written in csrc/master/registry.c (one
+    line per kind, `&descriptor`; a kind's code is its index) and the descriptors' definitions in the kinds'
+    implementation files (`const cs_kind descriptor = {"name", ..., {.coupling = create}, ...}`)."""
+    descriptors = {}
+    for f in CSRC.rglob("*.c"):
+        for var, name, body in re.findall(r'^const cs_kind (\w+) = \{"([^"]+)",(.*?)\};', f.read_text(),
+                                          flags=re.S | re.M):
+            descriptors[var] = (name, bool(re.search(r"\{\.(coupling|scheme|control) =", body)))
     text = (CSRC / "master" / "registry.c").read_text()
-    bodies = dict(re.findall(r"static const cs_kind (\w+)\[\] = \{(.*?)\n\};", text, flags=re.S))
+    bodies = dict(re.findall(r"static const cs_kind \*const (\w+)\[\] = \{(.*?)\};", text, flags=re.S))
     caps = dict((var, cap) for cap, var in re.findall(r'CAPABILITY\("(\w+)", (\w+)\)', text))
-    return {caps[var]: re.findall(r'^\s*\{"([^"]+)"', body, flags=re.M) for var, body in bodies.items()
-            if ".create" not in body and re.search(r"\{\.(coupling|scheme|control) =", body)}
+    tables = {caps[var]: [descriptors[d] for d in re.findall(r"&(\w+)", body)] for var, body in bodies.items()}
+    return {cap: [name for name, _ in kinds] for cap, kinds in tables.items() if all(chosen for _, chosen in kinds)}
 
 
 def test_every_enumerator_is_exported_with_its_value():

@@ -33,3 +33,28 @@ def test_cli_usage():
     proc = subprocess.run([sys.executable, "-m", "cosim", "nosuchcommand"], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and "unknown command" in proc.stderr
+
+
+def test_demo_figure_has_at_most_four_curves_per_panel_and_units():
+    """issue 27 part 4: every panel shows one family of approximations and the reference (<= 4 curves), every
+    approximation of the table is drawn once per (case, scheme), and every panel's axes are labelled with units."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    t = np.linspace(0.0, 0.1, 11)
+    refs = {(c["H"], c["update"]): (t, np.sin(50 * t) * 1e4) for c in demo.CASES}
+    curves = {(c["H"], c["update"], s, label): (t, np.cos(50 * t) * 1e4) for c in demo.CASES for s in demo.SCHEMES
+              for label, _ in demo.APPROXIMATIONS}
+    fig = demo.figure(curves, refs, 0.1)
+    panels = [a for a in fig.axes if a.get_lines()]
+    assert len(panels) == len(demo.CASES) * len(demo.SCHEMES) * len(demo.FAMILIES)
+    curves_per_panel = [len([ln for ln in a.get_lines() if ln.get_linestyle() not in ("None", "")]) for a in panels]
+    assert max(curves_per_panel) <= 4
+    assert sum(curves_per_panel) == len(curves) + len(panels)        # each run once, plus one reference per panel
+    assert sorted(label for _, labels in demo.FAMILIES for label in labels) == sorted(
+        label for label, _ in demo.APPROXIMATIONS)
+    for a in panels:
+        assert a.get_ylabel().endswith("F [kN]")
+    assert all(a.get_xlabel() == "t [s]" for a in panels[-len(demo.FAMILIES):])
+    plt.close(fig)

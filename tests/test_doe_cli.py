@@ -181,3 +181,16 @@ def test_study_model_file_that_raises_exits_2(tmp_path):
     proc = _run([str(f), "--no-progress"], tmp_path)
     assert proc.returncode == 2 and "model.file" in proc.stderr and "raised ImportError" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_missing_doe_extra_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
+    # A core-only install: one module of the [doe] extra cannot be found. The CLI says which extra to install, in one
+    # line, instead of a traceback from importing cosim.doe (make wheel-check runs it for real in a core-only venv).
+    from cosim import _extras, cli
+    monkeypatch.setitem(_extras.EXTRAS, "doe", _extras.EXTRAS["doe"] + ("cosim_no_such_module",))
+    study = tmp_path / "s.toml"
+    study.write_text("")
+    assert cli.doe_main([str(study), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and 'pip install "cosim[doe]"' in err and "cosim_no_such_module" in err, err
+    assert not (tmp_path / "o").exists()

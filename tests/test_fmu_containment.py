@@ -124,8 +124,8 @@ def test_extraction_size_limit(fmus, tmp_path, monkeypatch):
         cosim.CoupledSystem.from_ssp(ssp)
     monkeypatch.undo()
     assert cosim.FMU(big, kind="cs", max_unpacked=4 << 20).nu == 1
-    for bad in (0, -1, 1.5, True, "1"):
-        with pytest.raises(ValueError, match="max_unpacked"):
+    for bad, error in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("1", TypeError)):
+        with pytest.raises(error, match="max_unpacked"):
             cosim.FMU(big, kind="cs", max_unpacked=bad)
 
 

@@ -5,7 +5,7 @@ from scipy.linalg import expm
 
 import cosim
 from cosim import models
-from conftest import observed_orders
+from conftest import observed_orders, recurrence_spectral_radius
 
 HS = [0.2 * 2.0**-N for N in range(7)]
 U_EXACT = np.array([np.exp(-2.0), np.exp(-2.0) - np.exp(-4.0)])
@@ -185,3 +185,35 @@ def test_S2_energy_growth_consistent_hermite(H, expected):
     assert ratio[-1] == pytest.approx((1 + 16 * H**4 / 4) ** (20.0 / H), rel=1e-8)
     assert ratio[-1] == pytest.approx(expected, rel=1e-6)
     assert np.all(np.diff(ratio) >= -1e-12)
+
+
+@pytest.mark.parametrize("H,rho", [(0.4, 0.996148), (0.2, 0.999792), (0.1, 0.999987), (0.05, 0.99999922)])
+def test_S3_lagged_hermite_is_stable(H, rho):
+    """P = 1 with lagged derivatives: rho(M_L) < 1 (moshagen.md §7 S3, a documented deviation: the paper claims
+    instability). rho is read from the recurrence the run realises (states + lagged derivatives)."""
+    res = cosim.simulate(models.spring_mass(), 40 * H, H, approximation=cosim.Hermite(1, "lagged"),
+                         solver=cosim.Exact())
+    measured, residual = recurrence_spectral_radius(res.X)
+    assert residual < 1e-12
+    assert measured == pytest.approx(rho, rel=1e-6) and measured < 1
+
+
+@pytest.mark.parametrize("T,expected", [(20.0, 0.95999763), (100.0, 0.81253338)])
+def test_S3_lagged_hermite_energy_decays(T, expected):
+    res = cosim.simulate(models.spring_mass(), T, 0.2, approximation=cosim.Hermite(1, "lagged"), solver=cosim.Exact())
+    assert energy_ratio(res, 1.0, 1.0)[-1] == pytest.approx(expected, rel=1e-7)
+
+
+def test_S5_gauss_seidel_is_symplectic_euler():
+    """Non-iterative Gauss-Seidel, P = 0 (S2 sees S1's new end value) is symplectic Euler: det M = 1, the energy
+    stays bounded (H = 0.1, T = 1000: within [0.95238, 1.05263] = [1/1.05, 1/0.95]) and the global error on M is of order 1."""
+    res = cosim.simulate(models.spring_mass(), 1000.0, 0.1, scheme="gauss-seidel", approximation=cosim.ZOH(),
+                         solver=cosim.Exact())
+    ratio = energy_ratio(res, 1.0, 1.0)
+    assert len(ratio) == 10001
+    # bounded by 1/(1 +- H/2) (the modified energy s^2 + v^2 - H s v is conserved), and the bounds are reached
+    assert 1 / 1.05 - 1e-12 <= ratio.min() < 0.95239 and 1.05262 < ratio.max() <= 1 / 0.95 + 1e-12
+    errs = [final_error(models.mutual_2x2(), 10.0, H, M_EXACT, scheme="gauss-seidel", approximation=cosim.ZOH(),
+                        solver=cosim.Exact()) for H in HS]
+    assert errs[0] == pytest.approx(4.6855e-2, rel=1e-4) and errs[-1] == pytest.approx(8.4783e-4, rel=1e-4)
+    assert abs(np.mean(observed_orders(errs)[-3:]) - 1.0) <= 0.05

@@ -1,5 +1,6 @@
 """Genser's pre-step coupling, FOH/NEPCE baselines (genser2020.md §3-§5, §8, §9; acceptance tests of §18)."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -459,6 +460,30 @@ def test_nepce_correction_is_integral_of_extrapolation_error():
 
 
 # ------------------------------------------------------------------------------------------------------ bad input
+
+def test_thesis_names_are_aliases_of_the_snake_case_parameters():
+    """genser2020's reference names (cosim.coupling.THESIS_NAMES) give the same options as cosim's names, without a
+    warning; both at once is an error; the attributes answer to both names."""
+    from cosim.coupling import THESIS_NAMES
+    values = dict(useErrDiffEqu=True, optionErrDiffEqu="ex. euler", stepsErrDiffEqu=3, optionExtrapolation="ex. euler",
+                  stepsExtrapolation=2, stepsDiscreteSystemMatrices=10, timeLearning=0.1, timeSwitchphase=0.01,
+                  thresholdMbc2sbcCoupling=2.0, thresholdMbcNoInputOpt=0.5, inputSemantics="hold", sbcMethod="foh")
+    assert set(values) == set(THESIS_NAMES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        old = cosim.PreStep(variant="discrete", **values)
+    new = cosim.PreStep(variant="discrete", **{THESIS_NAMES[k]: v for k, v in values.items()})
+    a, b = (p._options(two_mass_oscillator(), 1e-3, 0.01) for p in (old, new))
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    for k in values:
+        assert getattr(old, k) == getattr(new, THESIS_NAMES[k]) == getattr(new, k)
+    with pytest.raises(TypeError, match="learning_time"):
+        cosim.PreStep(learning_time=0.1, timeLearning=0.1)
+    with pytest.raises(TypeError, match="timeLearnin"):
+        cosim.PreStep(timeLearnin=0.1)
+    assert np.array_equal(prestep_phi(-np.eye(1), np.eye(1), np.eye(1), 1e-3, 7)[0],
+                          prestep_phi(-np.eye(1), np.eye(1), np.eye(1), 1e-3, stepsDiscreteSystemMatrices=7)[0])
+
 
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="variant"):

@@ -129,6 +129,17 @@ def test_a_wrong_name_in_connect_lists_the_valid_names():
         cosim.CoupledSystem([a, b], [cosim.connect("S9.F", "S1.F")])
 
 
+
+def test_connecting_a_subsystem_with_millions_of_signals_does_not_list_them_all():
+    # found by the fuzz under a 4 GiB address-space limit: the list of valid names was built for every connection
+    # (2**31 names: MemoryError with no message); now only for an error, and only the first 20
+    big = cosim.ODE(lambda t, x, u: [0.0], lambda t, x, u: [0.0], nx=1, nu=1, ny=2**31, name="S1")
+    system = cosim.CoupledSystem([big], [cosim.connect("S1.y[0]", "S1.u[0]")])
+    assert system.subsystems[0].ny == 2**31
+    with pytest.raises(ValueError, match=r"valid outputs of S1: S1\.y\[0\], .*, S1\.y\[19\], \.\.\. \(2147483648 in all\)$"):
+        cosim.CoupledSystem([big], [cosim.connect("S1.y[2147483648]", "S1.u[0]")])
+
+
 # ---------------------------------------------------------------- t_start
 def test_t_start_shifts_the_run_of_a_time_invariant_system():
     system = cosim.models.two_mass_oscillator()

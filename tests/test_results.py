@@ -174,13 +174,14 @@ def test_plot_panels_single_axes_and_reference(run):
     assert len(fig.axes) == res.Y.shape[1]
     line = fig.axes[-1].get_lines()[-1]
     np.testing.assert_array_equal(line.get_ydata(), res["S2.F"])
-    assert fig.axes[-1].get_ylabel() == "S2.F" and fig.axes[-1].get_xlabel() == "t [s]"
+    assert fig.axes[-1].get_ylabel() == "S2.F [N]" and fig.axes[-1].get_xlabel() == "t [s]"   # units of the model
     plt.close(fig)
     fig, ax = plt.subplots()
     out = res.plot(signals=["S1.x1", "S2.x2"], ax=ax, ref=ref)
     assert out is ax and len(ax.get_lines()) == 4
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["S1.x1 (reference)", "S1.x1",
-                                                                   "S2.x2 (reference)", "S2.x2"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["S1.x1 (reference)", "S1.x1 [m]",
+                                                                   "S2.x2 (reference)", "S2.x2 [m]"]
+    assert ax.get_ylabel() == "value [m]"                  # one panel, one unit: the axis carries it
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), ref["S1.x1"])
     plt.close(fig)
     fig, axs = plt.subplots(2)

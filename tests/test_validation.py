@@ -312,7 +312,18 @@ def test_evaluate_validates_arguments():
     lambda v: cosim.connect("S1.y[0]", "S2.u[0]", gain=v),
     lambda v: cosim.StepControl(rtol=v),
     lambda v: cosim.models.kraft_two_mass(m1=v),
-], ids=["RLS.lam", "CVODE.rtol", "connect.gain", "StepControl.rtol", "kraft_two_mass.m1"])
+    lambda v: cosim.Implicit(tol=v),
+    lambda v: cosim.WaveformRelaxation(omega=v),
+    lambda v: cosim.Euler(h=v),
+    lambda v: cosim.PreStep(learning_time=v),
+    lambda v: cosim.NEPCE(K=v),
+    lambda v: cosim.models.precice_oscillator(m1=v),
+    lambda v: cosim.models.quarter_truck(m_c=v),
+    lambda v: cosim.models.two_mass_oscillator(ck=v),
+    lambda v: cosim.sysid.MOESPWindow(n_u=1, n_y=1, window=20, threshold=v),
+], ids=["RLS.lam", "CVODE.rtol", "connect.gain", "StepControl.rtol", "kraft_two_mass.m1", "Implicit.tol",
+        "WaveformRelaxation.omega", "Euler.h", "PreStep.learning_time", "NEPCE.K", "precice_oscillator.m1",
+        "quarter_truck.m_c", "two_mass_oscillator.ck", "MOESPWindow.threshold"])
 @pytest.mark.parametrize("value", ["0.5", True])
 def test_numbers_given_as_strings_or_bools_are_refused_everywhere(make, value):
     with pytest.raises(TypeError):

@@ -47,6 +47,17 @@ class Study:
     max_runs : the largest design built (default :data:`cosim.doe.designs.MAX_RUNS`, 10⁶); a larger one is refused
         with its size before it is built.
     study_id : an optional label stored in the checkpoint: a resume with another label is refused.
+
+    Examples
+    --------
+    >>> import cosim
+    >>> from cosim import doe
+    >>> study = doe.Study(build=lambda p: dict(system=cosim.models.two_mass_oscillator(), H=p["H"], t_end=0.05,
+    ...                                        solver=cosim.Exact()),
+    ...                   factors={"H": [1e-3, 5e-4]}, responses=["eps_mono", "stable"], reference=True)
+    >>> table = study.run()
+    >>> list(table["status"]), bool((table["eps_mono"] < 0.1).all())
+    (['ok', 'ok'], True)
     """
 
     def __init__(self, build, factors=None, design="full", responses=None, reference=False, *, n=None, seed=None,
@@ -130,7 +141,9 @@ class Study:
         commit_interval : seconds between the checkpoint's commits (default 0.05; 0 commits every run as it
             finishes). The runs of the last interval are committed at the end, on Ctrl-C and on a study error; only
             a hard crash or kill of this process can cost them (they run again on resume).
+
         progress : True shows a tqdm bar (``tqdm.auto``: a widget in Jupyter) with runs/s and the time left.
+
         chunksize : runs per task (default 1 for threads; for processes and Dask about 4 tasks per worker, at
             most 64 runs each, to amortise the dispatch).
         """

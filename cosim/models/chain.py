@@ -35,7 +35,7 @@ class Uniform:
     ``signed=True`` each value gets a random sign (the thesis' "±[a, b]")."""
 
     def __init__(self, low, high, signed=False):
-        low, high = _real("Uniform.low", low), _real("Uniform.high", high)
+        low, high = _check.real(low, "Uniform.low"), _check.real(high, "Uniform.high")
         if not low <= high:
             raise ValueError(f"Uniform: need low <= high, got [{low}, {high}]")
         self.low, self.high, self.signed = low, high, bool(signed)
@@ -48,10 +48,6 @@ class Uniform:
 
     def __repr__(self):
         return f"Uniform({self.low}, {self.high}{', signed=True' if self.signed else ''})"
-
-
-def _real(name, v):
-    return _check.real(v, name)
 
 
 def _per(name, value, n, rng, first=1, positive=False, nonneg=False):
@@ -95,15 +91,6 @@ def _per(name, value, n, rng, first=1, positive=False, nonneg=False):
     if nonneg and not np.all(a >= 0):
         raise ValueError(f"{name}: must be non-negative")
     return a
-
-
-def _int(name, v, lo, hi=None):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name}: expected an int, got {v!r}")
-    v = int(v)
-    if v < lo or (hi is not None and v > hi):
-        raise ValueError(f"{name}: must be in {lo}..{hi if hi is not None else 'inf'}, got {v}")
-    return v
 
 
 def _sizes(n, n_s, cuts, sizes):
@@ -155,7 +142,7 @@ def _forces(forces, n, rng):
         if "bodies" in f and "fraction" in f:
             raise ValueError(f"{name}: give bodies or fraction, not both")
         if "fraction" in f:
-            fr = _real(f"{name}.fraction", f["fraction"])
+            fr = _check.real(f["fraction"], f"{name}.fraction")
             if not 0 < fr <= 1:
                 raise ValueError(f"{name}.fraction: must be in (0, 1], got {fr}")
             k = max(1, int(round(fr * n)))
@@ -191,8 +178,8 @@ def _forces(forces, n, rng):
             if times is None or times.ndim != 1 or times.size < 1 or not np.all(np.isfinite(times)):
                 raise ValueError(f"{name}.times: expected a list of impulse start times t_I")
             amp = par("amplitude")
-            dur = _real(f"{name}.duration", f.get("duration", np.nan)) if "duration" in f else None
-            wid = _real(f"{name}.width", f["width"]) if "width" in f else None
+            dur = _check.real(f.get("duration", np.nan), f"{name}.duration") if "duration" in f else None
+            wid = _check.real(f["width"], f"{name}.width") if "width" in f else None
             if dur is None or wid is None or dur <= 0 or wid <= 0:
                 raise ValueError(f"{name}: impulses need positive 'duration' (Δt_I) and 'width' (δ_I)")
             rows = np.array([[b, a, t, dur, wid] for b, a in zip(bodies, amp) for t in times]).reshape(-1, 5)
@@ -216,17 +203,22 @@ def oscillator_chain(n_bodies=None, n_subsystems=None, *, masses=1.0, stiffness=
     masses : m_i [kg] (per body).   stiffness : c_i [N/m],  damping : d_i [Ns/m] (per element).
     cubic : (C_i, D_i), the nonlinear coefficients of (2.9) (per element each).
     exponents : (e_x, e_v) of (2.9), per element each (default 3, 3: the cubic law 2.10).
+
     forces : list of dicts, ``{"kind": "harmonic", "bodies": [50], "amplitude": ΔF_H, "omega": Ω_H, "phase": φ_H}``,
         ``{"kind": "sine", ..., "power": A_S}`` (2.14), ``{"kind": "contact", "A": A_C, "B": B_C}`` (2.12),
         ``{"kind": "impulse", "amplitude": ΔF_I, "times": [t_I, ...], "duration": Δt_I, "width": δ_I}`` (2.13);
         ``"bodies"`` (1-based, or ``"all"``) or ``"fraction"`` (random bodies) selects where they act; amplitude,
         omega, phase, A, B accept the per-body forms above.
+
     contact : shortcut for one contact force dict (without ``kind``).
     ends : ("fixed" | "free", "fixed" | "free"): a free end zeroes the end element (c = d = C = D = 0, §3.1).
+
     cuts : element indices 2 … n_K at which the chain is cut, or ``sizes``: bodies per subsystem (unequal sizes
         allowed); default: n_s subsystems of (almost) equal size.
+
     x0, v0 : initial positions [m] and velocities [m/s] (per body). Positions of bodies with a contact force are
         clipped to ≤ 0 (the admissible side of the wall for A_C < 0: exp(B_C x) would overflow, §3.1).
+
     seed : seed of the random generator for Uniform parameters and ``fraction`` selections.
     preset : a parameter set of kraft2021 §18 (:data:`PRESETS`); the other arguments override it.
 
@@ -286,11 +278,11 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
            v0=0.0, seed=None, t_end=None):
     if n_bodies is None:
         raise TypeError("n_bodies: missing the number of bodies n_K (or give preset=...)")
-    n = _int("n_bodies", n_bodies, 1, 1 << 22)
+    n = _check.integer(n_bodies, "n_bodies", 1, 1 << 22)
     if n_subsystems is None:
         n_s = len(sizes) if sizes is not None else (len(cuts) + 1 if cuts is not None else 1)
     else:
-        n_s = _int("n_subsystems", n_subsystems, 1)
+        n_s = _check.integer(n_subsystems, "n_subsystems", 1)
         if n_s > n:
             raise ValueError(f"n_subsystems: n_s = {n_s} is more than n_bodies = {n} (at least one body per subsystem)")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
@@ -345,7 +337,8 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
         inputs = (["lam_left"] if lcut else []) + (["lam_right"] if rcut else [])
         z0 = np.column_stack([xs[a:b], vs[a:b]]).reshape(-1)
         subs.append(BuiltinModel("chain_segment", params, nx=2 * nl, nu=lcut + rcut, ny=4, x0=z0, name=f"S{L + 1}",
-                                 feedthrough=False, inputs=inputs, outputs=["xl", "xr", "vl", "vr"], states=states))
+                                 feedthrough=False, inputs=inputs, outputs=["xl", "xr", "vl", "vr"], states=states,
+                                 units=_units(states + inputs + ["xl", "xr", "vl", "vr"])))
     elements = []
     for L in range(n_s - 1):
         e = cut_elements[L] - 1                          # 0-based element index
@@ -358,7 +351,8 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
         else:
             k = f"K{L + 1}"
             elements.append(BuiltinModel("chain_element", [c[e], d[e], C[e], D[e], ex[e], ev[e]], nx=0, nu=4, ny=1,
-                                         name=k, feedthrough=True, inputs=["xL", "vL", "xR", "vR"], outputs=["lam"]))
+                                         name=k, feedthrough=True, inputs=["xL", "vL", "xR", "vR"], outputs=["lam"],
+                                         units=_units(["xL", "vL", "xR", "vR", "lam"])))
             conns += [connect(f"{left}.xr", f"{k}.xL"), connect(f"{left}.vr", f"{k}.vL"),
                       connect(f"{right}.xl", f"{k}.xR"), connect(f"{right}.vl", f"{k}.vR"),
                       connect(f"{k}.lam", f"{left}.lam_right"), connect(f"{k}.lam", f"{right}.lam_left")]
@@ -377,6 +371,11 @@ def _build(n_bodies=None, n_subsystems=None, masses=1.0, stiffness=1.0, damping=
                                                                                else [])]
     system.monitor = mon
     return system
+
+
+def _units(names):
+    """Units of chain signal names: positions x… [m], velocities v… [m/s], cut forces lam… [N]."""
+    return {n: "N" if n.startswith("lam") else "m/s" if n.startswith("v") else "m" for n in names}
 
 
 def chain_states(system, X):

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import _check
 from ..system import LTI, ODE, CoupledSystem, connect
+from ._units import declare
 
 STATES = ("theta", "phi", "p", "q", "xi", "vx", "vy", "vz")
 INPUTS = ("collective", "long_cyclic", "lat_cyclic", "tail_rotor")
@@ -38,6 +39,12 @@ OUTPUTS = ("Hdot", "theta", "phi", "psidot", "p", "q")
 #: controller inputs u2 = (r − y_ctrl, −y_rate) and the pilot's outputs r
 CONTROLLER_INPUTS = ("e_Hdot", "e_theta", "e_phi", "e_psidot", "e_p", "e_q")
 PILOT_OUTPUTS = ("Hdot_ref", "theta_ref", "phi_ref", "psidot_ref")
+#: units of the signals (genser2020 §10.4: Ḣ and the velocities in ft/s, attitudes in rad, rates in rad/s, the four
+#: actuator inputs in rad); the controller's own states have none
+UNITS = {"theta": "rad", "phi": "rad", "p": "rad/s", "q": "rad/s", "xi": "rad/s", "vx": "ft/s", "vy": "ft/s",
+         "vz": "ft/s", "Hdot": "ft/s", "psidot": "rad/s", **{u: "rad" for u in INPUTS}}
+UNITS.update({f"e_{k}": UNITS[k] for k in ("Hdot", "theta", "phi", "psidot", "p", "q")})
+UNITS.update({f"{k}_ref": UNITS[k] for k in ("Hdot", "theta", "phi", "psidot")})
 
 # genser2020.md Appendix A (from the Skogestad & Postlethwaite model; rounded to 7 significant digits)
 A1 = np.array([
@@ -170,8 +177,9 @@ def _pilot_function(pilot):
 def helicopter_plant(name="S1", x0=None) -> LTI:
     """S1: the Lynx model of Appendix A as a :class:`cosim.LTI` with named states, inputs and outputs (module doc).
     ``x0``: initial state (default zero: "helicopter on the ground, rotors still", genser2020 §10.4)."""
-    return LTI(A1, B1, C1, np.zeros((6, 4)), x0=x0, name=name, inputs=list(INPUTS), outputs=list(OUTPUTS),
-               states=list(STATES))
+    plant = LTI(A1, B1, C1, np.zeros((6, 4)), x0=x0, name=name, inputs=list(INPUTS), outputs=list(OUTPUTS),
+                states=list(STATES))
+    return declare(UNITS, plant)[0]
 
 
 def _series(G1, G2):
@@ -241,6 +249,7 @@ def helicopter_controller(gain=2.0, zero=1.0, pole=0.005, rate_weight=0.1, gamma
     AK, BK, CK, DK = _series(W2, (Ainf, Binf, Cinf, np.zeros((4, 6))))
     K = LTI(AK, -BK, CK, -DK, name=name, inputs=list(CONTROLLER_INPUTS), outputs=list(INPUTS),
             states=[f"xk{i}" for i in range(AK.shape[0])])
+    declare(UNITS, K)
     lam_k = np.linalg.eigvals(AK)
     Acl = np.block([[A1, B1 @ CK], [BK @ C1, AK]])  # u2 = −y1 (r = 0) and S2 = (AK, −BK, CK)
     lam_cl = np.linalg.eigvals(Acl)
@@ -284,7 +293,8 @@ def helicopter(controller=None, pilot="v1", *, x0=None, pilot_input=False) -> Co
         if not isinstance(pilot_input, bool):
             raise TypeError(f"pilot_input: expected True or False, got {pilot_input!r}")
         subs.append(ODE(lambda t, x, u: np.zeros(0), lambda t, x, u: r(t), 0, int(pilot_input), 4, name="pilot",
-                        feedthrough=False, outputs=list(PILOT_OUTPUTS), inputs=["unused"] if pilot_input else None))
+                        feedthrough=False, outputs=list(PILOT_OUTPUTS), inputs=["unused"] if pilot_input else None,
+                        units={k: UNITS[k] for k in PILOT_OUTPUTS}))
         conns += [connect(f"pilot.y[{i}]", f"{c}.u[{i}]") for i in range(4)]
     system = CoupledSystem(subs, conns, inputs_default={"pilot.u[0]": 0.0} if pilot is not None and pilot_input
                            else None)

@@ -22,6 +22,8 @@ import numpy as np
 
 from .. import _check
 from ..system import LTI, BuiltinModel, CoupledSystem, connect
+from ._units import declare
+from .two_mass import UNITS  # x1, v1, x2, v2 [m, m/s] and λ [N], as in the two-mass oscillator
 
 #: kraft2021 Table 5.2 (d_i = 0 for all elements)
 TABLE_5_2 = {
@@ -74,7 +76,7 @@ def kraft_two_mass(model: str = "M1", **overrides) -> CoupledSystem:
         conns = []
         for dst in ("S1.lam", "S2.lam"):
             conns += [connect("S2.x2", dst, p["cc"]), connect("S1.x1", dst, -p["cc"])]
-        system = CoupledSystem([s1, s2], conns)
+        system = CoupledSystem(list(declare(UNITS, s1, s2)), conns)
     else:
         s1 = BuiltinModel("kraft_mass", [p["m1"], p["c1"], 0.0, p["C1"], p["D1"], p["ex"], p["ev"], 1.0, p["AC"],
                                          p["BC"]], nx=2, nu=1, ny=2, x0=x0[:2], feedthrough=False, **S1)
@@ -85,7 +87,7 @@ def kraft_two_mass(model: str = "M1", **overrides) -> CoupledSystem:
                           outputs=["lam"])
         conns = [connect("C.lam", "S1.lam"), connect("C.lam", "S2.lam"), connect("S1.x1", "C.x1"),
                  connect("S1.v1", "C.v1"), connect("S2.x2", "C.x2"), connect("S2.v2", "C.v2")]
-        system = CoupledSystem([s1, s2, el], conns)
+        system = CoupledSystem(list(declare(UNITS, s1, s2, el)), conns)
     system.params = dict(p, model=model, linear=linear)
     system.monitor = {g: list(v) for g, v in MONITOR.items()}
     system.t_end = 0.1
@@ -128,7 +130,7 @@ def kraft_asymmetric(m1: float = 1.0e-6, dc: float = 0.0, *, m2: float = 1.0, c:
                       name="C", feedthrough=True, inputs=["x1", "v1", "x2", "v2"], outputs=["lam"])
     conns = [connect("C.lam", "S1.lam"), connect("C.lam", "S2.lam"), connect("S1.x1", "C.x1"),
              connect("S1.v1", "C.v1"), connect("S2.x2", "C.x2"), connect("S2.v2", "C.v2")]
-    system = CoupledSystem([s1, s2, el], conns)
+    system = CoupledSystem(list(declare(UNITS, s1, s2, el)), conns)
     system.params = dict(vals, x0=tuple(x0), model="asymmetric")
     system.monitor = {g: list(v) for g, v in MONITOR.items()}
     system.t_end = 1.0

@@ -9,6 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..system import LTI, CoupledSystem, connect
+from ._units import declare
+
+#: units of the spring-mass split (s [m], v [m/s], F [N]; m [kg], c [N/m]); the other problems are dimensionless
+SPRING_MASS_UNITS = {"s": "m", "v": "m/s", "F": "N"}
 
 
 def linear_split(A, x0, groups=None, names=None) -> CoupledSystem:
@@ -57,6 +61,6 @@ def spring_mass(m=1.0, c=1.0, x0=(1.0, 0.0)) -> CoupledSystem:
                  states=["s"])
     mass = LTI([[0.0]], [[-1.0 / m]], [[1.0]], None, x0=[x0[1]], name="mass", inputs=["F"], outputs=["v"],
                states=["v"])
-    system = CoupledSystem([spring, mass], [connect("mass.v", "spring.v"), connect("spring.F", "mass.F")])
+    system = CoupledSystem(list(declare(SPRING_MASS_UNITS, spring, mass)), [connect("mass.v", "spring.v"), connect("spring.F", "mass.F")])
     system.params = dict(m=m, c=c, x0=np.asarray(x0, float))
     return system

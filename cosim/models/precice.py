@@ -14,16 +14,12 @@ import math
 
 import numpy as np
 
+from .. import _check
 from ..system import LTI, CoupledSystem, connect
+from ._units import declare
 
-
-def _pos(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a real number, got {v!r}")
-    v = float(v)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: must be a positive finite number, got {v!r}")
-    return v
+#: units of the signals (displacements u, velocities v; the benchmark's parameters are SI numbers)
+UNITS = {"u1": "m", "v1": "m/s", "u2": "m", "v2": "m/s"}
 
 
 def precice_oscillator(m1=1.0, m2=1.0, k1=4 * math.pi ** 2, k2=4 * math.pi ** 2, k12=16 * math.pi ** 2,
@@ -33,7 +29,8 @@ def precice_oscillator(m1=1.0, m2=1.0, k1=4 * math.pi ** 2, k2=4 * math.pi ** 2,
 
     ``system.solution(t)`` returns the analytic states (len(t) x 4: u1, v1, u2, v2) from the modal decomposition;
     ``system.params`` holds the parameters."""
-    m1, m2, k1, k2, k12 = (_pos(n, v) for n, v in (("m1", m1), ("m2", m2), ("k1", k1), ("k2", k2), ("k12", k12)))
+    m1, m2, k1, k2, k12 = (_check.real(v, n, positive=True)
+                           for n, v in (("m1", m1), ("m2", m2), ("k1", k1), ("k2", k2), ("k12", k12)))
     u0 = np.asarray(u0, dtype=float).reshape(-1)
     v0 = np.asarray(v0, dtype=float).reshape(-1)
     if u0.size != 2 or not np.all(np.isfinite(u0)):
@@ -44,7 +41,7 @@ def precice_oscillator(m1=1.0, m2=1.0, k1=4 * math.pi ** 2, k2=4 * math.pi ** 2,
              x0=[u0[0], v0[0]], states=("u1", "v1"), inputs=["u2"], outputs=["u1"])
     s2 = LTI([[0.0, 1.0], [-(k2 + k12) / m2, 0.0]], [[0.0], [k12 / m2]], [[1.0, 0.0]], [[0.0]], name="S2",
              x0=[u0[1], v0[1]], states=("u2", "v2"), inputs=["u1"], outputs=["u2"])
-    system = CoupledSystem([s1, s2], [connect("S1.u1", "S2.u1"), connect("S2.u2", "S1.u2")])
+    system = CoupledSystem(list(declare(UNITS, s1, s2)), [connect("S1.u1", "S2.u1"), connect("S2.u2", "S1.u2")])
     system.params = dict(m1=m1, m2=m2, k1=k1, k2=k2, k12=k12, u0=u0.copy(), v0=v0.copy())
     # modal solution: M ü + K u = 0, with q = M^{1/2} u: q̈ + Ω q = 0, Ω = M^{-1/2} K M^{-1/2} symmetric
     K = np.array([[k1 + k12, -k12], [-k12, k2 + k12]])

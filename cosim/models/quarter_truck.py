@@ -23,17 +23,18 @@ import numpy as np
 
 from .. import _check
 from ..system import LTI, ODE, CoupledSystem, connect
+from ._units import declare
 
-
-def _positive(name, v):
-    return _check.real(v, name, positive=True)
+#: units of the signals: deflections d, dt [m], velocities vc, vw, v, vg [m/s], the suspension force F [N]; the
+#: road oscillator's states p, q are dimensionless (z_g = A p)
+UNITS = {"d": "m", "vc": "m/s", "dt": "m", "vw": "m/s", "v": "m/s", "vg": "m/s", "F": "N", "p": "-", "q": "-"}
 
 
 def _ground(road_amplitude, road_frequency):
     A = float(road_amplitude)
     if not math.isfinite(A):
         raise ValueError(f"road_amplitude: must be finite, got {road_amplitude!r}")
-    w = 2 * math.pi * _positive("road_frequency", road_frequency)
+    w = 2 * math.pi * _check.real(road_frequency, "road_frequency", positive=True)
     return LTI([[0.0, w], [-w, 0.0]], np.zeros((2, 0)), [[0.0, A * w]], None, x0=[0.0, 1.0], name="ground",
                outputs=["vg"], states=["p", "q"])
 
@@ -44,7 +45,7 @@ def _wheel(m_w, k_w):
 
 
 def _system(chassis, wheel, ground, params):
-    system = CoupledSystem([chassis, wheel, ground],
+    system = CoupledSystem(list(declare(UNITS, chassis, wheel, ground)),
                            [connect("wheel.v", "chassis.v"), connect("chassis.F", "wheel.F"),
                             connect("ground.vg", "wheel.vg")])
     system.params = params
@@ -56,8 +57,8 @@ def quarter_truck(m_c=400.0, k_c=15000.0, d_c=1000.0, m_w=40.0, k_w=150000.0, ro
     """The OSP quarter-truck demo case (libcosim's ECCO test case): chassis 400 kg on a 15 000 N/m spring and a
     1 000 N s/m damper, wheel 40 kg on a 150 000 N/m tyre; the ground excitation (ours: a sine road of
     ``road_amplitude`` m at ``road_frequency`` Hz) is a signal from the ``ground`` subsystem. All LTI."""
-    m_c, k_c, d_c = _positive("m_c", m_c), _positive("k_c", k_c), _positive("d_c", d_c)
-    m_w, k_w = _positive("m_w", m_w), _positive("k_w", k_w)
+    m_c, k_c, d_c, m_w, k_w = (_check.real(v, n, positive=True)
+                               for n, v in (("m_c", m_c), ("k_c", k_c), ("d_c", d_c), ("m_w", m_w), ("k_w", k_w)))
     chassis = LTI([[0.0, -1.0], [k_c / m_c, -d_c / m_c]], [[1.0], [d_c / m_c]], [[k_c, -d_c]], [[d_c]],
                   x0=[0.0, 0.0], name="chassis", inputs=["v"], outputs=["F"], states=["d", "vc"])
     return _system(chassis, _wheel(m_w, k_w), _ground(road_amplitude, road_frequency),
@@ -76,9 +77,8 @@ def quarter_car(damping="linear", m_c=400.0, k_c=15000.0, d_c=1000.0, d_2=2000.0
         raise ValueError(f"damping: must be 'linear' or 'nonlinear', got {damping!r}")
     if damping == "linear":
         return quarter_truck(m_c, k_c, d_c, m_w, k_w, road_amplitude, road_frequency)
-    m_c, k_c, d_c, d_2 = (_positive("m_c", m_c), _positive("k_c", k_c), _positive("d_c", d_c),
-                          _positive("d_2", d_2))
-    m_w, k_w = _positive("m_w", m_w), _positive("k_w", k_w)
+    m_c, k_c, d_c, d_2, m_w, k_w = (_check.real(v, n, positive=True) for n, v in (
+        ("m_c", m_c), ("k_c", k_c), ("d_c", d_c), ("d_2", d_2), ("m_w", m_w), ("k_w", k_w)))
 
     def force(x, u):
         dv = u[0] - x[1]

@@ -27,19 +27,18 @@ import numpy as np
 
 from .. import _check
 from ..system import LTI, BuiltinModel, CoupledSystem, connect
+from ._units import declare
 
 COUPLINGS = ("force/displacement", "displacement/displacement", "force/force")
 
 # subsystem names and state names (x [m], v = ẋ [m/s]) in every decomposition
 _S1 = dict(name="S1", states=("x1", "v1"))
 _S2 = dict(name="S2", states=("x2", "v2"))
+#: units of every signal name the decompositions use (positions, velocities, the coupling force F = λ)
+UNITS = {"x1": "m", "v1": "m/s", "x2": "m", "v2": "m/s", "F": "N", "lam": "N"}
 
 # genser2020 Table 3.1: progressive coupling characteristics
 NONLINEAR_DEFAULTS = dict(c=5e5, ck_max=2.5e5, ck_min=2.5e4, n_c=1.5, d=1e3, dk_max=3e3, dk_min=5e2, n_d=1.5)
-
-
-def _positive(name, v, allow_zero=False):
-    return _check.real(v, name, positive=not allow_zero, nonneg=allow_zero)
 
 
 def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.0, m2=10.0, c1=1e6, c2=1e7,
@@ -50,6 +49,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
 
     Signal names: states ``S1.x1, S1.v1`` (x1 [m], ẋ1 [m/s]) and ``S2.x2, S2.v2``; the inputs and outputs are named
     after what they carry (force/displacement: ``S1.F`` input, ``S2.F`` output [N]; ``S1``'s outputs ``x1, v1``).
+    The subsystems declare these units (:data:`UNITS`), so ``res.units`` and ``res.plot`` know them.
 
     Defaults are genser2020 §3.1 (m1 = m2 = 10 kg, c1 = 1e6 N/m, c2 = 1e7 N/m, d1 = 1, d2 = 2 Ns/m, nominal
     ck = 1e5 N/m, dk = 1e3 Ns/m, x0 = (x1, ẋ1, x2, ẋ2) = (0.1, 0, 0, 0)). The returned object has ``params``.
@@ -65,9 +65,9 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
         impulse = bool(impulse) or bool(external_force)
     if coupling not in COUPLINGS:
         raise ValueError(f"coupling: must be one of {COUPLINGS}, got {coupling!r}")
-    m1, m2 = _positive("m1", m1), _positive("m2", m2)
-    c1, c2, d1, d2 = (_positive(n, v, True) for n, v in (("c1", c1), ("c2", c2), ("d1", d1), ("d2", d2)))
-    ck, dk = _positive("ck", ck, True), _positive("dk", dk, True)
+    m1, m2 = _check.real(m1, "m1", positive=True), _check.real(m2, "m2", positive=True)
+    c1, c2, d1, d2 = (_check.real(v, n, nonneg=True) for n, v in (("c1", c1), ("c2", c2), ("d1", d1), ("d2", d2)))
+    ck, dk = _check.real(ck, "ck", nonneg=True), _check.real(dk, "dk", nonneg=True)
     x0 = np.asarray(x0, dtype=float).reshape(-1)
     if x0.size != 4 or not np.all(np.isfinite(x0)):
         raise ValueError(f"x0: expected 4 finite values (x1, v1, x2, v2), got {x0}")
@@ -82,8 +82,9 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
     I2 = np.eye(2)
     if coupling == "force/displacement":
         if impulse:
-            ip = [_positive("impulse_amplitude", impulse_amplitude, True), _positive("impulse_period", impulse_period),
-                  _positive("impulse_width", impulse_width)]
+            ip = [_check.real(impulse_amplitude, "impulse_amplitude", nonneg=True),
+                  _check.real(impulse_period, "impulse_period", positive=True),
+                  _check.real(impulse_width, "impulse_width", positive=True)]
             s1 = BuiltinModel("dmo_force_impulse", [m1, c1, d1] + ip, nx=2, nu=1, ny=2, x0=x0[:2], **_S1,
                               feedthrough=False, inputs=["F"], outputs=["x1", "v1"])
             # linear in (x, F): its exact IJs are those of (A1, B1, I, 0); F_ex is an exogenous excitation
@@ -100,7 +101,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
                 unknown = set(nl) - set(NONLINEAR_DEFAULTS)
                 if unknown:
                     raise ValueError(f"nonlinear_params: unknown names {sorted(unknown)}")
-                p = [m2, c2, d2] + [_positive(k, nl[k]) for k in NONLINEAR_DEFAULTS]
+                p = [m2, c2, d2] + [_check.real(nl[k], k, positive=True) for k in NONLINEAR_DEFAULTS]
                 s2 = BuiltinModel("dmo_base_nonlinear", p, nx=2, nu=2, ny=1, x0=x0[2:], **_S2,
                                   feedthrough=True, inputs=["x1", "v1"], outputs=["F"])
                 params["nonlinear_params"] = nl
@@ -129,7 +130,7 @@ def two_mass_oscillator(ck=1e5, dk=1e3, coupling="force/displacement", *, m1=10.
         for dst in ("S1.lam", "S2.lam"):
             conns += [connect("S2.x2", dst, ck), connect("S1.x1", dst, -ck), connect("S2.v2", dst, dk),
                       connect("S1.v1", dst, -dk)]
-    system = CoupledSystem([s1, s2], conns)
+    system = CoupledSystem(list(declare(UNITS, s1, s2)), conns)
     system.params = params
     return system
 

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "control/adaptive.h"
+#include "control/kraft_pool.h"
+#include "coupling/signal.h"
 #include "coupling/approx.h"
 
 #define KH CS_MAXHIST           /* u history for SDN(κ+2): κ_max + 3 <= 8 samples */
@@ -323,3 +325,30 @@ int cs_kraft_control_records(const cs_controller *c, cs_kraft_records *r) {
                             .hmin_failed = ks->hmin_failed, .conv_fail = ks->conv_fail};
     return 1;
 }
+
+/* ---- the kind (master/registry.c) ---- */
+
+#define P(name, type) CS_PARAM_FIELD(cs_kraft_opts, #name, type, name)
+#define V(name, type, len) CS_PARAM_VECTOR(cs_kraft_opts, #name, type, name, len)
+static const cs_param kraft_params[] = {
+    P(estimator, CS_PARAM_INT), P(rtol, CS_PARAM_DOUBLE), P(safety, CS_PARAM_DOUBLE), P(r_min, CS_PARAM_DOUBLE),
+    P(r_max, CS_PARAM_DOUBLE), P(dead_zone, CS_PARAM_INT), P(order, CS_PARAM_INT), P(k_max, CS_PARAM_INT),
+    P(H_init, CS_PARAM_DOUBLE), P(H_min, CS_PARAM_DOUBLE), P(H_max, CS_PARAM_DOUBLE),
+    P(initial_phase, CS_PARAM_INT), V(state_index, CS_PARAM_INDICES, nstate),
+    V(state_group, CS_PARAM_INDICES, nstate), V(state_atol, CS_PARAM_DOUBLES, nstate),
+    V(in_index, CS_PARAM_INDICES, nin), V(in_atol, CS_PARAM_DOUBLES, nin),
+};
+#undef P
+#undef V
+
+static int kraft_create(const void *spec, cs_control_env *e, cs_controller **ctl, cs_estimator **est, cs_err *err) {
+    const cs_kraft_opts *o = spec;
+    CS_TRY(cs_signal_coupling_set_depth(e->coupling, o->k_max + 2, err));
+    CS_TRY(cs_kraft_control_create(o, e->t0, e->t_end, e->nunits, e->units, e->coupling, ctl, est, err));
+    cs_kraft_estimator_use_pool(*est, e->pool);   /* threads=n: comparative runs */
+    e->adaptive = 1;
+    return CS_OK;
+}
+
+const cs_kind cs_control_kraft_kind = {"kraft", kraft_params, CS_NPARAMS(kraft_params), sizeof(cs_kraft_opts), NULL,
+                                       {.control = kraft_create}, NULL};

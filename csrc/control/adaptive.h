@@ -12,6 +12,7 @@
 #ifndef COSIM_ADAPTIVE_H
 #define COSIM_ADAPTIVE_H
 
+#include "kind.h"
 #include "control/controller.h"
 #include "control/estimator.h"
 #include "control/kraft.h"
@@ -66,5 +67,8 @@ typedef struct cs_kraft_records {
 
 /* 0 if ctl is not a Kraft controller. */
 int cs_kraft_control_records(const cs_controller *ctl, cs_kraft_records *r);
+
+/* The kind (master/registry.c). */
+extern const cs_kind cs_control_kraft_kind;
 
 #endif

@@ -193,3 +193,26 @@ long cs_ecco_max_steps(const cs_ecco_spec *s, double t0, double t_end) {
     if (!(n < 1e15)) return -1;
     return (long)n + 2;
 }
+
+/* ---- the kind (master/registry.c) ---- */
+
+#define P(name, type) CS_PARAM_FIELD(cs_ecco_spec, #name, type, name)
+static const cs_param ecco_params[] = {
+    CS_PARAM_VECTOR(cs_ecco_spec, "bond_off", CS_PARAM_INTS, bond_off, nbonds), P(sig, CS_PARAM_INTS),
+    P(rtol, CS_PARAM_DOUBLE), P(atol, CS_PARAM_DOUBLE), P(safety, CS_PARAM_DOUBLE), P(kP, CS_PARAM_DOUBLE),
+    P(kI, CS_PARAM_DOUBLE), P(H_min, CS_PARAM_DOUBLE), P(H_max, CS_PARAM_DOUBLE), P(r_min, CS_PARAM_DOUBLE),
+    P(r_max, CS_PARAM_DOUBLE), P(reject, CS_PARAM_INT),
+};
+#undef P
+
+static int ecco_create(const void *spec, cs_control_env *e, cs_controller **ctl, cs_estimator **est, cs_err *err) {
+    const cs_ecco_spec *s = spec;
+    CS_TRY(cs_ecco_estimator_create(s, e->net->ny, e->net->nu, est, err));
+    CS_TRY(cs_ecco_controller_create(s, e->t0, e->t_end, e->H, ctl, err));
+    e->max_steps = cs_ecco_max_steps(s, e->t0, e->t_end);
+    if (e->max_steps < 0) return cs_fail(err, CS_ERR_ARG, "H_min: (t_end - t0)/H_min steps do not fit a long");
+    return CS_OK;
+}
+
+const cs_kind cs_control_ecco_kind = {"ecco", ecco_params, CS_NPARAMS(ecco_params), sizeof(cs_ecco_spec), NULL,
+                                      {.control = ecco_create}, NULL};

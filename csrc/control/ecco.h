@@ -15,6 +15,7 @@
 #ifndef COSIM_ECCO_H
 #define COSIM_ECCO_H
 
+#include "kind.h"
 #include "control/controller.h"
 #include "control/estimator.h"
 
@@ -37,5 +38,8 @@ int cs_ecco_controller_create(const cs_ecco_spec *s, double t0, double t_end, do
                               cs_err *err);
 /* Upper bound on the accepted steps ((t_end - t0) / H_min + 2), -1 if it does not fit a long. */
 long cs_ecco_max_steps(const cs_ecco_spec *s, double t0, double t_end);
+
+/* The kind (master/registry.c). */
+extern const cs_kind cs_control_ecco_kind;
 
 #endif

@@ -316,7 +316,7 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
     for (int i = 0; i < net->nsub; i++)
         if (b->source[i] && !cs_unit_has_step_integral(units[i])) {
             int rc = cs_fail(err, CS_ERR_ARG, "balance correction: unit %s has no step integrals (create it with "
-                             "cs_model_unit_new_quadrature)", units[i]->name);
+                             "cs_model_unit_create_quadrature)", units[i]->name);
             cs_coupling_destroy(c);
             return rc;
         }
@@ -336,3 +336,14 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
     *out = c;
     return CS_OK;
 }
+
+/* ---- the parameters of cs_balance_spec (master/registry.c) ---- */
+
+static const cs_param balance_params[] = {
+    CS_PARAM_FIELD(cs_balance_spec, "kernel", CS_PARAM_INT, kernel),
+    CS_PARAM_FIELD(cs_balance_spec, "spread", CS_PARAM_INT, spread),
+    CS_PARAM_FIELD(cs_balance_spec, "variant", CS_PARAM_INT, variant),
+};
+
+const cs_kind cs_balance_kind = {"balance", balance_params, CS_NPARAMS(balance_params), sizeof(cs_balance_spec), NULL,
+                                 {NULL}, NULL};

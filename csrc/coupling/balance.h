@@ -17,6 +17,7 @@
 #ifndef COSIM_BALANCE_COUPLING_H
 #define COSIM_BALANCE_COUPLING_H
 
+#include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
 #include "units/unit.h"
@@ -46,5 +47,8 @@ const double *cs_balance_cumulative(const cs_coupling *c);
  * the correction there is e * sum_m c[m] s^m / H_interval, and ∫_0^1 sum_m c[m] s^m ds is the share delivered in that
  * interval (the shares of l = 0..M-1 sum to 1). Returns the degree. */
 int cs_balance_kernel(int kernel, int M, int l, double c[5]);
+
+/* The parameters of cs_balance_spec (master/registry.c). */
+extern const cs_kind cs_balance_kind;
 
 #endif

@@ -203,3 +203,24 @@ int cs_nepce_counts(const cs_coupling *c, long *traced, long *fallback, cs_err *
     *fallback = (long)p->cnt[2];
     return CS_OK;
 }
+
+/* ---- the kind (master/registry.c) ---- */
+
+static const cs_param nepce_params[] = {
+    CS_PARAM_FIELD(cs_nepce_spec, "K", CS_PARAM_DOUBLE, K), CS_PARAM_FIELD(cs_nepce_spec, "tau", CS_PARAM_DOUBLE, tau),
+};
+
+static int nepce_create(const void *spec, const cs_coupling_env *e, cs_coupling **out, cs_err *err) {
+    return cs_nepce_coupling_create(e->net, e->units, e->approx, spec, out, err);
+}
+
+static int nepce_log(const void *coupling, cs_fields *out, cs_err *err) {
+    long traced = 0, fallback = 0;
+    CS_TRY(cs_nepce_counts(coupling, &traced, &fallback, err));
+    cs_fields_count(out, "traced_steps", traced);
+    cs_fields_count(out, "macro_point_steps", fallback);
+    return CS_OK;
+}
+
+const cs_kind cs_coupling_nepce_kind = {"nepce", nepce_params, CS_NPARAMS(nepce_params), sizeof(cs_nepce_spec), NULL,
+                                        {.coupling = nepce_create}, nepce_log};

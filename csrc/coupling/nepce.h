@@ -8,6 +8,7 @@
 #ifndef COSIM_NEPCE_H
 #define COSIM_NEPCE_H
 
+#include "kind.h"
 #include "coupling/approx.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
@@ -23,5 +24,8 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
                              const cs_nepce_spec *spec, cs_coupling **out, cs_err *err);
 /* Counters: steps whose output integral came from unit traces, and from the macro-point trapezoidal rule. */
 int cs_nepce_counts(const cs_coupling *c, long *traced, long *fallback, cs_err *err);
+
+/* The kind (master/registry.c). */
+extern const cs_kind cs_coupling_nepce_kind;
 
 #endif

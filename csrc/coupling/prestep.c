@@ -511,3 +511,54 @@ int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err) {
                             .fallback = p->st.icnt ? (long)p->st.icnt[1] : 0};
     return CS_OK;
 }
+
+/* ---- the kind (master/registry.c) ---- */
+
+#define P(name, type, field) CS_PARAM_FIELD(cs_prestep_spec, name, type, field)
+static const cs_param prestep_params[] = {
+    P("variant", CS_PARAM_INT, variant), P("ij_source", CS_PARAM_INT, ij_source),
+    P("modified", CS_PARAM_INT, modified), P("hold", CS_PARAM_INT, hold), P("sbc_foh", CS_PARAM_INT, sbc_foh),
+    P("Sy", CS_PARAM_DOUBLES, Sy), P("Su", CS_PARAM_DOUBLES, Su), P("Sd", CS_PARAM_DOUBLES, Sd),
+    P("use_ede", CS_PARAM_INT, use_ede), P("ede_exact", CS_PARAM_INT, ede_exact),
+    P("ede_steps", CS_PARAM_INT, ede_steps), P("extrap_exact", CS_PARAM_INT, extrap_exact),
+    P("extrap_steps", CS_PARAM_INT, extrap_steps), P("dsm_steps", CS_PARAM_INT, dsm_steps),
+    P("time_learning", CS_PARAM_DOUBLE, time_learning), P("time_switch", CS_PARAM_DOUBLE, time_switch),
+    P("th_sbc", CS_PARAM_DOUBLE, th_sbc), P("th_mod", CS_PARAM_DOUBLE, th_mod),
+    P("rls_lambda", CS_PARAM_DOUBLE, rls_lambda), P("rls_P0", CS_PARAM_DOUBLE, rls_P0),
+    P("rls_na", CS_PARAM_INT, rls_na), P("rls_nb", CS_PARAM_INT, rls_nb),
+    P("a0", CS_PARAM_DOUBLES, rls_a0), P("b0", CS_PARAM_DOUBLES, rls_b0), P("rtol", CS_PARAM_DOUBLE, rtol),
+    P("moesp_cfg", CS_PARAM_DOUBLES, moesp_cfg), P("moesp_threshold", CS_PARAM_DOUBLE, moesp_threshold),
+    P("moesp_refresh", CS_PARAM_INT, moesp_refresh), P("log_capacity", CS_PARAM_LONG, log_capacity),
+    P("intermediate_correction", CS_PARAM_INT, intermediate_correction),
+};
+#undef P
+
+static void prestep_defaults(void *spec) {
+    cs_prestep_spec *s = spec;
+    s->rls_na = s->rls_nb = 1;   /* the thesis's first-order RLS model */
+}
+
+static int prestep_create(const void *spec, const cs_coupling_env *e, cs_coupling **out, cs_err *err) {
+    return cs_prestep_coupling_create(e->net, e->units, spec, e->H, out, err);
+}
+
+static int prestep_log(const void *coupling, cs_fields *out, cs_err *err) {
+    cs_prestep_log lg;
+    CS_TRY(cs_prestep_get_log(coupling, &lg, err));
+    cs_fields_array(out, "phase", CS_FIELD_BYTE, lg.n, 0, lg.phase);
+    cs_fields_array(out, "eps_si", CS_FIELD_DOUBLE, lg.n, 0, lg.eps);
+    cs_fields_array(out, "params", CS_FIELD_DOUBLE, lg.n, lg.nparams, lg.params);
+    cs_fields_array(out, "delta", CS_FIELD_DOUBLE, lg.n, lg.ny, lg.delta);
+    cs_fields_array(out, "u", CS_FIELD_DOUBLE, lg.n, lg.nu, lg.u);
+    cs_fields_array(out, "rank", CS_FIELD_INT, lg.n, lg.nsub, lg.rank);
+    if (lg.eps_cor) { /* intermediate-value correction: eps_cor per step, the trace / macro-point fallback counts */
+        cs_fields_array(out, "eps_cor", CS_FIELD_DOUBLE, lg.n, lg.nu, lg.eps_cor);
+        cs_fields_count(out, "traced_steps", lg.traced);
+        cs_fields_count(out, "macro_point_steps", lg.fallback);
+    }
+    return CS_OK;
+}
+
+const cs_kind cs_coupling_prestep_kind = {"prestep", prestep_params, CS_NPARAMS(prestep_params),
+                                          sizeof(cs_prestep_spec), prestep_defaults, {.coupling = prestep_create},
+                                          prestep_log};

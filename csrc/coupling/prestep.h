@@ -12,6 +12,7 @@
 #ifndef COSIM_PRESTEP_H
 #define COSIM_PRESTEP_H
 
+#include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
 #include "units/unit.h"
@@ -87,5 +88,8 @@ int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_
                                cs_coupling **out, cs_err *err);
 /* The log of a coupling made by cs_prestep_coupling_create (CS_ERR_ARG for any other coupling). */
 int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err);
+
+/* The kind (master/registry.c). */
+extern const cs_kind cs_coupling_prestep_kind;
 
 #endif

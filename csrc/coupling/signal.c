@@ -503,3 +503,9 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
 int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err) {
     return cs_coupling_set_history_depth(c, depth, err);
 }
+
+static int signal_create(const void *spec, const cs_coupling_env *e, cs_coupling **out, cs_err *err) {
+    return cs_signal_coupling_create(e->net, e->approx, e->rates_lagged, out, err);
+}
+
+const cs_kind cs_coupling_signal_kind = {"signal", NULL, 0, 0, NULL, {.coupling = signal_create}, NULL};

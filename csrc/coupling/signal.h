@@ -3,6 +3,7 @@
 #ifndef COSIM_SIGNAL_COUPLING_H
 #define COSIM_SIGNAL_COUPLING_H
 
+#include "kind.h"
 #include "coupling/approx.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
@@ -16,5 +17,8 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
  * of Kraft's estimators; call before the first accept. The old name of cs_coupling_set_history_depth (which also
  * reaches a signal coupling through the couplings that wrap it). */
 int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err);
+
+/* The kind (master/registry.c). */
+extern const cs_kind cs_coupling_signal_kind;
 
 #endif

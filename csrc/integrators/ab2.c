@@ -56,21 +56,19 @@ static void ab2_destroy(cs_stepper *st) {
 
 static const cs_stepper_ops AB2_OPS = {ab2_step, ab2_destroy};
 
-cs_stepper *cs_ab2_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    if (opts->substeps < 1 || opts->substeps > CS_MAX_MICRO_STEPS) {
-        cs_fail(err, CS_ERR_ARG, "substeps: must be in 1..%ld, got %d", CS_MAX_MICRO_STEPS, opts->substeps);
-        return NULL;
-    }
-    if (opts->starter != CS_AB2_EULER && opts->starter != CS_AB2_HEUN) {
-        cs_fail(err, CS_ERR_ARG, "starter: unknown starter code %d", opts->starter);
-        return NULL;
-    }
+int cs_ab2_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err) {
+    if (opts->substeps < 1 || opts->substeps > CS_MAX_MICRO_STEPS)
+        return cs_fail(err, CS_ERR_ARG, "substeps: must be in 1..%ld, got %d", CS_MAX_MICRO_STEPS, opts->substeps);
+    if (opts->starter != CS_AB2_EULER && opts->starter != CS_AB2_HEUN)
+        return cs_fail(err, CS_ERR_ARG, "starter: unknown starter code %d", opts->starter);
     double *mem;
-    cs_stepper *st = cs_stepper_alloc_with(model, &AB2_OPS, sizeof(ab2_content), 3 * (size_t)model->nx, &mem, err);
-    if (!st) return NULL;
+    cs_stepper *st = cs_stepper_new_empty_with(model, &AB2_OPS, sizeof(ab2_content), 3 * (size_t)model->nx, &mem,
+                                               err);
+    if (!st) return CS_ERR_NOMEM;
     ab2_content *c = st->content;
     c->heun = opts->starter == CS_AB2_HEUN;
     c->substeps = opts->substeps;
     c->xt = mem; c->f0 = mem + model->nx; c->f1 = c->f0 + model->nx;
-    return st;
+    *out = st;
+    return CS_OK;
 }

@@ -59,7 +59,7 @@ static int cv_jac(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix J, void *use
     cs_stepper *st = c->st;
     int nx = st->model->nx;
     cs_input_eval(c->in, t, st->u);
-    if (st->model->jac(st->model->ctx, t, N_VGetArrayPointer(y), st->u, c->jac_buf)) return -1;
+    if (cs_model_jac(st->model, t, N_VGetArrayPointer(y), st->u, c->jac_buf)) return -1;
     for (int j = 0; j < nx; j++) {
         sunrealtype *col = SUNDenseMatrix_Column(J, j);
         for (int i = 0; i < nx; i++) col[i] = c->jac_buf[(size_t)i * nx + j];
@@ -235,13 +235,11 @@ static void cvode_destroy(cs_stepper *st) {
 
 static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy, 1};
 
-cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    if (!(opts->rtol > 0.0) || !(opts->atol > 0.0)) {
-        cs_fail(err, CS_ERR_ARG, "CVODE: rtol and atol must be positive");
-        return NULL;
-    }
-    cs_stepper *st = cs_stepper_alloc(model, &CVODE_OPS, err);
-    if (!st) return NULL;
+int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err) {
+    if (!(opts->rtol > 0.0) || !(opts->atol > 0.0))
+        return cs_fail(err, CS_ERR_ARG, "CVODE: rtol and atol must be positive");
+    cs_stepper *st = cs_stepper_new_empty(model, &CVODE_OPS, err);
+    if (!st) return CS_ERR_NOMEM;
     cvode_content *c = calloc(1, sizeof *c);
     if (!c) goto nomem;
     st->content = c;
@@ -273,21 +271,22 @@ cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *er
     if (CVodeSStolerances(c->mem, opts->rtol, opts->atol) != CV_SUCCESS) goto fail;
     if (CVodeSetUserData(c->mem, c) != CV_SUCCESS) goto fail;
     if (!c->band && CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
-    if (model->jac && !c->band) { /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
+    /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
+    if (cs_model_has_jac(model) && !c->band) {
         c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx);
         if (!c->jac_buf) goto nomem;
         CVodeSetJacFn(c->mem, cv_jac);
     }
     CVodeSetMaxNumSteps(c->mem, opts->max_steps > 0 ? opts->max_steps : 100000);
     if (opts->max_h > 0.0) CVodeSetMaxStep(c->mem, opts->max_h);
-    return st;
+    *out = st;
+    return CS_OK;
 nomem:
-    cs_stepper_free(st);
-    cs_fail(err, CS_ERR_NOMEM, "CVODE: out of memory");
-    return NULL;
+    cs_stepper_destroy(st);
+    return cs_fail(err, CS_ERR_NOMEM, "CVODE: out of memory");
 fail:
     cs_fail(err, CS_ERR_SOLVER, "CVODE: set-up failed for subsystem %s%s%s", model->name,
             c && c->sun_msg[0] ? ": " : "", c ? c->sun_msg : "");
-    cs_stepper_free(st);
-    return NULL;
+    cs_stepper_destroy(st);
+    return CS_ERR_SOLVER;
 }

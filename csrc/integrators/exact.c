@@ -36,7 +36,7 @@ static int exact_step(cs_stepper *st, double T, double H, const cs_input *in, in
      * (Phi would change by rounding only): the key tolerates differences of that size. */
     propagator *p = &c->slot[T != in->T || H != in->H];
     if (!(fabs(H - p->H) <= 8e-16 * (fabs(T) + H)) || in->deg != p->deg) {
-        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->A, m->B, H, p->Phi, p->Gam, c->work, c->ipiv, err));
+        CS_TRY(cs_poly_propagator(nx, nu, in->deg, m->lin.A, m->lin.B, H, p->Phi, p->Gam, c->work, c->ipiv, err));
         p->H = H;
         p->deg = in->deg;
     }
@@ -75,13 +75,11 @@ static void exact_destroy(cs_stepper *st) {
 
 static const cs_stepper_ops EXACT_OPS = {exact_step, exact_destroy};
 
-cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
-    if (!model->A) {
-        cs_fail(err, CS_ERR_ARG, "solver: Exact() needs an LTI subsystem, but %s is not LTI", model->name);
-        return NULL;
-    }
-    cs_stepper *st = cs_stepper_alloc(model, &EXACT_OPS, err);
-    if (!st) return NULL;
+int cs_exact_create(cs_model *model, cs_stepper **out, cs_err *err) {
+    if (!cs_model_linear(model))
+        return cs_fail(err, CS_ERR_ARG, "solver: Exact() needs an LTI subsystem, but %s is not LTI", model->name);
+    cs_stepper *st = cs_stepper_new_empty(model, &EXACT_OPS, err);
+    if (!st) return CS_ERR_NOMEM;
     int nx = model->nx, nu = model->nu;
     size_t ws = cs_poly_propagator_work_size(nx, nu, CS_MAXDEG);
     exact_content *c = calloc(1, sizeof *c);
@@ -90,10 +88,8 @@ cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
     int *ipiv = malloc(sizeof(int) * ((size_t)nx + (size_t)nu * (CS_MAXDEG + 1) + 1));
     if (!c || !mem || !ipiv) {
         free(c); free(mem); free(ipiv);
-        st->ops = NULL;
-        cs_stepper_free(st);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
+        cs_stepper_free_empty(st);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     for (int k = 0; k < 2; k++) {
         c->slot[k].Phi = mem + k * prop;
@@ -106,5 +102,6 @@ cs_stepper *cs_exact_new(cs_model *model, cs_err *err) {
     c->cs = c->xn + nx;
     c->ipiv = ipiv;
     st->content = c;
-    return st;
+    *out = st;
+    return CS_OK;
 }

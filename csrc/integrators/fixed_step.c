@@ -129,26 +129,23 @@ static const cs_stepper_ops EULER_OPS = {euler_step, fixed_destroy};
 static const cs_stepper_ops EULER_ONE_OPS = {euler_one_step, fixed_destroy};
 static const cs_stepper_ops RK4_OPS = {rk4_step, fixed_destroy};
 
-cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    if (opts->h <= 0.0 && opts->substeps < 1) {
-        cs_fail(err, CS_ERR_ARG, "solver: substeps must be >= 1 (or give a positive micro step h)");
-        return NULL;
-    }
-    if (opts->h <= 0.0 && opts->substeps > CS_MAX_MICRO_STEPS) {
-        cs_fail(err, CS_ERR_ARG, "substeps: %d exceeds the cap of %ld micro steps per macro step (CS_MAX_MICRO_STEPS)",
-                opts->substeps, CS_MAX_MICRO_STEPS);
-        return NULL;
-    }
+int cs_fixed_step_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err) {
+    if (opts->h <= 0.0 && opts->substeps < 1)
+        return cs_fail(err, CS_ERR_ARG, "solver: substeps must be >= 1 (or give a positive micro step h)");
+    if (opts->h <= 0.0 && opts->substeps > CS_MAX_MICRO_STEPS)
+        return cs_fail(err, CS_ERR_ARG, "substeps: %d exceeds the cap of %ld micro steps per macro step "
+                       "(CS_MAX_MICRO_STEPS)", opts->substeps, CS_MAX_MICRO_STEPS);
     double *mem;
     const cs_stepper_ops *ops = opts->kind == CS_SOLVER_RK4                ? &RK4_OPS
                                 : opts->h <= 0.0 && opts->substeps == 1 ? &EULER_ONE_OPS
                                                                         : &EULER_OPS;
-    cs_stepper *st = cs_stepper_alloc_with(model, ops, sizeof(fixed_content), 5 * (size_t)model->nx, &mem, err);
-    if (!st) return NULL;
+    cs_stepper *st = cs_stepper_new_empty_with(model, ops, sizeof(fixed_content), 5 * (size_t)model->nx, &mem, err);
+    if (!st) return CS_ERR_NOMEM;
     fixed_content *c = st->content;
     c->substeps = opts->substeps;
     c->h = opts->h;
     c->k1 = mem; c->k2 = mem + model->nx; c->k3 = c->k2 + model->nx; c->k4 = c->k3 + model->nx;
     c->xt = c->k4 + model->nx;
-    return st;
+    *out = st;
+    return CS_OK;
 }

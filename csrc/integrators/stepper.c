@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err *err) {
+cs_stepper *cs_stepper_new_empty(cs_model *model, const cs_stepper_ops *ops, cs_err *err) {
     cs_stepper *st = calloc(1, sizeof *st);
     if (st) {
         st->x = calloc((size_t)model->nx + 1, sizeof(double));
@@ -20,16 +20,15 @@ cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err 
     return st;
 }
 
-cs_stepper *cs_stepper_alloc_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
-                                  double **work, cs_err *err) {
-    cs_stepper *st = cs_stepper_alloc(model, ops, err);
+cs_stepper *cs_stepper_new_empty_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
+                                      double **work, cs_err *err) {
+    cs_stepper *st = cs_stepper_new_empty(model, ops, err);
     if (!st) return NULL;
     void *c = calloc(1, content_size);
     double *mem = malloc(sizeof(double) * (nwork + 1));
     if (!c || !mem) {
         free(c); free(mem);
-        st->ops = NULL; /* the content's destroy must not run on a content that does not exist */
-        cs_stepper_free(st);
+        cs_stepper_free_empty(st); /* the content's destroy must not run on a content that does not exist */
         cs_fail(err, CS_ERR_NOMEM, "out of memory");
         return NULL;
     }
@@ -38,9 +37,13 @@ cs_stepper *cs_stepper_alloc_with(cs_model *model, const cs_stepper_ops *ops, si
     return st;
 }
 
-void cs_stepper_free(cs_stepper *st) {
+void cs_stepper_destroy(cs_stepper *st) {
+    if (st && st->ops && st->ops->destroy) st->ops->destroy(st);
+    cs_stepper_free_empty(st);
+}
+
+void cs_stepper_free_empty(cs_stepper *st) {
     if (!st) return;
-    if (st->ops && st->ops->destroy) st->ops->destroy(st);
     free(st->x);
     free(st->u);
     free(st->tr_t);
@@ -63,7 +66,7 @@ int cs_stepper_trace_reserve(cs_stepper *st, long n, cs_err *err) {
 int cs_stepper_step_traced(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     st->tr_n = 0;
     CS_TRY(cs_stepper_trace_push(st, T, err));
-    int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
+    int rc = cs_stepper_do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     if (rc == CS_OK) st->reset = 0;
     /* integrators without micro steps of their own (exact) leave only the start point: add the end point */
     if (rc == CS_OK && st->tr_t[st->tr_n - 1] < T + H) rc = cs_stepper_trace_push(st, T + H, err);
@@ -110,13 +113,32 @@ void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s) {
     st->model->nout = s->nout;
 }
 
-cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
+int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err) {
     switch (opts->kind) {
     case CS_SOLVER_EULER:
-    case CS_SOLVER_RK4: return cs_fixed_step_new(model, opts, err);
-    case CS_SOLVER_EXACT: return cs_exact_new(model, err);
-    case CS_SOLVER_CVODE: return cs_cvode_new(model, opts, err);
-    case CS_SOLVER_AB2: return cs_ab2_new(model, opts, err);
-    default: cs_fail(err, CS_ERR_ARG, "solver: unknown kind %d", opts->kind); return NULL;
+    case CS_SOLVER_RK4: return cs_fixed_step_create(model, opts, out, err);
+    case CS_SOLVER_EXACT: return cs_exact_create(model, out, err);
+    case CS_SOLVER_CVODE: return cs_cvode_create(model, opts, out, err);
+    case CS_SOLVER_AB2: return cs_ab2_create(model, opts, out, err);
+    default: return cs_fail(err, CS_ERR_ARG, "solver: unknown kind %d", opts->kind);
     }
 }
+
+/* ---- the parameters of cs_solver_opts (master/registry.c) ---- */
+
+#define P(name, type) CS_PARAM_FIELD(cs_solver_opts, #name, type, name)
+static const cs_param solver_params[] = {
+    P(kind, CS_PARAM_INT), P(substeps, CS_PARAM_INT), P(h, CS_PARAM_DOUBLE), P(rtol, CS_PARAM_DOUBLE),
+    P(atol, CS_PARAM_DOUBLE), P(adams, CS_PARAM_INT), P(max_steps, CS_PARAM_LONG), P(max_h, CS_PARAM_DOUBLE),
+    P(continue_smooth, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
+    P(band_lower, CS_PARAM_INT), P(band_upper, CS_PARAM_INT),
+};
+#undef P
+
+static void solver_defaults(void *spec) {
+    cs_solver_opts *o = spec;
+    o->band_lower = o->band_upper = -1;   /* found from the model */
+}
+
+const cs_kind cs_solver_kind = {"solver", solver_params, CS_NPARAMS(solver_params), sizeof(cs_solver_opts),
+                                solver_defaults, {NULL}, NULL};

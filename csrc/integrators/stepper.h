@@ -8,6 +8,7 @@
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
 
+#include "kind.h"
 #include "input/input.h"
 #include "models/model.h"
 
@@ -55,20 +56,31 @@ typedef struct cs_stepper_state {
     long nrhs, nout;
 } cs_stepper_state;
 
-cs_stepper *cs_stepper_alloc(cs_model *model, const cs_stepper_ops *ops, cs_err *err);
-/* cs_stepper_alloc with the integrator's zeroed content (content_size bytes, st->content) and nwork doubles of
+/* A stepper shell for `model` with ops, state and input vectors, no content (the integrator sets it). */
+cs_stepper *cs_stepper_new_empty(cs_model *model, const cs_stepper_ops *ops, cs_err *err);
+/* cs_stepper_new_empty with the integrator's zeroed content (content_size bytes, st->content) and nwork doubles of
  * scratch (*work, owned by the content: its destroy op frees it). Everything is freed again on failure. */
-cs_stepper *cs_stepper_alloc_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
-                                  double **work, cs_err *err);
-void cs_stepper_free(cs_stepper *st);
+cs_stepper *cs_stepper_new_empty_with(cs_model *model, const cs_stepper_ops *ops, size_t content_size, size_t nwork,
+                                      double **work, cs_err *err);
+/* Free a shell without its destroy op (failure paths before the content exists). */
+void cs_stepper_free_empty(cs_stepper *st);
+/* ops->destroy, then the shell; NULL is ignored. */
+void cs_stepper_destroy(cs_stepper *st);
+
+/* The ops as functions. */
+static inline int cs_stepper_do_step(cs_stepper *st, double T, double H, const cs_input *in, int restart,
+                                     cs_err *err) {
+    return st->ops->do_step(st, T, H, in, restart, err);
+}
+static inline int cs_stepper_reads_restart(const cs_stepper *st) { return st->ops->reads_restart; }
 /* One macro step of the integrator (ops->do_step) with the restart after set_state/restore and the trace's end
  * points; inline: the master calls it for every unit and step, and untraced steps need no more than the call. */
 int cs_stepper_step_traced(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
 static inline int cs_stepper_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     if (st->tracing) return cs_stepper_step_traced(st, T, H, in, restart, err);
     /* an integrator that restarts anyway has no restart flag to keep: the call is all (a tail call) */
-    if (!st->ops->reads_restart) return st->ops->do_step(st, T, H, in, restart, err);
-    int rc = st->ops->do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
+    if (!cs_stepper_reads_restart(st)) return cs_stepper_do_step(st, T, H, in, restart, err);
+    int rc = cs_stepper_do_step(st, T, H, in, st->reset ? CS_RESTART : restart, err);
     if (rc == CS_OK) st->reset = 0;
     return rc;
 }
@@ -119,15 +131,20 @@ typedef struct cs_solver_opts {
  * point with the starter (moshagen §4.2.3). */
 enum { CS_SOLVER_AB2 = 4 };
 enum { CS_AB2_EULER = 0, CS_AB2_HEUN = 1 };
-cs_stepper *cs_ab2_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+int cs_ab2_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
 
 enum { CS_LINSOL_DENSE = 0, CS_LINSOL_BAND = 1 };
 /* CVODE stepper with the band solver: 1 and its half-bandwidths (after the first step), else 0. */
 int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu);
 
-cs_stepper *cs_stepper_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
-cs_stepper *cs_fixed_step_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
-cs_stepper *cs_exact_new(cs_model *model, cs_err *err);
-cs_stepper *cs_cvode_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+/* The integrator opts->kind for `model` (not owned): CS_OK and the stepper in *out, or an error code with err
+ * filled. */
+int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
+int cs_fixed_step_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
+int cs_exact_create(cs_model *model, cs_stepper **out, cs_err *err);
+int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err);
+
+/* The parameters of cs_solver_opts (master/registry.c). */
+extern const cs_kind cs_solver_kind;
 
 #endif

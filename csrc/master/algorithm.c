@@ -385,8 +385,7 @@ static int estimate(cs_algorithm *a, const cs_step_plan *p, cs_estimate *est, cs
     v->plan = p;
     v->y0 = a->y; v->u0 = a->u; v->y1 = a->ynew; v->u1 = a->unew;
     v->usnap = a->usnap;
-    v->xpre = v->upre0 = NULL;
-    if (a->cfg.scheme->ops->predictor) a->cfg.scheme->ops->predictor(a->cfg.scheme, &v->xpre, &v->upre0);
+    cs_scheme_predictor(a->cfg.scheme, &v->xpre, &v->upre0);
     int rc = cs_estimator_estimate(a->cfg.estimator, v, est, err);
     if (rc) { cs_err_prefix(err, "error estimate at t = %.10g: ", p->T1); return rc; }
     if (!(est->eps >= 0.0))
@@ -414,7 +413,7 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
         if (c->timing) tk0 = clock_now();
         CS_TRY(cs_coupling_predict(cpl, p.T, p.H, p.Hnom, err));
         if (c->timing) tk1 = clock_now();
-        int rcs = c->scheme->ops->macro_step(c->scheme, &a->ctx, p.T, p.H, err);
+        int rcs = cs_scheme_macro_step(c->scheme, &a->ctx, p.T, p.H, err);
         if (rcs == CS_ERR_CONVERGENCE && a->usnap && cs_controller_retry(ctl, &p)) {
             /* kraft2021 §19 corConvFail: restore units and coupling, repeat the step with r = 0.25 */
             err->code = CS_OK;

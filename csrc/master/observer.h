@@ -69,10 +69,11 @@ long cs_recorder_count(const cs_observer *o);
 /* Growing recorder (runs whose number of steps is not known in advance, e.g. adaptive macro steps): owns its
  * buffers (rows of 1, nx, ny, nu doubles), starts with about `cap` rows and doubles them when full (no allocation
  * per step). cs_recorder_buffers reads the current buffers (valid until the next record); after the run,
- * cs_recorder_release hands them over to the caller (who frees them with free()). */
+ * cs_recorder_hand_over hands them over to the caller (who frees them with free()). */
 int cs_growing_recorder_create(long cap, int nx, int ny, int nu, cs_observer **out, cs_err *err);
 void cs_recorder_buffers(const cs_observer *o, double **t, double **x, double **y, double **u);
-void cs_recorder_release(cs_observer *o);
+/* After the run: a growing recorder hands its buffers over (1, the caller frees them), others keep theirs (0). */
+int cs_recorder_hand_over(cs_observer *o, double **t, double **x, double **y, double **u);
 
 /* User hook: fn(ctx, v) after every every-th accepted step; fn returns CS_OK, CS_STOPPED or an error code. */
 typedef int (*cs_hook_fn)(void *ctx, const cs_run_view *v, cs_err *err);

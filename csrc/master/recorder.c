@@ -120,9 +120,12 @@ void cs_recorder_buffers(const cs_observer *o, double **t, double **x, double **
     *t = r->t; *x = r->x; *y = r->y; *u = r->u;
 }
 
-void cs_recorder_release(cs_observer *o) {
+int cs_recorder_hand_over(cs_observer *o, double **t, double **x, double **y, double **u) {
     recorder *r = o->content;
+    if (!r->owns) return 0;
     r->owns = 0;
+    *t = r->t; *x = r->x; *y = r->y; *u = r->u;
+    return 1;
 }
 
 void cs_observer_destroy(cs_observer *o) {

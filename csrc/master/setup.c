@@ -19,10 +19,10 @@ void cs_run_destroy(cs_run *r) {
         for (int i = 0; i < r->nunits; i++) cs_unit_destroy(r->units[i]);
     free(r->units);
     if (r->have_unit_net) cs_network_free(&r->unit_net);
-    cs_model_free(r->composite);
+    cs_model_destroy(r->composite);
     if (r->have_net) cs_network_free(&r->net);
     if (r->models)
-        for (int i = 0; i < r->nmodels; i++) cs_model_free(r->models[i]);
+        for (int i = 0; i < r->nmodels; i++) cs_model_destroy(r->models[i]);
     free(r->models);
     free(r);
 }
@@ -38,7 +38,10 @@ static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int 
     else {
         for (int i = 0; i < n; i++) {
             if (un && un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
-            else { nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough; lin[i] = m[i]->D != NULL; }
+            else {
+                nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough;
+                lin[i] = cs_model_linear(m[i]) != NULL;
+            }
         }
         rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
     }
@@ -51,11 +54,11 @@ static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int 
 static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
     for (int i = 0; i < r->nunits; i++) {
         if (!r->units[i]) {
-            if (c->balance && !c->monolithic)
-                r->units[i] = cs_model_unit_new_quadrature(r->models[i], &c->solvers[i], err);
-            else
-                r->units[i] = cs_model_unit_new(c->monolithic ? r->composite : r->models[i], &c->solvers[i], err);
-            if (!r->units[i]) return err->code ? err->code : CS_ERR_NOMEM;
+            int rc = c->balance && !c->monolithic
+                         ? cs_model_unit_create_quadrature(r->models[i], &c->solvers[i], &r->units[i], err)
+                         : cs_model_unit_create(c->monolithic ? r->composite : r->models[i], &c->solvers[i],
+                                                &r->units[i], err);
+            if (rc) return rc;
         }
         r->units[i]->timing = c->timing;
     }
@@ -66,7 +69,7 @@ static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
  * (quintic smoothing, balance correction). */
 static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, const cs_approx_spec *approx,
                          cs_err *err) {
-    const cs_kind *signal = &cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
+    const cs_kind *signal = cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
     const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
     const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
                                  .H = c->H};
@@ -101,7 +104,7 @@ static int make_scheme(const cs_run_config *c, cs_run *r, cs_err *err) {
 static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, cs_err *err) {
     if (c->step_control.kind && !c->monolithic) {
         cs_control_env env = {.t0 = c->t0, .t_end = c->t_end, .H = c->H, .net = net, .nunits = r->nunits,
-                              .units = r->units, .coupling = r->coupling, .scheme = r->scheme};
+                              .units = r->units, .coupling = r->coupling, .pool = cs_jacobi_pool(r->scheme)};
         int rc = c->step_control.kind->create.control(c->step_control.spec, &env, &r->controller, &r->estimator, err);
         r->max_steps = env.max_steps;
         r->adaptive = env.adaptive;
@@ -124,7 +127,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
         } else { free(r); r = NULL; }
     }
     if (!r) {
-        for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        for (int i = 0; i < c->nsub; i++) cs_model_destroy(c->models[i]);
         if (c->units)
             for (int i = 0; i < c->nsub; i++) cs_unit_destroy(c->units[i]);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
@@ -132,7 +135,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     r->nmodels = r->nsub = c->nsub;
     r->models = malloc(sizeof(cs_model *) * (size_t)(c->nsub > 0 ? c->nsub : 1));
     if (!r->models) {
-        for (int i = 0; i < c->nsub; i++) cs_model_free(c->models[i]);
+        for (int i = 0; i < c->nsub; i++) cs_model_destroy(c->models[i]);
         cs_run_destroy(r);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
@@ -148,8 +151,7 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     int update = c->update;
     if (c->monolithic) {
         /* one unit integrates the strongly coupled composite; it has no inputs, so the master's coupling is void */
-        r->composite = cs_composite_new(c->nsub, r->models, &r->net, "monolithic", err);
-        if (!r->composite) { rc = err->code ? err->code : CS_ERR_NOMEM; goto fail; }
+        FAIL(cs_composite_create(c->nsub, r->models, &r->net, "monolithic", &r->composite, err));
         FAIL(make_network(&r->unit_net, 1, &r->composite, NULL, 0, NULL, NULL, NULL, NULL, err));
         r->have_unit_net = 1;
         unit_net = &r->unit_net;
@@ -184,6 +186,14 @@ fail:
     return rc;
 }
 
+/* The coupling's log (its kind's `log`); out->n = -1 where the kind keeps none. */
+static int coupling_log(const cs_run *r, cs_fields *out, cs_err *err) {
+    out->n = -1;
+    if (!r->coupling_kind || !r->coupling_kind->log) return CS_OK;
+    out->n = 0;
+    return r->coupling_kind->log(r->coupling, out, err);
+}
+
 int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
     memset(out, 0, sizeof *out);
     out->macro_steps = cs_algorithm_steps(r->alg);
@@ -206,10 +216,7 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
         u->idle = r->units[i]->idle;
         u->save_wall = r->units[i]->save_wall;
     }
-    if (r->scheme->ops->iterations) {
-        out->iterative = 1;
-        r->scheme->ops->iterations(r->scheme, out->macro_steps, &out->iterations_per_step, &out->iterations);
-    }
+    out->iterative = cs_scheme_iterations(r->scheme, out->macro_steps, &out->iterations_per_step, &out->iterations);
     out->has_step_records = cs_kraft_control_records(r->controller, &out->step_records);
     cs_algorithm_get_timing(r->alg, &out->timing);
     cs_jacobi_threads(r->scheme, out->thread_idle);
@@ -217,19 +224,25 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
         free(out->unit_cpu); free(out->unit_cpu_idle);
         out->unit_cpu = out->unit_cpu_idle = NULL;
     }
+    if (coupling_log(r, &out->coupling_log, err)) {
+        cs_run_report_free(out);
+        return err->code;
+    }
+    /* last: what is handed over cannot be lost to a failure above */
+    out->nx = r->nx; out->ny = r->ny; out->nu = r->nu;
+    if (r->recorder) {
+        out->records = cs_recorder_count(r->recorder);
+        cs_recorder_hand_over(r->recorder, &out->records_t, &out->records_x, &out->records_y, &out->records_u);
+    }
+    for (int i = 0; i < r->nmodels && !out->model_cause; i++)   /* FMU subsystems have no model here */
+        if (r->models[i]) out->model_cause = cs_model_take_cause(r->models[i]);
     return CS_OK;
 }
 
 void cs_run_report_free(cs_run_report *r) {
+    free(r->records_t); free(r->records_x); free(r->records_y); free(r->records_u);
     free(r->units); free(r->thread_idle); free(r->unit_cpu); free(r->unit_cpu_idle);
     memset(r, 0, sizeof *r);
-}
-
-int cs_run_coupling_log(const cs_run *r, cs_fields *out, cs_err *err) {
-    out->n = -1;
-    if (!r->coupling_kind || !r->coupling_kind->log) return CS_OK;
-    out->n = 0;
-    return r->coupling_kind->log(r->coupling, out, err);
 }
 
 long cs_run_capacity(const cs_run *r) {
@@ -245,6 +258,12 @@ int cs_run_add_observer(cs_run *r, cs_observer *o, cs_err *err) {
         return cs_fail(err, CS_ERR_ARG, "run: too many observers");
     }
     r->observers[r->nobs++] = o;
+    return CS_OK;
+}
+
+int cs_run_add_recorder(cs_run *r, cs_observer *o, cs_err *err) {
+    CS_TRY(cs_run_add_observer(r, o, err));
+    r->recorder = o;
     return CS_OK;
 }
 

@@ -36,7 +36,7 @@ typedef struct cs_run_config {
     const double *t_out;        /* dense output grid (NULL: records at the macro points) */
     long nout;
     /* balance correction (coupling/balance.h, moshagen §2.6; NULL: off): wraps the signal coupling; the source units
-     * get quadrature states (cs_model_unit_new_quadrature) */
+     * get quadrature states (cs_model_unit_create_quadrature) */
     const cs_balance_spec *balance;
     const unsigned char *balance_corrected; /* nu flags (NULL: every connected input) */
     cs_choice coupling;         /* a kind of the registry's "coupling" (kind NULL: the signal coupling of `approx`) */
@@ -64,6 +64,7 @@ typedef struct cs_run {
     cs_estimator *estimator;    /* NULL: no error estimate */
     cs_observer *observers[8];
     int nobs;
+    cs_observer *recorder;      /* the one that keeps the records (cs_run_add_recorder), or NULL */
     cs_algorithm *alg;
     int nx, ny, nu;             /* sizes of the records */
     const double *balance_cum;  /* balance correction: cumulative imbalance per input (nu), or NULL */
@@ -77,6 +78,8 @@ int cs_run_create(const cs_run_config *cfg, cs_run **out, cs_err *err);
 long cs_run_capacity(const cs_run *run);
 /* Adds an observer (ownership passes to the run), before cs_run_execute. */
 int cs_run_add_observer(cs_run *run, cs_observer *o, cs_err *err);
+/* The same for the recorder of the run's records (cs_recorder_create and kin): the report gives its rows. */
+int cs_run_add_recorder(cs_run *run, cs_observer *o, cs_err *err);
 int cs_run_execute(cs_run *run, cs_err *err);
 /* One unit's counters and, where the run measured time (cfg.timing), its wall, barrier idle and snapshot times. */
 typedef struct cs_unit_report {
@@ -87,6 +90,13 @@ typedef struct cs_unit_report {
 
 /* What a finished run reports, filled by cs_run_get_report (the bindings only convert it). */
 typedef struct cs_run_report {
+    long records;               /* rows the recorder wrote */
+    double *records_t, *records_x, *records_y, *records_u; /* a growing recorder's buffers (records x 1, nx, ny, nu),
+                                 * handed over: owned by the report (the caller may take them, NULL otherwise) */
+    int nx, ny, nu;
+    void *model_cause;          /* what the first failing model left (cs_model_take_cause; Python: the exception),
+                                 * owned by the caller, or NULL */
+    cs_fields coupling_log;     /* the coupling kind's log (its `log`, kind.h); n = -1 where the kind keeps none */
     long macro_steps, rejected_steps, newton_iterations;
     int nunits;
     cs_unit_report *units;      /* nunits entries */
@@ -103,12 +113,11 @@ typedef struct cs_run_report {
                                        * NULL where not measured */
 } cs_run_report;
 
-/* Fills out (the arrays allocated, free with cs_run_report_free; the pointers into the run stay valid while it lives). */
+/* Fills out (the arrays allocated, free with cs_run_report_free; the pointers into the run stay valid while it lives).
+ * Call once: it hands over the growing recorder's buffers and the models' causes. */
 int cs_run_get_report(const cs_run *run, cs_run_report *out, cs_err *err);
 void cs_run_report_free(cs_run_report *r);
 
-/* The coupling's log (its kind's `log`, master/registry.h); out->n = -1 where the kind keeps none. */
-int cs_run_coupling_log(const cs_run *run, cs_fields *out, cs_err *err);
 void cs_run_destroy(cs_run *run);
 
 #endif

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model.h"
+#include "models/builtin.h"
 
 #define CONTACT_MAX_EXP 700.0 /* exp(700) ~ 1e304: the contact force stays finite (spec §3.1 overflow remark) */
 #define CHAIN_MAX_BODIES (1 << 22)
@@ -187,21 +187,22 @@ static int count(double v, long max, long *out) {
     return 0;
 }
 
-static cs_model *segment_new(int np, const double *p, const char *name, cs_err *err) {
+static const cs_model_ops SEGMENT_OPS = {CS_MODEL_GENERIC, chain_rhs, chain_output, chain_output_dt, NULL, NULL,
+                                         chain_free};
+
+static int segment_create(int np, const double *p, const char *name, cs_model **out, cs_err *err) {
     long n, lc, rc, nh, ns, nc, ni;
     if (np < 7 || count(p[0], CHAIN_MAX_BODIES, &n) || n < 1 || count(p[1], 1, &lc) || count(p[2], 1, &rc) ||
         count(p[3], CHAIN_MAX_BODIES, &nh) || count(p[4], CHAIN_MAX_BODIES, &ns) ||
         count(p[5], CHAIN_MAX_BODIES, &nc) || count(p[6], CHAIN_MAX_BODIES, &ni)) {
-        cs_fail(err, CS_ERR_ARG, "chain_segment %s: malformed header", name);
-        return NULL;
+        return cs_fail(err, CS_ERR_ARG, "chain_segment %s: malformed header", name);
     }
     long need = 7 + n + 6 * (n + 1) + 4 * nh + 5 * ns + 3 * nc + 5 * ni;
     if (np != need) {
-        cs_fail(err, CS_ERR_ARG, "chain_segment %s: expected %ld parameters, got %d", name, need, np);
-        return NULL;
+        return cs_fail(err, CS_ERR_ARG, "chain_segment %s: expected %ld parameters, got %d", name, need, np);
     }
     chain_ctx *k = calloc(1, sizeof *k);
-    cs_model *m = cs_model_new(2 * (int)n, (int)(lc + rc), 4, name);
+    cs_model *m = cs_model_new_empty(2 * (int)n, (int)(lc + rc), 4, name);
     if (k) {
         k->minv = malloc(sizeof(double) * (size_t)n);
         k->el = malloc(sizeof(chain_elem) * (size_t)(n + 1));
@@ -213,9 +214,8 @@ static cs_model *segment_new(int np, const double *p, const char *name, cs_err *
     }
     if (!m || !k || !k->minv || !k->el || !k->fext || !k->har || !k->sin_ || !k->con || !k->imp) {
         chain_free(k);
-        cs_model_free(m);
-        cs_fail(err, CS_ERR_NOMEM, "chain_segment %s: out of memory", name);
-        return NULL;
+        cs_model_free_empty(m);
+        return cs_fail(err, CS_ERR_NOMEM, "chain_segment %s: out of memory", name);
     }
     k->n = (int)n; k->lcut = (int)lc; k->rcut = (int)rc;
     k->nhar = (int)nh; k->nsin = (int)ns; k->ncon = (int)nc; k->nimp = (int)ni;
@@ -253,17 +253,13 @@ static cs_model *segment_new(int np, const double *p, const char *name, cs_err *
             if (!(b[0] >= 1.0 && b[0] <= (double)n && b[0] == floor(b[0]))) bad = "force body index out of range";
     if (bad) {
         chain_free(k);
-        cs_model_free(m);
-        cs_fail(err, CS_ERR_ARG, "chain_segment %s: %s", name, bad);
-        return NULL;
+        cs_model_free_empty(m);
+        return cs_fail(err, CS_ERR_ARG, "chain_segment %s: %s", name, bad);
     }
-    m->ctx = k;
-    m->rhs = chain_rhs;
-    m->output = chain_output;
-    m->output_dt = chain_output_dt;
+    cs_model_attach(m, &SEGMENT_OPS, k);
     m->feedthrough = 0;
-    m->destroy_ctx = chain_free;
-    return m;
+    *out = m;
+    return CS_OK;
 }
 
 typedef struct elem_ctx { chain_elem el; } elem_ctx;
@@ -275,31 +271,24 @@ static int elem_output(void *c, double t, const double *x, const double *u, doub
     return 0;
 }
 
-static cs_model *element_new(int np, const double *p, const char *name, cs_err *err) {
-    if (np != 6) { cs_fail(err, CS_ERR_ARG, "chain_element %s: expected 6 parameters", name); return NULL; }
-    if (!(p[4] > 0.0) || !(p[5] > 0.0)) {
-        cs_fail(err, CS_ERR_ARG, "chain_element %s: exponents must be positive", name);
-        return NULL;
-    }
+static const cs_model_ops ELEMENT_OPS = {CS_MODEL_GENERIC, elem_rhs, elem_output, NULL, NULL, NULL, free};
+
+static int element_create(int np, const double *p, const char *name, cs_model **out, cs_err *err) {
+    if (np != 6) return cs_fail(err, CS_ERR_ARG, "chain_element %s: expected 6 parameters", name);
+    if (!(p[4] > 0.0) || !(p[5] > 0.0))
+        return cs_fail(err, CS_ERR_ARG, "chain_element %s: exponents must be positive", name);
     elem_ctx *k = malloc(sizeof *k);
-    cs_model *m = cs_model_new(0, 4, 1, name);
+    cs_model *m = cs_model_new_empty(0, 4, 1, name);
     if (!k || !m) {
-        free(k); cs_model_free(m);
-        cs_fail(err, CS_ERR_NOMEM, "chain_element %s: out of memory", name);
-        return NULL;
+        free(k); cs_model_free_empty(m);
+        return cs_fail(err, CS_ERR_NOMEM, "chain_element %s: out of memory", name);
     }
     k->el = (chain_elem){p[0], p[1], p[2], p[3], p[4], p[5], int_exponent(p[4]), int_exponent(p[5])};
-    m->ctx = k;
-    m->rhs = elem_rhs;
-    m->output = elem_output;
+    cs_model_attach(m, &ELEMENT_OPS, k);
     m->feedthrough = 1;
-    m->destroy_ctx = free;
-    return m;
+    *out = m;
+    return CS_OK;
 }
 
-cs_model *cs_chain_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err) {
-    if (strcmp(kind, "chain_segment") == 0) return segment_new(nparams, params, name, err);
-    if (strcmp(kind, "chain_element") == 0) return element_new(nparams, params, name, err);
-    cs_fail(err, CS_ERR_ARG, "unknown chain model %s", kind);
-    return NULL;
-}
+const cs_builtin_model cs_model_chain_segment = {"chain_segment", segment_create};
+const cs_builtin_model cs_model_chain_element = {"chain_element", element_create};

@@ -58,13 +58,16 @@ static void composite_free(void *c) {
     free(k);
 }
 
-cs_model *cs_composite_new(int nsub, cs_model **models, cs_network *net, const char *name, cs_err *err) {
+static const cs_model_ops COMPOSITE_OPS = {CS_MODEL_GENERIC, composite_rhs, composite_output, NULL, NULL, NULL,
+                                           composite_free};
+
+int cs_composite_create(int nsub, cs_model **models, cs_network *net, const char *name, cs_model **out, cs_err *err) {
     int nx = 0, maxw = 1;
     for (int i = 0; i < nsub; i++) {
         nx += models[i]->nx;
         if (models[i]->nu + 2 * models[i]->ny > maxw) maxw = models[i]->nu + 2 * models[i]->ny;
     }
-    cs_model *m = cs_model_new(nx, 0, net->ny, name);
+    cs_model *m = cs_model_new_empty(nx, 0, net->ny, name);
     composite_ctx *k = calloc(1, sizeof *k);
     if (k) {
         k->u = calloc((size_t)net->nu + 1, sizeof(double));
@@ -73,19 +76,16 @@ cs_model *cs_composite_new(int nsub, cs_model **models, cs_network *net, const c
         k->work = calloc((size_t)maxw + 1, sizeof(double));
     }
     if (!m || !k || !k->u || !k->y || !k->xoff || !k->work) {
-        free(m);
+        cs_model_free_empty(m);
         composite_free(k);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < nsub; i++) k->xoff[i + 1] = k->xoff[i] + models[i]->nx;
     k->nsub = nsub;
     k->models = models;
     k->net = net;
     k->self = m;
-    m->ctx = k;
-    m->rhs = composite_rhs;
-    m->output = composite_output;
-    m->destroy_ctx = composite_free;
-    return m;
+    cs_model_attach(m, &COMPOSITE_OPS, k);
+    *out = m;
+    return CS_OK;
 }

@@ -10,6 +10,6 @@
 
 /* nx = sum of the models' nx, nu = 0, ny = net->ny (the consistent outputs). `models` and `net` (built over the
  * same models) must outlive the composite. */
-cs_model *cs_composite_new(int nsub, cs_model **models, cs_network *net, const char *name, cs_err *err);
+int cs_composite_create(int nsub, cs_model **models, cs_network *net, const char *name, cs_model **out, cs_err *err);
 
 #endif

@@ -67,29 +67,26 @@ static unsigned *copy_vr(const unsigned *v, int n) {
     return o;
 }
 
-cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u,
-                           const unsigned *vr_y, const int *type_u, const int *type_y, int feedthrough,
-                           const char *name, cs_err *err) {
+static const cs_model_ops FMU_MODEL_OPS = {CS_MODEL_FMU, fm_rhs, fm_output, NULL, NULL, NULL, fm_destroy};
+
+int cs_fmu_model_create(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u, const unsigned *vr_y,
+                        const int *type_u, const int *type_y, int feedthrough, const char *name, cs_model **out,
+                        cs_err *err) {
     if (inst->kind != CS_FMI_ME) {
         cs_fmi_inst_destroy(inst);
-        cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
-        return NULL;
+        return cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
     }
-    cs_model *m = cs_model_new(nx, nu, ny, name);
+    cs_model *m = cs_model_new_empty(nx, nu, ny, name);
     fmu_model *f = calloc(1, sizeof *f);
     if (!m || !f) {
-        free(m); free(f);
+        cs_model_free_empty(m); free(f);
         cs_fmi_inst_destroy(inst);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     f->m = m;
     f->inst = inst;
     f->nx = nx; f->nz = nz; f->nu = nu; f->ny = ny;
-    m->ctx = f;
-    m->destroy_ctx = fm_destroy;
-    m->rhs = fm_rhs;
-    m->output = fm_output;
+    cs_model_attach(m, &FMU_MODEL_OPS, f);
     m->feedthrough = feedthrough;
     f->vr_u = copy_vr(vr_u, nu);
     f->type_u = malloc(sizeof(int) * (size_t)(nu + 1));
@@ -98,54 +95,51 @@ cs_model *cs_fmu_model_new(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, co
     f->ev.z = calloc((size_t)nz + 1, sizeof(double));
     if (!f->vr_u || !f->type_u || !sig || !f->zz || !f->ev.z) {
         free(sig);
-        cs_model_free(m);
-        cs_fail(err, CS_ERR_NOMEM, "out of memory");
-        return NULL;
+        cs_model_destroy(m);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     if (nu) memcpy(f->type_u, type_u, sizeof(int) * (size_t)nu);
     for (int k = 0; k < nu + ny; k++) sig[k] = k < nu ? k : k - nu;
     int rc = cs_fmi_io_init(&f->io_u, nu, vr_u, type_u, sig, err);
     if (!rc) rc = cs_fmi_io_init(&f->io_y, ny, vr_y, type_y, sig + nu, err);
     free(sig);
-    if (rc) {
-        cs_model_free(m);
-        return NULL;
-    }
     /* after initialisation: the first time event (from the event iteration at t0 in cs_fmi_inst_create) and the
      * indicators */
     f->ev.next_defined = inst->next_defined;
     f->ev.next_time = inst->next_time;
-    if (cs_fmi_me_indicators(inst, f->ev.z, nz, 0.0, err)) {
-        cs_model_free(m);
-        return NULL;
+    if (!rc) rc = cs_fmi_me_indicators(inst, f->ev.z, nz, 0.0, err);
+    if (rc) {
+        cs_model_destroy(m);
+        return rc;
     }
-    return m;
+    *out = m;
+    return CS_OK;
 }
 
-cs_fmi_inst *cs_fmu_model_inst(const cs_model *m) { return ((fmu_model *)m->ctx)->inst; }
-int cs_fmu_model_nz(const cs_model *m) { return ((fmu_model *)m->ctx)->nz; }
-cs_fmu_events *cs_fmu_model_event_state(cs_model *m) { return &((fmu_model *)m->ctx)->ev; }
+cs_fmi_inst *cs_fmu_model_inst(const cs_model *m) { return ((fmu_model *)m->content)->inst; }
+int cs_fmu_model_nz(const cs_model *m) { return ((fmu_model *)m->content)->nz; }
+cs_fmu_events *cs_fmu_model_event_state(cs_model *m) { return &((fmu_model *)m->content)->ev; }
 
 int cs_fmu_model_states(cs_model *m, double *x, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     return cs_fmi_me_get_states(f->inst, x, f->nx, 0.0, err);
 }
 
 int cs_fmu_model_indicators(cs_model *m, double t, const double *x, const double *u, double *z, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     CS_TRY(put(f, t, x, u, err));
     return cs_fmi_me_indicators(f->inst, z, f->nz, t, err);
 }
 
 int cs_fmu_model_crossed(const cs_model *m, const double *z) {
-    const fmu_model *f = m->ctx;
+    const fmu_model *f = m->content;
     for (int k = 0; k < f->nz; k++)
         if ((z[k] > 0) != (f->ev.z[k] > 0)) return k;
     return -1;
 }
 
 int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     if (nd <= 0) return CS_OK;
     if (nd > f->nu) return cs_fail(err, CS_ERR_ARG, "fmu: %d discrete inputs of %d", nd, f->nu);
     const int nc = f->nu - nd;
@@ -175,13 +169,13 @@ int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err) 
     return CS_OK;
 }
 
-void cs_fmu_model_forget_inputs(cs_model *m) { ((fmu_model *)m->ctx)->d_known = 0; }
+void cs_fmu_model_forget_inputs(cs_model *m) { ((fmu_model *)m->content)->d_known = 0; }
 
 /* Event mode at (t, x, u) with the discrete inputs of u: the event iteration, the next time event, new states
  * (*changed, xnew) and the indicators after the event. */
 static int event_at(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
                     cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     cs_fmi_inst *in = f->inst;
     in->event_u = u;
     int states_changed = 0;
@@ -203,7 +197,7 @@ static int event_at(cs_model *m, double t, const double *x, const double *u, dou
 
 int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u, double *xnew, int *changed,
                         int *events, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     cs_fmi_inst *in = f->inst;
     *changed = 0;
     *events = 0;
@@ -225,7 +219,7 @@ int cs_fmu_model_events(cs_model *m, double t, const double *x, const double *u,
 
 int cs_fmu_model_discrete_inputs(cs_model *m, double t, const double *x, const double *u, double *xnew,
                                  int *changed, int *events, cs_err *err) {
-    fmu_model *f = m->ctx;
+    fmu_model *f = m->content;
     *changed = 0;
     *events = 0;
     if (!f->nd) return CS_OK;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model.h"
+#include "models/builtin.h"
 
 typedef struct kmass { double m, c, d, C, D, ex, ev, sign, AC, BC, FH, OmH, phiH; } kmass;
 typedef struct kelem { double c, d, C, D, ex, ev; } kelem;
@@ -55,30 +55,20 @@ static int elem_output(void *ctx, double t, const double *x, const double *u, do
     return 0;
 }
 
-cs_model *cs_kraft_model_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err) {
-    cs_model *m = NULL;
-    if (strcmp(kind, "kraft_mass") == 0) {
-        if (nparams != 10 && nparams != 13) {
-            cs_fail(err, CS_ERR_ARG, "%s: expected 10 or 13 parameters", kind);
-            return NULL;
-        }
-        if (!(params[0] > 0.0)) { cs_fail(err, CS_ERR_ARG, "%s: mass must be positive", kind); return NULL; }
-        kmass *c = calloc(1, sizeof *c);
-        m = cs_model_new(2, 1, 2, name);
-        if (!c || !m) { free(c); free(m); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
-        memcpy(c, params, sizeof(double) * (size_t)nparams);
-        m->ctx = c; m->rhs = mass_rhs; m->output = mass_output; m->feedthrough = 0;
-    } else if (strcmp(kind, "kraft_element") == 0) {
-        if (nparams != 6) { cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", kind); return NULL; }
-        kelem *c = malloc(sizeof *c);
-        m = cs_model_new(0, 4, 1, name);
-        if (!c || !m) { free(c); free(m); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
-        memcpy(c, params, sizeof *c);
-        m->ctx = c; m->rhs = elem_rhs; m->output = elem_output; m->feedthrough = 1;
-    } else {
-        cs_fail(err, CS_ERR_ARG, "unknown built-in model %s", kind);
-        return NULL;
-    }
-    m->destroy_ctx = free;
-    return m;
+static const cs_model_ops MASS_OPS = {CS_MODEL_GENERIC, mass_rhs, mass_output, NULL, NULL, NULL, free};
+static const cs_model_ops ELEM_OPS = {CS_MODEL_GENERIC, elem_rhs, elem_output, NULL, NULL, NULL, free};
+
+static int mass_create(int nparams, const double *params, const char *name, cs_model **out, cs_err *err) {
+    if (nparams != 10 && nparams != 13)
+        return cs_fail(err, CS_ERR_ARG, "%s: expected 10 or 13 parameters", "kraft_mass");
+    if (!(params[0] > 0.0)) return cs_fail(err, CS_ERR_ARG, "%s: mass must be positive", "kraft_mass");
+    return cs_builtin_params_model(&MASS_OPS, 2, 1, 2, 0, sizeof(kmass), nparams, params, name, out, err);
 }
+
+static int elem_create(int nparams, const double *params, const char *name, cs_model **out, cs_err *err) {
+    if (nparams != 6) return cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", "kraft_element");
+    return cs_builtin_params_model(&ELEM_OPS, 0, 4, 1, 1, sizeof(kelem), nparams, params, name, out, err);
+}
+
+const cs_builtin_model cs_model_kraft_mass = {"kraft_mass", mass_create};
+const cs_builtin_model cs_model_kraft_element = {"kraft_element", elem_create};

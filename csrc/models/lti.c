@@ -41,6 +41,11 @@ static int lti_jac(void *c, double t, const double *x, const double *u, double *
     return 0;
 }
 
+static void lti_linear_data(const void *c, cs_linear_data *lin) {
+    const lti_ctx *m = c;
+    *lin = (cs_linear_data){m->A, m->B, m->C, m->D};
+}
+
 static void lti_free(void *c) {
     lti_ctx *m = c;
     if (!m) return;
@@ -48,17 +53,19 @@ static void lti_free(void *c) {
     free(m);
 }
 
-cs_model *cs_lti_new(int nx, int nu, int ny, const double *A, const double *B, const double *C, const double *D,
-                     const char *name, cs_err *err) {
-    if (nx < 0 || nu < 0 || ny < 0) { cs_fail(err, CS_ERR_ARG, "LTI: negative dimension"); return NULL; }
-    cs_model *m = cs_model_new(nx, nu, ny, name);
+static const cs_model_ops LTI_OPS = {CS_MODEL_LTI, lti_rhs, lti_output, lti_output_dt, lti_jac, lti_linear_data,
+                                     lti_free};
+
+int cs_lti_create(int nx, int nu, int ny, const double *A, const double *B, const double *C, const double *D,
+                  const char *name, cs_model **out, cs_err *err) {
+    if (nx < 0 || nu < 0 || ny < 0) return cs_fail(err, CS_ERR_ARG, "LTI: negative dimension");
+    cs_model *m = cs_model_new_empty(nx, nu, ny, name);
     lti_ctx *c = calloc(1, sizeof *c);
     size_t n = (size_t)nx * nx + (size_t)nx * nu + (size_t)ny * nx + (size_t)ny * nu;
     double *mem = malloc(sizeof(double) * (n + 1));
     if (!m || !c || !mem) {
-        free(m); free(c); free(mem);
-        cs_fail(err, CS_ERR_NOMEM, "LTI: out of memory");
-        return NULL;
+        cs_model_free_empty(m); free(c); free(mem);
+        return cs_fail(err, CS_ERR_NOMEM, "LTI: out of memory");
     }
     c->nx = nx; c->nu = nu; c->ny = ny;
     c->A = mem; c->B = c->A + (size_t)nx * nx; c->C = c->B + (size_t)nx * nu; c->D = c->C + (size_t)ny * nx;
@@ -68,13 +75,8 @@ cs_model *cs_lti_new(int nx, int nu, int ny, const double *A, const double *B, c
     memcpy(c->D, D, sizeof(double) * ny * nu);
     int ft = 0;
     for (int i = 0; i < ny * nu; i++) ft |= c->D[i] != 0.0;
-    m->ctx = c;
+    cs_model_attach(m, &LTI_OPS, c);
     m->feedthrough = ft;
-    m->rhs = lti_rhs;
-    m->output = lti_output;
-    m->output_dt = lti_output_dt;
-    m->jac = lti_jac;
-    m->destroy_ctx = lti_free;
-    m->A = c->A; m->B = c->B; m->C = c->C; m->D = c->D;
-    return m;
+    *out = m;
+    return CS_OK;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-cs_model *cs_model_new(int nx, int nu, int ny, const char *name) {
+cs_model *cs_model_new_empty(int nx, int nu, int ny, const char *name) {
     cs_model *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->nx = nx; m->nu = nu; m->ny = ny;
@@ -13,9 +13,17 @@ cs_model *cs_model_new(int nx, int nu, int ny, const char *name) {
     return m;
 }
 
-void cs_model_free(cs_model *m) {
+void cs_model_free_empty(cs_model *m) { free(m); }
+
+void cs_model_attach(cs_model *m, const cs_model_ops *ops, void *content) {
+    m->ops = ops;
+    m->content = content;
+    if (ops->linear_data) ops->linear_data(content, &m->lin);
+}
+
+void cs_model_destroy(cs_model *m) {
     if (!m) return;
-    if (m->destroy_ctx) m->destroy_ctx(m->ctx);
+    if (m->ops && m->ops->destroy) m->ops->destroy(m->content);
     free(m);
 }
 
@@ -26,8 +34,8 @@ int cs_model_callback_failed(cs_model *m, const char *what, double t, int rc, cs
 
 int cs_model_output_dt(cs_model *m, double t, const double *x, const double *u, const double *udot, double *ydot,
                        double *work, cs_err *err) {
-    if (m->output_dt) {
-        int rc = m->output_dt(m->ctx, t, x, u, udot, ydot);
+    if (m->ops->output_dt) {
+        int rc = m->ops->output_dt(m->content, t, x, u, udot, ydot);
         return rc ? cs_model_callback_failed(m, "output derivative", t, rc, err) : CS_OK;
     }
     /* Difference quotient along (1, f, u'); the step is scaled to the state's rate of change. */
@@ -45,8 +53,8 @@ int cs_model_output_dt(cs_model *m, double t, const double *x, const double *u, 
 }
 
 int cs_model_output_du(cs_model *m, double t, const double *x, const double *u, double *G, double *work, cs_err *err) {
-    if (m->D) {
-        memcpy(G, m->D, sizeof(double) * m->ny * m->nu);
+    if (m->lin.D) {
+        memcpy(G, m->lin.D, sizeof(double) * m->ny * m->nu);
         return CS_OK;
     }
     if (!m->feedthrough) {

@@ -2,7 +2,7 @@
  *
  *     x' = f(t, x, u),   y = g(t, x, u)
  *
- * Implementations: LTI (lti.c), C function pointers (cfunc.c), built-in nonlinear models (two_mass.c), the
+ * Implementations: LTI (lti.c), C function pointers (cfunc.c), built-in nonlinear models (models/builtin.h), the
  * strongly coupled monolithic composite (composite.c), Python callables (py/pymodel.c, slow path).
  * A model is immutable during a run except for its call counters. */
 #ifndef COSIM_MODEL_H
@@ -12,33 +12,70 @@
 
 typedef struct cs_model cs_model;
 
-typedef int (*cs_rhs_fn)(void *ctx, double t, const double *x, const double *u, double *xdot);
-typedef int (*cs_output_fn)(void *ctx, double t, const double *x, const double *u, double *y);
+typedef int (*cs_rhs_fn)(void *content, double t, const double *x, const double *u, double *xdot);
+typedef int (*cs_output_fn)(void *content, double t, const double *x, const double *u, double *y);
 /* Optional exact output time derivative y' = g_x f + g_u u' (Hermite approximation). */
-typedef int (*cs_output_dt_fn)(void *ctx, double t, const double *x, const double *u, const double *udot,
+typedef int (*cs_output_dt_fn)(void *content, double t, const double *x, const double *u, const double *udot,
                                double *ydot);
 /* Optional dense Jacobian df/dx (nx x nx, row-major) for implicit integrators. */
-typedef int (*cs_jac_fn)(void *ctx, double t, const double *x, const double *u, double *J);
+typedef int (*cs_jac_fn)(void *content, double t, const double *x, const double *u, double *J);
 
-struct cs_model {
-    int nx, nu, ny;
-    int feedthrough;          /* y depends on u (algebraic loops need solving) */
-    void *ctx;
+/* The matrices (row-major) of a linear time-invariant model x' = A x + B u, y = C x + D u. */
+typedef struct cs_linear_data {
+    const double *A, *B, *C, *D;
+} cs_linear_data;
+
+/* What a model is, for the few places that must tell (type tests read ops->kind, never compare ops or functions). */
+enum { CS_MODEL_GENERIC = 0, CS_MODEL_LTI = 1, CS_MODEL_PYTHON = 2, CS_MODEL_FMU = 3 };
+
+/* Generic object {content, ops} (SUNDIALS' shape). Required: rhs, output. Optional (NULL when absent):
+ *   output_dt     exact y' (else a difference quotient, cs_model_output_dt)
+ *   jac           df/dx (else the integrators use difference quotients)
+ *   linear_data   the LTI matrices: the model is linear, its calls are evaluated inline and the Exact integrator
+ *                 and the exact interface Jacobians can use it
+ *   destroy       free `content`
+ *   take_cause    what the last failing callback left for the caller (Python models: the exception object, a new
+ *                 reference), handed over once; NULL when none. The core carries it without looking into it. */
+typedef struct cs_model_ops {
+    int kind;                  /* CS_MODEL_* */
     cs_rhs_fn rhs;
     cs_output_fn output;
-    cs_output_dt_fn output_dt; /* NULL: finite differences (cs_model_output_dt) */
-    cs_jac_fn jac;             /* NULL: integrators use difference quotients */
-    void (*destroy_ctx)(void *ctx);
-    /* LTI data (row-major) when the model is linear time-invariant, else NULL: used by the Exact integrator. */
-    const double *A, *B, *C, *D;
+    cs_output_dt_fn output_dt;
+    cs_jac_fn jac;
+    void (*linear_data)(const void *content, cs_linear_data *lin);
+    void (*destroy)(void *content);
+    void *(*take_cause)(void *content);
+} cs_model_ops;
+
+struct cs_model {
+    const cs_model_ops *ops;
+    void *content;
+    int nx, nu, ny;
+    int feedthrough;          /* y depends on u (algebraic loops need solving) */
+    cs_linear_data lin;       /* linear_data's matrices, read once by cs_model_attach (all NULL: not linear): the
+                               * integrators' inline fast path reads them without a call */
     long nrhs, nout;          /* call counters */
     char name[64];
     char msg[CS_ERRMSG_LEN];  /* message left by a failing callback */
 };
 
-/* Allocate a model shell (zeroed, counters 0). */
-cs_model *cs_model_new(int nx, int nu, int ny, const char *name);
-void cs_model_free(cs_model *m);
+/* A model shell (zeroed, counters 0, no ops); NULL when out of memory. An implementation allocates its content,
+ * then cs_model_attach gives the shell its ops and content. */
+cs_model *cs_model_new_empty(int nx, int nu, int ny, const char *name);
+/* Free a shell without touching its content (failure paths before cs_model_attach). */
+void cs_model_free_empty(cs_model *m);
+void cs_model_attach(cs_model *m, const cs_model_ops *ops, void *content);
+/* ops->destroy(content), then the shell; NULL is ignored. */
+void cs_model_destroy(cs_model *m);
+
+static inline int cs_model_kind(const cs_model *m) { return m->ops->kind; }
+/* The LTI matrices, or NULL for a nonlinear model. */
+static inline const cs_linear_data *cs_model_linear(const cs_model *m) { return m->lin.A ? &m->lin : NULL; }
+static inline int cs_model_has_jac(const cs_model *m) { return m->ops->jac != NULL; }
+static inline int cs_model_has_output_dt(const cs_model *m) { return m->ops->output_dt != NULL; }
+static inline void *cs_model_take_cause(cs_model *m) {
+    return m->ops->take_cause ? m->ops->take_cause(m->content) : NULL;
+}
 
 /* z = P v + Q w for row-major P (m x n) and Q (m x k): one pass per row, no library call (a chain's units are tiny,
  * where BLAS or a vectorised loop costs more than the arithmetic). The LTI model's products; the scalar case inline,
@@ -57,16 +94,20 @@ int cs_model_callback_failed(cs_model *m, const char *what, double t, int rc, cs
  * evaluated inline (the integrators call these at every micro step). */
 static inline int cs_model_rhs(cs_model *m, double t, const double *x, const double *u, double *xdot, cs_err *err) {
     m->nrhs++;
-    if (m->A) { cs_affine(m->nx, m->nx, m->nu, m->A, x, m->B, u, xdot); return CS_OK; }
-    int rc = m->rhs(m->ctx, t, x, u, xdot);
+    if (m->lin.A) { cs_affine(m->nx, m->nx, m->nu, m->lin.A, x, m->lin.B, u, xdot); return CS_OK; }
+    int rc = m->ops->rhs(m->content, t, x, u, xdot);
     return rc ? cs_model_callback_failed(m, "right-hand side", t, rc, err) : CS_OK;
 }
 
 static inline int cs_model_output(cs_model *m, double t, const double *x, const double *u, double *y, cs_err *err) {
     m->nout++;
-    if (m->C) { cs_affine(m->ny, m->nx, m->nu, m->C, x, m->D, u, y); return CS_OK; }
-    int rc = m->output(m->ctx, t, x, u, y);
+    if (m->lin.C) { cs_affine(m->ny, m->nx, m->nu, m->lin.C, x, m->lin.D, u, y); return CS_OK; }
+    int rc = m->ops->output(m->content, t, x, u, y);
     return rc ? cs_model_callback_failed(m, "output", t, rc, err) : CS_OK;
+}
+/* df/dx (nx x nx, row-major); only for models with cs_model_has_jac. Not counted (the integrator asks for it). */
+static inline int cs_model_jac(cs_model *m, double t, const double *x, const double *u, double *J) {
+    return m->ops->jac(m->content, t, x, u, J);
 }
 /* y' at (t, x, u, u'). Without output_dt: (g(t+d, x + d f, u + d u') - g(t, x, u)) / d, a one-sided difference
  * quotient along the trajectory. work: nx + ny + nu doubles. */
@@ -75,20 +116,14 @@ int cs_model_output_dt(cs_model *m, double t, const double *x, const double *u, 
 /* dy/du (ny x nu row-major): D for LTI, else forward differences. work: nu + 2 ny doubles. */
 int cs_model_output_du(cs_model *m, double t, const double *x, const double *u, double *G, double *work, cs_err *err);
 
-/* Constructors. Matrices are copied. */
-cs_model *cs_lti_new(int nx, int nu, int ny, const double *A, const double *B, const double *C, const double *D,
-                     const char *name, cs_err *err);
+/* Constructors: CS_OK and the model in *out, or an error code with err filled (*out untouched). Matrices and
+ * parameters are copied. */
+int cs_lti_create(int nx, int nu, int ny, const double *A, const double *B, const double *C, const double *D,
+                  const char *name, cs_model **out, cs_err *err);
 
 typedef int (*cs_c_rhs_fn)(double t, const double *x, const double *u, double *xdot, void *user_data);
 typedef int (*cs_c_output_fn)(double t, const double *x, const double *u, double *y, void *user_data);
-cs_model *cs_cfunc_new(int nx, int nu, int ny, int feedthrough, cs_c_rhs_fn rhs, cs_c_output_fn output,
-                       void *user_data, const char *name, cs_err *err);
-
-/* Built-in models by name (two_mass.c): "dmo_force_impulse", "dmo_base_nonlinear". */
-cs_model *cs_builtin_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
-/* Oscillator chain models (chain.c): "chain_segment", "chain_element" (cs_builtin_new dispatches "chain_*"). */
-cs_model *cs_chain_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
-/* kraft2021's two-mass models (models/kraft_models.c): "kraft_mass", "kraft_element". */
-cs_model *cs_kraft_model_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err);
+int cs_cfunc_create(int nx, int nu, int ny, int feedthrough, cs_c_rhs_fn rhs, cs_c_output_fn output, void *user_data,
+                    const char *name, cs_model **out, cs_err *err);
 
 #endif

@@ -11,6 +11,6 @@
 #include "models/model.h"
 
 /* inner: not owned, must outlive the result. */
-cs_model *cs_quadrature_model_new(cs_model *inner, cs_err *err);
+int cs_quadrature_model_create(cs_model *inner, cs_model **out, cs_err *err);
 
 #endif

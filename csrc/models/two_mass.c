@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model.h"
+#include "models/builtin.h"
 
 /* "dmo_force_impulse": force-driven mass m1 with wall spring c1 / damper d1 (genser eq. 3.8):
  *   x1' = v1,  m1 v1' = -c1 x1 - d1 v1 + F + F_ex(t),  y = (x1, v1),
@@ -59,34 +59,18 @@ static int nl_output(void *c, double t, const double *x, const double *u, double
     return 0;
 }
 
-cs_model *cs_builtin_new(const char *kind, int nparams, const double *params, const char *name, cs_err *err) {
-    cs_model *m = NULL;
-    for (int i = 0; i < nparams; i++)
-        if (!isfinite(params[i])) { cs_fail(err, CS_ERR_ARG, "%s: parameter %d is not finite", kind, i); return NULL; }
-    if (strncmp(kind, "chain_", 6) == 0) return cs_chain_new(kind, nparams, params, name, err); /* models/chain.c */
-    if (strncmp(kind, "kraft_", 6) == 0) return cs_kraft_model_new(kind, nparams, params, name, err); /* kraft_models.c */
-    if (strcmp(kind, "dmo_force_impulse") == 0) {
-        if (nparams != 6) { cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", kind); return NULL; }
-        impulse_ctx *c = malloc(sizeof *c);
-        m = cs_model_new(2, 1, 2, name);
-        if (!c || !m) { free(c); goto nomem; }
-        memcpy(c, params, sizeof *c);
-        m->ctx = c; m->rhs = impulse_rhs; m->output = impulse_output; m->feedthrough = 0;
-    } else if (strcmp(kind, "dmo_base_nonlinear") == 0) {
-        if (nparams != 11) { cs_fail(err, CS_ERR_ARG, "%s: expected 11 parameters", kind); return NULL; }
-        nl_ctx *c = malloc(sizeof *c);
-        m = cs_model_new(2, 2, 1, name);
-        if (!c || !m) { free(c); goto nomem; }
-        memcpy(c, params, sizeof *c);
-        m->ctx = c; m->rhs = nl_rhs; m->output = nl_output; m->feedthrough = 1;
-    } else {
-        cs_fail(err, CS_ERR_ARG, "unknown built-in model %s", kind);
-        return NULL;
-    }
-    m->destroy_ctx = free;
-    return m;
-nomem:
-    free(m);
-    cs_fail(err, CS_ERR_NOMEM, "out of memory");
-    return NULL;
+static const cs_model_ops IMPULSE_OPS = {CS_MODEL_GENERIC, impulse_rhs, impulse_output, NULL, NULL, NULL, free};
+static const cs_model_ops NL_OPS = {CS_MODEL_GENERIC, nl_rhs, nl_output, NULL, NULL, NULL, free};
+
+static int impulse_create(int nparams, const double *params, const char *name, cs_model **out, cs_err *err) {
+    if (nparams != 6) return cs_fail(err, CS_ERR_ARG, "%s: expected 6 parameters", "dmo_force_impulse");
+    return cs_builtin_params_model(&IMPULSE_OPS, 2, 1, 2, 0, sizeof(impulse_ctx), nparams, params, name, out, err);
 }
+
+static int nl_create(int nparams, const double *params, const char *name, cs_model **out, cs_err *err) {
+    if (nparams != 11) return cs_fail(err, CS_ERR_ARG, "%s: expected 11 parameters", "dmo_base_nonlinear");
+    return cs_builtin_params_model(&NL_OPS, 2, 2, 1, 1, sizeof(nl_ctx), nparams, params, name, out, err);
+}
+
+const cs_builtin_model cs_model_dmo_force_impulse = {"dmo_force_impulse", impulse_create};
+const cs_builtin_model cs_model_dmo_base_nonlinear = {"dmo_base_nonlinear", nl_create};

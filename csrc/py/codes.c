@@ -110,7 +110,7 @@ static PyObject *codes_dict(void) {
         if (!cs_registry_chosen(cap)) continue;
         PyObject *d = new_kind(out, cap->name);
         for (int q = 0; d && q < cap->nkinds; q++)
-            if (add_code(d, cap->kinds[q].name, q)) d = NULL;
+            if (add_code(d, cap->kinds[q]->name, q)) d = NULL;
         if (!d) Py_CLEAR(out);
     }
     return out;

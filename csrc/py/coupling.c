@@ -97,7 +97,29 @@ static PyObject *py_prestep_step3(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* lagrange_end_basis(z) -> ell: coefficients of s^m of the Lagrange basis polynomial of the node 1 among 1, z[0..deg-1]
+ * (cs_lagrange_end_basis, the iterative schemes' end basis) */
+static PyObject *py_lagrange_end_basis(PyObject *self, PyObject *args) {
+    PyObject *oz;
+    if (!PyArg_ParseTuple(args, "O:lagrange_end_basis", &oz)) return NULL;
+    npy_intp d[1] = {-1};
+    PyArrayObject *z = cs_py_darray(oz, "z", 1, d, 1);
+    if (!z) return NULL;
+    const int deg = (int)PyArray_DIM(z, 0);
+    if (deg > CS_MAXDEG) {
+        Py_DECREF(z);
+        return PyErr_Format(PyExc_ValueError, "z: at most %d nodes besides 1, got %d", CS_MAXDEG, deg);
+    }
+    npy_intp dn[1] = {deg + 1};
+    PyObject *ell = PyArray_ZEROS(1, dn, NPY_DOUBLE, 0);
+    if (ell) cs_lagrange_end_basis(deg, PyArray_DATA(z), PyArray_DATA((PyArrayObject *)ell));
+    Py_DECREF(z);
+    return ell;
+}
+
 PyMethodDef cs_py_coupling_methods[] = {
+    {"lagrange_end_basis", py_lagrange_end_basis, METH_VARARGS,
+     "lagrange_end_basis(z) -> coefficients of s^m of the Lagrange basis polynomial of the node 1 among 1, z."},
     {"prestep_phi", py_prestep_phi, METH_VARARGS,
      "prestep_phi(dSdy, dSdu, dSdud, H, steps) -> (phiA, phiB, phiC + phiD) of genser eq. 2.44-2.47 (steps = 0: exact)."},
     {"prestep_step3", py_prestep_step3, METH_VARARGS,

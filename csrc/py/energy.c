@@ -10,7 +10,7 @@ int cs_py_energy_options(PyObject *opts, int nu, cs_run_config *cfg, cs_py_energ
     memset(e, 0, sizeof *e);
     PyObject *b = PyDict_GetItemString(opts, "balance");
     if (b && b != Py_None) {
-        const cs_kind *k = &cs_registry_capability("balance")->kinds[0];
+        const cs_kind *k = cs_registry_capability("balance")->kinds[0];
         if (cs_py_params_read(b, "balance", k->params, k->nparams, &e->balance, &e->keep)) return -1;
         cfg->balance = &e->balance;
         PyObject *ocorr = PyDict_GetItemString(opts, "balance_corrected");

@@ -346,7 +346,7 @@ static void free_run_args(run_args *a) {
     cs_py_keep_free(&a->keep);
     if (!a->models_given) {
         if (a->models)
-            for (int i = 0; i < a->n; i++) cs_model_free(a->models[i]);
+            for (int i = 0; i < a->n; i++) cs_model_destroy(a->models[i]);
         if (a->units)
             for (int i = 0; i < a->n; i++) cs_unit_destroy(a->units[i]);
     }
@@ -374,7 +374,7 @@ static int add_observers(cs_run *run, run_args *a, run_ctx *k) {
     }
     cs_observer *o;
     if (k->growing) {
-        if (cs_growing_recorder_create(cap, run->nx, run->ny, run->nu, &o, &err) || cs_run_add_observer(run, o, &err))
+        if (cs_growing_recorder_create(cap, run->nx, run->ny, run->nu, &o, &err) || cs_run_add_recorder(run, o, &err))
             return cs_py_raise(&err), -1;
     } else {
         npy_intp dt[1] = {cap}, dx[2] = {cap, run->nx}, dy[2] = {cap, run->ny}, du[2] = {cap, run->nu};
@@ -383,7 +383,7 @@ static int add_observers(cs_run *run, run_args *a, run_ctx *k) {
                *by = PyArray_DATA((PyArrayObject *)k->arrays[2]), *bu = PyArray_DATA((PyArrayObject *)k->arrays[3]);
         if ((c->nout > 0 ? cs_dense_recorder_create(cap, bt, bx, by, bu, &o, &err)
                          : cs_recorder_create(cap, bt, bx, by, bu, a->record_every, &o, &err)) ||
-            cs_run_add_observer(run, o, &err))
+            cs_run_add_recorder(run, o, &err))
             return cs_py_raise(&err), -1;
     }
     k->recorder = o;
@@ -442,15 +442,30 @@ static int iterations_into(PyObject *out, const cs_run_report *rep) {
     return rc;
 }
 
-/* The result dict of a finished run (status rc, message in err). NULL with an exception on failure. */
+/* A growing recorder's buffers, handed over in the report, as the record arrays (which then own them). */
+static int take_records(run_ctx *k, cs_run_report *rep) {
+    const long n = rep->records;
+    k->arrays[0] = owned_array(rep->records_t, n, 1, 0);
+    k->arrays[1] = owned_array(rep->records_x, n, rep->nx, 1);
+    k->arrays[2] = owned_array(rep->records_y, n, rep->ny, 1);
+    k->arrays[3] = owned_array(rep->records_u, n, rep->nu, 1);
+    rep->records_t = rep->records_x = rep->records_y = rep->records_u = NULL;
+    return k->arrays[0] && k->arrays[1] && k->arrays[2] && k->arrays[3] ? 0 : -1;
+}
+
+/* The result dict of a finished run (status rc, message in err) from its report. NULL with an exception on failure. */
 static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const cs_err *err) {
-    /* Exceptions from Python callbacks: KeyboardInterrupt and SystemExit propagate as themselves; any other becomes
-     * the __cause__ of the SolverError raised in Python. */
-    PyObject *cause = k->exc, *out = NULL, *scd = NULL;
+    PyObject *out = NULL, *scd = NULL;
     cs_run_report rep = {0};
     cs_err rerr = {0};
+    int got = cs_run_get_report(run, &rep, &rerr);
+    /* Exceptions from Python callbacks (the hook, the interrupt check, then the models'): KeyboardInterrupt and
+     * SystemExit propagate as themselves; any other becomes the __cause__ of the SolverError raised in Python. */
+    PyObject *cause = k->exc, *model_cause = rep.model_cause;
     k->exc = NULL;
-    for (int i = 0; i < a->n && !cause; i++) cause = cs_py_model_take_exception(run->models[i]);
+    if (cause) Py_XDECREF(model_cause);
+    else cause = model_cause;
+    if (got) { cs_py_raise(&rerr); goto done; }
     if (cause && !PyObject_IsInstance(cause, PyExc_Exception)) {
         PyErr_SetObject((PyObject *)Py_TYPE(cause), cause);
         goto done;
@@ -459,18 +474,8 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
         PyErr_SetString(PyExc_KeyboardInterrupt, err->msg);
         goto done;
     }
-    long nrec = cs_recorder_count(k->recorder);
-    if (k->growing) {
-        double *bt, *bx, *by, *bu;
-        cs_recorder_buffers(k->recorder, &bt, &bx, &by, &bu);
-        cs_recorder_release(k->recorder);
-        k->arrays[0] = owned_array(bt, nrec, 1, 0);
-        k->arrays[1] = owned_array(bx, nrec, k->nx, 1);
-        k->arrays[2] = owned_array(by, nrec, k->ny, 1);
-        k->arrays[3] = owned_array(bu, nrec, k->nu, 1);
-        if (!k->arrays[0] || !k->arrays[1] || !k->arrays[2] || !k->arrays[3]) goto done;
-    }
-    if (cs_run_get_report(run, &rep, &rerr)) { cs_py_raise(&rerr); goto done; }
+    const long nrec = rep.records;
+    if (rep.records_t && take_records(k, &rep)) goto done;
     if (!(scd = step_control_dict(&rep))) goto done;
     PyObject *stats = stats_list(&rep);
     PyObject *timing = a->cfg.timing && stats ? timing_dict(&rep) : NULL;
@@ -484,9 +489,7 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
                         "step_control", scd);
     if (out && cs_py_energy_results(out, &a->energy)) Py_CLEAR(out);
     if (out && a->cfg.coupling.kind && !a->monolithic) {
-        cs_fields log;
-        cs_err lerr = {0};
-        PyObject *clog = cs_run_coupling_log(run, &log, &lerr) ? cs_py_raise(&lerr) : cs_py_fields_dict(&log);
+        PyObject *clog = cs_py_fields_dict(&rep.coupling_log);
         if (!clog || PyDict_SetItemString(out, "coupling_log", clog)) Py_CLEAR(out);
         Py_XDECREF(clog);
     }

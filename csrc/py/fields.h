@@ -1,4 +1,4 @@
-/* Named arrays and counts of the C core (cs_fields, master/registry.h: a coupling's log) as a Python dict.
+/* Named arrays and counts of the C core (cs_fields, kind.h: a coupling's log) as a Python dict.
  * Conversion only: the binding knows no kind. */
 #ifndef COSIM_PY_FIELDS_H
 #define COSIM_PY_FIELDS_H

@@ -264,8 +264,11 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     s.t0 = t0;
     cs_err err = {0};
     Py_BEGIN_ALLOW_THREADS
-    if (as_model) u = cs_fmu_model_from_spec(&s, &err);
-    else u = cs_fmu_unit_new(&s, solver, &err);
+    cs_model *m = NULL;
+    cs_unit *un = NULL;
+    if (as_model) cs_fmu_model_create_from_spec(&s, &m, &err);
+    else cs_fmu_unit_create(&s, solver, &un, &err);
+    u = as_model ? (void *)m : (void *)un;
     Py_END_ALLOW_THREADS
     if (!u) cs_py_raise(&err);
 done:

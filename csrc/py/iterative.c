@@ -40,36 +40,36 @@ static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
         goto done;
     }
     if (method < 0 || method > 2) { PyErr_SetString(PyExc_ValueError, "method: 0 (fd), 1 (sap) or 2 (exact)"); goto done; }
-    if (!(u = cs_model_unit_new(m, &so, &err))) { cs_py_raise(&err); goto done; }
+    if (cs_model_unit_create(m, &so, &u, &err)) { cs_py_raise(&err); goto done; }
     npy_intp dg[2] = {m->ny, m->nu};
     out = PyArray_ZEROS(2, dg, NPY_DOUBLE, 0);
     work = calloc(2 * (size_t)m->ny + 2 * (size_t)m->nu + 2, sizeof(double));
-    snap = u->ops->snapshot_create(u);
+    snap = cs_unit_snapshot_create(u);
     double *c = calloc((size_t)(CS_MAXDEG + 1) * m->nu + 1, sizeof(double));
     if (!out || !work || !snap || !c) { free(c); Py_CLEAR(out); PyErr_NoMemory(); goto done; }
     memcpy(c, PyArray_DATA(coef), sizeof(double) * (size_t)(deg + 1) * m->nu);
     cs_input in = {.nu = m->nu, .deg = deg, .T = T, .H = H, .c = c};
     uend = work + 2 * m->ny;
     cs_input_eval(&in, T + H, uend);
-    int rc = u->ops->set_state(u, T, PyArray_DATA(x), &err);
+    int rc = cs_unit_set_state(u, T, PyArray_DATA(x), &err);
     double *G = PyArray_DATA((PyArrayObject *)out);
     Py_BEGIN_ALLOW_THREADS
     if (!rc) {
-        u->ops->save_state(u, snap);
+        cs_unit_save_state(u, snap);
         if (method == 0)
             rc = cs_unit_window_jacobian_fd(u, snap, T, H, &in, PyArray_DATA(ell), deg, uend, PyArray_DATA(delta), G,
                                             work, &err);
         else
-            rc = u->ops->sensitivity(u, T, H, PyArray_DATA(ell), deg, method == 1 ? CS_SENS_SAP : CS_SENS_EXACT, uend,
+            rc = cs_unit_sensitivity(u, T, H, PyArray_DATA(ell), deg, method == 1 ? CS_SENS_SAP : CS_SENS_EXACT, uend,
                                      G, &err);
     }
     Py_END_ALLOW_THREADS
     free(c);
     if (rc) { Py_CLEAR(out); cs_py_raise(&err); }
 done:
-    if (snap) u->ops->snapshot_destroy(snap);
+    cs_unit_snapshot_destroy(u, snap);
     cs_unit_destroy(u);
-    cs_model_free(m);
+    cs_model_destroy(m);
     free(work);
     Py_XDECREF(x); Py_XDECREF(ell); Py_XDECREF(coef); Py_XDECREF(delta);
     return out;

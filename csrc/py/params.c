@@ -195,7 +195,7 @@ int cs_py_add_kinds(PyObject *module) {
         if (!kinds || PyDict_SetItemString(out, cs_registry[c].name, kinds)) { Py_XDECREF(kinds); goto fail; }
         Py_DECREF(kinds);
         for (int k = 0; k < cs_registry[c].nkinds; k++) {
-            const cs_kind *kd = &cs_registry[c].kinds[k];
+            const cs_kind *kd = cs_registry[c].kinds[k];
             PyObject *names = PyTuple_New(kd->nparams);
             for (int q = 0; names && q < kd->nparams; q++) {
                 PyObject *s = PyUnicode_FromString(kd->params[q].name);

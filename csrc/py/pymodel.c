@@ -91,27 +91,29 @@ static void py_free(void *ctx) {
     free(c);
 }
 
-cs_model *cs_py_model_new(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output,
-                          PyObject *output_dt, const char *name) {
-    cs_model *m = cs_model_new(nx, nu, ny, name);
-    py_ctx *c = calloc(1, sizeof *c);
-    if (!m || !c) { free(m); free(c); PyErr_NoMemory(); return NULL; }
-    Py_INCREF(rhs); Py_INCREF(output);
-    c->rhs = rhs; c->output = output; c->model = m;
-    if (output_dt && output_dt != Py_None) { Py_INCREF(output_dt); c->output_dt = output_dt; }
-    m->ctx = c;
-    m->feedthrough = feedthrough;
-    m->rhs = py_rhs;
-    m->output = py_output;
-    m->output_dt = c->output_dt ? py_output_dt : NULL;
-    m->destroy_ctx = py_free;
-    return m;
-}
-
-PyObject *cs_py_model_take_exception(cs_model *m) {
-    if (!m || m->rhs != py_rhs) return NULL;
-    py_ctx *c = m->ctx;
+/* The first exception a callback raised (a new reference, cleared): the run's report carries it to the binding. */
+static void *py_take_cause(void *ctx) {
+    py_ctx *c = ctx;
     PyObject *e = c->exc;
     c->exc = NULL;
     return e;
+}
+
+/* Two tables: output_dt is optional per instance. */
+static const cs_model_ops PY_OPS = {CS_MODEL_PYTHON, py_rhs, py_output, NULL, NULL, NULL, py_free, py_take_cause};
+static const cs_model_ops PY_DT_OPS = {CS_MODEL_PYTHON, py_rhs, py_output, py_output_dt, NULL, NULL, py_free,
+                                       py_take_cause};
+
+int cs_py_model_create(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output, PyObject *output_dt,
+                       const char *name, cs_model **out, cs_err *err) {
+    cs_model *m = cs_model_new_empty(nx, nu, ny, name);
+    py_ctx *c = calloc(1, sizeof *c);
+    if (!m || !c) { cs_model_free_empty(m); free(c); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+    Py_INCREF(rhs); Py_INCREF(output);
+    c->rhs = rhs; c->output = output; c->model = m;
+    if (output_dt && output_dt != Py_None) { Py_INCREF(output_dt); c->output_dt = output_dt; }
+    cs_model_attach(m, c->output_dt ? &PY_DT_OPS : &PY_OPS, c);
+    m->feedthrough = feedthrough;
+    *out = m;
+    return CS_OK;
 }

@@ -5,10 +5,7 @@
 #include "models/model.h"
 
 /* Model from Python callables rhs(t, x, u), output(t, x, u) and optional output_dt(t, x, u, udot). */
-cs_model *cs_py_model_new(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output,
-                          PyObject *output_dt, const char *name);
-/* The first exception a Python model's callbacks raised (new reference, cleared), or NULL (also for other models).
- * Call with the GIL held. */
-PyObject *cs_py_model_take_exception(cs_model *m);
+int cs_py_model_create(int nx, int nu, int ny, int feedthrough, PyObject *rhs, PyObject *output, PyObject *output_dt,
+                       const char *name, cs_model **out, cs_err *err);
 
 #endif

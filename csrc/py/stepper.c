@@ -16,8 +16,8 @@ typedef struct py_stepper {
 static void stepper_capsule_free(PyObject *cap) {
     py_stepper *p = PyCapsule_GetPointer(cap, "cosim.stepper");
     if (!p) return;
-    cs_stepper_free(p->st);
-    cs_model_free(p->model);
+    cs_stepper_destroy(p->st);
+    cs_model_destroy(p->model);
     free(p->coef);
     free(p);
 }
@@ -61,17 +61,17 @@ static PyObject *py_stepper_new(PyObject *self, PyObject *args) {
     if (cs_py_solver_from_spec(sspec, &so)) goto fail;
     npy_intp d[1] = {p->model->nx};
     if (!(x0 = cs_py_darray(ox0, "x0", 1, d, 1))) goto fail;
-    if (!(p->st = cs_stepper_new(p->model, &so, &err))) { cs_py_raise(&err); goto fail; }
+    if (cs_stepper_create(p->model, &so, &p->st, &err)) { cs_py_raise(&err); goto fail; }
     if (!(p->coef = calloc((size_t)(CS_MAXDEG + 1) * p->model->nu + 1, sizeof(double)))) { PyErr_NoMemory(); goto fail; }
     cs_stepper_set_state(p->st, t0, PyArray_DATA(x0));
     Py_DECREF(x0);
     PyObject *cap = PyCapsule_New(p, CAP_STEPPER, stepper_capsule_free);
-    if (!cap) { cs_stepper_free(p->st); cs_model_free(p->model); free(p->coef); free(p); }
+    if (!cap) { cs_stepper_destroy(p->st); cs_model_destroy(p->model); free(p->coef); free(p); }
     return cap;
 fail:
     Py_XDECREF(x0);
-    cs_stepper_free(p->st);
-    cs_model_free(p->model);
+    cs_stepper_destroy(p->st);
+    cs_model_destroy(p->model);
     free(p->coef);
     free(p);
     return NULL;

@@ -69,3 +69,10 @@ int cs_gauss_seidel_create(int nsub, const int *order, cs_scheme **out, cs_err *
     *out = s;
     return CS_OK;
 }
+
+static int gauss_seidel_kind_create(const void *spec, const cs_scheme_env *e, cs_scheme **out, cs_err *err) {
+    return cs_gauss_seidel_create(e->nunits, e->order, out, err);
+}
+
+const cs_kind cs_scheme_gauss_seidel_kind = {"gauss-seidel", NULL, 0, 0, NULL, {.scheme = gauss_seidel_kind_create},
+                                             NULL};

@@ -465,3 +465,11 @@ int cs_unit_window_jacobian_fd(cs_unit *u, const void *snap, double T, double H,
     CS_TRY(cs_unit_get_outputs(u, T + H, uend, y0, err));
     return fd_columns(u, snap, T, H, in, ell, deg, uend, delta, y0, G, work + u->ny, err);
 }
+
+static int implicit_kind_create(const void *spec, const cs_scheme_env *e, cs_scheme **out, cs_err *err) {
+    CS_TRY(cs_implicit_create(e->nunits, spec, out, err));
+    return e->threads > 1 ? cs_implicit_use_threads(*out, e->threads, err) : CS_OK;
+}
+
+const cs_kind cs_scheme_implicit_kind = {"implicit", cs_iter_params, CS_ITER_NPARAMS, sizeof(cs_iter_opts), NULL,
+                                         {.scheme = implicit_kind_create}, NULL};

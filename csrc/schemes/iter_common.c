@@ -49,3 +49,15 @@ void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_
         if (x->need_udot) cs_input_eval_dt(&in[i], T1, x->udot + net->uoff[i]);
     }
 }
+
+/* The parameters of cs_iter_opts (the implicit and the waveform kind). */
+#define P(name, type) CS_PARAM_FIELD(cs_iter_opts, #name, type, name)
+const cs_param cs_iter_params[] = {
+    P(tol, CS_PARAM_DOUBLE), P(atol, CS_PARAM_DOUBLE), P(max_iter, CS_PARAM_INT), P(on_failure, CS_PARAM_INT),
+    P(jacobian, CS_PARAM_INT), P(tau, CS_PARAM_DOUBLE), P(conv_y, CS_PARAM_INT), P(perturbation, CS_PARAM_DOUBLE),
+    P(omega, CS_PARAM_DOUBLE), P(accel, CS_PARAM_INT), P(waveform, CS_PARAM_INT), P(gauss_seidel, CS_PARAM_INT),
+    P(reuse, CS_PARAM_INT), P(filter, CS_PARAM_DOUBLE), P(kappa, CS_PARAM_INT),
+};
+#undef P
+
+_Static_assert(CS_NPARAMS(cs_iter_params) == CS_ITER_NPARAMS, "CS_ITER_NPARAMS: the table's length");

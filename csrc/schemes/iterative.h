@@ -15,6 +15,7 @@
 #ifndef COSIM_ITERATIVE_H
 #define COSIM_ITERATIVE_H
 
+#include "kind.h"
 #include "schemes/scheme.h"
 
 enum { CS_JAC_FD = 0, CS_JAC_SAP = 1, CS_JAC_EXACT = 2 };
@@ -60,5 +61,10 @@ int cs_waveform_use_threads(cs_scheme *s, int nthreads, cs_err *err);
 int cs_unit_window_jacobian_fd(cs_unit *u, const void *snap, double T, double H, cs_input *in, const double *ell,
                                int deg, const double *uend, const double *delta, double *G, double *work,
                                cs_err *err);
+
+/* The kinds (master/registry.c) and their common parameter table (cs_iter_opts; iter_common.c). */
+extern const cs_kind cs_scheme_implicit_kind, cs_scheme_waveform_kind;
+#define CS_ITER_NPARAMS 15
+extern const cs_param cs_iter_params[];
 
 #endif

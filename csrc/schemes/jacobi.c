@@ -181,3 +181,9 @@ cs_pool *cs_jacobi_pool(const cs_scheme *s) {
     const jacobi_content *j = s && s->kind == CS_SCHEME_JACOBI ? s->content : NULL;
     return j ? j->pool : NULL;
 }
+
+static int jacobi_kind_create(const void *spec, const cs_scheme_env *e, cs_scheme **out, cs_err *err) {
+    return cs_jacobi_create_parallel(e->nunits, e->threads > 1 ? e->threads : 1, out, err);
+}
+
+const cs_kind cs_scheme_jacobi_kind = {"jacobi", NULL, 0, 0, NULL, {.scheme = jacobi_kind_create}, NULL};

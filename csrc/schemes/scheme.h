@@ -9,6 +9,7 @@
 #ifndef COSIM_SCHEME_H
 #define COSIM_SCHEME_H
 
+#include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
 #include "units/unit.h"
@@ -76,6 +77,22 @@ struct cs_pool *cs_jacobi_pool(const cs_scheme *s);
 int cs_gauss_seidel_create(int nsub, const int *order, cs_scheme **out, cs_err *err);
 void cs_scheme_destroy(cs_scheme *s);
 
+/* The ops as functions, the optional ops' defaults written once. */
+static inline int cs_scheme_macro_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err) {
+    return s->ops->macro_step(s, x, T, H, err);
+}
+/* 1 and the iterations of macro steps 0..n-1 for an iterative scheme; 0 (outputs untouched) for the others. */
+static inline int cs_scheme_iterations(const cs_scheme *s, long n, const int **per_step, long *total) {
+    if (!s->ops->iterations) return 0;
+    s->ops->iterations(s, n, per_step, total);
+    return 1;
+}
+/* The predictor of the step just taken (*x, *u; NULL when the scheme keeps none). */
+static inline void cs_scheme_predictor(const cs_scheme *s, const double **x, const double **u) {
+    *x = *u = NULL;
+    if (s->ops->predictor) s->ops->predictor(s, x, u);
+}
+
 void cs_scheme_step_failed(const cs_step_ctx *x, double T, double H, cs_err *err); /* prefixes the step to err */
 
 /* Step unit i over [T, T+H] with the input the coupling forms for it now; records its input at T+H in uend/udot.
@@ -104,5 +121,8 @@ static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H,
     if (x->need_udot) cs_input_eval_dt(in, T + H, x->udot + a);
     return CS_OK;
 }
+
+/* The kinds (master/registry.c). */
+extern const cs_kind cs_scheme_jacobi_kind, cs_scheme_gauss_seidel_kind;
 
 #endif

@@ -582,3 +582,12 @@ int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_sch
     }
     return CS_OK;
 }
+
+static int waveform_kind_create(const void *spec, const cs_scheme_env *e, cs_scheme **out, cs_err *err) {
+    cs_iter_opts o = *(const cs_iter_opts *)spec;
+    o.threads = e->threads;   /* Jacobi sweeps on a pool */
+    return cs_waveform_create(e->nunits, e->order, &o, out, err);
+}
+
+const cs_kind cs_scheme_waveform_kind = {"waveform", cs_iter_params, CS_ITER_NPARAMS, sizeof(cs_iter_opts), NULL,
+                                         {.scheme = waveform_kind_create}, NULL};

@@ -198,7 +198,7 @@ static unsigned *copy_vr(const unsigned *v, int n) {
 }
 
 static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(NULL, 0, s->nu, s->ny, s->name, err);
+    cs_unit *u = cs_unit_new_empty(NULL, 0, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
     u->kind = CS_UNIT_FMU_CS;
     fmu_cs *f = calloc(1, sizeof *f);
@@ -312,17 +312,17 @@ static int me_events_at(cs_unit *u, double t, const cs_input *in, cs_err *err) {
     fmu_me *f = ME(u);
     cs_input_eval(in, t, f->ubuf);
     int changed = 0, events = 0;
-    const double *x = f->inner->ops->states(f->inner);
+    const double *x = cs_unit_states(f->inner);
     CS_TRY(cs_fmu_model_events(f->model, t, x, f->ubuf, f->xnew, &changed, &events, err));
     f->events += events;
     f->after_event = events > 0;
-    if (changed) CS_TRY(f->inner->ops->set_state(f->inner, t, f->xnew, err));
+    if (changed) CS_TRY(cs_unit_set_state(f->inner, t, f->xnew, err));
     return CS_OK;
 }
 
 static int me_indicators(fmu_me *f, double t, const cs_input *in, double *z, cs_err *err) {
     cs_input_eval(in, t, f->ubuf);
-    return cs_fmu_model_indicators(f->model, t, f->inner->ops->states(f->inner), f->ubuf, z, err);
+    return cs_fmu_model_indicators(f->model, t, cs_unit_states(f->inner), f->ubuf, z, err);
 }
 
 /* A state event in (t, *stop]: the inner unit has integrated from t to *stop. If an event indicator z_k changed sign,
@@ -345,7 +345,7 @@ static int me_locate(fmu_me *f, double t, double *stop, const cs_input *in, cs_e
             if (!(tm > lo + 1e-6 * w)) tm = lo + 1e-6 * w;
             if (!(tm < hi - 1e-6 * w)) tm = hi - 1e-6 * w;
         }
-        f->inner->ops->restore_state(f->inner, f->loc);
+        cs_unit_restore_state(f->inner, f->loc);
         CS_TRY(cs_unit_do_step(f->inner, t, tm - t, in, CS_RESTART, err));
         CS_TRY(me_indicators(f, tm, in, f->zz, err));
         f->locate_steps++;
@@ -368,7 +368,7 @@ static int me_locate(fmu_me *f, double t, double *stop, const cs_input *in, cs_e
         }
     }
     if (!at_hi) {
-        f->inner->ops->restore_state(f->inner, f->loc);
+        cs_unit_restore_state(f->inner, f->loc);
         CS_TRY(cs_unit_do_step(f->inner, t, hi - t, in, CS_RESTART, err));
     }
     *stop = hi;
@@ -383,11 +383,11 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     if (f->nd) { /* discrete inputs change at macro points only: an event there where they changed */
         cs_input_eval(in, T, f->ubuf);
         int changed = 0, events = 0;
-        CS_TRY(cs_fmu_model_discrete_inputs(f->model, T, f->inner->ops->states(f->inner), f->ubuf, f->xnew, &changed,
+        CS_TRY(cs_fmu_model_discrete_inputs(f->model, T, cs_unit_states(f->inner), f->ubuf, f->xnew, &changed,
                                             &events, err));
         f->events += events;
         if (events) restart = CS_RESTART;
-        if (changed) CS_TRY(f->inner->ops->set_state(f->inner, T, f->xnew, err));
+        if (changed) CS_TRY(cs_unit_set_state(f->inner, T, f->xnew, err));
     }
     /* events that accumulate (a Zeno model: the bouncing ball at rest) would split the step forever */
     for (int n = 0; t < end; n++) {
@@ -402,7 +402,7 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
         if (n == 0 && u->nu == 0 && !f->after_event) restart = CS_CONTINUE;
         double stop = end;
         if (ev->next_defined && ev->next_time > t && ev->next_time < end) stop = ev->next_time;
-        if (f->nz) f->inner->ops->save_state(f->inner, f->loc);
+        if (f->nz) cs_unit_save_state(f->inner, f->loc);
         CS_TRY(cs_unit_do_step(f->inner, t, stop - t, in, restart, err));
         if (f->nz) CS_TRY(me_locate(f, t, &stop, in, err));
         restart = CS_RESTART;
@@ -413,15 +413,15 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
 }
 
 static int me_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
-    return ME(u)->inner->ops->get_outputs(ME(u)->inner, t, uin, y, err);
+    return cs_unit_get_outputs(ME(u)->inner, t, uin, y, err);
 }
 static int me_output_jacobian(cs_unit *u, double t, const double *uin, double *G, cs_err *err) {
-    return ME(u)->inner->ops->output_jacobian(ME(u)->inner, t, uin, G, err);
+    return cs_unit_output_jacobian(ME(u)->inner, t, uin, G, NULL, err); /* a model unit has the op: no work */
 }
 static int me_output_rates(cs_unit *u, double t, const double *uin, const double *udot, double *ydot, cs_err *err) {
-    return ME(u)->inner->ops->output_rates(ME(u)->inner, t, uin, udot, ydot, err);
+    return cs_unit_output_rates(ME(u)->inner, t, uin, udot, ydot, err);
 }
-static const double *me_states(const cs_unit *u) { return ME(u)->inner->ops->states(ME(u)->inner); }
+static const double *me_states(const cs_unit *u) { return cs_unit_states(ME(u)->inner); }
 
 static void *me_snapshot_create(cs_unit *u) {
     fmu_me *f = ME(u);
@@ -429,9 +429,9 @@ static void *me_snapshot_create(cs_unit *u) {
     if (!s) return NULL;
     s->owner = f;
     s->ev.z = calloc((size_t)cs_fmu_model_nz(f->model) + 1, sizeof(double));
-    s->inner = f->inner->ops->snapshot_create(f->inner);
+    s->inner = cs_unit_snapshot_create(f->inner);
     if (!s->ev.z || !s->inner) {
-        if (s->inner) f->inner->ops->snapshot_destroy(s->inner);
+        if (s->inner) cs_unit_snapshot_destroy(f->inner, s->inner);
         free(s->ev.z);
         free(s);
         return NULL;
@@ -442,7 +442,7 @@ static void *me_snapshot_create(cs_unit *u) {
 static void me_save(cs_unit *u, void *snap) {
     fmu_me *f = ME(u);
     me_snap *s = snap;
-    f->inner->ops->save_state(f->inner, s->inner);
+    cs_unit_save_state(f->inner, s->inner);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
     s->ev.next_defined = ev->next_defined;
     s->ev.next_time = ev->next_time;
@@ -460,7 +460,7 @@ static void me_save(cs_unit *u, void *snap) {
 static void me_restore(cs_unit *u, const void *snap) {
     fmu_me *f = ME(u);
     const me_snap *s = snap;
-    f->inner->ops->restore_state(f->inner, s->inner);
+    cs_unit_restore_state(f->inner, s->inner);
     cs_fmu_model_forget_inputs(f->model);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
     ev->next_defined = s->ev.next_defined;
@@ -481,13 +481,13 @@ static void me_snapshot_destroy(void *snap) {
     if (!s) return;
     fmu_me *f = s->owner;
     if (s->state) cs_fmi_free_state(cs_fmu_model_inst(f->model), &s->state);
-    f->inner->ops->snapshot_destroy(s->inner);
+    cs_unit_snapshot_destroy(f->inner, s->inner);
     free(s->ev.z);
     free(s);
 }
 
 static int me_set_state(cs_unit *u, double t, const double *x, cs_err *err) {
-    return ME(u)->inner->ops->set_state(ME(u)->inner, t, x, err);
+    return cs_unit_set_state(ME(u)->inner, t, x, err);
 }
 
 static void me_stats(const cs_unit *u, cs_unit_stats *s) {
@@ -497,16 +497,16 @@ static void me_stats(const cs_unit *u, cs_unit_stats *s) {
 static void me_destroy(cs_unit *u) {
     fmu_me *f = u->content;
     if (!f) return;
-    if (f->loc) f->inner->ops->snapshot_destroy(f->loc);
+    if (f->loc) cs_unit_snapshot_destroy(f->inner, f->loc);
     cs_unit_destroy(f->inner);
-    cs_model_free(f->model);
+    cs_model_destroy(f->model);
     free(f->ubuf); free(f->xnew); free(f->zz); free(f->zlo); free(f->zhi);
     free(f);
     u->content = NULL;
 }
 
 static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(NULL, s->nx, s->nu, s->ny, s->name, err);
+    cs_unit *u = cs_unit_new_empty(NULL, s->nx, s->nu, s->ny, s->name, err);
     if (!u) return NULL;
     u->kind = CS_UNIT_FMU_ME;
     fmu_me *f = calloc(1, sizeof *f);
@@ -537,13 +537,12 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
         cs_unit_destroy(u);
         return NULL;
     }
-    f->model = cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
-                                s->name, err);
-    if (!f->model || cs_fmu_model_set_discrete(f->model, s->di, s->nd, err)) { cs_unit_destroy(u); return NULL; }
+    if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
+                            s->name, &f->model, err) ||
+        cs_fmu_model_set_discrete(f->model, s->di, s->nd, err)) { cs_unit_destroy(u); return NULL; }
     f->nd = s->nd;
-    f->inner = cs_model_unit_new(f->model, solver, err);
-    if (!f->inner) { cs_unit_destroy(u); return NULL; }
-    if (f->nz && !(f->loc = f->inner->ops->snapshot_create(f->inner))) {
+    if (cs_model_unit_create(f->model, solver, &f->inner, err)) { cs_unit_destroy(u); return NULL; }
+    if (f->nz && !(f->loc = cs_unit_snapshot_create(f->inner))) {
         cs_unit_destroy(u);
         cs_fail(err, CS_ERR_NOMEM, "out of memory");
         return NULL;
@@ -551,10 +550,12 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
     return u;
 }
 
-cs_unit *cs_fmu_unit_new(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_err *err) {
-    if (!s->lib) { cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded"); return NULL; }
-    if (s->kind == CS_FMI_ME) return cs_unit_new_me(s, solver, err);
-    return cs_unit_new_cs(s, err);
+int cs_fmu_unit_create(const cs_fmu_spec *s, const cs_solver_opts *solver, cs_unit **out, cs_err *err) {
+    if (!s->lib) return cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded");
+    cs_unit *u = s->kind == CS_FMI_ME ? cs_unit_new_me(s, solver, err) : cs_unit_new_cs(s, err);
+    if (!u) return err->code ? err->code : CS_ERR_NOMEM;
+    *out = u;
+    return CS_OK;
 }
 
 int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
@@ -562,33 +563,33 @@ int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err) {
     return cs_fmu_model_states(ME(u)->model, x, err);
 }
 
-cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *s, cs_err *err) {
-    if (!s->lib) { cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded"); return NULL; }
+int cs_fmu_model_create_from_spec(const cs_fmu_spec *s, cs_model **out, cs_err *err) {
+    if (!s->lib) return cs_fail(err, CS_ERR_ARG, "fmu: no binary loaded");
     if (s->kind != CS_FMI_ME) {
         cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s is a co-simulation FMU (a black box without states to integrate "
                 "together); the monolithic reference needs model-exchange FMUs (cosim.FMU(..., kind='me'))", s->name);
-        return NULL;
+        return CS_ERR_ARG;
     }
     if (s->nd > 0) {
         cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d input(s) of discrete variability, which only event mode "
                 "may set; the monolithic reference integrates without events (use cosim.simulate)", s->name, s->nd);
-        return NULL;
+        return CS_ERR_ARG;
     }
     if (s->nz > 0) {
         cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d event indicator(s); the monolithic reference integrates "
                 "without event handling (use cosim.simulate, which locates its state events)", s->name, s->nz);
-        return NULL;
+        return CS_ERR_ARG;
     }
     cs_fmi_inst *inst;
     if (cs_fmi_inst_create(s->lib, CS_FMI_ME, s->name, s->token, s->resources, s->logging_on, &s->starts, s->t0,
                            s->tol, &inst, err))
-        return NULL;
+        return err->code;
     if (inst->next_defined) {
         cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has a time event at t = %.10g; the monolithic reference "
                 "integrates without event handling (use cosim.simulate)", s->name, inst->next_time);
         cs_fmi_inst_destroy(inst);
-        return NULL;
+        return CS_ERR_ARG;
     }
-    return cs_fmu_model_new(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
-                                s->name, err);
+    return cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
+                               s->name, out, err);
 }

@@ -33,12 +33,12 @@ typedef struct cs_fmu_spec {
 
 /* A unit for the FMU described by spec: co-simulation (solver unused) or model exchange (integrated with solver).
  * The instance is created, given its start values and initialised at spec->t0 here. */
-cs_unit *cs_fmu_unit_new(const cs_fmu_spec *spec, const cs_solver_opts *solver, cs_err *err);
+int cs_fmu_unit_create(const cs_fmu_spec *spec, const cs_solver_opts *solver, cs_unit **out, cs_err *err);
 
 /* A model-exchange FMU as a bare cs_model (for the monolithic composite, which integrates models without event
  * handling): fails with CS_ERR_ARG for a co-simulation FMU and for an FMU with event indicators (nz > 0) or a time
  * event after initialisation. */
-cs_model *cs_fmu_model_from_spec(const cs_fmu_spec *spec, cs_err *err);
+int cs_fmu_model_create_from_spec(const cs_fmu_spec *spec, cs_model **out, cs_err *err);
 
 /* ME: the FMU's continuous states after initialisation (nx values). */
 int cs_fmu_unit_initial_states(cs_unit *u, double *x, cs_err *err);

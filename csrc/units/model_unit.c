@@ -88,13 +88,14 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
     /* D (feed-through) part: outputs at T+H see the end value directly */
     CS_TRY(cs_model_output_du(md, T + H, st->x, uend, G, m->work, err));
     if (nx == 0) return CS_OK;
+    const cs_linear_data *lin = cs_model_linear(md);
     if (mode == CS_SENS_EXACT) {
-        if (!md->A)
+        if (!lin)
             return cs_fail(err, CS_ERR_ARG, "unit %s: jacobian='exact' needs an LTI subsystem (use 'fd' or 'sap')",
                            u->name);
         double *Phi = m->sw, *Gam = Phi + (size_t)nx * nx, *dx = Gam + (size_t)nx * nu * (CS_MAXDEG + 1);
         double *work = dx + nx;
-        CS_TRY(cs_poly_propagator(nx, nu, deg, md->A, md->B, H, Phi, Gam, work, m->ipiv, err));
+        CS_TRY(cs_poly_propagator(nx, nu, deg, lin->A, lin->B, H, Phi, Gam, work, m->ipiv, err));
         for (int a = 0; a < nu; a++) {
             for (int i = 0; i < nx; i++) {
                 double v = 0.0;
@@ -103,7 +104,7 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
             }
             for (int i = 0; i < ny; i++) {
                 double v = 0.0;
-                for (int q = 0; q < nx; q++) v += md->C[(size_t)i * nx + q] * dx[q];
+                for (int q = 0; q < nx; q++) v += lin->C[(size_t)i * nx + q] * dx[q];
                 G[(size_t)i * nu + a] += v;
             }
         }
@@ -118,15 +119,15 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
     const double eps = 1.4901161193847656e-08; /* sqrt(2^-52) */
     double t = T;
     const double *x = st->x, *u0 = uend; /* sap: the coupling-body masses; the state at T, inputs at their end value */
-    if (md->A) {
+    if (lin) {
         for (int i = 0; i < ny; i++)
             for (int a = 0; a < nu; a++) {
                 double s0 = 0.0, s1 = 0.0;
                 for (int q = 0; q < nx; q++) {
-                    s0 += md->C[(size_t)i * nx + q] * md->B[(size_t)q * nu + a];
+                    s0 += lin->C[(size_t)i * nx + q] * lin->B[(size_t)q * nu + a];
                     double ab_q = 0.0;
-                    for (int r = 0; r < nx; r++) ab_q += md->A[(size_t)q * nx + r] * md->B[(size_t)r * nu + a];
-                    s1 += md->C[(size_t)i * nx + q] * ab_q;
+                    for (int r = 0; r < nx; r++) ab_q += lin->A[(size_t)q * nx + r] * lin->B[(size_t)r * nu + a];
+                    s1 += lin->C[(size_t)i * nx + q] * ab_q;
                 }
                 CB[(size_t)i * nu + a] = s0;
                 CAB[(size_t)i * nu + a] = s1;
@@ -226,7 +227,7 @@ static void mu_stats(const cs_unit *u, cs_unit_stats *s) {
 static void mu_destroy(cs_unit *u) {
     model_unit *m = u->content;
     if (!m) return;
-    cs_stepper_free(m->st);
+    cs_stepper_destroy(m->st);
     free(m->work);
     free(m->tr_y); free(m->tr_ydot); free(m->tr_u);
     free(m->sw); free(m->ipiv);
@@ -252,29 +253,30 @@ static const cs_unit_ops MODEL_UNIT_OPS = {
     .sensitivity = mu_sensitivity,
 };
 
-cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(&MODEL_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
-    if (!u) return NULL;
+int cs_model_unit_create(cs_model *model, const cs_solver_opts *opts, cs_unit **out, cs_err *err) {
+    cs_unit *u = cs_unit_new_empty(&MODEL_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
+    if (!u) return err->code;
     model_unit *m = calloc(1, sizeof *m);
-    if (!m) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!m) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     u->content = m;
     m->work = calloc((size_t)model->nx + 2 * (size_t)model->ny + 2 * (size_t)model->nu + 1, sizeof(double));
-    if (!m->work) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!m->work) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     {
         size_t nx = (size_t)model->nx, nu = (size_t)model->nu, ny = (size_t)model->ny;
         size_t sap = 2 * ny * nu + 5 * nx + 2 * ny + nu;
-        size_t ex = model->A ? nx * nx + nx * nu * (CS_MAXDEG + 1) + nx + cs_poly_propagator_work_size(model->nx,
-                                                                                          model->nu, CS_MAXDEG) : 0;
+        size_t ex = cs_model_linear(model) ? nx * nx + nx * nu * (CS_MAXDEG + 1) + nx +
+                                                 cs_poly_propagator_work_size(model->nx, model->nu, CS_MAXDEG)
+                                           : 0;
         m->sw = calloc((sap > ex ? sap : ex) + 1, sizeof(double));
         m->ipiv = calloc(nx + nu * (CS_MAXDEG + 1) + 1, sizeof(int));
-        if (!m->sw || !m->ipiv) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+        if (!m->sw || !m->ipiv) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     }
-    m->st = cs_stepper_new(model, opts, err);
-    if (!m->st) { cs_unit_destroy(u); return NULL; }
+    if (cs_stepper_create(model, opts, &m->st, err)) { cs_unit_destroy(u); return err->code; }
     u->feedthrough = model->feedthrough;
-    u->linear = model->D != NULL; /* LTI: dy/du = D */
-    u->ignores_restart = !m->st->ops->reads_restart;
-    return u;
+    u->linear = cs_model_linear(model) != NULL; /* LTI: dy/du = D */
+    u->ignores_restart = !cs_stepper_reads_restart(m->st);
+    *out = u;
+    return CS_OK;
 }
 
 /* --- Model unit with step integrals (moshagen §2.6; models/quadrature.h) -------------------------------------
@@ -317,8 +319,8 @@ static int qu_step_integral(const cs_unit *u, double *Q) {
 static void qu_destroy(cs_unit *u) {
     quad_unit *q = u->content;
     if (!q) return;
-    cs_stepper_free(q->mu.st);
-    cs_model_free(q->aug);
+    cs_stepper_destroy(q->mu.st);
+    cs_model_destroy(q->aug);
     free(q->mu.work); free(q->xa); free(q->Q);
     free(q);
     u->content = NULL;
@@ -340,24 +342,23 @@ static const cs_unit_ops QUAD_UNIT_OPS = {
     .step_integral = qu_step_integral,
 };
 
-cs_unit *cs_model_unit_new_quadrature(cs_model *model, const cs_solver_opts *opts, cs_err *err) {
-    cs_unit *u = cs_unit_alloc(&QUAD_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
-    if (!u) return NULL;
+int cs_model_unit_create_quadrature(cs_model *model, const cs_solver_opts *opts, cs_unit **out, cs_err *err) {
+    cs_unit *u = cs_unit_new_empty(&QUAD_UNIT_OPS, model->nx, model->nu, model->ny, model->name, err);
+    if (!u) return err->code;
     quad_unit *q = calloc(1, sizeof *q);
-    if (!q) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
+    if (!q) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     u->content = q;
     q->nx = model->nx;
     q->ny = model->ny;
     q->mu.work = calloc((size_t)model->nx + 3 * (size_t)model->ny + 2 * (size_t)model->nu + 1, sizeof(double));
     q->xa = calloc((size_t)model->nx + model->ny + 1, sizeof(double));
     q->Q = calloc((size_t)model->ny + 1, sizeof(double));
-    if (!q->mu.work || !q->xa || !q->Q) { cs_unit_destroy(u); cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
-    q->aug = cs_quadrature_model_new(model, err);
-    if (!q->aug) { cs_unit_destroy(u); return NULL; }
-    q->mu.st = cs_stepper_new(q->aug, opts, err);
-    if (!q->mu.st) { cs_unit_destroy(u); return NULL; }
+    if (!q->mu.work || !q->xa || !q->Q) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+    if (cs_quadrature_model_create(model, &q->aug, err)) { cs_unit_destroy(u); return err->code; }
+    if (cs_stepper_create(q->aug, opts, &q->mu.st, err)) { cs_unit_destroy(u); return err->code; }
     u->feedthrough = model->feedthrough;
-    u->linear = model->D != NULL;
-    u->ignores_restart = !q->mu.st->ops->reads_restart;
-    return u;
+    u->linear = cs_model_linear(model) != NULL;
+    u->ignores_restart = !cs_stepper_reads_restart(q->mu.st);
+    *out = u;
+    return CS_OK;
 }

@@ -6,11 +6,11 @@
 #include "units/unit.h"
 
 /* A unit integrating `model` (not owned; must outlive the unit) with the integrator described by opts. */
-cs_unit *cs_model_unit_new(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+int cs_model_unit_create(cs_model *model, const cs_solver_opts *opts, cs_unit **out, cs_err *err);
 
 /* The same with step integrals (unit.h step_integral; models/quadrature.h): ny quadrature states q = ∫ y dt are
  * integrated with the model by the same integrator and hidden from the unit's states. The balance correction's
  * senders are such units (moshagen §2.6). */
-cs_unit *cs_model_unit_new_quadrature(cs_model *model, const cs_solver_opts *opts, cs_err *err);
+int cs_model_unit_create_quadrature(cs_model *model, const cs_solver_opts *opts, cs_unit **out, cs_err *err);
 
 #endif

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-cs_unit *cs_unit_alloc(const cs_unit_ops *ops, int nx, int nu, int ny, const char *name, cs_err *err) {
+cs_unit *cs_unit_new_empty(const cs_unit_ops *ops, int nx, int nu, int ny, const char *name, cs_err *err) {
     if (nx < 0 || nu < 0 || ny < 0) { cs_fail(err, CS_ERR_ARG, "unit: negative size"); return NULL; }
     cs_unit *u = calloc(1, sizeof *u);
     if (!u) { cs_fail(err, CS_ERR_NOMEM, "out of memory"); return NULL; }
@@ -16,10 +16,11 @@ cs_unit *cs_unit_alloc(const cs_unit_ops *ops, int nx, int nu, int ny, const cha
     return u;
 }
 
+void cs_unit_free_empty(cs_unit *u) { free(u); }
+
 void cs_unit_destroy(cs_unit *u) {
-    if (!u) return;
-    if (u->ops && u->ops->destroy) u->ops->destroy(u);
-    free(u);
+    if (u && u->ops && u->ops->destroy) u->ops->destroy(u);
+    cs_unit_free_empty(u);
 }
 
 static double now(void) {
@@ -37,7 +38,7 @@ int cs_unit_do_step_timed(cs_unit *u, double T, double H, const cs_input *in, in
 
 int cs_unit_trace_integral(cs_unit *u, double T1, double H, double *yint) {
     cs_trace tr = {0};
-    if (!u || !u->ops->trace || u->ops->trace(u, &tr) != CS_OK || tr.n < 2 || !tr.t || !tr.y ||
+    if (!u || cs_unit_trace(u, &tr) != CS_OK || tr.n < 2 || !tr.t || !tr.y ||
         !(fabs(tr.t[tr.n - 1] - T1) <= 1e-9 * H) || !(fabs(tr.t[0] - (T1 - H)) <= 1e-9 * H))
         return 0;
     const int ny = u->ny;

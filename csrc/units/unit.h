@@ -33,7 +33,7 @@
  *   step_integral(Q)                ∫_T^{T+H} y dt over the last do_step (ny values), from a quadrature state
  *                                   integrated by the unit's own integrator (moshagen §2.6: the sender's exact
  *                                   integral for the balance correction); units created with
- *                                   cs_model_unit_new_quadrature have it
+ *                                   cs_model_unit_create_quadrature have it
  * Every op returns CS_OK or an error code with a message in err. */
 #ifndef COSIM_UNIT_H
 #define COSIM_UNIT_H
@@ -102,8 +102,11 @@ struct cs_unit {
     char name[64];
 };
 
-/* Allocate a unit shell with the given ops and sizes (content set by the implementation). */
-cs_unit *cs_unit_alloc(const cs_unit_ops *ops, int nx, int nu, int ny, const char *name, cs_err *err);
+/* A unit shell with the given ops and sizes (content set by the implementation). */
+cs_unit *cs_unit_new_empty(const cs_unit_ops *ops, int nx, int nu, int ny, const char *name, cs_err *err);
+/* Free a shell without its destroy op (failure paths before the content exists). */
+void cs_unit_free_empty(cs_unit *u);
+/* ops->destroy, then the shell; NULL is ignored. */
 void cs_unit_destroy(cs_unit *u);
 
 /* do_step with the optional timing of the unit (the master calls this, not ops->do_step). */

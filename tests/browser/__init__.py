@@ -1,0 +1,1 @@
+"""Checks in headless Chromium (make docs-check, make browser-test)."""
