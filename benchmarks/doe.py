@@ -10,6 +10,7 @@ examples/genser_doe.py builds them: §12.2 (512 runs) and the rows of §12.3 the
 n_a = n_b = 1: 4 410 of 17 640; MOESP: none yet), and projects the thesis's full run counts from the measured rate.
 
 Run: .venv/bin/python benchmarks/doe.py [--runs 200] [--full | --only-full] [--workers 2] [--stride 1]
+     .venv/bin/python benchmarks/doe.py --scaling [--runs 200] [--repeats 3]   (processes and Dask, 1 -> 2 workers)
 (figures in benchmarks/README.md)
 """
 from __future__ import annotations
@@ -91,6 +92,49 @@ def dask_time(n, workers, processes, repeats=3):
         return best
 
 
+def busy(df, wall, workers):
+    """Worker busy fraction: the co-simulations' own time (the rows' wall) over workers x the study's wall time."""
+    return float(df["wall"].sum()) / (workers * wall)
+
+
+def best_of(n, repeats, **run):
+    """(wall, CPU of this process, table) of the fastest of ``repeats`` studies of ``n`` runs, after a warm-up."""
+    study(4).run(**run)
+    best = None
+    for _ in range(repeats):
+        c0 = cpu()
+        wall, df = timed_study(n, **run)
+        if best is None or wall < best[0]:
+            best = (wall, cpu() - c0, df)
+    return best
+
+
+def scaling(n, repeats=3):
+    """Processes and Dask (LocalCluster of worker processes): 1 and 2 workers, best of ``repeats`` each, side by
+    side; runs/s, speed-up, the main process's CPU per run (the study layer's per-run work in the parent) and the
+    workers' busy fraction. Target on 2 cores: 2 workers >= 1.9x one (issue 28)."""
+    print(f"scaling, {n} runs, best of {repeats}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    pools = [("processes", lambda w: dict(backend="processes", workers=w), None)]
+    try:
+        import distributed
+        pools.append(("Dask LocalCluster (processes)", None, distributed))
+    except ImportError:
+        print("Dask: distributed is not installed")
+    for name, kw, dist in pools:
+        res = {}
+        for w in (1, 2):
+            if dist is None:
+                res[w] = best_of(n, repeats, **kw(w))
+            else:
+                with dist.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                       dashboard_address=None) as cl, dist.Client(cl) as client:
+                    res[w] = best_of(n, repeats, backend=client)
+        (t1, c1, df1), (t2, c2, df2) = res[1], res[2]
+        print(f"{name}: 1 worker {n / t1:.1f} runs/s (busy {busy(df1, t1, 1):.0%}), 2 workers {n / t2:.1f} runs/s "
+              f"(busy {busy(df2, t2, 2):.0%}): speed-up {t1 / t2:.2f}x (target >= 1.9x); parent CPU "
+              f"{c2 / n * 1e3:.2f} ms/run; co-simulation {df2['wall'].median() * 1e3:.2f} ms/run (median)")
+
+
 def full(workers, stride=1):
     """Genser's studies with the real cosim.PreStep (examples/genser_doe.py): §12.2 (512 runs, exact IJs, continuous)
     and the §12.3 rows today's pre-step supports; the thesis's 17 640 / 7 056 runs projected from the measured
@@ -136,8 +180,12 @@ def main(argv=None):
     ap.add_argument("--only-full", action="store_true", help="only the full-size studies")
     ap.add_argument("--workers", type=int, default=2, help="threads of the full-size studies")
     ap.add_argument("--stride", type=int, default=1, help="full-size studies: run every stride-th run only")
+    ap.add_argument("--scaling", action="store_true", help="only the 1 -> 2 worker scaling of processes and Dask")
+    ap.add_argument("--repeats", type=int, default=3, help="best of how many (--scaling)")
     args = ap.parse_args(argv)
     n = args.runs
+    if args.scaling:
+        return scaling(n, args.repeats)
     if args.only_full:
         return full(args.workers, args.stride)
     print(f"cosim {cosim.__version__}, {os.cpu_count()} cores; run: nonlinear DMO + F_ex, ZOH, Euler δt = 1e-5, "

@@ -101,8 +101,18 @@ def identifier(name):
     return name
 
 
+#: Largest count of states, inputs or outputs of one subsystem: the C core's own cap (MAX_DIM in
+#: csrc/py/specs.c), checked here too so that any larger int gets the same message (2**63 overflows C's ssize_t).
+MAX_SIZE = 2**24
+
+
 def size(v, name, minimum=0):
-    return integer(v, name, minimum)
+    """A count of states, inputs or outputs (``minimum``..MAX_SIZE)."""
+    v = integer(v, name)
+    if not minimum <= v <= MAX_SIZE:
+        got = v if abs(v) < 10**12 else f"{float(v):.3g}"      # not a 300-digit number
+        raise ValueError(f"{name}: must be in {minimum}..{MAX_SIZE}, got {got}")
+    return v
 
 
 def labels(labels, n, what):

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from . import _check, _core, defaults, metrics
+from . import _cancel, _check, _core, defaults, metrics
 from . import energy as _energy
 from . import control as _control
 from . import coupling as _coupling
@@ -250,7 +250,8 @@ def _interrupt_interval():
 def _run_options(**kw):
     opts = dict(order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
                 startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
-                record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit())
+                record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit(),
+                cancel=_cancel.current_flag())
     opts.update(kw)
     return opts
 

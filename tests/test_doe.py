@@ -27,6 +27,12 @@ def test_latin_hypercube_strata_and_seed():
     assert sorted(t["k"]) == [1, 1, 2, 2, 3, 3, 4, 4]
     pd.testing.assert_frame_equal(t, doe.latin_hypercube(f, 8, seed=3))
     assert not t.equals(doe.latin_hypercube(f, 8, seed=4))
+    from scipy.stats import qmc                                    # the sampler is SciPy's, not hand-written
+    try:
+        u = qmc.LatinHypercube(d=3, rng=3).random(8)
+    except TypeError:
+        u = qmc.LatinHypercube(d=3, seed=3).random(8)
+    np.testing.assert_array_equal(t["x"], u[:, 0])
 
 
 def test_saltelli_size_and_hash():
@@ -76,7 +82,7 @@ def test_at15_anova_by_hand():
     + ȳ)² = 1 + 1 + 4 + 1 + 1 + 4 = 12; MS = SS / DoF = 24, 26, 6; normalised % = MS / 56."""
     t = doe.full_factorial({"A": [0, 1], "B": [0, 1, 2]})
     t["y"] = [2.0, 4.0, 6.0, 4.0, 6.0, 14.0]
-    tab = doe.anova(t, "y", ["A", "B"])
+    tab = doe.anova(t, "y", ["A", "B"], method="direct")          # genser2020 eq. 3.11-3.12
     assert tab.attrs["balanced"]
     np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "SS"], [24, 52, 12], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(tab.loc[["A", "B", "A:B"], "DoF"], [1, 2, 2])
@@ -84,9 +90,21 @@ def test_at15_anova_by_hand():
     np.testing.assert_allclose(tab.loc[["A", "B", "A:B"], "percent"], [2400 / 56, 2600 / 56, 600 / 56], rtol=1e-12)
     assert tab.loc["Residual", "DoF"] == 0 and tab.loc["Residual", "SS"] == pytest.approx(0, abs=1e-12)
     # main effects only: the interaction becomes the residual, F = MS / MS_res
-    main = doe.anova(t, "y", ["A", "B"], interactions=1)
+    main = doe.anova(t, "y", ["A", "B"], interactions=1, method="direct")
     assert main.loc["Residual", "SS"] == pytest.approx(12) and main.loc["Residual", "DoF"] == 2
     assert main.loc["A", "F"] == pytest.approx(24 / 6) and main.loc["B", "F"] == pytest.approx(26 / 6)
+    # the default (statsmodels' anova_lm, Type II) gives the same effects; eta squared = SS / SS_total (88)
+    default = doe.anova(t, "y", ["A", "B"])
+    assert default.attrs["method"] == "lstsq"                     # saturated: anova_lm has no residual to use
+    np.testing.assert_allclose(default.loc[["A", "B", "A:B"], "SS"], [24, 52, 12], rtol=1e-9)
+    np.testing.assert_allclose(default.loc[["A", "B", "A:B"], "percent"], tab.loc[["A", "B", "A:B"], "percent"],
+                               rtol=1e-9)
+    np.testing.assert_allclose(default.loc[["A", "B", "A:B"], "eta_sq"], [24 / 88, 52 / 88, 12 / 88], rtol=1e-9)
+    main_sm = doe.anova(t, "y", ["A", "B"], interactions=1)
+    assert main_sm.attrs["method"] == "statsmodels"
+    np.testing.assert_allclose(main_sm.loc[["A", "B", "Residual"], "SS"], [24, 52, 12], rtol=1e-9)
+    typ3 = doe.anova(t, "y", ["A", "B"], interactions=1, typ=3)   # balanced: Type III = Type II
+    np.testing.assert_allclose(typ3.loc[["A", "B", "Residual"], "SS"], [24, 52, 12], rtol=1e-9)
 
 
 def test_anova_sobol_optimum_share_one_argument_order():
@@ -129,8 +147,9 @@ def _random_unbalanced(seed=1, n=150):
 def test_anova_equals_statsmodels_on_unbalanced_data():
     for seed in (1, 2):
         df = _random_unbalanced(seed)
-        mine = doe.anova(df, "y", ["a", "b", "c"])
-        ref = doe.anova(df, "y", ["a", "b", "c"], method="statsmodels")
+        mine = doe.anova(df, "y", ["a", "b", "c"], method="lstsq")
+        ref = doe.anova(df, "y", ["a", "b", "c"])                  # the default: statsmodels' anova_lm
+        assert ref.attrs["method"] == "statsmodels"
         assert not mine.attrs["balanced"]
         np.testing.assert_allclose(mine["SS"], ref["SS"], rtol=1e-9)
         np.testing.assert_array_equal(mine["DoF"], ref["DoF"])
@@ -234,10 +253,20 @@ def test_failed_runs_are_rows():
     study = doe.Study(_build, {"ck": [1e7], "approx": ["lagrange"], "H": [5e-3, 1e-3]}, responses=_responses,
                       reference=True)
     df = study.run()
-    bad = df[df.status != "ok"]
+    bad = df[~df.status.isin(["ok", "unstable"])]
     assert len(bad) >= 1
     assert set(bad.status) <= {"diverged", "solver_error"} and bad.message.str.len().min() > 0
     assert (bad.eps_sat == 1.0).all()
+
+
+def test_unstable_runs_have_their_status(serial_table):
+    """A run that ends but fails the 20 % amplitude rule is "unstable" (ck = 1e7, ZOH, H = 1 ms), not "ok"."""
+    df = serial_table
+    ended = df[df.status.isin(["ok", "unstable"])]
+    assert ((ended.status == "unstable") == ~ended.stable.astype(bool)).all()
+    row = df[(df.ck == 1e7) & (df.approx == "zoh") & (df.H == 1e-3)].iloc[0]
+    assert row.status == "unstable" and not row.stable and row.message == ""
+    assert set(df.status) <= {"ok", "unstable", "diverged", "solver_error", "failed"}
 
 
 @pytest.mark.parametrize("backend", ["threads", "processes"])
@@ -277,7 +306,8 @@ def test_checkpoint_resume_and_changed_factors(tmp_path):
 
     def build(p):
         built.append(p["i"])
-        return dict(system=cosim.models.two_mass_oscillator(ck=1e5 + p["i"]), t_end=0.01, H=1e-3,
+        # 0.1 s: long enough for the 20 % amplitude rule to call the runs stable (status "ok", not "unstable")
+        return dict(system=cosim.models.two_mass_oscillator(ck=1e5 + p["i"]), t_end=0.1, H=1e-3,
                     solver=cosim.Exact())
 
     def responses(res, ref):
@@ -337,7 +367,7 @@ def test_study_errors_name_the_argument():
         return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.01, H=1e-3, solver=cosim.Exact())
 
     df = doe.Study(bad_build, {"ck": [1e5, 1e6]}).run()                 # a failed run, named by its row
-    assert list(df.status) == ["ok", "failed"] and df.message[1] == "build raised ZeroDivisionError: boom"
+    assert list(df.status) in (["ok", "failed"], ["unstable", "failed"]) and df.message[1] == "build raised ZeroDivisionError: boom"
     with pytest.raises(doe.StudyError, match="has no 'system'"):
         doe.Study(lambda p: dict(t_end=1.0), {"ck": [1.0]}).run()
     df = doe.Study(lambda p: dict(system=cosim.models.two_mass_oscillator(), t_end=0.01, H=-1.0), {"ck": [1.0]}).run()

@@ -230,7 +230,7 @@ def test_continuous_t_end_factor():
 
     df = doe.Study(build, {"t_end": doe.Range(0.01, 0.02)}, design="lhs", n=5, seed=1,
                    responses=["macro_steps"]).run()
-    assert (df.status == "ok").all()
+    assert df.status.isin(["ok", "unstable"]).all()       # every run ended (10-20 ms: not a period of the rule)
     np.testing.assert_array_equal(df.macro_steps, np.ceil(df.t_end / 1e-3 - 1e-9).astype(int))
 
 

@@ -1,8 +1,8 @@
 """Design-of-experiments and sensitivity studies over co-simulation runs (genser2020 §12).
 
 :class:`Study` (designs: :mod:`~cosim.doe.designs`; runner: threads, processes or Dask; SQLite checkpoint and
-resume; tqdm progress), analysis: :func:`anova` (main and two-factor effects, genser2020 eq. 3.11–3.12 and Table
-3.10's normalised %), :func:`sobol` (SALib), :func:`optimum` (ascending sorting, ≤ 1.1·min or the best N) and
+resume; tqdm progress), analysis: :func:`anova` (main and two-factor effects through statsmodels' ``anova_lm``, or
+genser2020 eq. 3.11–3.12; eta squared and Table 3.10's normalised %), :func:`sobol` (SALib), :func:`optimum` (ascending sorting, ≤ 1.1·min or the best N) and
 :func:`histogram_optimum`; plots in :mod:`cosim.doe.plots`.
 """
 from .._extras import require

@@ -1,11 +1,11 @@
 """Analysis of a study's table (genser2020 §12.1).
 
-* :func:`anova`: main effects and two-factor interactions: SS, DoF, MS, F, p and the normalised % of genser2020
-  Tables 3.10/3.11 (MS_X / Σ MS of all main and two-factor effects · 100). A balanced table (every combination of
-  the factors' levels equally often, e.g. a full factorial with n = 1 replicate) uses genser2020 eq. 3.11–3.12
-  directly (O(N)); an unbalanced one uses Type II sums of squares from least-squares fits (each effect adjusted for
-  every effect that does not contain it), the same as ``statsmodels``' ``anova_lm(typ=2)``, which
-  ``method="statsmodels"`` calls. F and p use the residual (the higher-order interactions in a full factorial).
+* :func:`anova`: main effects and two-factor interactions: SS, DoF, MS, F, p, eta squared (SS share of the total)
+  and genser2020 Tables 3.10/3.11's normalised % (MS_X / Σ MS of all main and two-factor effects · 100). By default
+  through ``statsmodels``' ``anova_lm`` (Type II, or Type III with sum-to-zero coding); ``method="direct"`` is
+  genser2020 eq. 3.11–3.12 for balanced tables (every combination of the factors' levels equally often, e.g. a full
+  factorial with n = 1 replicate), ``"lstsq"`` Type II from least-squares fits, ``"auto"`` the one of the two that
+  fits. F and p use the residual (the higher-order interactions in a full factorial).
 * :func:`sobol`: first- and total-order Sobol' indices of a Saltelli study (SALib).
 * :func:`optimum`: the ascending-sorting analysis: runs sorted by the response, "nearly optimal" runs with a
   response ≤ ``tol`` · min (1.1), or the ``top`` best, or at least ``min_runs``; the optimum of a numeric factor is
@@ -24,7 +24,8 @@ import pandas as pd
 
 __all__ = ["anova", "normalised_percent", "sobol", "optimum", "histogram_optimum"]
 
-_COLUMNS = ["SS", "DoF", "MS", "F", "p", "percent"]
+_COLUMNS = ["SS", "DoF", "MS", "F", "p", "eta_sq", "percent"]
+_METHODS = ("statsmodels", "auto", "direct", "lstsq")
 
 
 def check_table(df, factors, response):
@@ -137,18 +138,29 @@ def _lstsq_type2(y, codes, nlev, terms):
     return ss, dof, rss, N - rank
 
 
-def _statsmodels(df, factors, response, terms):
+def _statsmodels(df, factors, response, terms, typ=2):
+    """``anova_lm`` of an OLS fit with every factor categorical (Type III with sum-to-zero coding, where it is
+    meaningful)."""
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
     alias = {f: f"f{i}" for i, f in enumerate(factors)}
     data = pd.DataFrame({alias[f]: df[f].astype(str).to_numpy() for f in factors})
     data["y"] = df[response].to_numpy(dtype=float)
-    rhs = " + ".join(":".join(f"C({alias[f]})" for f in t) for t in terms)
-    tab = anova_lm(smf.ols(f"y ~ {rhs}", data=data).fit(), typ=2)
-    back = {":".join(f"C({alias[f]})" for f in t): t for t in terms}
+    coding = ", Sum" if typ == 3 else ""
+    name = {f: f"C({alias[f]}{coding})" for f in factors}
+    rhs = " + ".join(":".join(name[f] for f in t) for t in terms)
+    with warnings.catch_warnings():        # no residual DoF (a saturated model): F and p are NaN, said below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        tab = anova_lm(smf.ols(f"y ~ {rhs}", data=data).fit(), typ=typ)
+    back = {":".join(name[f] for f in t): t for t in terms}
     ss = {back[k]: float(tab.loc[k, "sum_sq"]) for k in back}
     dof = {back[k]: int(round(tab.loc[k, "df"])) for k in back}
     return ss, dof, float(tab.loc["Residual", "sum_sq"]), int(round(tab.loc["Residual", "df"]))
+
+
+def _model_dof(nlev, terms_by_name):
+    """Degrees of freedom of the effects of a full-rank model of these terms (levels per factor)."""
+    return sum(math.prod(nlev[i] - 1 for i in t) for t in terms_by_name)
 
 
 def _old_anova_order(response, factors):
@@ -161,7 +173,7 @@ def _old_anova_order(response, factors):
     return ("eps_mono" if factors is None else factors), response
 
 
-def anova(df, response="eps_mono", factors=None, interactions=2, method="auto") -> pd.DataFrame:
+def anova(df, response="eps_mono", factors=None, interactions=2, method="statsmodels", typ=2) -> pd.DataFrame:
     """Analysis of variance of ``response`` over ``factors``: main effects and, with ``interactions=2``, all
     two-factor interactions (genser2020 eq. 3.11–3.12).
 
@@ -177,15 +189,20 @@ def anova(df, response="eps_mono", factors=None, interactions=2, method="auto") 
         not (it reads as the response), and ``anova(df, [...], response=...)`` is a TypeError.
     interactions : {1, 2}
         2 adds every two-factor interaction.
-    method : {"auto", "direct", "lstsq", "statsmodels"}
-        "auto": eq. 3.11–3.12 for balanced tables, Type II least squares otherwise; "direct": balanced tables
-        only.
+    method : {"statsmodels", "auto", "direct", "lstsq"}
+        "statsmodels" (default): ``statsmodels.stats.anova.anova_lm`` of type ``typ``; "direct": genser2020 eq.
+        3.11–3.12, balanced tables only; "lstsq": Type II sums of squares from least-squares fits; "auto": "direct"
+        for balanced tables, "lstsq" otherwise. On a balanced table all agree (to rounding).
+    typ : {2, 3}
+        The sums of squares' type with ``method="statsmodels"`` (3: sum-to-zero coding of the factors).
 
     Returns
     -------
     pandas.DataFrame
         Indexed by effect ("A", "A:B", …, "Residual") with columns SS, DoF, MS = SS/DoF, F = MS / MS_Residual, p
-        (F distribution) and percent = normalised % (genser2020 Table 3.10).
+        (F distribution), eta_sq = SS / SS_total (the effect's share of the response's variation, η²) and percent
+        = genser2020 Table 3.10's normalised % (100 · MS / Σ MS over the effects, Residual left out), which ranks
+        effects by mean square, not by variance explained.
 
     Notes
     -----
@@ -195,8 +212,12 @@ def anova(df, response="eps_mono", factors=None, interactions=2, method="auto") 
     from scipy import stats
     response, factors = _old_anova_order(response, factors)
     factors, y = check_table(df, factors, response)
-    if method not in ("auto", "direct", "lstsq", "statsmodels"):
-        raise ValueError(f"method: 'auto', 'direct', 'lstsq' or 'statsmodels', got {method!r}")
+    if method not in _METHODS:
+        raise ValueError(f"method: one of {_METHODS}, got {method!r}")
+    if isinstance(typ, bool) or typ not in (2, 3):
+        raise ValueError(f"typ: 2 or 3 (the type of sums of squares), got {typ!r}")
+    if typ == 3 and method != "statsmodels":
+        raise ValueError(f"typ: Type III sums of squares need method='statsmodels', got method={method!r}")
     terms = _terms(factors, interactions)
     bad = ~np.isfinite(y)
     if bad.any():
@@ -214,12 +235,20 @@ def anova(df, response="eps_mono", factors=None, interactions=2, method="auto") 
     balanced = _balanced(codes, nlev)
     if method == "direct" and not balanced:
         raise ValueError("method: 'direct' needs a balanced table (every level combination equally often)")
-    if method == "statsmodels":
-        ss, dof, ssr, dofr = _statsmodels(df, factors, response, terms)
+    used = method if method != "auto" else ("direct" if balanced else "lstsq")
+    pos = {f: i for i, f in enumerate(factors)}
+    if method == "statsmodels" and y.size - 1 - _model_dof(nlev, [[pos[f] for f in t] for t in terms]) <= 0:
+        # a saturated model (no residual, e.g. two factors with their interaction, n = 1): anova_lm cannot
+        # compute its covariance; Type II sums of squares are the same from the least-squares fits
+        if typ == 3:
+            raise ValueError("typ: Type III needs residual degrees of freedom; this model has none (use typ=2 or "
+                             "interactions=1)")
+        used = "lstsq"
+    if used == "statsmodels":
+        ss, dof, ssr, dofr = _statsmodels(df, factors, response, terms, typ)
     else:
-        pos = {f: i for i, f in enumerate(factors)}
         iterms = [tuple(pos[f] for f in t) for t in terms]
-        fn = _direct if balanced and method in ("auto", "direct") else _lstsq_type2
+        fn = _direct if used == "direct" else _lstsq_type2
         ss_i, dof_i, ssr, dofr = fn(y, codes, nlev, iterms)
         ss = {t: ss_i[it] for t, it in zip(terms, iterms)}
         dof = {t: dof_i[it] for t, it in zip(terms, iterms)}
@@ -232,12 +261,16 @@ def anova(df, response="eps_mono", factors=None, interactions=2, method="auto") 
         F = MS / msr if dofr > 0 and msr > 0 else np.full(len(terms), math.nan)
     p = np.where(np.isfinite(F), stats.f.sf(F, DoF, max(dofr, 1)), np.nan)
     pct = normalised_percent(pd.Series(np.nan_to_num(MS), index=names))
-    out = pd.DataFrame({"SS": SS, "DoF": DoF.astype(int), "MS": MS, "F": F, "p": p, "percent": pct.to_numpy()},
-                       index=pd.Index(names, name="effect"))
-    out.loc["Residual"] = [ssr, dofr, msr, np.nan, np.nan, np.nan]
+    sst = float(np.sum((y - y.mean()) ** 2))
+    eta = SS / sst if sst > 0 else np.zeros_like(SS)
+    out = pd.DataFrame({"SS": SS, "DoF": DoF.astype(int), "MS": MS, "F": F, "p": p, "eta_sq": eta,
+                        "percent": pct.to_numpy()}, index=pd.Index(names, name="effect"))
+    out.loc["Residual"] = [ssr, dofr, msr, np.nan, np.nan, ssr / sst if sst > 0 else 0.0, np.nan]
     out["DoF"] = out["DoF"].astype(int)
     out.attrs["balanced"] = bool(balanced)
     out.attrs["response"] = response
+    out.attrs["method"] = used
+    out.attrs["columns"] = {"eta_sq": "SS / SS_total", "percent": "genser2020 Table 3.10: 100 MS / sum of MS"}
     return out
 
 

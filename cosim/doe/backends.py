@@ -2,7 +2,11 @@
 releases the GIL in C, and the units of one run never share state), a process pool ("processes": functions and
 systems travel with cloudpickle, so lambdas work; worker processes ignore SIGINT, the parent handles Ctrl-C), or any
 Dask ``distributed.Client`` (a LocalCluster on one machine, or the same code on a cluster, e.g. dask-jobqueue's
-SLURMCluster or ``distributed.SSHCluster``)."""
+SLURMCluster or ``distributed.SSHCluster``).
+
+``abort`` (a study's second Ctrl-C) stops at once on every backend: worker processes are terminated; runs in a
+thread pool or on Dask workers see their :class:`cosim._cancel.Cancel` flag (read by the C core every 50 ms) and end
+with KeyboardInterrupt; tasks not started are cancelled."""
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -10,6 +14,14 @@ import multiprocessing
 import numbers
 import os
 import signal
+import threading
+import time
+import uuid
+
+from .._cancel import Cancel, scope
+
+#: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
+ABORT_JOIN = 0.5
 
 
 class _Done(cf.Future):
@@ -50,6 +62,7 @@ class Pool:
         self.name, self.workers = kind, workers
         self.window = 2 * workers
         self.aborted = False
+        self.stop = Cancel()              # the threads' runs stop when it is set
         if kind == "threads":
             self.ex = cf.ThreadPoolExecutor(workers, thread_name_prefix="cosim-doe")
         else:
@@ -62,7 +75,7 @@ class Pool:
         if self.name == "processes":
             import cloudpickle
             return self.ex.submit(_call_pickled, cloudpickle.dumps((fn, args)))
-        return self.ex.submit(fn, *args)
+        return self.ex.submit(_cancellable, self.stop, fn, *args)
 
     def wait(self, futures, timeout=None):
         return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
@@ -79,24 +92,30 @@ class Pool:
             self.ex.shutdown(wait=True, cancel_futures=True)
 
     def abort(self):
-        """Stop at once (a second Ctrl-C): cancel what has not started and terminate the worker processes (the
-        runs in progress are lost; they run again on resume). Threads cannot be stopped inside a C run: the pool
-        is left to finish them in the background."""
+        """Stop at once (a second Ctrl-C): cancel what has not started, terminate the worker processes or stop the
+        threads' runs (their cancel flag); the runs in progress are lost and run again on resume."""
         self.aborted = True
+        self.stop.set()
         if self.name == "processes":
             for p in list((getattr(self.ex, "_processes", None) or {}).values()):
                 if p.is_alive():
                     p.terminate()
         self.ex.shutdown(wait=False, cancel_futures=True)
+        if self.name == "threads":       # the runs see the flag within ~50 ms: end with no thread left running
+            deadline = time.monotonic() + ABORT_JOIN
+            for t in list(getattr(self.ex, "_threads", ())):
+                t.join(max(0.0, deadline - time.monotonic()))
 
 
 class Dask:
     """A ``distributed.Client``: tasks are submitted with ``pure=False``; shared objects (the references) are
-    scattered once."""
+    scattered once. Each task runs under this study's cancel flag in its worker process (:data:`_STOPS`, keyed by a
+    study key), which :meth:`abort` sets on every worker."""
 
     def __init__(self, client):
         self.client = client
         self.name = "dask"
+        self.key = uuid.uuid4().hex
         try:
             self.workers = max(1, sum(client.nthreads().values()))
         except Exception:  # pragma: no cover - a client without workers yet
@@ -109,7 +128,7 @@ class Dask:
             self.in_process = False
 
     def submit(self, fn, *args):
-        return self.client.submit(fn, *args, pure=False)
+        return self.client.submit(_dask_task, self.key, fn, *args, pure=False)
 
     def wait(self, futures, timeout=None):
         import distributed
@@ -130,7 +149,52 @@ class Dask:
         pass
 
     def abort(self):
-        pass
+        """Stop at once: the runs in progress on the workers end within ~50 ms (their cancel flag), tasks are
+        cancelled; the workers themselves belong to the cluster and stay."""
+        # client.run reaches every worker outside its task threads; a thread keeps a slow cluster from holding us
+        t = threading.Thread(target=self._stop_workers, name="cosim-doe-dask-abort", daemon=True)
+        t.start()
+        t.join(ABORT_JOIN)
+
+    def _stop_workers(self):
+        try:
+            self.client.run(_dask_stop, self.key, on_error="ignore")
+        except Exception:  # pragma: no cover - a cluster going away: nothing left to stop
+            pass
+
+
+#: in a Dask worker process: study key -> the Cancel flag of its tasks (one small entry per study)
+_STOPS = {}
+_STOPS_LOCK = threading.Lock()
+
+
+def _stop_for(key):
+    with _STOPS_LOCK:
+        return _STOPS.setdefault(key, Cancel())
+
+
+class Stopped(Exception):
+    """A Dask task whose runs were stopped (a Dask worker handles Exceptions, not a KeyboardInterrupt)."""
+
+
+def _dask_task(key, fn, *args):
+    """A task on a Dask worker: ``fn(*args)`` under the study's cancel flag."""
+    try:
+        return _cancellable(_stop_for(key), fn, *args)
+    except KeyboardInterrupt as exc:
+        raise Stopped(str(exc)) from None
+
+
+def _dask_stop(key):
+    """Run on every worker by :meth:`Dask.abort`."""
+    _stop_for(key).set()
+
+
+def _cancellable(stop, fn, *args):
+    if stop.is_set():                  # aborted before it started
+        raise KeyboardInterrupt("study stopped")
+    with scope(stop):
+        return fn(*args)
 
 
 def _worker_init(parent):

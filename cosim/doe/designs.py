@@ -2,7 +2,9 @@
 
 * :func:`full_factorial`: every combination of the levels (Montgomery; genser2020 §12.1 with n = 1 replicate, the
   simulation being deterministic); the last factor varies fastest.
-* :func:`latin_hypercube`: n runs, each factor's range cut into n strata hit once each (random pairing).
+* :func:`latin_hypercube`: n runs, each factor's range cut into n strata hit once each (random pairing), sampled by
+  ``scipy.stats.qmc.LatinHypercube`` (it replaced a hand-written sampler: a given seed now gives other points, so
+  a checkpoint of an LHS study made before is refused as another study's).
 * :func:`saltelli`: the Saltelli sample of Sobol' indices (SALib), N (k + 2) runs (N (2k + 2) with second-order
   indices); the order of the rows is SALib's, which :func:`cosim.doe.sobol` needs.
 * :func:`explicit`: a given table (DataFrame, dict of columns or list of dicts).
@@ -75,12 +77,15 @@ def _from_unit(f, U):
 
 def latin_hypercube(factors, n, seed=None) -> pd.DataFrame:
     """n runs of a Latin hypercube over ``factors`` (:class:`Range` or level lists); ``seed`` for reproducibility."""
+    from scipy.stats import qmc
     f = check_factors(factors, allow_ranges=True)
     n = _check_n(n)
-    rng = np.random.default_rng(_check_seed(seed))
-    k = len(f)
-    U = (np.argsort(rng.random((k, n)), axis=1).T + rng.random((n, k))) / n
-    return _from_unit(f, U)
+    seed = _check_seed(seed)
+    try:
+        sampler = qmc.LatinHypercube(d=len(f), rng=seed)
+    except TypeError:                  # SciPy < 1.15 names it seed
+        sampler = qmc.LatinHypercube(d=len(f), seed=seed)
+    return _from_unit(f, sampler.random(n))
 
 
 def problem(factors) -> dict:

@@ -2,17 +2,18 @@
 once per distinct system (:mod:`cosim.doe.reference`), run the co-simulations on a backend
 (:mod:`cosim.doe.backends`), and write every finished run to the checkpoint as it arrives.
 
-Failed runs are results: a co-simulation that diverges or whose solver fails (:class:`cosim.DivergenceError`,
+A run that ends without error has status "ok", or "unstable" where its result's stability verdict says so
+(:func:`run_status`). Failed runs are results: a co-simulation that diverges or whose solver fails (:class:`cosim.DivergenceError`,
 :class:`cosim.SolverError`) is a row with status "diverged" / "solver_error" and the error's message, its responses
 computed from the partial result where possible; a run whose build function, co-simulation or responses raise
 anything else (options cosim.simulate refuses included) is a row with status "failed" and the error's type and
 message. The study goes on; every finished row is written. Only a build function that returns no usable dict (no
 ``system``, no ``t_end``: a programming error, the same for every run) stops the study with a :class:`StudyError`.
 Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between runs: runs not started are
-cancelled, runs in progress finish and are written (a second Ctrl-C stops at once: worker processes are
-terminated, their runs in progress run again on resume; threads inside a C run cannot be stopped and finish in the
-background), then KeyboardInterrupt
-propagates. Nothing is lost and, on resume, no finished run is repeated.
+cancelled, runs in progress finish and are written (on Dask they are cancelled too), then KeyboardInterrupt
+propagates. A second Ctrl-C stops within a fraction of a second on every backend (:meth:`abort` of the backend:
+worker processes are terminated, runs in threads and on Dask workers see their cancel flag); the runs it stops run
+again on resume. Nothing is lost and, on resume, no finished run is repeated.
 """
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ class PerRun:
         self.options = options
 
 
+def run_status(res):
+    """The status of a run that ended without error: "ok", or "unstable" where the result's stability verdict
+    (:attr:`cosim.Result.stable`) says so; the one place the study reads that verdict."""
+    return "ok" if res.stable else "unstable"
+
+
 def failed_row(run, message):
     """The row of a run that raised (status "failed", no responses)."""
     return {"run": run, "status": "failed", "message": message[:_MSG_MAX], "wall": math.nan, "responses": {}}
@@ -57,6 +64,7 @@ def run_one(run, kw, ref, responses):
     status, message = "ok", ""
     try:
         res = cosim.simulate(system, **kw)
+        status = run_status(res)
     except DivergenceError as exc:
         res, status, message = exc.result, "diverged", str(exc)
     except SolverError as exc:
@@ -70,14 +78,14 @@ def run_one(run, kw, ref, responses):
         ref = (_ref.compute(system, kw["t_end"], res.t, ref.options, kw.get("x0"), kw.get("start_values"))
                if res is not None and len(res.t) >= 2 else None)
     if isinstance(ref, _ref.RefFailure):
-        if status == "ok":
+        if status in ("ok", "unstable"):
             status = "reference_failed"
         message = (message + "; " if message else "") + ref.message
         ref = None
     try:
         values = to_row(responses(res, ref))
     except Exception as exc:
-        if status == "ok":
+        if status in ("ok", "unstable"):
             return failed_row(run, f"responses raised {_error_text(exc)}")
         values = {}
     return {"run": run, "status": status, "message": message[:_MSG_MAX], "wall": wall, "responses": values}
@@ -271,9 +279,10 @@ def _salvage(inflight, take):
 
 def _drain(backend, inflight, take):
     """After Ctrl-C: cancel the tasks not started; write the runs in progress once they finish (a pool's workers
-    ignore SIGINT; Dask tasks are cancelled)."""
+    ignore SIGINT; Dask tasks are cancelled, the runs in progress on the workers stopped)."""
     backend.cancel(list(inflight))
     if backend.name == "dask":
+        backend.abort()
         return
     for f in list(inflight):
         if f.cancelled():

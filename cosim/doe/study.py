@@ -120,7 +120,7 @@ class Study:
     def run(self, backend="serial", workers=None, checkpoint=None, progress=False, chunksize=None,
             commit_interval=0.05, checkpoint_mode="resume", retry_failed=False) -> pd.DataFrame:
         """Run every run of the study (those not already in ``checkpoint``) and return the table: index ``run``,
-        the factors, the responses, ``status`` ("ok"; "diverged", "solver_error": the co-simulation failed, its
+        the factors, the responses, ``status`` ("ok"; "unstable": the run ended but :attr:`cosim.Result.stable` is False; "diverged", "solver_error": the co-simulation failed, its
         responses come from the partial result; "reference_failed"; "failed": build, co-simulation or responses
         raised, with no responses), ``message`` (the error's type and message) and ``wall`` (seconds of the
         co-simulation). Failed runs are results: the study goes on, and a summary is logged at the end (logger

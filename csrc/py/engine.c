@@ -20,6 +20,8 @@ typedef struct run_ctx {
     PyObject *arrays[4];        /* t, x, y, u */
     cs_observer *recorder;
     PyObject *exc;              /* exception raised in the hook or by the interrupt check */
+    Py_buffer cancel;           /* opts["cancel"]: a byte another thread sets to stop the run (a study's stop) */
+    int has_cancel, check_signals;
     int growing;                /* adaptive run: the recorder owns growing buffers (arrays made at the end) */
     int nx, ny, nu;
 } run_ctx;
@@ -133,8 +135,12 @@ static int hook_cb(void *ctx, const cs_run_view *v, cs_err *err) {
     return rc;
 }
 
+/* The run stops with CS_ERR_INTERRUPTED (KeyboardInterrupt in Python) when its cancel byte is set (read without
+ * the GIL: runs in a thread pool stay parallel) or, in the main thread, when Python has a pending SIGINT. */
 static int interrupt_cb(void *ctx) {
     run_ctx *k = ctx;
+    if (k->has_cancel && *(volatile const unsigned char *)k->cancel.buf) return 1;
+    if (!k->check_signals) return 0;
     PyGILState_STATE g = PyGILState_Ensure();
     int rc = PyErr_CheckSignals();
     if (rc < 0) keep_exception(k);
@@ -293,6 +299,12 @@ static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
         c->t_out = PyArray_DATA(a->tout);
         c->nout = PyArray_DIM(a->tout, 0);
     }
+    PyObject *ocancel = PyDict_GetItemString(opts, "cancel");
+    if (ocancel && ocancel != Py_None) {
+        if (PyObject_GetBuffer(ocancel, &k->cancel, PyBUF_SIMPLE)) return -1;
+        k->has_cancel = 1;
+        if (k->cancel.len < 1) { PyErr_SetString(PyExc_ValueError, "cancel: expected a buffer of at least one byte"); return -1; }
+    }
     if (k->hook == Py_None) k->hook = NULL;
     else if (!PyCallable_Check(k->hook)) { PyErr_SetString(PyExc_TypeError, "step_finished: must be callable"); return -1; }
     if (oorder != Py_None) {
@@ -390,8 +402,11 @@ static int add_observers(cs_run *run, run_args *a, run_ctx *k) {
     if (cs_py_energy_observers(run, cs_run_capacity(run), &a->energy)) return -1;
     if (k->hook && (cs_hook_observer_create(hook_cb, k, a->hook_every, &o, &err) || cs_run_add_observer(run, o, &err)))
         return cs_py_raise(&err), -1;
-    if (a->interrupt_interval > 0 &&
-        (cs_interrupt_observer_create(interrupt_cb, k, a->interrupt_interval, &o, &err) ||
+    /* a cancel byte alone (a run in a worker thread) is checked every 50 ms: one clock read per check */
+    const double interval = a->interrupt_interval > 0 ? a->interrupt_interval : k->has_cancel ? 0.05 : 0.0;
+    k->check_signals = a->interrupt_interval > 0;
+    if (interval > 0 &&
+        (cs_interrupt_observer_create(interrupt_cb, k, interval, &o, &err) ||
          cs_run_add_observer(run, o, &err)))
         return cs_py_raise(&err), -1;
     return 0;
@@ -524,6 +539,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     out = report_run(run, &a, &k, rc, &err);
 done:
     Py_XDECREF(k.exc);
+    if (k.has_cancel) PyBuffer_Release(&k.cancel);
     for (int q = 0; q < 4; q++) Py_XDECREF(k.arrays[q]);
     if (run) cs_run_destroy(run);
     free_run_args(&a);
