@@ -8,7 +8,7 @@ import importlib.util
 
 EXTRAS = {
     "doe": ("dask", "distributed", "statsmodels", "SALib", "tqdm"),
-    "fmu": ("fmpy",),
+    "fmu": ("fmpy", "defusedxml"),
     "jupyter": ("ipywidgets",),
 }
 

@@ -5,7 +5,7 @@ A co-simulation FMU is a black-box unit (DESIGN.md §2 "Unit"): cosim sets its i
 integrated by cosim's own integrators (CVODE, RK4, Euler), its continuous states in cosim's state vector. The
 binary is loaded and called in C (csrc/fmi, csrc/units/fmu_unit.c); ``modelDescription.xml`` is read with FMPy.
 
-Supported (see docs/fmu.md):
+Supported, feature by feature: docs/fmu.md. In short:
 
 * inputs: u(T_N) held over the step (ZOH); where a co-simulation FMU can interpolate inputs (FMI 2
   ``canInterpolateInputs``) also the first derivative of the coupling polynomial at T_N
@@ -18,8 +18,13 @@ Supported (see docs/fmu.md):
 * model exchange (FMI 2.0 and 3.0): time events (the step is split at the event time) and state events (sign change
   of an event indicator, located by root finding on the integrator's solution); both run the event iteration and
   restart the integrator;
-* Real (Float64) inputs and outputs; start values of Real, Integer and Boolean variables (by name or value
-  reference);
+* inputs and outputs of every numeric type and Boolean (doubles in cosim; cosim/_fmi_types.py); start values of
+  those and of Strings (by name or value reference), also changed between runs (:meth:`FMU.set`);
+* an FMU's request to terminate ends the run normally (``Result.TERMINATED``); the FMI call sequence stays legal
+  on error paths; model exchange: discrete inputs in event mode, an events-per-step cap (Zeno), CVODE keeps its
+  history without inputs;
+* containment of everything named inside the archive, an unpacked-size limit, defused XML (cosim/_archive.py);
+  archives unpacked once per process and content (cosim/_fmu_cache.py);
 * the FMU's log messages go to the Python logger ``cosim.fmu.<name>`` after each run (OK/Warning/Discard/Error/
   Fatal -> INFO/WARNING/WARNING/ERROR/CRITICAL).
 """
@@ -36,15 +41,13 @@ import zipfile
 
 import numpy as np
 
-from . import _check, _core
+from . import _archive, _check, _core, _fmi_types, _fmu_cache
 from ._extras import require
 from .subsystem import Subsystem
 
 KINDS = dict(_core.codes["fmu_kind"])
+_STATUS = {0: "OK", 1: "Warning", 2: "Discard", 3: "Error", 4: "Fatal"}
 _LEVELS = {0: logging.INFO, 1: logging.WARNING, 2: logging.WARNING, 3: logging.ERROR, 4: logging.CRITICAL}
-_REAL = ("Real", "Float64")
-_INT = ("Integer", "Int32", "Int64", "Int16", "Int8", "UInt8", "UInt16", "UInt32", "UInt64", "Enumeration")
-_BOOL = ("Boolean",)
 
 
 def label(name):
@@ -53,10 +56,9 @@ def label(name):
     return s if re.match(r"[A-Za-z_]", s) else "_" + s
 
 
-def _intermediate_update_vrs(md_path):
-    """Value references of the FMI 3 variables declared intermediateUpdate="true"."""
-    import xml.etree.ElementTree as ET
-    root = ET.parse(md_path).getroot()
+def _intermediate_update_vrs(root):
+    """Value references of the FMI 3 variables declared intermediateUpdate="true" (``root``: the parsed
+    modelDescription.xml)."""
     vars_ = root.find("ModelVariables")
     out = set()
     for v in (vars_ if vars_ is not None else []):
@@ -80,24 +82,34 @@ class FMU(Subsystem):
     kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator) or None
         (co-simulation where the FMU offers it, else model exchange).
     start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
-        values of states and inputs); Real, Integer and Boolean variables.
+        values of states and inputs); numeric, Boolean and String variables (:meth:`set` changes one later).
     inputs, outputs : the FMU variables used as the subsystem's inputs u and outputs y (names or value references;
-        default: every Real variable with causality input / output, in the order of the model description).
+        default: every numeric or Boolean scalar with causality input / output, in the order of the model
+        description; the others are listed in ``skipped_variables``).
         Their signal names are the variable names with characters other than letters, digits and '_' replaced by
         '_' (``"S1.x"``, ``res["S2.F"]``).
     tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
     logging_on : ask the FMU for debug logging (``loggingOn``); messages of status Warning and worse are logged
         regardless, by most FMUs.
+    max_events_per_step : model exchange: events in one macro step after which the step fails with a
+        :class:`cosim.SolverError` (carrying the result so far): events that accumulate (a Zeno model) would
+        otherwise split the step forever.
+    log_callback : ``f(status, instance, category, message)`` called for every message of the FMU as it arrives
+        (status "OK", "Warning", "Discard", "Error" or "Fatal"), from the thread that called the FMU, instead of
+        the Python logger after the run; an exception in it is reported as unraisable (it cannot fail the FMU's
+        call).
+    max_unpacked : limit of the unpacked size of the archive in bytes (default ``cosim._archive.MAX_UNPACKED``,
+        1 GiB); a larger archive is refused before anything is written (docs/fmu.md "Containment").
 
-    The archive is unpacked into a temporary directory that is removed when the object is garbage-collected (or
-    by :meth:`close`). Attributes: ``fmi_version`` (2 or 3), ``kind``, ``model_description`` (FMPy's object),
-    ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0`` (model exchange: the FMU's initial states), ``units``
-    (the units the model description declares for the inputs, outputs and states, keyed ``"u[j]"``, ``"y[j]"``,
-    ``"x[i]"``; see :class:`cosim.Subsystem`).
+    The archive is unpacked once per process and content into a temporary directory (shared by every FMU object
+    of the same file content, removed at exit; cosim/_fmu_cache.py). Attributes: ``fmi_version`` (2 or 3),
+    ``kind``, ``model_description`` (FMPy's object), ``can_rollback``, ``nx, nu, ny``, ``feedthrough``, ``x0``
+    (model exchange: the FMU's initial states), ``units`` (the units the model description declares for the
+    inputs, outputs and states, keyed ``"u[j]"``, ``"y[j]"``, ``"x[i]"``; see :class:`cosim.Subsystem`).
     """
 
     def __init__(self, path, name=None, kind=None, start_values=None, inputs=None, outputs=None, *,
-                 tolerance=None, logging_on=False):
+                 tolerance=None, logging_on=False, max_unpacked=None, max_events_per_step=1000, log_callback=None):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path: expected a file name, got {type(path).__name__}")
         path = pathlib.Path(path)
@@ -115,34 +127,25 @@ class FMU(Subsystem):
             if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (
                     np.isfinite(tolerance) and tolerance > 0):
                 raise ValueError(f"tolerance: expected a positive finite number, got {tolerance!r}")
+        max_unpacked = _archive.check_limit(max_unpacked)
+        self._max_events = _check.integer(max_events_per_step, "max_events_per_step", minimum=1, maximum=2 ** 31 - 1)
+        if log_callback is not None and not callable(log_callback):
+            raise TypeError(f"log_callback: expected a callable f(status, instance, category, message), got "
+                            f"{type(log_callback).__name__}")
+        self._log_callback = log_callback
         self.path = path
-        self._dir = tempfile.mkdtemp(prefix="cosim_fmu_")
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
+        self._private = None   # a directory of this object's own (a binary copy), removed with it
         try:
-            self._load(path, name, kind, start_values or {}, inputs, outputs, tolerance, logging_on)
+            self._load(path, name, kind, start_values or {}, inputs, outputs, tolerance, logging_on, max_unpacked)
         except BaseException:
             self.close()
             raise
 
     # -------------------------------------------------------------------------------------------------------------
-    def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on):
+    def _load(self, path, name, kind, start_values, inputs, outputs, tolerance, logging_on, max_unpacked):
         require("fmu", "cosim.FMU")
-        import fmpy
-        try:
-            with zipfile.ZipFile(path) as z:
-                for member in z.namelist():  # no paths out of the temporary directory
-                    target = os.path.realpath(os.path.join(self._dir, member))
-                    if not target.startswith(os.path.realpath(self._dir) + os.sep):
-                        raise ValueError(f"path: {str(path)!r} holds an unsafe member name {member!r}")
-                z.extractall(self._dir)
-        except zipfile.BadZipFile as e:
-            raise ValueError(f"path: {str(path)!r} is not a readable zip archive ({e})") from None
-        if not os.path.isfile(os.path.join(self._dir, "modelDescription.xml")):
-            raise ValueError(f"path: {str(path)!r} has no modelDescription.xml")
-        try:
-            md = fmpy.read_model_description(self._dir, validate=False)
-        except Exception as e:  # FMPy raises several kinds for bad XML
-            raise ValueError(f"path: {str(path)!r}: invalid modelDescription.xml ({e})") from None
+        unpacked = _fmu_cache.unpacked(path, max_unpacked)   # shared by every FMU object of this content
+        self._dir, md, md_root = unpacked.dir, unpacked.md, unpacked.md_root
         self.model_description = md
         version = md.fmiMajorVersion
         if version not in (2, 3):
@@ -153,23 +156,44 @@ class FMU(Subsystem):
         iface = md.coSimulation if kind == "cs" else md.modelExchange
         if iface is None:
             have = [k for k, i in (("cs", md.coSimulation), ("me", md.modelExchange)) if i is not None]
+            if getattr(md, "scheduledExecution", None) is not None:
+                have.append("scheduled execution (FMI 3 clocks; not supported by cosim)")
             raise ValueError(f"kind: the FMU offers no {'co-simulation' if kind == 'cs' else 'model exchange'} "
-                             f"interface (it offers {have or 'none'})")
+                             f"interface (it offers {', '.join(have) or 'none'})")
         self.kind = kind
-        ident = iface.modelIdentifier
+        de = md.defaultExperiment
+        #: the FMU's DefaultExperiment ({} if none): start_time, stop_time, step_size, tolerance where given
+        self.default_experiment = {} if de is None else {
+            k: float(v) for k, v in (("start_time", de.startTime), ("stop_time", de.stopTime),
+                                     ("step_size", de.stepSize), ("tolerance", de.tolerance)) if v is not None}
+        # the binary is dlopen'ed (its constructors run): only a file inside the archive, named by a plain file name
+        ident = _archive.plain_name(iface.modelIdentifier, f"path: modelIdentifier of {str(path)!r}")
         suffix = {"linux": ".so", "darwin": ".dylib", "win32": ".dll"}.get(os.sys.platform, ".so")
-        binary = None
-        for plat in _platform_dirs():
-            cand = os.path.join(self._dir, "binaries", plat, ident + suffix)
-            if os.path.isfile(cand):
-                binary = cand
+        binary = unpacked.binaries.get(ident)
+        for plat in _platform_dirs() if binary is None else ():
+            cand = _archive.inside(self._dir, f"binaries/{plat}/{ident}{suffix}", f"path: binary of {str(path)!r}")
+            if cand.is_file():
+                binary = unpacked.binaries[ident] = str(cand)
                 break
         if binary is None:
             bdir = os.path.join(self._dir, "binaries")
             have = sorted(os.listdir(bdir)) if os.path.isdir(bdir) else []
             raise ValueError(f"path: {str(path)!r} has no binary {ident}{suffix} for this platform "
                              f"({' or '.join(_platform_dirs())}); binaries: {have or 'none'}")
-        self._lib = _core.fmu_load(binary, version, KINDS[kind])
+        # an FMU that allows one instance per process: this object loads its own copy of the binary (a file of
+        # another name is another library for the dynamic loader), and that library refuses a second live instance
+        self.once_per_process = bool(getattr(iface, "canBeInstantiatedOnlyOncePerProcess", False))
+        if self.once_per_process:
+            self._private = tempfile.mkdtemp(prefix="cosim_fmu_")
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._private, True)
+            binary = shutil.copy(binary, self._private)
+        self._lib = _core.fmu_load(binary, version, KINDS[kind], self.once_per_process)
+        if self._log_callback is not None:   # set before any instance exists (the C side reads it unlocked)
+            user = self._log_callback
+            _core.fmu_set_log_callback(self._lib, lambda status, instance, category, text: user(
+                _STATUS.get(status, str(status)), instance, category, text))
+        if not self.once_per_process:
+            unpacked.pins.setdefault((binary, version, kind), self._lib)
 
         self.name = _check.identifier(name if name is not None else label(md.modelName or ident))
         variables = md.modelVariables
@@ -191,21 +215,27 @@ class FMU(Subsystem):
                 raise ValueError(f"{what}: no variable with value reference {ref} in FMU {self.name!r}")
             raise TypeError(f"{what}: expected a variable name or value reference, got {ref!r}")
 
+        skipped = []
+
         def select(refs, causality, what):
-            if refs is None:
+            if refs is None:   # by default every variable of the causality that can be a signal
                 chosen = [v for v in variables if v.causality == causality]
+                skipped.extend(v for v in chosen if _fmi_types.base(v, version) is None or _fmi_types.is_array(v))
+                chosen = [v for v in chosen if v not in skipped]
             else:
                 if isinstance(refs, (str, int)):
                     raise TypeError(f"{what}: expected a list of variable names or value references")
                 chosen = [find(r, what) for r in refs]
-            for v in chosen:
-                if v.type not in _REAL:
-                    raise ValueError(f"{what}: variable {v.name!r} of FMU {self.name!r} has type {v.type}; only "
-                                     "Real/Float64 signals can be coupled")
-            return chosen
+            return chosen, [_fmi_types.signal_code(v, version, what, self.name) for v in chosen]
 
-        uvars = select(inputs, "input", "inputs")
-        yvars = select(outputs, "output", "outputs")
+        uvars, self._type_u = select(inputs, "input", "inputs")
+        yvars, self._type_y = select(outputs, "output", "outputs")
+        #: inputs and outputs left out of the default selection (String, Binary, Clock, arrays): no signals
+        self.skipped_variables = [v.name for v in skipped]
+        #: FMI type of each input and output signal ("Float64", "Int32", "Boolean", ...)
+        names = {c: n for n, c in _fmi_types.CODES.items()}
+        self.input_types = [names[c] for c in self._type_u]
+        self.output_types = [names[c] for c in self._type_y]
         self._uvars, self._yvars = uvars, yvars
         self.nu, self.ny = len(uvars), len(yvars)
         if kind == "me":
@@ -228,27 +258,8 @@ class FMU(Subsystem):
                 ft = ft or any(id(d) in uset for d in o.dependencies)
         self.feedthrough = bool(ft)
 
-        sv = {"r": ([], []), "i": ([], []), "b": ([], [])}
-        for ref, value in start_values.items():
-            v = find(ref, "start_values")
-            if v.type in _REAL:
-                if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                        or not np.isfinite(value):
-                    raise ValueError(f"start_values[{ref!r}]: expected a finite number, got {value!r}")
-                key, val = "r", float(value)
-            elif v.type in _BOOL:
-                if not isinstance(value, (bool, np.bool_, int)):
-                    raise ValueError(f"start_values[{ref!r}]: expected True or False, got {value!r}")
-                key, val = "b", int(bool(value))
-            elif v.type in _INT:
-                if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-                        -2 ** 31 <= int(value) < 2 ** 31):
-                    raise ValueError(f"start_values[{ref!r}]: expected an int32, got {value!r}")
-                key, val = "i", int(value)
-            else:
-                raise ValueError(f"start_values[{ref!r}]: variables of type {v.type} are not supported")
-            sv[key][0].append(int(v.valueReference))
-            sv[key][1].append(val)
+        self._find, self._version = find, version
+        self._starts = self._encode_starts(start_values)
         self.start_values = dict(start_values)
 
         cs = md.coSimulation if kind == "cs" else None
@@ -263,29 +274,75 @@ class FMU(Subsystem):
         # (FMPy does not read the attribute: taken from the XML here)
         self.intermediate_inputs = []
         if cs is not None and version == 3:
-            flagged = _intermediate_update_vrs(os.path.join(self._dir, "modelDescription.xml"))
+            flagged = _intermediate_update_vrs(md_root)
             self.intermediate_inputs = [j for j, v in enumerate(uvars) if int(v.valueReference) in flagged]
+        # model exchange: inputs of discrete variability are set in event mode only (FMI 2.0.4 §3.2.3)
+        self.discrete_inputs = [j for j, v in enumerate(uvars) if v.variability == "discrete"] if kind == "me" else []
         token = md.guid if version == 2 else md.instantiationToken
         res = os.path.join(self._dir, "resources")
         resources = pathlib.Path(res).as_uri() + "/" if version == 2 else res + os.sep
-        self._spec_tuple = ("fmu", self.name, self._lib, KINDS[kind], token or "", resources,
-                            [int(v.valueReference) for v in uvars], [int(v.valueReference) for v in yvars],
-                            self.nx, self._nz, sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0],
-                            sv["i"][1], sv["b"][0], sv["b"][1], self.feedthrough, max_in, max_out, int(directional),
-                            int(self.can_rollback), logging_on, float(tolerance) if tolerance else -1.0,
-                            self.intermediate_inputs)
+        self._spec_parts = (("fmu", self.name, self._lib, KINDS[kind], token or "", resources,
+                             [int(v.valueReference) for v in uvars], [int(v.valueReference) for v in yvars],
+                             self.nx, self._nz),
+                            (self.feedthrough, max_in, max_out, int(directional), int(self.can_rollback),
+                             logging_on, float(tolerance) if tolerance else -1.0, self.intermediate_inputs,
+                             self._max_events, self.discrete_inputs, self._type_u, self._type_y))
+        self._spec_tuple = self._make_spec()
         labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
         ins, outs, sts = labels(uvars), labels(yvars), labels(states)
-        x0 = None
-        if kind == "me":
-            try:
-                x0 = _core.fmu_initial_states(self._spec_tuple, 0.0)
-            finally:
-                self.flush_log()
+        x0 = self._initial_states()
         self._init_common(self.name, x0, ins if len(set(ins)) == len(ins) else None,
                           outs if len(set(outs)) == len(outs) else None,
                           sts if len(set(sts)) == len(sts) else None,
                           units=_declared_units({"u": uvars, "y": yvars, "x": states}))
+
+    def _encode_starts(self, start_values):
+        """Start values by kind for the spec: ((vr, values) of Float64, Int32, Boolean, other numeric types with
+        their codes, Strings); ValueError naming a bad one."""
+        sv = {"r": ([], []), "i": ([], []), "b": ([], []), "t": ([], []), "s": ([], [])}
+        codes = []
+        for ref, value in start_values.items():
+            v = self._find(ref, "start_values")
+            key, val = _fmi_types.start_value(v, self._version, value, ref)
+            if key == "t":
+                codes.append(_fmi_types.CODES[_fmi_types.base(v, self._version)])
+            sv[key][0].append(int(v.valueReference))
+            sv[key][1].append(val)
+        return (sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0], sv["i"][1], sv["b"][0], sv["b"][1],
+                sv["t"][0], codes, np.array(sv["t"][1], dtype=float), sv["s"][0], sv["s"][1])
+
+    def _make_spec(self):
+        head, tail = self._spec_parts
+        s = self._starts
+        return head + s[:6] + tail + s[6:]
+
+    def _initial_states(self):
+        """Model exchange: the FMU's continuous states after initialisation with the current start values."""
+        if self.kind != "me":
+            return None
+        try:
+            return _core.fmu_initial_states(self._spec_tuple, 0.0)
+        finally:
+            self.flush_log()
+
+    def set(self, name, value):
+        """Set the start value of variable ``name`` (a parameter, the start of a state or an input; name or value
+        reference) for the runs that follow, as ``start_values`` at construction would (the FMU is instantiated
+        anew by every run). Model exchange: ``x0`` becomes the FMU's initial states with the new value."""
+        starts = dict(self.start_values)
+        starts[name] = value
+        encoded = self._encode_starts(starts)          # validates before anything changes
+        old = self._starts, self._spec_tuple
+        self._starts = encoded
+        self._spec_tuple = self._make_spec()
+        try:
+            x0 = self._initial_states()
+        except BaseException:
+            self._starts, self._spec_tuple = old
+            raise
+        self.start_values = starts
+        if x0 is not None:
+            self.x0 = x0
 
     # -------------------------------------------------------------------------------------------------------------
     def spec(self):
@@ -307,9 +364,12 @@ class FMU(Subsystem):
             log.warning("%d older FMU log messages were dropped (queue full)", dropped)
 
     def close(self):
-        """Unload the binary and remove the unpacked files (also done at garbage collection)."""
+        """Unload the binary (also done at garbage collection); the unpacked files stay for other FMU objects of the
+        same content until the process ends (cosim/_fmu_cache.py)."""
         self._lib = None
-        self._cleanup()
+        cleanup = getattr(self, "_cleanup", None)
+        if cleanup is not None:
+            cleanup()
 
     def __repr__(self):
         return (f"FMU({str(self.path)!r}, name={getattr(self, 'name', None)!r}, kind={getattr(self, 'kind', None)!r}, "

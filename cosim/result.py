@@ -102,13 +102,14 @@ class Result:
         step control also ``rejected_times``, ``rejected_H``, ``comparative_integrations``, ``h_min_failed``,
         ``corrector_failures``.
     status : int
-        :data:`FINISHED` (0): reached t_end; :data:`STOPPED`: ``step_finished`` returned False; anything else: the
+        :data:`FINISHED` (0): reached t_end; :data:`STOPPED`: ``step_finished`` returned False; :data:`TERMINATED`:
+        an FMU asked to end the simulation (the result runs up to the last macro point before); anything else: the
         run failed (the engine's error code, e.g. 5 for a diverged run) and this is the partial result that the
         exception carries.
     message : str
         Why the run ended where it did ("" when it reached t_end).
     success : bool
-        True for FINISHED and STOPPED (the run did what was asked), False for a failed run.
+        True for FINISHED, STOPPED and TERMINATED (the run did what was asked), False for a failed run.
     options : dict
         The settings of the run (scheme, approximation, solver, H, t_end, ...).
     step_sizes : (steps,) array or None
@@ -144,8 +145,10 @@ class Result:
     STOPPED = 7
     #: :attr:`status` of a run stopped by Ctrl-C: the result the ``KeyboardInterrupt`` carries as ``.result``
     INTERRUPTED = 8
+    #: :attr:`status` of a run that ended because an FMU asked to terminate (FMI terminateSimulation)
+    TERMINATED = 10
     #: :attr:`status` of a run that finished with a coupling the verdict finds unstable (:mod:`cosim.verdict`); set
-    #: in Python only, so its value is one no C status takes (``_core.codes["status"]``; 10 is CS_TERMINATED)
+    #: in Python only, so its value is one no C status takes (``_core.codes["status"]``)
     UNSTABLE = 11
 
     def __init__(self, system, t, X, Y, U, stats, status=0, message="", options=None, *, step_sizes=None, k=None,
@@ -215,16 +218,16 @@ class Result:
 
     @property
     def state(self) -> str:
-        """The older spelling of :attr:`status` as a word: "finished", "stopped", "interrupted" or "error" (derived
-        from :attr:`status`, so the two cannot disagree)."""
+        """The older spelling of :attr:`status` as a word: "finished", "stopped", "interrupted", "terminated",
+        "unstable" or "error" (derived from :attr:`status`, so the two cannot disagree)."""
         return {self.FINISHED: "finished", self.STOPPED: "stopped", self.INTERRUPTED: "interrupted",
-                self.UNSTABLE: "unstable"}.get(self.status, "error")
+                self.TERMINATED: "terminated", self.UNSTABLE: "unstable"}.get(self.status, "error")
 
     @property
     def success(self) -> bool:
-        """True if the run reached t_end or was stopped by ``step_finished`` with a stable coupling (see
-        :attr:`status`; an unstable verdict is :attr:`UNSTABLE`)."""
-        return self.status in (self.FINISHED, self.STOPPED)
+        """True if the run reached t_end, was stopped by ``step_finished`` or ended at an FMU's request, with a
+        stable coupling (see :attr:`status`; an unstable verdict is :attr:`UNSTABLE`)."""
+        return self.status in (self.FINISHED, self.STOPPED, self.TERMINATED)
 
     @property
     def growth(self) -> float:

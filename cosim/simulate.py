@@ -34,6 +34,7 @@ STARTUPS = {None: _CODES["startup"]["none"], **_CODES["startup"]}
 _ERR_DIVERGED, _STOPPED = _CODES["status"]["diverged"], _CODES["status"]["stopped"]
 _INTERRUPTED = _CODES["status"]["interrupted"]
 _MAX_STEPS = 2**63 - 1   # step counts are C longs
+_TERMINATED = _CODES["status"]["terminated"]   # an FMU asked to end the simulation: a normal end
 _EPS = float(np.finfo(float).eps)
 
 
@@ -165,7 +166,7 @@ def _growth_limit(divergence_growth):
 def _diverged(system, raw, limit):
     """The relative divergence criterion after a run that reached its end or was stopped
     (:func:`cosim.metrics.divergence`): the worst offender, or None."""
-    if limit is None or raw["status"] not in (0, _STOPPED):
+    if limit is None or raw["status"] not in (0, _STOPPED, _TERMINATED):
         return None
     t = np.asarray(raw["t"])
     return metrics._divergence(t, [(raw["x"], lambda: system.signal_names("x")),
@@ -361,7 +362,7 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
         res.message = name_signals(message, res)
     if worst is not None:
         raise DivergenceError(message, res, worst.signal, worst.factor, worst.t)
-    if code in (0, _STOPPED):
+    if code in (0, _STOPPED, _TERMINATED):
         if not options.get("monolithic") and not res.verdict.stable:   # cosim/verdict.py
             res.status, res.message = Result.UNSTABLE, res.verdict.message
             warnings.warn(res.verdict.message, CouplingInstabilityWarning, stacklevel=4)

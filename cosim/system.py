@@ -16,9 +16,10 @@ from .subsystem import (BuiltinModel, CModel, LTI, ODE, Subsystem, cfunc_signatu
 
 
 class Connection:
-    """u[dst] += gain * y[src] (or += gain * value for a constant source)."""
+    """u[dst] += gain * y[src] (or += gain * value for a constant source); ``convert``: the user allows signals
+    of different FMI type classes (Real, Integer, Boolean) to be connected."""
 
-    def __init__(self, src, dst, gain=1.0):
+    def __init__(self, src, dst, gain=1.0, convert=False):
         if not isinstance(dst, str):
             raise TypeError(f"connect: destination must be a string like 'S2.u[0]', got {dst!r}")
         if isinstance(src, bool) or not isinstance(src, (str, int, float, np.floating, np.integer)):
@@ -26,15 +27,19 @@ class Connection:
         g = _check.real(gain, "connect: gain")
         if not isinstance(src, str) and not np.isfinite(float(src)):
             raise ValueError(f"connect: constant source must be finite, got {src!r}")
-        self.src, self.dst, self.gain = src, dst, g
+        if not isinstance(convert, bool):
+            raise TypeError(f"connect: convert must be True or False, got {convert!r}")
+        self.src, self.dst, self.gain, self.convert = src, dst, g, convert
 
     def __repr__(self):
-        return f"connect({self.src!r}, {self.dst!r}, gain={self.gain})"
+        return f"connect({self.src!r}, {self.dst!r}, gain={self.gain}{', convert=True' if self.convert else ''})"
 
 
-def connect(src, dst, gain: float = 1.0) -> Connection:
+def connect(src, dst, gain: float = 1.0, *, convert: bool = False) -> Connection:
     """Declare ``dst += gain * src``: ``src`` is an output ``"S1.y[0]"`` (or ``"S1.<output name>"``) or a constant
-    number, ``dst`` an input ``"S2.u[0]"``. Connections into the same input add up (u = L y + r).
+    number, ``dst`` an input ``"S2.u[0]"``. Connections into the same input add up (u = L y + r). Signals of FMUs
+    carry their FMI type: a Real, Integer and Boolean signal connect only to their own class unless ``convert=True``
+    (docs/fmu.md "Variable types"); other subsystems' signals count as Real.
 
     Examples
     --------
@@ -48,7 +53,7 @@ def connect(src, dst, gain: float = 1.0) -> Connection:
     >>> print(f"{res['B.w'][-1]:.3f}")
     0.198
     """
-    return Connection(src, dst, gain)
+    return Connection(src, dst, gain, convert)
 
 
 def _split(ref, what):
@@ -102,8 +107,11 @@ class CoupledSystem:
             di = self._global_index(c.dst, "u")
             connected[di] = True
             if isinstance(c.src, str):
+                si = self._global_index(c.src, "y")
+                if not c.convert:
+                    self._check_types(c, si, di)
                 rows.append(di)
-                cols.append(self._global_index(c.src, "y"))
+                cols.append(si)
                 gains.append(c.gain)
             else:
                 self.r[di] += c.gain * float(c.src)
@@ -118,6 +126,20 @@ class CoupledSystem:
             raise ValueError(f"connections: inputs {self.unconnected_inputs} are not connected; connect them, give "
                              "their constant values with inputs_default={name: value} (or one number for all), or "
                              "pass allow_unconnected=True to hold them at 0")
+
+    def _signal_type(self, index, kind):
+        """The FMI type name of global output/input ``index`` ("Float64" for subsystems without types)."""
+        offsets = self.out_offset if kind == "y" else self.in_offset
+        i = int(np.searchsorted(offsets, index, side="right")) - 1
+        types = getattr(self.subsystems[i], "output_types" if kind == "y" else "input_types", None)
+        return types[index - int(offsets[i])] if types else "Float64"
+
+    def _check_types(self, c, si, di):
+        from ._fmi_types import type_class
+        ts, td = self._signal_type(si, "y"), self._signal_type(di, "u")
+        if type_class(ts) != type_class(td):
+            raise ValueError(f"connect({c.src!r}, {c.dst!r}): a {ts} output drives a {td} input; FMI connects "
+                             "signals of one type class (Real, Integer, Boolean): pass convert=True to convert")
 
     @staticmethod
     def _merge(nu, ny, rows, cols, gains):
@@ -258,12 +280,16 @@ class CoupledSystem:
 
     @classmethod
     def from_ssp(cls, path, *, kind=None, **fmu_options):
-        """The system of an SSP archive (``.ssp``) or unpacked directory: its FMU components as :class:`cosim.FMU`
-        subsystems (``kind``, ``tolerance``, ``logging_on`` passed on), its connections (with the factor of a
-        linear transformation as gain) and its parameter bindings as start values. Inputs without a connection
-        are held at their value 0 (``allow_unconnected``). See :mod:`cosim.ssp` for what is supported."""
+        """The system of an SSP archive (``.ssp``) or unpacked directory: its FMU components (also those of nested
+        systems) as :class:`cosim.FMU` subsystems (``kind``, ``tolerance``, ``logging_on``, ``max_unpacked``
+        passed on), its connections (a linear transformation's factor as gain, its offset as a constant added to
+        the input) and its parameter bindings as start values. Inputs without a connection are held at their
+        value 0 (``allow_unconnected``). ``default_experiment``: the SSP's DefaultExperiment ({} if none). See
+        :mod:`cosim.ssp` and docs/fmu.md for what is supported."""
         from .ssp import read_ssp
-        subsystems, connections = read_ssp(path, kind=kind, **fmu_options)
-        out = cls(subsystems, [connect(*c) for c in connections], allow_unconnected=True)
+        subsystems, connections, offsets, experiment = read_ssp(path, kind=kind, **fmu_options)
+        out = cls(subsystems, [connect(*c) for c in connections] + [connect(v, d) for v, d in offsets],
+                  allow_unconnected=True)
         out.ssp_path = pathlib.Path(path)
+        out.default_experiment = experiment
         return out

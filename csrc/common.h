@@ -17,7 +17,8 @@ enum {
     CS_ERR_CALLBACK = 6,   /* a user callback (Python or C) reported an error */
     CS_STOPPED = 7,        /* an observer asked to stop (user hook returned False): not an error, status "stopped" */
     CS_ERR_INTERRUPTED = 8, /* Ctrl-C (KeyboardInterrupt) */
-    CS_ERR_CONVERGENCE = 9  /* an iterative scheme did not converge (cosim.ConvergenceError, a SolverError) */
+    CS_ERR_CONVERGENCE = 9, /* an iterative scheme did not converge (cosim.ConvergenceError, a SolverError) */
+    CS_TERMINATED = 10     /* a unit (an FMU) asked to end the simulation: not an error, status "terminated" */
 };
 
 #define CS_ERRMSG_LEN 512

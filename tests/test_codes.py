@@ -7,9 +7,10 @@ import re
 
 from cosim import _core
 
-stability, approximations, control, coupling, energy, fmu, metrics, schemes, simulate, solvers, sysid = (
+stability, approximations, control, coupling, energy, fmu, metrics, schemes, simulate, solvers, sysid, fmi_types = (
     importlib.import_module(f"cosim.{m}") for m in ("stability", "approximations", "control", "coupling", "energy",
-                                                    "fmu", "metrics", "schemes", "simulate", "solvers", "sysid"))
+                                                    "fmu", "metrics", "schemes", "simulate", "solvers", "sysid",
+                                                    "_fmi_types"))
 
 CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
 COSIM = pathlib.Path(__file__).resolve().parent.parent / "cosim"
@@ -99,11 +100,12 @@ def python_codes():
         "prestep_phase": set(coupling.PHASES) | set(coupling.REASONS),
         "moesp_method": set(sysid._MOESP_METHODS.values()),
         "fmu_kind": set(fmu.KINDS.values()),
+        "fmu_type": set(fmi_types.CODES.values()),
         "coupling": {coupling._KIND_SIGNAL, coupling._KIND_PRESTEP, coupling._KIND_NEPCE}
         | {_core.codes["coupling"][k] for k in coupling_kinds()},
         "step_control": {_core.codes["step_control"][o["kind"]] for o in step_control_specs()},
         # statuses are read, not chosen: the ones Python names must be the C ones
-        "status": {simulate._ERR_DIVERGED, simulate._STOPPED, metrics._STATUS_DIVERGED},
+        "status": {simulate._ERR_DIVERGED, simulate._STOPPED, simulate._TERMINATED, metrics._STATUS_DIVERGED},
     }
 
 

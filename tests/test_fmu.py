@@ -441,7 +441,7 @@ def test_from_ssp_errors(fmus, tmp_path):
         z.write(fmus[(1, 2)], "resources/Mass1.fmu")
         z.write(fmus[(2, 2)], "resources/Mass2.fmu")
         z.writestr("resources/S2.ssv", SSV)
-    with pytest.raises(ValueError, match="system's own connectors"):
+    with pytest.raises(ValueError, match="the system declares no connector 'F'"):
         cosim.CoupledSystem.from_ssp(ssp)
 
 

@@ -2,6 +2,7 @@
 #include "fmi/fmi.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         REQ(f->setReal, "fmi2SetReal");
         REQ(f->setInteger, "fmi2SetInteger");
         REQ(f->setBoolean, "fmi2SetBoolean");
+        OPT(f->getInteger, "fmi2GetInteger");
+        OPT(f->setString, "fmi2SetString");
+        OPT(f->getBoolean, "fmi2GetBoolean");
         OPT(f->setDebugLogging, "fmi2SetDebugLogging");
         OPT(f->getFMUstate, "fmi2GetFMUstate");
         OPT(f->setFMUstate, "fmi2SetFMUstate");
@@ -61,6 +65,8 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
             REQ(f->doStep, "fmi2DoStep");
             OPT(f->setRealInputDerivatives, "fmi2SetRealInputDerivatives");
             OPT(f->getRealOutputDerivatives, "fmi2GetRealOutputDerivatives");
+            OPT(f->getBooleanStatus, "fmi2GetBooleanStatus");
+            OPT(f->getRealStatus, "fmi2GetRealStatus");
         } else {
             REQ(f->enterEventMode, "fmi2EnterEventMode");
             REQ(f->newDiscreteStates, "fmi2NewDiscreteStates");
@@ -102,6 +108,16 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         OPT(f->freeFMUState, "fmi3FreeFMUState");
         OPT(f->getDirectionalDerivative, "fmi3GetDirectionalDerivative");
         OPT(f->getOutputDerivatives, "fmi3GetOutputDerivatives");
+        OPT(f->setString, "fmi3SetString");
+        static const char *const tn[CS_FMI_NTYPES] = {"Float64", "Float32", "Int8", "UInt8", "Int16", "UInt16",
+                                                      "Int32", "UInt32", "Int64", "UInt64", "Boolean"};
+        for (int k = 0; k < CS_FMI_NTYPES; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "fmi3Get%s", tn[k]);
+            OPT(lib->get3[k], name);
+            snprintf(name, sizeof name, "fmi3Set%s", tn[k]);
+            OPT(lib->set3[k], name);
+        }
     }
     *out = lib;
     return CS_OK;
@@ -122,6 +138,15 @@ void cs_fmi_lib_close(cs_fmi_lib *lib) {
 }
 
 static void lib_log(cs_fmi_lib *lib, int status, const char *instance, const char *category, const char *text) {
+    if (lib->sink) {
+        cs_fmi_msg m;
+        m.status = status;
+        snprintf(m.instance, sizeof m.instance, "%s", instance ? instance : "");
+        snprintf(m.category, sizeof m.category, "%s", category ? category : "");
+        snprintf(m.text, sizeof m.text, "%s", text ? text : "");
+        lib->sink(lib->sink_ctx, &m);
+        return;
+    }
     pthread_mutex_lock(&lib->lock);
     long slot;
     if (lib->log_count < CS_FMI_LOG_MAX) slot = (lib->log_first + lib->log_count++) % CS_FMI_LOG_MAX;
@@ -206,6 +231,7 @@ static const char *status_name(int version, int s) {
 int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err) {
     if (status == 0 || status == 1) return CS_OK;
     if (status == 4) in->fatal = 1;
+    if (status == 3) in->failed = 1;
     const char *prefix = in->lib->version == 2 ? "fmi2" : "fmi3";
     if (in->last[0])
         return cs_fail(err, CS_ERR_SOLVER, "FMU %s: %s%s returned %s at t = %.10g: %s", in->name, prefix, fn,
@@ -216,8 +242,34 @@ int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *
 
 #define CHECK(call, fn, t) CS_TRY(cs_fmi_check(in, (int)(call), fn, t, err))
 
+/* the start values of other numeric types and Strings (both versions) */
+static int set_starts_other(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err *err) {
+    if (st->ntyped) {
+        cs_fmi_io io;
+        int *sig = malloc(sizeof(int) * (size_t)st->ntyped);
+        if (!sig) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < st->ntyped; k++) sig[k] = k;
+        int rc = cs_fmi_io_init(&io, st->ntyped, st->vr_typed, st->type_typed, sig, err);
+        free(sig);
+        if (!rc) rc = cs_fmi_io_set(in, &io, st->typed, t, err);
+        cs_fmi_io_free(&io);
+        CS_TRY(rc);
+    }
+    if (st->nstr) {
+        if (in->lib->version == 2) {
+            if (!in->lib->f2.setString) return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi2SetString", in->name);
+            CHECK(in->lib->f2.setString(in->c, st->vr_str, (size_t)st->nstr, st->strs), "SetString", t);
+        } else {
+            if (!in->lib->f3.setString) return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3SetString", in->name);
+            CHECK(in->lib->f3.setString(in->c, st->vr_str, (size_t)st->nstr, st->strs, (size_t)st->nstr), "SetString", t);
+        }
+    }
+    return CS_OK;
+}
+
 static int set_starts(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err *err) {
     if (!st) return CS_OK;
+    CS_TRY(set_starts_other(in, st, t, err));
     if (in->lib->version == 2) {
         const cs_fmi2_fns *f = &in->lib->f2;
         if (st->nreal) CHECK(f->setReal(in->c, st->vr_real, (size_t)st->nreal, st->real), "SetReal", t);
@@ -251,8 +303,22 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
                        int logging_on, const cs_fmi_starts *st, double t0, double tol, cs_fmi_inst **out,
                        cs_err *err) {
     *out = NULL;
+    pthread_mutex_lock(&lib->lock);
+    const int busy = lib->once && lib->live > 0;
+    if (!busy) lib->live++;
+    pthread_mutex_unlock(&lib->lock);
+    if (busy)
+        return cs_fail(err, CS_ERR_ARG, "FMU %s: the FMU can be instantiated only once per process "
+                       "(canBeInstantiatedOnlyOncePerProcess) and an instance of this cosim.FMU is alive (a run in "
+                       "another thread, or the same FMU twice in a system): give each its own cosim.FMU(path), "
+                       "which loads its own copy of the binary", name);
     cs_fmi_inst *in = calloc(1, sizeof *in);
-    if (!in) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    if (!in) {
+        pthread_mutex_lock(&lib->lock);
+        lib->live--;
+        pthread_mutex_unlock(&lib->lock);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    }
     in->lib = lib;
     in->kind = kind;
     snprintf(in->name, sizeof in->name, "%s", name);
@@ -270,7 +336,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
     if (!in->c) {
         rc = cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi%dInstantiate failed%s%s", name, lib->version,
                      in->last[0] ? ": " : "", in->last);
-        free(in);
+        cs_fmi_inst_destroy(in);
         return rc;
     }
 #define TRY(x) do { if ((rc = (x)) != CS_OK) goto fail; } while (0)
@@ -281,6 +347,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
         TRY(set_starts(in, st, t0, err));
         TRY(cs_fmi_check(in, f->enterInitializationMode(in->c), "EnterInitializationMode", t0, err));
         TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+        in->initialized = 1;
         if (kind == CS_FMI_ME) { /* FMI 2: event mode after initialisation */
             int changed = 0;
             TRY(cs_fmi_me_event(in, t0, 1, &changed, err));
@@ -291,6 +358,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
         TRY(cs_fmi_check(in, f->enterInitializationMode(in->c, tol > 0, tol > 0 ? tol : 0.0, t0, 0, 0.0),
                          "EnterInitializationMode", t0, err));
         TRY(cs_fmi_check(in, f->exitInitializationMode(in->c), "ExitInitializationMode", t0, err));
+        in->initialized = 1;
         if (kind == CS_FMI_ME) { /* FMI 3: event mode after initialisation */
             int changed = 0;
             TRY(cs_fmi_me_event(in, t0, 1, &changed, err));
@@ -307,17 +375,42 @@ fail:
 void cs_fmi_inst_destroy(cs_fmi_inst *in) {
     if (!in) return;
     /* After Fatal the standard allows no further call into the FMU (FMI 2.0.4 §2.1.3, FMI 3.0 §2.2.3): the
-     * instance's own memory is then the FMU's loss, ours is freed. */
+     * instance's own memory is then the FMU's loss, ours is freed. fmiTerminate only where the state machine
+     * allows it: after initialisation and not after Error (then only fmiFreeInstance). */
     if (in->c && !in->fatal) {
+        const int term = in->initialized && !in->failed;
         if (in->lib->version == 2) {
-            in->lib->f2.terminate(in->c);
+            if (term) in->lib->f2.terminate(in->c);
             in->lib->f2.freeInstance(in->c);
         } else {
-            in->lib->f3.terminate(in->c);
+            if (term) in->lib->f3.terminate(in->c);
             in->lib->f3.freeInstance(in->c);
         }
     }
+    pthread_mutex_lock(&in->lib->lock);
+    in->lib->live--;
+    pthread_mutex_unlock(&in->lib->lock);
     free(in);
+}
+
+int cs_fmi_terminated(cs_fmi_inst *in, double t, cs_err *err) {
+    in->terminated = 1;
+    return cs_fail(err, CS_TERMINATED, "FMU %s asked to terminate the simulation at t = %.10g%s%s", in->name, t,
+                   in->last[0] ? ": " : "", in->last);
+}
+
+/* FMI 2.0.4 §4.2.3: after fmi2Discard from doStep the master asks fmi2GetBooleanStatus(fmi2Terminated) whether
+ * the FMU wants to end the simulation (then fmi2GetRealStatus(fmi2LastSuccessfulTime) says up to when). */
+int cs_fmi2_discarded(cs_fmi_inst *in, double T, cs_err *err) {
+    const cs_fmi2_fns *f = &in->lib->f2;
+    fmi2Boolean term = 0;
+    if (f->getBooleanStatus && f->getBooleanStatus(in->c, 3, &term) <= 1 && term) {
+        fmi2Real last = T;
+        if (!f->getRealStatus || f->getRealStatus(in->c, 2, &last) > 1) last = T;
+        return cs_fmi_terminated(in, last, err);
+    }
+    in->failed = 1;   /* stepFailed without a terminate request: nothing more but fmi2FreeInstance from us */
+    return cs_fmi_check(in, 2, "DoStep", T, err);
 }
 
 int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
@@ -330,9 +423,7 @@ int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
         return cs_fail(err, in->cb_rc, "%s", in->cb_msg);
     }
     CHECK(s, "DoStep", T);
-    if (terminate)
-        return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, last,
-                       in->last[0] ? ": " : "", in->last);
+    if (terminate) return cs_fmi_terminated(in, last, err);
     if (early)
         return cs_fail(err, CS_ERR_SOLVER, "FMU %s: fmi3DoStep returned early at t = %.10g (not requested)", in->name,
                        last);
@@ -457,22 +548,18 @@ int cs_fmi_me_indicators(cs_fmi_inst *in, double *z, int nz, double t, cs_err *e
     return CS_OK;
 }
 
-static int terminated(cs_fmi_inst *in, double t, cs_err *err) {
-    return cs_fail(err, CS_ERR_SOLVER, "FMU %s: the FMU asked to terminate at t = %.10g%s%s", in->name, t,
-                   in->last[0] ? ": " : "", in->last);
-}
 
 int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err) {
     *enter = 0;
     if (in->lib->version == 2) {
         fmi2Boolean e = 0, term = 0;
         CHECK(in->lib->f2.completedIntegratorStep(in->c, 1, &e, &term), "CompletedIntegratorStep", t);
-        if (term) return terminated(in, t, err);
+        if (term) return cs_fmi_terminated(in, t, err);
         *enter = e != 0;
     } else {
         fmi3Boolean e = 0, term = 0;
         CHECK(in->lib->f3.completedIntegratorStep(in->c, 1, &e, &term), "CompletedIntegratorStep", t);
-        if (term) return terminated(in, t, err);
+        if (term) return cs_fmi_terminated(in, t, err);
         *enter = e != 0;
     }
     return CS_OK;
@@ -485,11 +572,12 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     if (in->lib->version == 2) {
         const cs_fmi2_fns *f = &in->lib->f2;
         if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
+        if (in->event_io) CS_TRY(cs_fmi_io_set(in, in->event_io, in->event_u, t, err));
         for (int k = 0; more; k++) {
             if (k >= 1000) break;
             fmi2EventInfo ei = {0};
             CHECK(f->newDiscreteStates(in->c, &ei), "NewDiscreteStates", t);
-            if (ei.terminateSimulation) return terminated(in, t, err);
+            if (ei.terminateSimulation) return cs_fmi_terminated(in, t, err);
             more = ei.newDiscreteStatesNeeded;
             *states_changed |= ei.valuesOfContinuousStatesChanged != 0;
             next_defined = ei.nextEventTimeDefined != 0;
@@ -499,13 +587,14 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     } else {
         const cs_fmi3_fns *f = &in->lib->f3;
         if (!from_init) CHECK(f->enterEventMode(in->c), "EnterEventMode", t);
+        if (in->event_io) CS_TRY(cs_fmi_io_set(in, in->event_io, in->event_u, t, err));
         for (int k = 0; more; k++) {
             if (k >= 1000) break;
             fmi3Boolean need = 0, term = 0, nominals = 0, values = 0, defined = 0;
             fmi3Float64 next = 0.0;
             CHECK(f->updateDiscreteStates(in->c, &need, &term, &nominals, &values, &defined, &next),
                   "UpdateDiscreteStates", t);
-            if (term) return terminated(in, t, err);
+            if (term) return cs_fmi_terminated(in, t, err);
             more = need != 0;
             *states_changed |= values != 0;
             next_defined = defined != 0;
@@ -516,5 +605,139 @@ int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_change
     if (more) return cs_fail(err, CS_ERR_SOLVER, "FMU %s: event iteration did not converge at t = %.10g", in->name, t);
     in->next_defined = next_defined;
     in->next_time = next_time;
+    return CS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* typed signals */
+
+static const char *const type_names[CS_FMI_NTYPES] = {"Float64", "Float32", "Int8", "UInt8", "Int16", "UInt16",
+                                                      "Int32", "UInt32", "Int64", "UInt64", "Boolean"};
+static const double type_lo[CS_FMI_NTYPES] = {0, 0, -128.0, 0, -32768.0, 0, -2147483648.0, 0, -9223372036854775808.0,
+                                              0, 0};
+static const double type_hi[CS_FMI_NTYPES] = {0, 0, 127.0, 255.0, 32767.0, 65535.0, 2147483647.0, 4294967295.0,
+                                              9223372036854775807.0, 18446744073709551615.0, 0};
+
+int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *sig, cs_err *err) {
+    memset(io, 0, sizeof *io);
+    io->n = n;
+    int count[CS_FMI_NTYPES] = {0};
+    for (int k = 0; k < n; k++) {
+        if (type[k] < 0 || type[k] >= CS_FMI_NTYPES) return cs_fail(err, CS_ERR_ARG, "fmu: unknown type code %d", type[k]);
+        count[type[k]]++;
+    }
+    io->buf = calloc((size_t)n + 1, 8);
+    if (!io->buf) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < CS_FMI_NTYPES; t++) {
+        if (!count[t]) continue;
+        cs_fmi_io_group *g = &io->g[io->ngroups++];
+        g->type = t;
+        g->vr = malloc(sizeof(unsigned) * (size_t)count[t]);
+        g->sig = malloc(sizeof(int) * (size_t)count[t]);
+        if (!g->vr || !g->sig) { cs_fmi_io_free(io); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+        for (int k = 0; k < n; k++)
+            if (type[k] == t) { g->vr[g->n] = vr[k]; g->sig[g->n++] = sig[k]; }
+    }
+    io->direct = io->ngroups == 1 && io->g[0].type == CS_FMI_F64;
+    for (int k = 0; io->direct && k < n; k++) io->direct = io->g[0].sig[k] == k;
+    return CS_OK;
+}
+
+void cs_fmi_io_free(cs_fmi_io *io) {
+    for (int k = 0; k < io->ngroups; k++) { free(io->g[k].vr); free(io->g[k].sig); }
+    free(io->buf);
+    memset(io, 0, sizeof *io);
+}
+
+int cs_fmi_io_all_real(const cs_fmi_io *io) { return io->ngroups == 0 || (io->ngroups == 1 && io->g[0].type == CS_FMI_F64); }
+
+int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_err *err) {
+    if (io->n == 0) return CS_OK;
+    if (io->direct) return cs_fmi_set_real(in, io->g[0].vr, io->n, v, t, err);
+    for (int q = 0; q < io->ngroups; q++) {
+        const cs_fmi_io_group *g = &io->g[q];
+        const int ty = g->type;
+        for (int k = 0; k < g->n; k++) {
+            const double x = v[g->sig[k]];
+            if (ty == CS_FMI_F64) { ((double *)io->buf)[k] = x; continue; }
+            if (ty == CS_FMI_F32) { ((float *)io->buf)[k] = (float)x; continue; }
+            if (ty == CS_FMI_BOOL) {
+                if (in->lib->version == 2) ((fmi2Boolean *)io->buf)[k] = x != 0.0;
+                else ((fmi3Boolean *)io->buf)[k] = x != 0.0;
+                continue;
+            }
+            const double r = nearbyint(x);
+            if (!(r >= type_lo[ty] && r <= type_hi[ty]))
+                return cs_fail(err, CS_ERR_SOLVER, "FMU %s: value %.17g for the %s variable (value reference %u) at "
+                               "t = %.10g is out of its range", in->name, x, type_names[ty], g->vr[k], t);
+            switch (ty) {
+            case CS_FMI_I8: ((int8_t *)io->buf)[k] = (int8_t)r; break;
+            case CS_FMI_U8: ((uint8_t *)io->buf)[k] = (uint8_t)r; break;
+            case CS_FMI_I16: ((int16_t *)io->buf)[k] = (int16_t)r; break;
+            case CS_FMI_U16: ((uint16_t *)io->buf)[k] = (uint16_t)r; break;
+            case CS_FMI_I32: ((int32_t *)io->buf)[k] = (int32_t)r; break;
+            case CS_FMI_U32: ((uint32_t *)io->buf)[k] = (uint32_t)r; break;
+            case CS_FMI_I64: ((int64_t *)io->buf)[k] = r >= 9223372036854775807.0 ? INT64_MAX : (int64_t)r; break;
+            default: ((uint64_t *)io->buf)[k] = r >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)r; break;
+            }
+        }
+        if (in->lib->version == 2) {
+            const cs_fmi2_fns *f = &in->lib->f2;
+            if (ty == CS_FMI_F64) CHECK(f->setReal(in->c, g->vr, (size_t)g->n, io->buf), "SetReal", t);
+            else if (ty == CS_FMI_I32) CHECK(f->setInteger(in->c, g->vr, (size_t)g->n, io->buf), "SetInteger", t);
+            else if (ty == CS_FMI_BOOL) CHECK(f->setBoolean(in->c, g->vr, (size_t)g->n, io->buf), "SetBoolean", t);
+            else return cs_fail(err, CS_ERR_ARG, "FMU %s: type %s in an FMI 2 FMU", in->name, type_names[ty]);
+        } else {
+            if (!in->lib->set3[ty])
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3Set%s", in->name,
+                               type_names[ty]);
+            CS_TRY(cs_fmi_check(in, (int)in->lib->set3[ty](in->c, g->vr, (size_t)g->n, io->buf, (size_t)g->n),
+                                "Set", t, err));
+        }
+    }
+    return CS_OK;
+}
+
+int cs_fmi_io_get(cs_fmi_inst *in, cs_fmi_io *io, double *v, double t, cs_err *err) {
+    if (io->n == 0) return CS_OK;
+    if (io->direct) return cs_fmi_get_real(in, io->g[0].vr, io->n, v, t, err);
+    for (int q = 0; q < io->ngroups; q++) {
+        const cs_fmi_io_group *g = &io->g[q];
+        const int ty = g->type;
+        if (in->lib->version == 2) {
+            const cs_fmi2_fns *f = &in->lib->f2;
+            if (ty == CS_FMI_F64) CHECK(f->getReal(in->c, g->vr, (size_t)g->n, io->buf), "GetReal", t);
+            else if (ty == CS_FMI_I32 && f->getInteger)
+                CHECK(f->getInteger(in->c, g->vr, (size_t)g->n, io->buf), "GetInteger", t);
+            else if (ty == CS_FMI_BOOL && f->getBoolean)
+                CHECK(f->getBoolean(in->c, g->vr, (size_t)g->n, io->buf), "GetBoolean", t);
+            else
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: cannot get %s variables (type or function missing)",
+                               in->name, type_names[ty]);
+        } else {
+            if (!in->lib->get3[ty])
+                return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3Get%s", in->name,
+                               type_names[ty]);
+            CS_TRY(cs_fmi_check(in, (int)in->lib->get3[ty](in->c, g->vr, (size_t)g->n, io->buf, (size_t)g->n), "Get",
+                                t, err));
+        }
+        for (int k = 0; k < g->n; k++) {
+            double x;
+            switch (ty) {
+            case CS_FMI_F64: x = ((double *)io->buf)[k]; break;
+            case CS_FMI_F32: x = ((float *)io->buf)[k]; break;
+            case CS_FMI_I8: x = ((int8_t *)io->buf)[k]; break;
+            case CS_FMI_U8: x = ((uint8_t *)io->buf)[k]; break;
+            case CS_FMI_I16: x = ((int16_t *)io->buf)[k]; break;
+            case CS_FMI_U16: x = ((uint16_t *)io->buf)[k]; break;
+            case CS_FMI_I32: x = ((int32_t *)io->buf)[k]; break;
+            case CS_FMI_U32: x = ((uint32_t *)io->buf)[k]; break;
+            case CS_FMI_I64: x = (double)((int64_t *)io->buf)[k]; break;
+            case CS_FMI_U64: x = (double)((uint64_t *)io->buf)[k]; break;
+            default: x = in->lib->version == 2 ? ((fmi2Boolean *)io->buf)[k] != 0 : ((fmi3Boolean *)io->buf)[k] != 0;
+            }
+            v[g->sig[k]] = x;
+        }
+    }
     return CS_OK;
 }

@@ -56,9 +56,12 @@ typedef struct cs_fmi2_fns {
     fmi2Status (*exitInitializationMode)(fmi2Component);
     fmi2Status (*terminate)(fmi2Component);
     fmi2Status (*getReal)(fmi2Component, const fmi2ValueReference[], size_t, fmi2Real[]);
+    fmi2Status (*getInteger)(fmi2Component, const fmi2ValueReference[], size_t, fmi2Integer[]);
+    fmi2Status (*getBoolean)(fmi2Component, const fmi2ValueReference[], size_t, fmi2Boolean[]);
     fmi2Status (*setReal)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Real[]);
     fmi2Status (*setInteger)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Integer[]);
     fmi2Status (*setBoolean)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Boolean[]);
+    fmi2Status (*setString)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2String[]);
     fmi2Status (*getFMUstate)(fmi2Component, fmi2FMUstate *);
     fmi2Status (*setFMUstate)(fmi2Component, fmi2FMUstate);
     fmi2Status (*freeFMUstate)(fmi2Component, fmi2FMUstate *);
@@ -70,6 +73,8 @@ typedef struct cs_fmi2_fns {
     fmi2Status (*getRealOutputDerivatives)(fmi2Component, const fmi2ValueReference[], size_t, const fmi2Integer[],
                                            fmi2Real[]);
     fmi2Status (*doStep)(fmi2Component, fmi2Real, fmi2Real, fmi2Boolean);
+    fmi2Status (*getBooleanStatus)(fmi2Component, int, fmi2Boolean *);   /* fmi2StatusKind: fmi2Terminated = 3 */
+    fmi2Status (*getRealStatus)(fmi2Component, int, fmi2Real *);         /* fmi2LastSuccessfulTime = 2 */
     /* model exchange */
     fmi2Status (*enterEventMode)(fmi2Component);
     fmi2Status (*newDiscreteStates)(fmi2Component, fmi2EventInfo *);
@@ -110,6 +115,7 @@ typedef struct cs_fmi3_fns {
     fmi3Status (*setFloat64)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Float64[], size_t);
     fmi3Status (*setInt32)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Int32[], size_t);
     fmi3Status (*setBoolean)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Boolean[], size_t);
+    fmi3Status (*setString)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3String[], size_t);
     fmi3Status (*getFMUState)(fmi3Instance, fmi3FMUState *);
     fmi3Status (*setFMUState)(fmi3Instance, fmi3FMUState);
     fmi3Status (*freeFMUState)(fmi3Instance, fmi3FMUState *);
@@ -135,6 +141,16 @@ typedef struct cs_fmi3_fns {
     fmi3Status (*getContinuousStates)(fmi3Instance, fmi3Float64[], size_t);
 } cs_fmi3_fns;
 
+/* Variable types of coupled signals (cosim carries every signal as a double). FMI 2: Real -> F64, Integer and
+ * Enumeration -> I32, Boolean -> BOOL; FMI 3: each type as itself, Enumeration -> I64. */
+enum { CS_FMI_F64 = 0, CS_FMI_F32 = 1, CS_FMI_I8 = 2, CS_FMI_U8 = 3, CS_FMI_I16 = 4, CS_FMI_U16 = 5, CS_FMI_I32 = 6,
+       CS_FMI_U32 = 7, CS_FMI_I64 = 8, CS_FMI_U64 = 9, CS_FMI_BOOL = 10 };
+#define CS_FMI_NTYPES 11
+
+/* FMI 3 getters and setters by type (fmi3Get<T>(instance, vr, nvr, values, nvalues)); [CS_FMI_F64] as above */
+typedef fmi3Status (*cs_fmi3_get_fn)(fmi3Instance, const fmi3ValueReference[], size_t, void *, size_t);
+typedef fmi3Status (*cs_fmi3_set_fn)(fmi3Instance, const fmi3ValueReference[], size_t, const void *, size_t);
+
 /* ---- the loaded binary ---- */
 #define CS_FMI_LOG_MAX 1000            /* queued messages kept between drains (older ones are counted, not kept) */
 
@@ -150,9 +166,17 @@ typedef struct cs_fmi_lib {
     void *handle;                      /* dlopen handle */
     cs_fmi2_fns f2;
     cs_fmi3_fns f3;
+    cs_fmi3_get_fn get3[CS_FMI_NTYPES];   /* FMI 3 typed access (NULL where the binary lacks it) */
+    cs_fmi3_set_fn set3[CS_FMI_NTYPES];
     pthread_mutex_t lock;              /* guards the log queue (instances may run in threads) */
     cs_fmi_msg *log;                   /* ring of CS_FMI_LOG_MAX */
     long log_first, log_count, log_dropped;
+    /* where set, every message goes to sink(sink_ctx, msg) as it arrives (from the thread that called the FMU)
+     * instead of the queue; the bindings set it (py/fmu.c: a Python log_callback) */
+    void (*sink)(void *ctx, const cs_fmi_msg *msg);
+    void *sink_ctx;
+    int once;                          /* canBeInstantiatedOnlyOncePerProcess: at most one live instance ... */
+    int live;                          /* ... of this loaded copy (guarded by lock) */
 } cs_fmi_lib;
 
 /* dlopen `path` and resolve the FMI `version` functions that `kind` (CS_FMI_CS / CS_FMI_ME) needs; optional
@@ -169,6 +193,10 @@ typedef struct cs_fmi_inst {
     int kind;
     void *c;                           /* fmi2Component / fmi3Instance */
     int fatal;                         /* after Fatal only freeing the memory we own is allowed */
+    int initialized;                   /* initialisation mode was left: fmiTerminate is a legal call */
+    int failed;                        /* a call returned Error (or Discard without a terminate request): no
+                                        * fmiTerminate, only fmiFreeInstance (FMI 2.0.4 §2.1.5, FMI 3.0 §2.3.1) */
+    int terminated;                    /* the FMU asked to end the simulation (terminateSimulation) */
     int log_errors_only;
     char name[64];
     char last[400];                    /* last message of status >= Warning (quoted in errors) */
@@ -182,9 +210,37 @@ typedef struct cs_fmi_inst {
     int (*intermediate)(void *ctx, double t, cs_err *err);
     void *intermediate_ctx;
     long intermediate_calls;
+    /* ME: inputs of discrete variability, set in event mode only (FMI 2.0.4 §3.2.3, FMI 3.0 §3.2): the model's
+     * io of them and its input vector, set by cs_fmi_me_event after entering event mode (event_io NULL: none) */
+    struct cs_fmi_io *event_io;
+    const double *event_u;
     int cb_rc;
     char cb_msg[CS_ERRMSG_LEN];
 } cs_fmi_inst;
+
+/* Typed access to a set of coupled signals: signal k of the caller's double vector is variable vr[k] of type
+ * type[k]; grouped by type so that one FMI call moves each group. A set of only Float64 variables in signal order
+ * is one fmiGetReal/SetReal on the caller's vector (no copy). Scalars only. */
+typedef struct cs_fmi_io_group {
+    int type, n;
+    unsigned *vr;
+    int *sig;                          /* signal index of each element */
+} cs_fmi_io_group;
+typedef struct cs_fmi_io {
+    int n, ngroups;
+    int direct;                        /* one F64 group with sig[k] == k */
+    cs_fmi_io_group g[CS_FMI_NTYPES];
+    void *buf;                         /* 8 n bytes of typed scratch */
+} cs_fmi_io;
+/* The signals sig[k] (k < n) as variables vr[k] of type type[k]; n may be 0. */
+int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *sig, cs_err *err);
+void cs_fmi_io_free(cs_fmi_io *io);
+/* v: the caller's full signal vector (indexed by sig). Integers take the nearest integer of a double (an error when
+ * out of the type's range or not finite), Booleans v != 0. */
+int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_err *err);
+int cs_fmi_io_get(cs_fmi_inst *in, cs_fmi_io *io, double *v, double t, cs_err *err);
+/* Whether every signal is Float64 (derivatives, directional derivatives and intermediate updates need that). */
+int cs_fmi_io_all_real(const cs_fmi_io *io);
 
 /* Start values of one instance, by type. */
 typedef struct cs_fmi_starts {
@@ -192,6 +248,13 @@ typedef struct cs_fmi_starts {
     const unsigned *vr_real, *vr_int, *vr_bool;
     const double *real;
     const int *ints, *bools;
+    int ntyped;                        /* numeric variables of other types (FMI 3 Float32, Int8 .. UInt64, ...) */
+    const unsigned *vr_typed;
+    const int *type_typed;
+    const double *typed;
+    int nstr;                          /* String variables (fmiSetString) */
+    const unsigned *vr_str;
+    const char *const *strs;
 } cs_fmi_starts;
 
 /* Instantiate, set start values, initialise at t0 (tolerance < 0: not given) and leave initialisation mode
@@ -202,7 +265,7 @@ int cs_fmi_inst_create(cs_fmi_lib *lib, int kind, const char *name, const char *
 void cs_fmi_inst_destroy(cs_fmi_inst *in);
 
 /* Status check: OK/Warning pass; Discard, Error, Fatal fill err (CS_ERR_SOLVER) with the function's name, the time
- * and the FMU's last logged message. */
+ * and the FMU's last logged message; Error and Fatal mark the instance so that destroy skips fmiTerminate. */
 int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err);
 /* The same, inline where the status passes (the calls below run for every unit and macro step). */
 static inline int cs_fmi_ok(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *err) {
@@ -222,9 +285,17 @@ static inline int cs_fmi_set_real(cs_fmi_inst *in, const unsigned *vr, int n, co
     return cs_fmi_ok(in, in->lib->f3.setFloat64(in->c, vr, (size_t)n, v, (size_t)n), "SetFloat64", t, err);
 }
 
+/* doStep over [T, T + H]. An FMU that asks to end the simulation (FMI 2: fmi2Discard with fmi2Terminated true;
+ * FMI 3: terminateSimulation) gives CS_TERMINATED, a normal end of the run, with the time in the message. */
+int cs_fmi2_discarded(cs_fmi_inst *in, double T, cs_err *err);
+int cs_fmi_terminated(cs_fmi_inst *in, double t, cs_err *err);   /* CS_TERMINATED, the FMU marked as terminated */
 int cs_fmi3_do_step(cs_fmi_inst *in, double T, double H, cs_err *err);
 static inline int cs_fmi_do_step(cs_fmi_inst *in, double T, double H, cs_err *err) {
-    if (in->lib->version == 2) return cs_fmi_ok(in, in->lib->f2.doStep(in->c, T, H, 1), "DoStep", T, err);
+    if (in->lib->version == 2) {
+        const int s = in->lib->f2.doStep(in->c, T, H, 1);
+        if (s == 2) return cs_fmi2_discarded(in, T, err);
+        return cs_fmi_ok(in, s, "DoStep", T, err);
+    }
     return cs_fmi3_do_step(in, T, H, err);
 }
 /* FMI 2 input derivatives of order `order` (1 .. ) for the inputs vr. */
@@ -247,11 +318,13 @@ int cs_fmi_me_set_states(cs_fmi_inst *in, const double *x, int nx, double t, cs_
 int cs_fmi_me_get_states(cs_fmi_inst *in, double *x, int nx, double t, cs_err *err);
 int cs_fmi_me_derivatives(cs_fmi_inst *in, double *xdot, int nx, double t, cs_err *err);
 int cs_fmi_me_indicators(cs_fmi_inst *in, double *z, int nz, double t, cs_err *err);
-/* completedIntegratorStep: *enter = the FMU asks for event mode (terminateSimulation is an error) */
+/* completedIntegratorStep: *enter = the FMU asks for event mode (terminateSimulation: CS_TERMINATED) */
 int cs_fmi_me_completed(cs_fmi_inst *in, double t, int *enter, cs_err *err);
 /* Event mode at t: enterEventMode (unless `from_init`: FMI 3 is in event mode after initialisation), the event
  * iteration (fmi2NewDiscreteStates / fmi3UpdateDiscreteStates until no update is needed), continuous-time mode.
- * *states_changed: the FMU changed its continuous states; in->next_defined/next_time: the next time event. */
+ * *states_changed: the FMU changed its continuous states; in->next_defined/next_time: the next time event.
+ * terminateSimulation: CS_TERMINATED (a normal end of the run). The discrete inputs (in->event_io) are set from
+ * in->event_u in event mode, before the iteration. */
 int cs_fmi_me_event(cs_fmi_inst *in, double t, int from_init, int *states_changed, cs_err *err);
 
 #endif

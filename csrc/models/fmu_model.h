@@ -10,9 +10,10 @@
 #include "models/model.h"
 
 /* `inst` (initialised, in continuous-time mode) is owned by the model from here on, also on failure.
- * nz: number of event indicators. vr_u, vr_y are copied. */
+ * nz: number of event indicators. vr_u, vr_y and their variable types (CS_FMI_F64, ...) are copied. */
 int cs_fmu_model_create(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u, const unsigned *vr_y,
-                        int feedthrough, const char *name, cs_model **out, cs_err *err);
+                        const int *type_u, const int *type_y, int feedthrough, const char *name, cs_model **out,
+                        cs_err *err);
 cs_fmi_inst *cs_fmu_model_inst(const cs_model *m);
 /* The FMU's continuous states (nx) as initialised. */
 int cs_fmu_model_states(cs_model *m, double *x, cs_err *err);
@@ -25,6 +26,16 @@ typedef struct cs_fmu_events {
 } cs_fmu_events;
 int cs_fmu_model_nz(const cs_model *m);
 cs_fmu_events *cs_fmu_model_event_state(cs_model *m);
+
+/* Inputs of discrete variability: u[idx[k]] (k < nd) are set in event mode only (FMI 2.0.4 §3.2.3), the others in
+ * continuous-time mode. */
+int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err);
+/* At a macro point: where the discrete inputs of u differ from those the FMU holds, an event at t that sets them
+ * (*events = 1; *changed, xnew as for cs_fmu_model_events). */
+int cs_fmu_model_discrete_inputs(cs_model *m, double t, const double *x, const double *u, double *xnew,
+                                 int *changed, int *events, cs_err *err);
+/* After a rollback: the FMU's discrete inputs are unknown (set again at the next macro point). */
+void cs_fmu_model_forget_inputs(cs_model *m);
 
 /* The event indicators z (nz) at (t, x, u). */
 int cs_fmu_model_indicators(cs_model *m, double t, const double *x, const double *u, double *z, cs_err *err);

@@ -59,11 +59,15 @@ static const code_name prestep_phases[] = {{"learning", CS_PHASE_LEARNING}, {"sb
                                            {"fallback", CS_PHASE_FALLBACK}};
 static const code_name moesp_methods[] = {{"moesp", CS_MOESP_PLAIN}, {"po-moesp", CS_MOESP_PO}};
 static const code_name fmu_kinds[] = {{"cs", CS_FMI_CS}, {"me", CS_FMI_ME}};
+static const code_name fmu_types[] = {{"Float64", CS_FMI_F64}, {"Float32", CS_FMI_F32}, {"Int8", CS_FMI_I8},
+                                      {"UInt8", CS_FMI_U8}, {"Int16", CS_FMI_I16}, {"UInt16", CS_FMI_U16},
+                                      {"Int32", CS_FMI_I32}, {"UInt32", CS_FMI_U32}, {"Int64", CS_FMI_I64},
+                                      {"UInt64", CS_FMI_U64}, {"Boolean", CS_FMI_BOOL}};
 static const code_name statuses[] = {{"ok", CS_OK}, {"argument", CS_ERR_ARG}, {"memory", CS_ERR_NOMEM},
                                      {"linalg", CS_ERR_LINALG}, {"solver", CS_ERR_SOLVER},
                                      {"diverged", CS_ERR_DIVERGED}, {"callback", CS_ERR_CALLBACK},
                                      {"stopped", CS_STOPPED}, {"interrupted", CS_ERR_INTERRUPTED},
-                                     {"convergence", CS_ERR_CONVERGENCE}};
+                                     {"convergence", CS_ERR_CONVERGENCE}, {"terminated", CS_TERMINATED}};
 
 static const code_kind kinds[] = {
     KIND("update", updates), KIND("startup", startups),
@@ -73,7 +77,8 @@ static const code_kind kinds[] = {
     KIND("order_strategy", order_strategies), KIND("monitor_group", monitor_groups),
     KIND("balance_kernel", balance_kernels), KIND("balance_variant", balance_variants),
     KIND("prestep_variant", prestep_variants), KIND("ij_source", ij_sources), KIND("prestep_phase", prestep_phases),
-    KIND("moesp_method", moesp_methods), KIND("fmu_kind", fmu_kinds), KIND("status", statuses),
+    KIND("moesp_method", moesp_methods), KIND("fmu_kind", fmu_kinds), KIND("fmu_type", fmu_types),
+    KIND("status", statuses),
 };
 
 /* out[kind] = {} (a borrowed reference, NULL on failure) */

@@ -499,7 +499,8 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
     if (!(scd = step_control_dict(&rep))) goto done;
     PyObject *stats = stats_list(&rep);
     PyObject *timing = a->cfg.timing && stats ? timing_dict(&rep) : NULL;
-    const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : interrupted ? "interrupted" : "error";
+    const char *status = rc == CS_OK ? "" : rc == CS_STOPPED ? "stopped" : rc == CS_TERMINATED ? "terminated"
+                       : interrupted ? "interrupted" : "error";
     out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:i,s:s,s:s,s:l,s:l,s:l,s:N,s:O,s:O}", "t", rows(k->arrays[0], nrec), "x",
                         rows(k->arrays[1], nrec), "y", rows(k->arrays[2], nrec), "u", rows(k->arrays[3], nrec),
                         "status", rc, "state", status, "message", rc ? err->msg : "", "macro_steps",

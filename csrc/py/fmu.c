@@ -1,13 +1,18 @@
 /* Bindings of FMU units: argument conversion only (the FMI calls are in csrc/fmi, the units in csrc/units).
  *
- *   fmu_load(path, version, kind) -> capsule      dlopen the binary, resolve the FMI functions
+ *   fmu_load(path, version, kind, once) -> capsule   dlopen the binary, resolve the FMI functions; once: the
+ *                                                   FMU allows one live instance (canBeInstantiatedOnlyOncePerProcess)
  *   fmu_log(capsule) -> (messages, dropped)       drain the FMU's log queue: [(status, instance, category, text)]
+ *   fmu_set_log_callback(capsule, f)              f(status, instance, category, text) as each message arrives
  *   fmu_initial_states(spec, t0) -> ndarray      ME: the continuous states after initialisation
  *
  * The spec tuple built by cosim/fmu.py (FMU._spec):
  *   ("fmu", name, capsule, kind, token, resources, vr_u, vr_y, nx, nz, vr_real, real, vr_int, ints, vr_bool, bools,
  *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance,
- *    intermediate_inputs)   the last: indices into vr_u of the FMI 3 inputs declared intermediateUpdate="true" */
+ *    intermediate_inputs, max_events, discrete_inputs, type_u, type_y)   type_u/type_y: variable type codes
+ *    (CS_FMI_F64, ...) of the inputs and outputs; then vr_typed, type_typed, typed (start values of other numeric
+ *    types), vr_str, strs (String start values)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
+ *    intermediateUpdate="true"; max_events: ME events per macro step before the step fails (Zeno guard) */
 #include "py/fmu.h"
 
 #include <stdlib.h>
@@ -20,13 +25,53 @@
 
 static void capsule_free(PyObject *cap) {
     cs_fmi_lib *lib = PyCapsule_GetPointer(cap, CAPSULE);
-    if (lib) cs_fmi_lib_close(lib);
+    if (!lib) return;
+    PyObject *callback = lib->sink_ctx;
+    cs_fmi_lib_close(lib);
+    Py_XDECREF(callback);
+}
+
+/* (status, instance, category, text) with bytes that are not UTF-8 replaced; NULL with an exception set */
+static PyObject *message_tuple(const cs_fmi_msg *m) {
+    PyObject *txt = PyUnicode_DecodeUTF8(m->text, (Py_ssize_t)strlen(m->text), "replace");
+    PyObject *ins = PyUnicode_DecodeUTF8(m->instance, (Py_ssize_t)strlen(m->instance), "replace");
+    PyObject *cat = PyUnicode_DecodeUTF8(m->category, (Py_ssize_t)strlen(m->category), "replace");
+    PyObject *t = (txt && ins && cat) ? Py_BuildValue("(iOOO)", m->status, ins, cat, txt) : NULL;
+    Py_XDECREF(txt); Py_XDECREF(ins); Py_XDECREF(cat);
+    return t;
+}
+
+/* the FMU logged (any thread, with or without the GIL): the Python log_callback, at once */
+static void python_sink(void *ctx, const cs_fmi_msg *m) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *t = message_tuple(m);
+    PyObject *r = t ? PyObject_CallObject((PyObject *)ctx, t) : NULL;
+    if (!r) PyErr_WriteUnraisable((PyObject *)ctx);   /* a callback cannot fail the FMU call that logged */
+    Py_XDECREF(r);
+    Py_XDECREF(t);
+    PyGILState_Release(g);
+}
+
+static PyObject *py_fmu_set_log_callback(PyObject *self, PyObject *args) {
+    PyObject *cap, *callback;
+    if (!PyArg_ParseTuple(args, "OO:fmu_set_log_callback", &cap, &callback)) return NULL;
+    if (!PyCapsule_IsValid(cap, CAPSULE)) return PyErr_Format(PyExc_TypeError, "fmu: expected a loaded FMU binary");
+    if (callback != Py_None && !PyCallable_Check(callback))
+        return PyErr_Format(PyExc_TypeError, "log_callback: expected a callable or None");
+    cs_fmi_lib *lib = PyCapsule_GetPointer(cap, CAPSULE);
+    PyObject *old = lib->sink_ctx;
+    pthread_mutex_lock(&lib->lock);
+    if (callback == Py_None) { lib->sink = NULL; lib->sink_ctx = NULL; }
+    else { Py_INCREF(callback); lib->sink_ctx = callback; lib->sink = python_sink; }
+    pthread_mutex_unlock(&lib->lock);
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_fmu_load(PyObject *self, PyObject *args) {
     const char *path;
-    int version, kind;
-    if (!PyArg_ParseTuple(args, "sii:fmu_load", &path, &version, &kind)) return NULL;
+    int version, kind, once = 0;
+    if (!PyArg_ParseTuple(args, "sii|p:fmu_load", &path, &version, &kind, &once)) return NULL;
     if (kind != CS_FMI_CS && kind != CS_FMI_ME) return PyErr_Format(PyExc_ValueError, "kind: must be 0 (cs) or 1 (me)");
     cs_fmi_lib *lib = NULL;
     cs_err err = {0};
@@ -35,6 +80,7 @@ static PyObject *py_fmu_load(PyObject *self, PyObject *args) {
     rc = cs_fmi_lib_open(path, version, kind, &lib, &err);
     Py_END_ALLOW_THREADS
     if (rc) return cs_py_raise(&err);
+    lib->once = once;
     PyObject *cap = PyCapsule_New(lib, CAPSULE, capsule_free);
     if (!cap) cs_fmi_lib_close(lib);
     return cap;
@@ -132,13 +178,13 @@ int cs_py_is_fmu_spec(PyObject *spec) {
 /* as_model = 0: a unit (integrated with solver where ME); 1: the ME FMU as a bare cs_model (monolithic) */
 static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index, int as_model) {
     const char *tag, *name, *token, *resources;
-    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu;
+    PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu, *odi, *otu, *oty, *ovt, *ott, *otv, *ovs, *ostr;
     cs_fmu_spec s;
     memset(&s, 0, sizeof s);
-    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdO:fmu spec", &tag, &name, &cap, &s.kind, &token,
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOiOOOOOOOO:fmu spec", &tag, &name, &cap, &s.kind, &token,
                           &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
                           &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
-                          &s.logging_on, &s.tol, &oiu))
+                          &s.logging_on, &s.tol, &oiu, &s.max_events, &odi, &otu, &oty, &ovt, &ott, &otv, &ovs, &ostr))
         return NULL;
     if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
         PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);
@@ -146,7 +192,11 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     }
     if (!(s.lib = lib_of(cap))) return NULL;
     unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
-    int *iv = NULL, *bv = NULL, *iu = NULL;
+    int *iv = NULL, *bv = NULL, *iu = NULL, *di = NULL, *tu = NULL, *ty = NULL, *tt = NULL;
+    unsigned *vt = NULL, *vs = NULL;
+    PyArrayObject *typed = NULL;
+    const char **strs = NULL;
+    int ntyped = 0, nstr = 0;
     PyArrayObject *real = NULL;
     void *u = NULL;
     int nreal = 0, nint = 0, nbool = 0;
@@ -164,6 +214,44 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
         goto done;
     }
     if (!(iu = ints(oiu, "intermediate_inputs", (int)niu))) goto done;
+    Py_ssize_t nd = PySequence_Size(odi);
+    if (nd < 0 || nd > s.nu) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "subsystems[%d]: too many discrete inputs", index);
+        goto done;
+    }
+    if (!(di = ints(odi, "discrete_inputs", (int)nd))) goto done;
+    if (!(tu = ints(otu, "input types", s.nu)) || !(ty = ints(oty, "output types", s.ny))) goto done;
+    for (int k = 0; k < s.nu + s.ny; k++) {
+        const int code = k < s.nu ? tu[k] : ty[k - s.nu];
+        if (code < 0 || code >= CS_FMI_NTYPES) {
+            PyErr_Format(PyExc_ValueError, "subsystems[%d]: unknown variable type code %d", index, code);
+            goto done;
+        }
+    }
+    s.type_u = tu;
+    s.type_y = ty;
+    if (!(vt = uints(ovt, "start_values", &ntyped)) || !(tt = ints(ott, "start_values", ntyped)) ||
+        !(vs = uints(ovs, "start_values", &nstr)))
+        goto done;
+    npy_intp dt[1] = {ntyped};
+    if (!(typed = cs_py_darray(otv, "start_values", 1, dt, 0))) goto done;
+    if (PySequence_Size(ostr) != nstr) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "subsystems[%d]: String start values", index);
+        goto done;
+    }
+    if (!(strs = calloc((size_t)nstr + 1, sizeof *strs))) { PyErr_NoMemory(); goto done; }
+    for (int k = 0; k < nstr; k++) {   /* UTF-8 buffers owned by the spec's str objects (alive during the call) */
+        PyObject *o = PySequence_GetItem(ostr, k);
+        if (!o) goto done;
+        strs[k] = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+        Py_DECREF(o);
+        if (!strs[k]) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "subsystems[%d]: String start values must be str", index);
+            goto done;
+        }
+    }
+    s.nd = (int)nd;
+    s.di = di;
     s.niu = (int)niu;
     s.iu = iu;
     s.name = name;
@@ -171,7 +259,8 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     s.resources = resources;
     s.vr_u = vu;
     s.vr_y = vy;
-    s.starts = (cs_fmi_starts){nreal, nint, nbool, vr, vi, vb, PyArray_DATA(real), iv, bv};
+    s.starts = (cs_fmi_starts){nreal, nint, nbool, vr, vi, vb, PyArray_DATA(real), iv, bv,
+                               ntyped, vt, tt, PyArray_DATA(typed), nstr, vs, strs};
     s.t0 = t0;
     cs_err err = {0};
     Py_BEGIN_ALLOW_THREADS
@@ -183,7 +272,8 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     Py_END_ALLOW_THREADS
     if (!u) cs_py_raise(&err);
 done:
-    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu);
+    free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu); free(di); free(tu); free(ty); free(tt); free(vt); free(vs); free(strs);
+    Py_XDECREF(typed);
     Py_XDECREF(real);
     return u;
 }
@@ -220,8 +310,11 @@ static PyObject *py_fmu_initial_states(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef cs_py_fmu_methods[] = {
-    {"fmu_load", py_fmu_load, METH_VARARGS, "fmu_load(path, version, kind) -> capsule of the loaded FMU binary."},
+    {"fmu_load", py_fmu_load, METH_VARARGS, "fmu_load(path, version, kind, once=False) -> capsule of the loaded FMU binary."},
     {"fmu_log", py_fmu_log, METH_VARARGS, "fmu_log(capsule) -> ([(status, instance, category, text)], dropped)."},
+    {"fmu_set_log_callback", py_fmu_set_log_callback, METH_VARARGS,
+     "fmu_set_log_callback(capsule, f) -> None: f(status, instance, category, text) for every message as it "
+     "arrives (None: back to the queue)."},
     {"fmu_initial_states", py_fmu_initial_states, METH_VARARGS,
      "fmu_initial_states(spec, t0) -> the continuous states of a model-exchange FMU after initialisation."},
     {NULL, NULL, 0, NULL},

@@ -32,6 +32,7 @@ typedef struct fmu_cs {
     cs_unit_ops ops;          /* per unit: optional ops present only where the FMU offers them */
     cs_fmi_inst *inst;
     unsigned *vr_u, *vr_y;
+    cs_fmi_io uio, yio;       /* typed inputs and outputs */
     int max_in, max_out, can_state;
     unsigned zero_set;          /* bit m: the FMU holds zero input derivatives of order m, set by us (ZOH steps need
                                  * not set them again); cleared when the FMU's state is restored */
@@ -72,7 +73,7 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
     if (u->nu) {
         cs_input_eval(in, T, f->ubuf);
-        CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, f->ubuf, T, err));
+        CS_TRY(cs_fmi_io_set(f->inst, &f->uio, f->ubuf, T, err));
         if (f->max_in >= 1) {
             /* d^m u/dt^m at s = 0 of u = sum c_m s^m, s = (t - T)/H: m! c_m / H^m; the general path gives u' only */
             int top = in->eval ? 1 : (in->deg < f->max_in ? in->deg : f->max_in);
@@ -105,9 +106,9 @@ static int cs_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
 
 static int cs_get_outputs(cs_unit *u, double t, const double *uin, double *y, cs_err *err) {
     fmu_cs *f = CS(u);
-    if (u->feedthrough && u->nu) CS_TRY(cs_fmi_set_real(f->inst, f->vr_u, u->nu, uin, t, err));
+    if (u->feedthrough && u->nu) CS_TRY(cs_fmi_io_set(f->inst, &f->uio, uin, t, err));
     f->stats.output_calls++;
-    return cs_fmi_get_real(f->inst, f->vr_y, u->ny, y, t, err);
+    return cs_fmi_io_get(f->inst, &f->yio, y, t, err);
 }
 
 static int cs_output_jacobian(cs_unit *u, double t, const double *uin, double *G, cs_err *err) {
@@ -184,6 +185,7 @@ static void cs_destroy(cs_unit *u) {
     if (!f) return;
     cs_fmi_inst_destroy(f->inst);
     free(f->vr_u); free(f->vr_y); free(f->ubuf); free(f->col); free(f->one);
+    cs_fmi_io_free(&f->uio); cs_fmi_io_free(&f->yio);
     free(f->iu); free(f->vr_iu); free(f->iubuf);
     free(f);
     u->content = NULL;
@@ -224,6 +226,18 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         return NULL;
     }
     f->one[0] = 1.0;
+    {
+        int *sig = malloc(sizeof(int) * (size_t)(s->nu + s->ny + 1));
+        int rc = sig ? CS_OK : cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        for (int k = 0; sig && k < s->nu + s->ny; k++) sig[k] = k < s->nu ? k : k - s->nu;
+        if (!rc) rc = cs_fmi_io_init(&f->uio, s->nu, s->vr_u, s->type_u, sig, err);
+        if (!rc) rc = cs_fmi_io_init(&f->yio, s->ny, s->vr_y, s->type_y, sig + s->nu, err);
+        free(sig);
+        if (rc) { cs_unit_destroy(u); return NULL; }
+    }
+    /* derivatives of any order exist for Float64 signals only */
+    const int all_real = cs_fmi_io_all_real(&f->uio) && cs_fmi_io_all_real(&f->yio);
+    if (!all_real) f->niu = 0;
     for (int j = 0; j < f->niu; j++) {
         if (s->iu[j] < 0 || s->iu[j] >= s->nu) {
             cs_unit_destroy(u);
@@ -233,9 +247,9 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         f->iu[j] = s->iu[j];
         f->vr_iu[j] = s->vr_u[s->iu[j]];
     }
-    f->max_in = s->lib->version == 2 && s->lib->f2.setRealInputDerivatives ? s->max_input_order : 0;
+    f->max_in = all_real && s->lib->version == 2 && s->lib->f2.setRealInputDerivatives ? s->max_input_order : 0;
     if (f->max_in > CS_MAXDEG) f->max_in = CS_MAXDEG;
-    f->max_out = s->max_output_order;
+    f->max_out = all_real ? s->max_output_order : 0;
     if (s->can_state && !((s->lib->version == 2 && s->lib->f2.getFMUstate && s->lib->f2.setFMUstate &&
                            s->lib->f2.freeFMUstate) ||
                           (s->lib->version == 3 && s->lib->f3.getFMUState && s->lib->f3.setFMUState &&
@@ -246,7 +260,7 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         return NULL;
     }
     f->can_state = s->can_state;
-    if (s->directional && ((s->lib->version == 2 && s->lib->f2.getDirectionalDerivative) ||
+    if (all_real && s->directional && ((s->lib->version == 2 && s->lib->f2.getDirectionalDerivative) ||
                            (s->lib->version == 3 && s->lib->f3.getDirectionalDerivative)))
         f->ops.output_jacobian = cs_output_jacobian;
     if (f->max_out >= 1 && ((s->lib->version == 2 && s->lib->f2.getRealOutputDerivatives) ||
@@ -276,6 +290,9 @@ typedef struct fmu_me {
     double *zz, *zlo, *zhi;   /* nz: event indicators at trial, left and right points of the root finding */
     void *loc;                /* snapshot of the inner unit at the start of a step (root finding restarts there) */
     long events, locate_steps;
+    int max_events;           /* per macro step (Zeno guard) */
+    int nd;                   /* discrete inputs */
+    int after_event;          /* the last step ended with an event: the next one restarts the integrator */
     int can_state;
     int pending;
     char pending_msg[CS_ERRMSG_LEN];
@@ -298,6 +315,7 @@ static int me_events_at(cs_unit *u, double t, const cs_input *in, cs_err *err) {
     const double *x = cs_unit_states(f->inner);
     CS_TRY(cs_fmu_model_events(f->model, t, x, f->ubuf, f->xnew, &changed, &events, err));
     f->events += events;
+    f->after_event = events > 0;
     if (changed) CS_TRY(cs_unit_set_state(f->inner, t, f->xnew, err));
     return CS_OK;
 }
@@ -361,8 +379,27 @@ static int me_do_step(cs_unit *u, double T, double H, const cs_input *in, int re
     fmu_me *f = ME(u);
     if (f->pending) return cs_fail(err, f->pending, "%s", f->pending_msg);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
-    double t = T, end = T + H;
-    while (t < end) {
+    double t = T, end = T + H, before = T;
+    if (f->nd) { /* discrete inputs change at macro points only: an event there where they changed */
+        cs_input_eval(in, T, f->ubuf);
+        int changed = 0, events = 0;
+        CS_TRY(cs_fmu_model_discrete_inputs(f->model, T, cs_unit_states(f->inner), f->ubuf, f->xnew, &changed,
+                                            &events, err));
+        f->events += events;
+        if (events) restart = CS_RESTART;
+        if (changed) CS_TRY(cs_unit_set_state(f->inner, T, f->xnew, err));
+    }
+    /* events that accumulate (a Zeno model: the bouncing ball at rest) would split the step forever */
+    for (int n = 0; t < end; n++) {
+        if (n > f->max_events)
+            return cs_fail(err, CS_ERR_SOLVER, "FMU %s: more than %d events in the macro step [%.10g, %.10g], the "
+                           "last at t = %.15g, %.3g after the one before: the events accumulate (a Zeno model?); "
+                           "cosim.FMU(..., max_events_per_step=) raises the limit", u->name, f->max_events, T, end,
+                           t, t - before);
+        before = t;
+        /* without inputs nothing jumps at T: the integrator keeps its history unless an event ended the last step
+         * (a rollback or new states restart it through the stepper's reset) */
+        if (n == 0 && u->nu == 0 && !f->after_event) restart = CS_CONTINUE;
         double stop = end;
         if (ev->next_defined && ev->next_time > t && ev->next_time < end) stop = ev->next_time;
         if (f->nz) cs_unit_save_state(f->inner, f->loc);
@@ -424,6 +461,7 @@ static void me_restore(cs_unit *u, const void *snap) {
     fmu_me *f = ME(u);
     const me_snap *s = snap;
     cs_unit_restore_state(f->inner, s->inner);
+    cs_fmu_model_forget_inputs(f->model);
     cs_fmu_events *ev = cs_fmu_model_event_state(f->model);
     ev->next_defined = s->ev.next_defined;
     ev->next_time = s->ev.next_time;
@@ -486,6 +524,7 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
                                                          : s->lib->f3.getFMUState && s->lib->f3.setFMUState &&
                                                            s->lib->f3.freeFMUState);
     f->nz = s->nz;
+    f->max_events = s->max_events > 0 ? s->max_events : 1000;
     f->zz = calloc((size_t)s->nz + 1, sizeof(double));
     f->zlo = calloc((size_t)s->nz + 1, sizeof(double));
     f->zhi = calloc((size_t)s->nz + 1, sizeof(double));
@@ -498,8 +537,10 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
         cs_unit_destroy(u);
         return NULL;
     }
-    if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, &f->model,
-                            err)) { cs_unit_destroy(u); return NULL; }
+    if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
+                            s->name, &f->model, err) ||
+        cs_fmu_model_set_discrete(f->model, s->di, s->nd, err)) { cs_unit_destroy(u); return NULL; }
+    f->nd = s->nd;
     if (cs_model_unit_create(f->model, solver, &f->inner, err)) { cs_unit_destroy(u); return NULL; }
     if (f->nz && !(f->loc = cs_unit_snapshot_create(f->inner))) {
         cs_unit_destroy(u);
@@ -529,6 +570,11 @@ int cs_fmu_model_create_from_spec(const cs_fmu_spec *s, cs_model **out, cs_err *
                 "together); the monolithic reference needs model-exchange FMUs (cosim.FMU(..., kind='me'))", s->name);
         return CS_ERR_ARG;
     }
+    if (s->nd > 0) {
+        cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d input(s) of discrete variability, which only event mode "
+                "may set; the monolithic reference integrates without events (use cosim.simulate)", s->name, s->nd);
+        return CS_ERR_ARG;
+    }
     if (s->nz > 0) {
         cs_fail(err, CS_ERR_ARG, "monolithic: FMU %s has %d event indicator(s); the monolithic reference integrates "
                 "without event handling (use cosim.simulate, which locates its state events)", s->name, s->nz);
@@ -544,5 +590,6 @@ int cs_fmu_model_create_from_spec(const cs_fmu_spec *s, cs_model **out, cs_err *
         cs_fmi_inst_destroy(inst);
         return CS_ERR_ARG;
     }
-    return cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->feedthrough, s->name, out, err);
+    return cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
+                               s->name, out, err);
 }

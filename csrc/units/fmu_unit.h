@@ -13,7 +13,8 @@ typedef struct cs_fmu_spec {
     int kind;                        /* CS_FMI_CS / CS_FMI_ME */
     const char *name, *token, *resources;
     int nu, ny;
-    const unsigned *vr_u, *vr_y;     /* inputs, outputs (value references, copied) */
+    const unsigned *vr_u, *vr_y;     /* inputs, outputs (value references, copied) ... */
+    const int *type_u, *type_y;      /* ... and their variable types (CS_FMI_F64, CS_FMI_I32, ...; fmi/fmi.h) */
     int nx, nz;                      /* ME: continuous states, event indicators */
     cs_fmi_starts starts;
     int feedthrough;                 /* some output depends on some input */
@@ -25,6 +26,9 @@ typedef struct cs_fmu_spec {
     double t0, tol;                  /* start time; tolerance for the FMU's own solver (< 0: not given) */
     int niu;                         /* CS, FMI 3: inputs declared intermediateUpdate="true" ... */
     const int *iu;                   /* ... their indices into u (set at the FMU's intermediate update times) */
+    int nd;                          /* ME: inputs of discrete variability (set in event mode) ... */
+    const int *di;                   /* ... their indices into u */
+    int max_events;                  /* ME: events in one macro step before the step fails (Zeno guard; <= 0: 1000) */
 } cs_fmu_spec;
 
 /* A unit for the FMU described by spec: co-simulation (solver unused) or model exchange (integrated with solver).

@@ -47,7 +47,11 @@ def _stubs(fmi, source):
     """C source exporting every FMI function of the standard header that `source` does not define."""
     header = (_headers() / f"fmi{fmi}Functions.h").read_text()
     names = sorted(set(re.findall(rf"FMI{fmi}_Export\s+fmi{fmi}\w+TYPE\s+(fmi{fmi}\w+)\s*;", header)))
-    defined = set(re.findall(rf"^\S[^\n;]*?\b(fmi{fmi}\w+)\s*\(", source.read_text(), re.M))
+    text = source.read_text()
+    defined = set(re.findall(rf"^\S[^\n;]*?\b(fmi{fmi}\w+)\s*\(", text, re.M))
+    # functions defined through a macro ACCESS(T, ...) -> fmi3Get##T / fmi3Set##T
+    for t in re.findall(r"^ACCESS\((\w+),", text, re.M):
+        defined |= {f"fmi{fmi}Get{t}", f"fmi{fmi}Set{t}"}
     body = [f"int {n}(void) {{ return 3; /* Error: not implemented by the fixture */ }}" for n in names
             if n not in defined]
     return "\n".join(body) + "\n"
@@ -244,3 +248,125 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
         z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
         z.write(lib, f"binaries/{_platform_dir()}/BouncingBall.so")
     return path
+
+
+def _compile_fixture(out_dir, source, fmi, lib_name, defines=()):
+    """Compile tests/fmus/<source> (with stubs for the FMI functions it lacks) into <out_dir>/<lib_name> once."""
+    lib = pathlib.Path(out_dir) / lib_name
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        src = HERE / source
+        stub = lib.parent / "stubs.c"
+        stub.write_text(_stubs(fmi, src))
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', *defines, f"-I{_headers()}",
+               str(src), str(stub), "-o", str(lib), "-lm"]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return lib
+
+
+def _pack_fmi3(path, parts, lib, ident):
+    """Zip an FMI 3 FMU: modelDescription.xml from ``parts`` and the binary ``lib`` for this platform."""
+    plat = "aarch64-linux" if platform.machine().lower() == "aarch64" else "x86_64-linux"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
+        z.write(lib, f"binaries/{plat}/{ident}.so")
+    return path
+
+
+def build_lifecycle(out_dir, fmi=2, once=False, name=None):
+    """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/lifecycle_fmi{2,3}.c (co-simulation and model exchange;
+    x' = 1 (FMI 2: x' = 1 + u_d, u_d an input of discrete variability), output x; parameters t_term (vr 2: ask to terminate there) and fail_init (vr 3)); it logs every call
+    outside the FMI state machine with category "illegal". ``once``: declare canBeInstantiatedOnlyOncePerProcess (and
+    build the binary so that it refuses a second live instance of itself)."""
+    out_dir = pathlib.Path(out_dir)
+    lib = _compile_fixture(out_dir, f"lifecycle_fmi{fmi}.c", fmi,
+                           f"bin_lifecycle{fmi}{'_once' if once else ''}/Lifecycle.so", [f"-DONCE={int(once)}"])
+    flag = f' canBeInstantiatedOnlyOncePerProcess="{"true" if once else "false"}"'
+    if fmi == 2:
+        parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+                 f'<fmiModelDescription fmiVersion="2.0" modelName="Lifecycle" guid="{GUID}" '
+                 'generationTool="cosim tests" numberOfEventIndicators="0">',
+                 f'  <ModelExchange modelIdentifier="Lifecycle"{flag}/>',
+                 f'  <CoSimulation modelIdentifier="Lifecycle" canHandleVariableCommunicationStepSize="true"{flag}/>',
+                 '  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.1"/>', "  <ModelVariables>",
+                 '    <ScalarVariable name="x" valueReference="0" causality="output" variability="continuous" '
+                 'initial="exact"><Real start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="der(x)" valueReference="4" causality="local" variability="continuous" '
+                 'initial="calculated"><Real derivative="1"/></ScalarVariable>',
+                 '    <ScalarVariable name="t_term" valueReference="2" causality="parameter" variability="fixed" '
+                 'initial="exact"><Real start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="fail_init" valueReference="3" causality="parameter" variability="fixed" '
+                 'initial="exact"><Integer start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="u_d" valueReference="5" causality="input" variability="discrete">'
+                 '<Real start="0"/></ScalarVariable>',
+                 '    <ScalarVariable name="steps" valueReference="6" causality="output" variability="discrete">'
+                 '<Integer/></ScalarVariable>',
+                 '    <ScalarVariable name="late" valueReference="7" causality="output" variability="discrete">'
+                 '<Boolean/></ScalarVariable>',
+                 '    <ScalarVariable name="label" valueReference="8" causality="parameter" variability="fixed" '
+                 'initial="exact"><String start=""/></ScalarVariable>',
+                 '    <ScalarVariable name="hold" valueReference="9" causality="input" variability="discrete">'
+                 '<Boolean start="false"/></ScalarVariable>',
+                 '    <ScalarVariable name="label_length" valueReference="10" causality="output" '
+                 'variability="discrete"><Integer/></ScalarVariable>',
+                 "  </ModelVariables>", "  <ModelStructure>", "    <Outputs>",
+                 '      <Unknown index="1" dependencies=""/>', '      <Unknown index="6" dependencies=""/>',
+                 '      <Unknown index="7" dependencies=""/>', '      <Unknown index="10" dependencies=""/>',
+                 "    </Outputs>", "    <Derivatives>",
+                 '      <Unknown index="2" dependencies="5 9"/>', "    </Derivatives>", "  </ModelStructure>",
+                 "</fmiModelDescription>"]
+    else:
+        parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+                 f'<fmiModelDescription fmiVersion="3.0" modelName="Lifecycle" instantiationToken="{GUID}" '
+                 'generationTool="cosim tests">',
+                 f'  <ModelExchange modelIdentifier="Lifecycle"{flag}/>',
+                 f'  <CoSimulation modelIdentifier="Lifecycle" canHandleVariableCommunicationStepSize="true"{flag}/>',
+                 '  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.1"/>', "  <ModelVariables>",
+                 '    <Float64 name="time" valueReference="30" causality="independent" variability="continuous"/>',
+                 '    <Float64 name="x" valueReference="0" causality="output" variability="continuous" '
+                 'initial="exact" start="0"/>',
+                 '    <Float64 name="der(x)" valueReference="4" causality="local" variability="continuous" '
+                 'initial="calculated" derivative="0"/>',
+                 '    <Float64 name="t_term" valueReference="2" causality="parameter" variability="fixed" '
+                 'initial="exact" start="0"/>',
+                 '    <Int32 name="fail_init" valueReference="3" causality="parameter" variability="fixed" '
+                 'initial="exact" start="0"/>',
+                 "  </ModelVariables>", "  <ModelStructure>", '    <Output valueReference="0" dependencies=""/>',
+                 '    <ContinuousStateDerivative valueReference="4"/>', "  </ModelStructure>",
+                 "</fmiModelDescription>"]
+    path = out_dir / f"{name or f'Lifecycle{fmi}' + ('_once' if once else '')}.fmu"
+    if fmi == 3:
+        return _pack_fmi3(path, parts, lib, "Lifecycle")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", "\n".join(parts) + "\n")
+        z.write(lib, f"binaries/{_platform_dir()}/Lifecycle.so")
+    return path
+
+
+TYPES3 = ["Float32", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32", "Int64", "UInt64", "Boolean"]
+
+
+def build_types(out_dir, name="Types3"):
+    """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/types_fmi3.c (FMI 3.0 co-simulation): for every numeric type
+    T of TYPES3 an input in_T and an output out_T = in_T + 1 (Boolean: not in_T), the Float64 output total and the
+    String parameter label."""
+    out_dir = pathlib.Path(out_dir)
+    lib = _compile_fixture(out_dir, "types_fmi3.c", 3, "bin_types3/Types3.so")
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<fmiModelDescription fmiVersion="3.0" modelName="Types3" instantiationToken="{GUID}" '
+             'generationTool="cosim tests">',
+             '  <CoSimulation modelIdentifier="Types3" canHandleVariableCommunicationStepSize="true"/>',
+             "  <ModelVariables>",
+             '    <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>']
+    for i, t in enumerate(TYPES3):
+        start = "false" if t == "Boolean" else "0"
+        parts.append(f'    <{t} name="in_{t}" valueReference="{10 + i}" causality="input" variability="discrete" '
+                     f'start="{start}"/>')
+        parts.append(f'    <{t} name="out_{t}" valueReference="{30 + i}" causality="output" variability="discrete"/>')
+    parts += ['    <Float64 name="total" valueReference="50" causality="output" variability="discrete"/>',
+              '    <String name="label" valueReference="60" causality="parameter" variability="fixed"><Start '
+              'value=""/></String>',
+              "  </ModelVariables>", "  <ModelStructure>"]
+    parts += [f'    <Output valueReference="{30 + i}" dependencies=""/>' for i in range(len(TYPES3))]
+    parts += ['    <Output valueReference="50" dependencies=""/>', "  </ModelStructure>", "</fmiModelDescription>"]
+    return _pack_fmi3(out_dir / f"{name}.fmu", parts, lib, "Types3")
