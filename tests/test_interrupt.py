@@ -93,3 +93,18 @@ def _latency(body, delay=1.0, cap=60.0):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_sigint_latency(case):
     assert _latency(CASES[case]) < BOUND
+
+
+def test_sigint_stops_a_zeno_fmu_inside_its_event_loop(tmp_path):
+    """issue 29 part 2: the bouncing ball past t* = 2.5586 s splits its macro step at ever closer events; with the
+    events cap lifted, only the interrupt check can end that loop. The KeyboardInterrupt carries the result up to
+    the last macro point."""
+    pytest.importorskip("fmpy")
+    sys.path.insert(0, os.path.join(ROOT, "tests", "fmus"))
+    import build
+    ball = build.build_bouncing_ball(tmp_path)
+    body = f"""
+        ball = cosim.FMU({str(ball)!r}, name="B", kind="me", max_events_per_step=10**9)
+        go(lambda: cosim.simulate(cosim.CoupledSystem([ball], []), t_end=4.0, H=0.01, solver=cosim.RK4(substeps=10)),
+           lambda e: e.result is not None and 2.5 < e.result.t[-1] < 2.56)"""
+    assert _latency(body, delay=1.5) < BOUND
