@@ -2,7 +2,8 @@
 
 The blocks of one file run in order in one namespace (a later block may use the names of an earlier one, as a reader
 who pastes them one after the other would), in a temporary working directory, with the Agg backend. Blocks in
-other languages (shell commands, plain text) are not run."""
+other languages (shell commands, plain text) are not run. The directory has the repository's tests/ (a link), as a
+reader who runs the snippets from a checkout has."""
 import os
 import pathlib
 import re
@@ -48,6 +49,7 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests").symlink_to(ROOT / "tests")   # as from the repository's root (docs/fmu.md builds test FMUs)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     ns = {"__name__": f"docs_{path.stem}"}
     for line, code in python_blocks(path):
