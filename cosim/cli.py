@@ -153,7 +153,7 @@ def doe_main(argv=None):
     try:
         _extras.require("doe", "cosim doe")
     except ImportError as exc:                   # one line naming the extra, not a traceback from cosim.doe
-        print(f"cosim doe: {exc}", file=sys.stderr)
+        print(exc, file=sys.stderr)              # "cosim doe needs the optional dependencies ...: pip install ..."
         return 1
     import numpy as np
     from .doe import analysis as doe_analysis
