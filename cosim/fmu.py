@@ -295,6 +295,7 @@ class FMU(Subsystem):
                           outs if len(set(outs)) == len(outs) else None,
                           sts if len(set(sts)) == len(sts) else None,
                           units=_declared_units({"u": uvars, "y": yvars, "x": states}))
+        self._x0_own = self.x0   # x0 as the FMU gave it (initial_states recomputes it for another start time)
 
     def _encode_starts(self, start_values):
         """Start values by kind for the spec: ((vr, values) of Float64, Int32, Boolean, other numeric types with
@@ -316,14 +317,24 @@ class FMU(Subsystem):
         s = self._starts
         return head + s[:6] + tail + s[6:]
 
-    def _initial_states(self):
-        """Model exchange: the FMU's continuous states after initialisation with the current start values."""
+    def _initial_states(self, t_start=0.0):
+        """Model exchange: the FMU's continuous states after initialisation at t_start with the current start
+        values."""
         if self.kind != "me":
             return None
         try:
-            return _core.fmu_initial_states(self._spec_tuple, 0.0)
+            return _core.fmu_initial_states(self._spec_tuple, float(t_start))
         finally:
             self.flush_log()
+
+    def initial_states(self, t_start=0.0):
+        """The initial states of a run from ``t_start``: a model-exchange FMU's continuous states after its
+        initialisation at ``t_start`` (``x0`` holds those at t = 0), unless ``x0`` was set by hand, which is
+        then kept; an empty array for co-simulation."""
+        t_start = _check.real(t_start, "t_start")
+        if self.kind != "me" or t_start == 0.0 or self.x0 is not self._x0_own:
+            return self.x0
+        return self._initial_states(t_start)
 
     def set(self, name, value):
         """Set the start value of variable ``name`` (a parameter, the start of a state or an input; name or value
@@ -342,7 +353,7 @@ class FMU(Subsystem):
             raise
         self.start_values = starts
         if x0 is not None:
-            self.x0 = x0
+            self.x0 = self._x0_own = x0
 
     # -------------------------------------------------------------------------------------------------------------
     def spec(self):
