@@ -18,8 +18,12 @@ Supported, feature by feature: docs/fmu.md. In short:
 * model exchange (FMI 2.0 and 3.0): time events (the step is split at the event time) and state events (sign change
   of an event indicator, located by root finding on the integrator's solution); both run the event iteration and
   restart the integrator;
-* inputs and outputs of every numeric type and Boolean (doubles in cosim; cosim/_fmi_types.py); start values of
-  those and of Strings (by name or value reference), also changed between runs (:meth:`FMU.set`);
+* inputs and outputs of every numeric type and Boolean (doubles in cosim; cosim/_fmi_types.py), FMI 3 arrays as one
+  signal per element (``y[0]``, ``y[1]``, ...); start values of those, of Strings and of FMI 3 Binaries (by name or
+  value reference), also changed between runs (:meth:`FMU.set`); structural parameters stay fixed;
+* ``cosim.simulate`` takes the times not given from the FMU's DefaultExperiment (cosim/_experiment.py); a
+  model-exchange FMU starts from its initialisation at ``t_start``; :class:`cosim.Stepper` steps an FMU by hand
+  and saves/restores its FMU state;
 * an FMU's request to terminate ends the run normally (``Result.TERMINATED``); the FMI call sequence stays legal
   on error paths; model exchange: discrete inputs in event mode, an events-per-step cap (Zeno), CVODE keeps its
   history without inputs;
@@ -82,10 +86,12 @@ class FMU(Subsystem):
     kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator) or None
         (co-simulation where the FMU offers it, else model exchange).
     start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
-        values of states and inputs); numeric, Boolean and String variables (:meth:`set` changes one later).
+        values of states and inputs); numeric, Boolean and String variables, FMI 3 Binary variables (bytes) and
+        arrays (all elements, row-major) (:meth:`set` changes one later); structural parameters cannot change.
     inputs, outputs : the FMU variables used as the subsystem's inputs u and outputs y (names or value references;
-        default: every numeric or Boolean scalar with causality input / output, in the order of the model
-        description; the others are listed in ``skipped_variables``).
+        default: every numeric or Boolean variable with causality input / output, in the order of the model
+        description; the others are listed in ``skipped_variables``). An FMI 3 array is one signal per element,
+        ``name[0]`` .. ``name[m-1]``.
         Their signal names are the variable names with characters other than letters, digits and '_' replaced by
         '_' (``"S1.x"``, ``res["S2.F"]``).
     tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
@@ -263,7 +269,7 @@ class FMU(Subsystem):
         self.feedthrough = bool(ft)
 
         self._find, self._version = find, version
-        self._max_size = _binary_max_sizes(md_root) if version == 3 else {}
+        self._md_root = md_root
         #: FMI 3 structural parameters {name: start value}: they size arrays and stay fixed
         self.structural_parameters = {v.name: v.start for v in variables if v.causality == "structuralParameter"}
         self._starts = self._encode_starts(start_values)
@@ -317,7 +323,8 @@ class FMU(Subsystem):
             if v.causality == "structuralParameter" and str(value) != str(v.start):
                 raise ValueError(f"start_values[{ref!r}]: {v.name!r} is a structural parameter (it sizes arrays: "
                                  f"{v.start}); cosim does not change it")
-            key, val = _fmi_types.start_value(v, self._version, value, ref, self._max_size.get(v.valueReference))
+            max_size = _binary_max_sizes(self._md_root).get(v.valueReference) if v.type == "Binary" else None
+            key, val = _fmi_types.start_value(v, self._version, value, ref, max_size)
             if key in ("t", "a"):
                 code = _fmi_types.CODES[_fmi_types.base(v, self._version)]
                 vals = val if key == "a" else [val]
