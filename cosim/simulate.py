@@ -21,7 +21,8 @@ from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
 from .system import CoupledSystem
-from .fmu import flush_logs
+from .fmu import FMU, flush_logs
+from . import _experiment
 
 _CODES = _core.codes   # the C enums' codes (csrc/py/codes.c): the only copy
 
@@ -94,11 +95,17 @@ def _check_steps(t_end, H, last_step):
                          "last_step='shorten' to accept the shortened last step")
 
 
-def _x0(system, x0, start_values=None):
+def _own_x0(s, t_start):
+    """A subsystem's own initial state for a run from t_start (a model-exchange FMU's after its initialisation
+    there)."""
+    return s.initial_states(t_start) if isinstance(s, FMU) else s.x0
+
+
+def _x0(system, x0, start_values=None, t_start=0.0):
     """Stacked initial state from ``x0`` (None, stacked array or dict by subsystem name) and ``start_values``
-    (dict by state name, applied last)."""
+    (dict by state name, applied last); the subsystems' own at ``t_start`` where not given."""
     if x0 is None:
-        v = np.concatenate([s.x0 for s in system.subsystems]) if system.subsystems else np.zeros(0)
+        v = np.concatenate([_own_x0(s, t_start) for s in system.subsystems]) if system.subsystems else np.zeros(0)
     elif isinstance(x0, dict):
         unknown = [k for k in x0 if k not in system.names]
         if unknown:
@@ -107,7 +114,8 @@ def _x0(system, x0, start_values=None):
         parts = []
         for s in system.subsystems:
             try:
-                v = _check.real_array(x0.get(s.name, s.x0), f"x0[{s.name!r}]", "vector").reshape(-1)
+                v = _check.real_array(x0[s.name] if s.name in x0 else _own_x0(s, t_start), f"x0[{s.name!r}]",
+                                      "vector").reshape(-1)
             except (TypeError, ValueError):
                 raise TypeError(f"x0[{s.name!r}]: expected {s.nx} real numbers") from None
             if v.size != s.nx or not np.all(np.isfinite(v)):
@@ -380,14 +388,19 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     raise exc
 
 
-def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str | None = None,
-             approximation: Approximation | str | None = None, solver: Solver | dict | str = CVODE(),
+def simulate(system: CoupledSystem, t_end: float | None = None, H: float | None = None, *, grid=None,
+             scheme: str | None = None, approximation: Approximation | str | None = None,
+             solver: Solver | dict | str | None = None,
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
-             coupling=None, step_control=None, threads: int = 1, t_start: float = 0.0) -> Result:
+             coupling=None, step_control=None, threads: int = 1, t_start: float | None = None) -> Result:
     """Co-simulate ``system`` from ``t_start`` (default 0) to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
+
+    ``t_start``, ``t_end``, ``H`` not given come from the DefaultExperiment of the system's SSP or of its FMUs
+    (startTime, stopTime, stepSize; docs/fmu.md "DefaultExperiment"): an argument given wins, then the SSP's, then
+    the FMUs' where they agree; a missing ``t_end`` or ``H`` that none declares is an error.
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
     consistent update.
@@ -402,7 +415,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     approximation : how inputs are formed between macro points: :class:`ZOH`, :class:`Lagrange` (degree k = κ),
         :class:`ExtrapolatedInterpolation` (EXTRIPOL-C0/C1), :class:`Hermite` (with output derivatives).
     solver : integrator for every subsystem, or a dict ``{name: solver}``: :class:`CVODE`, :class:`RK4`,
-        :class:`Euler`, :class:`Exact` (LTI only).
+        :class:`Euler`, :class:`Exact` (LTI only). Default: ``CVODE()``, for a model-exchange FMU whose
+        DefaultExperiment declares a tolerance ``CVODE(rtol=tolerance)``.
     order : Gauss-Seidel order as a list of subsystem names (default: the system's order).
     update : "consistent" solves the coupling conditions u_{N+1} = φ(y(x_{N+1}, u_{N+1})) at every macro point
         (kraft2021 eq. 2.22); "simplified" evaluates outputs with the predicted inputs ũ(T_{N+1}) (black-box
@@ -432,8 +446,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         default because two clock reads per unit step cost a quarter of a cheap step.
 
     t_start : the time the run starts at (default 0): the subsystems' x0 hold at t_start, the macro points run from
-        t_start to t_end, ``t_eval`` starts at t_start; time-varying subsystems and FMUs see the absolute time. Not
-        with ``grid=`` (an explicit grid starts at 0).
+        t_start to t_end, ``t_eval`` starts at t_start; time-varying subsystems and FMUs see the absolute time (a
+        model-exchange FMU starts from its own states after its initialisation at t_start). Not with ``grid=`` (an
+        explicit grid starts at 0).
 
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
         ``output_interval`` from t_start to t_end, or the given increasing times from t_start to at most t_end.
@@ -481,14 +496,17 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     return _simulate(**locals())
 
 
-def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
-              solver=CVODE(), order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
+def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
+              solver=None, order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
               divergence_bound=None, divergence_growth=None, step_finished=None, step_finished_every=1, timing=False,
-              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=0.0):
+              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=None):
     """:func:`simulate` with the test-only ``reject_steps``: macro step numbers whose first attempt the engine
     rejects and repeats (exercises the save/restore path of units and couplings without a step controller)."""
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
+    t_start, t_end, H, h_source = _experiment.run_times(system, t_start, t_end, H, grid)
+    if solver is None:
+        solver = dict(zip(system.names, _experiment.solvers(system)))
     t_start = _check.real(t_start, "t_start")
     t_final = t_end
     if t_start != 0.0:
@@ -544,7 +562,12 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
                 raise ValueError("step_control: cosim.StepControl varies the degree of the signal-based coupling; "
                                  "it does not combine with coupling=")
     elif grid is None:
-        _check_steps(t_end, H, last_step)
+        try:
+            _check_steps(t_end, H, last_step)
+        except ValueError as e:
+            if h_source is None:
+                raise
+            raise ValueError(f"{e} (H = {H!r} is the stepSize of {h_source}; give H=)") from None
     elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
     iterative = None
@@ -576,7 +599,7 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
             raise ValueError(f"order: must list every subsystem name exactly once, got {order} "
                              f"(subsystems: {system.names})")
         order_idx = np.array([system.index(n) for n in order], dtype=np.int64)
-    x0v = _x0(system, x0, start_values)
+    x0v = _x0(system, x0, start_values, t_start)
     bound = _default_bound(x0v, divergence_bound)
     growth_limit = _growth_limit(divergence_growth)
     ci, co, cg = _connections(system)
