@@ -6,9 +6,9 @@
 #include "control/adaptive.h"
 #include "coupling/approx.h"
 #include "coupling/balance.h"
-#include "integrators/stepper.h"
 #include "master/algorithm.h"
 #include "master/registry.h"
+#include "units/model_set.h"
 
 typedef struct cs_run_config {
     int nsub;
@@ -50,9 +50,8 @@ typedef struct cs_run_config {
 } cs_run_config;
 
 typedef struct cs_run {
-    int nsub, nmodels;
-    cs_model **models;
-    cs_model *composite;
+    int nsub;
+    cs_model_set models;        /* the models behind the model units (and the monolithic composite) */
     cs_network net, unit_net;   /* the coupling network; the one the algorithm sees (monolithic: trivial) */
     int have_net, have_unit_net;
     cs_unit **units;
