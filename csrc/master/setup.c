@@ -43,6 +43,7 @@ static int make_network(cs_network *net, const cs_model_set *models, int n, cs_u
 static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
     CS_TRY(cs_model_set_units(&r->models, c->solvers, c->balance && !c->monolithic, r->units, err));
     for (int i = 0; i < r->nunits; i++) r->units[i]->timing = c->timing;
+    r->unit_access = cs_unit_access_of(r->units, r->nunits);
     return CS_OK;
 }
 
@@ -52,8 +53,8 @@ static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, con
                          cs_err *err) {
     const cs_kind *signal = cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
     const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
-    const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
-                                 .H = c->H};
+    const cs_coupling_env env = {.net = net, .units = &r->unit_access, .approx = approx,
+                                 .rates_lagged = c->rates_lagged, .H = c->H};
     CS_TRY(kind->create.coupling(kind == c->coupling.kind ? c->coupling.spec : NULL, &env, &r->coupling, err));
     r->coupling_kind = kind;
     if (c->smooth && !c->monolithic) {
@@ -66,7 +67,8 @@ static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, con
     if (c->balance && !c->monolithic) {
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;
-        CS_TRY(cs_balance_coupling_create(inner, net, r->units, c->balance_corrected, c->balance, &r->coupling, err));
+        CS_TRY(cs_balance_coupling_create(inner, net, &r->unit_access, c->balance_corrected, c->balance, &r->coupling,
+                                          err));
         r->balance_cum = cs_balance_cumulative(r->coupling);
     }
     return CS_OK;
@@ -85,7 +87,7 @@ static int make_scheme(const cs_run_config *c, cs_run *r, cs_err *err) {
 static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, cs_err *err) {
     if (c->step_control.kind && !c->monolithic) {
         cs_control_env env = {.t0 = c->t0, .t_end = c->t_end, .H = c->H, .net = net, .nunits = r->nunits,
-                              .units = r->units, .coupling = r->coupling, .pool = cs_jacobi_pool(r->scheme)};
+                              .units = &r->unit_access, .coupling = r->coupling, .pool = cs_jacobi_pool(r->scheme)};
         int rc = c->step_control.kind->create.control(c->step_control.spec, &env, &r->controller, &r->estimator, err);
         r->max_steps = env.max_steps;
         r->adaptive = env.adaptive;

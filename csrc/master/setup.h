@@ -8,6 +8,7 @@
 #include "coupling/balance.h"
 #include "master/algorithm.h"
 #include "master/registry.h"
+#include "master/unit_binding.h"
 #include "units/model_set.h"
 
 typedef struct cs_run_config {
@@ -56,6 +57,7 @@ typedef struct cs_run {
     int have_net, have_unit_net;
     cs_unit **units;
     int nunits;
+    cs_unit_access unit_access; /* the units as the couplings and step controllers see them */
     cs_coupling *coupling;
     const cs_kind *coupling_kind; /* the registry kind that made `coupling` (before the wrappers) */
     cs_scheme *scheme;

@@ -1,9 +1,9 @@
 /* The models behind a run's units, and the unit factory over them: model units (with quadrature states for balance
  * correction), the one unit of the monolithic composite, and the ports of each unit to be made (sizes,
- * feed-through, linearity: from a prebuilt unit where given, else from the model) that the run's network needs. The run set-up (master/setup.c) holds a model
- * set and asks it for units, so the master never touches a model or an integrator itself (DESIGN.md §1). The
- * integrator spec a model unit is made with (cs_solver_opts, its parameter table cs_solver_kind) comes with
- * units/model_unit.h. */
+ * feed-through, linearity: from a prebuilt unit where given, else from the model) that the run's network needs.
+ * The run set-up (master/setup.c) holds a model set and asks it for units, so the master never touches a model or
+ * an integrator itself (DESIGN.md §1). The integrator spec a model unit is made with (cs_solver_opts, its parameter
+ * table cs_solver_kind) comes with units/model_unit.h. */
 #ifndef COSIM_MODEL_SET_H
 #define COSIM_MODEL_SET_H
 
