@@ -306,12 +306,12 @@ int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, 
     return CS_OK;
 }
 
-int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
+int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, const cs_unit_access *units,
                             cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err) {
     *ctl = NULL;
     *est = NULL;
     CS_TRY(check_opts(o, err));
-    CS_TRY(cs_kraft_estimator_create(o, t0, nsub, units, coupling, est, err));
+    CS_TRY(cs_kraft_estimator_create(o, t0, units, coupling, est, err));
     int rc = cs_kraft_controller_create(o, t0, t_end, ctl, err);
     if (rc) { cs_estimator_destroy(*est); *est = NULL; }
     return rc;
@@ -344,7 +344,7 @@ static const cs_param kraft_params[] = {
 static int kraft_create(const void *spec, cs_control_env *e, cs_controller **ctl, cs_estimator **est, cs_err *err) {
     const cs_kraft_opts *o = spec;
     CS_TRY(cs_signal_coupling_set_depth(e->coupling, o->k_max + 2, err));
-    CS_TRY(cs_kraft_control_create(o, e->t0, e->t_end, e->nunits, e->units, e->coupling, ctl, est, err));
+    CS_TRY(cs_kraft_control_create(o, e->t0, e->t_end, e->units, e->coupling, ctl, est, err));
     cs_kraft_estimator_use_pool(*est, e->pool);   /* threads=n: comparative runs */
     e->adaptive = 1;
     return CS_OK;

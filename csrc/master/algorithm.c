@@ -144,7 +144,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
                            .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
                            .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
                            .used = a->used, .exact_rollback = cfg->controller->may_reject};
-    a->ev = (cs_estimate_view){.nsub = cfg->nsub, .units = cfg->units, .net = cfg->net, .coupling = cfg->coupling,
+    a->ev = (cs_estimate_view){.nsub = cfg->nsub, .net = cfg->net, .coupling = cfg->coupling,
                                .upre = a->uend, .used = a->used};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
     static const double no_state = 0.0;   /* what an inaccessible state reads as (recorded as 0, never diverges) */

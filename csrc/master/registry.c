@@ -9,8 +9,8 @@
 #include "coupling/nepce.h"
 #include "coupling/prestep.h"
 #include "coupling/signal.h"
-#include "integrators/stepper.h"
 #include "schemes/iterative.h"
+#include "units/model_unit.h"   /* the solver spec: the integrator a model unit is made with */
 
 /* The first is the run's default. */
 static const cs_kind *const couplings[] = {

@@ -49,6 +49,10 @@ PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
 /* Adds `codes` ({kind: {name: code}} of the C enums, py/codes.c) to the module; 0 or -1 with an exception. */
 int cs_py_add_codes(PyObject *module);
 
+/* A method table entry from one name: the Python function `name`, its C function py_<name> (METH_VARARGS) and the
+ * docstring "<name><signature and summary>". */
+#define CS_PY_FN(name, doc) {#name, py_##name, METH_VARARGS, #name doc}
+
 /* Method tables contributed by each area (defined in csrc/py/<area>.c). */
 extern PyMethodDef cs_py_linalg_methods[];
 extern PyMethodDef cs_py_engine_methods[];

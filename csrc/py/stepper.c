@@ -290,13 +290,12 @@ static PyObject *py_stepper_restore(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef cs_py_stepper_methods[] = {
-    {"stepper_new", py_stepper_new, METH_VARARGS, "stepper_new(model_spec, solver_spec, x0, t0) -> capsule"},
-    {"stepper_new_fmu", py_stepper_new_fmu, METH_VARARGS,
-     "stepper_new_fmu(fmu_spec, solver_spec, x0 or None, t0) -> capsule (the FMU's unit, initialised at t0)"},
-    {"stepper_step", py_stepper_step, METH_VARARGS, "stepper_step(cap, T, H, coef[deg+1, nu])"},
-    {"stepper_get", py_stepper_get, METH_VARARGS, "stepper_get(cap) -> (t, x, stats)"},
-    {"stepper_output", py_stepper_output, METH_VARARGS, "stepper_output(cap, u) -> y at the current state"},
-    {"stepper_save", py_stepper_save, METH_VARARGS, "stepper_save(cap) -> state capsule"},
-    {"stepper_restore", py_stepper_restore, METH_VARARGS, "stepper_restore(cap, state)"},
+    CS_PY_FN(stepper_new, "(model_spec, solver_spec, x0, t0) -> capsule"),
+    CS_PY_FN(stepper_new_fmu, "(fmu_spec, solver_spec, x0 or None, t0) -> capsule (the FMU's unit, initialised at t0)"),
+    CS_PY_FN(stepper_step, "(cap, T, H, coef[deg+1, nu])"),
+    CS_PY_FN(stepper_get, "(cap) -> (t, x, stats)"),
+    CS_PY_FN(stepper_output, "(cap, u) -> y at the current state"),
+    CS_PY_FN(stepper_save, "(cap) -> state capsule"),
+    CS_PY_FN(stepper_restore, "(cap, state)"),
     {NULL, NULL, 0, NULL},
 };
