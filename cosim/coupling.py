@@ -24,7 +24,7 @@ from . import _check, _core
 from . import sysid as _sysid
 from .approximations import Approximation, Lagrange, ZOH
 
-__all__ = ["Coupling", "FOH", "Quadratic", "NEPCE", "PreStep", "MBCorr"]
+__all__ = ["Coupling", "FOH", "Quadratic", "NEPCE", "PreStep", "MBCorr", "PythonCoupling"]
 
 _KIND_SIGNAL, _KIND_PRESTEP, _KIND_NEPCE = (_core.codes["coupling"][n] for n in ("signal", "prestep", "nepce"))
 _PHASE = _core.codes["prestep_phase"]
@@ -555,9 +555,61 @@ class MBCorr(Coupling):
                 f"shape={self.shape!r})")
 
 
+class PythonCoupling(Coupling):
+    """Base class of coupling methods written in Python (a slow path for prototyping, like the Python models of
+    :class:`cosim.ODE`). The engine calls the methods below through the same interface as its C couplings
+    (``csrc/coupling/coupling.h``): one Python call per operation with the GIL taken, so a step costs microseconds
+    instead of nanoseconds. An exception raised in a method stops the run: ``KeyboardInterrupt`` and ``SystemExit``
+    as themselves, any other as the ``__cause__`` of the :class:`cosim.SolverError`. Ctrl-C works as in any run.
+
+    Override:
+
+    ``start(system, H)``
+        once before the run (``system`` the :class:`cosim.CoupledSystem`, with ``L``, ``r``, ``in_offset``,
+        ``out_offset``; ``H`` the macro step). Reset the coupling's state here: one object may serve several runs.
+    ``predict(T, H)`` (required)
+        the inputs of every unit on [T, T + H] as polynomial coefficients in s = (t − T)/H: an array of shape
+        (deg + 1, n_u), row q the coefficients of s^q (deg ≤ 5; a vector of n_u values is deg = 0).
+    ``accept(T1, y)`` (required)
+        the step to T1 is accepted with the consistent outputs y (n_y); the first call, at t0, gives the initial
+        outputs.
+    ``on_unit_done(i, T1, y_i)``
+        unit i reached T1 with outputs y_i (Gauss-Seidel: the units stepped later may get new inputs); return
+        None (default: no change) or a new coefficient array as from ``predict``.
+    ``save()`` / ``restore(state)``
+        a copy of the coupling's state and the way back to it, for rejected steps (step control); only called when
+        the run can reject a step. The default raises NotImplementedError.
+    """
+
+    def start(self, system, H):
+        """Called once before the run; the default does nothing."""
+
+    def predict(self, T, H):
+        raise NotImplementedError(f"{type(self).__name__}.predict: a PythonCoupling must define predict(T, H)")
+
+    def accept(self, T1, y):
+        raise NotImplementedError(f"{type(self).__name__}.accept: a PythonCoupling must define accept(T1, y)")
+
+    def on_unit_done(self, i, T1, y_i):
+        return None
+
+    def save(self):
+        raise NotImplementedError(f"{type(self).__name__}.save: needed when the run may reject steps")
+
+    def restore(self, state):
+        raise NotImplementedError(f"{type(self).__name__}.restore: needed when the run may reject steps")
+
+    def _options(self, system, H, t_end):
+        self.start(system, H)
+        return dict(kind="callback", object=self)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
 def as_coupling(obj) -> Coupling:
     if not isinstance(obj, Coupling):
-        raise TypeError(f"coupling: expected cosim.PreStep(...), cosim.MBCorr(...), cosim.NEPCE(...), cosim.FOH(), cosim.Quadratic() or "
+        raise TypeError(f"coupling: expected cosim.PreStep(...), cosim.MBCorr(...), a cosim.PythonCoupling, cosim.NEPCE(...), cosim.FOH(), cosim.Quadratic() or "
                         f"cosim.BalanceCorrection(...), "
                         f"got {obj!r}")
     return obj
