@@ -24,20 +24,11 @@ from cosim.models import two_mass_oscillator
 from cosim.sysid import ij_continuous
 
 
-class PyZOH(cosim.PythonCoupling):
-    """Zero-order hold: u = L y^k + r. Under Gauss-Seidel a unit stepped later sees the new outputs y_i^{k+1} of
-    the units already done (busch2016 eq. 13 with degree 0)."""
+class LastOutputs(cosim.PythonCoupling):
+    """The state of a coupling that needs the last exchanged outputs y^k only (and L, r)."""
 
     def start(self, system, H):
         self.L, self.r, self.y, self.yo = system.L, system.r, None, system.out_offset
-
-    def predict(self, T, H):
-        self.ystep = self.y.copy()
-        return self.L @ self.y + self.r          # a vector: degree 0
-
-    def on_unit_done(self, i, T1, y_i):
-        self.ystep[self.yo[i]:self.yo[i + 1]] = y_i
-        return self.L @ self.ystep + self.r
 
     def accept(self, T1, y):
         self.y = y.copy()
@@ -47,6 +38,19 @@ class PyZOH(cosim.PythonCoupling):
 
     def restore(self, state):
         self.y = state.copy()
+
+
+class PyZOH(LastOutputs):
+    """Zero-order hold: u = L y^k + r. Under Gauss-Seidel a unit stepped later sees the new outputs y_i^{k+1} of
+    the units already done (busch2016 eq. 13 with degree 0)."""
+
+    def predict(self, T, H):
+        self.ystep = self.y.copy()
+        return self.L @ self.y + self.r          # a vector: degree 0
+
+    def on_unit_done(self, i, T1, y_i):
+        self.ystep[self.yo[i]:self.yo[i + 1]] = y_i
+        return self.L @ self.ystep + self.r
 
 
 class PyLagrange1(cosim.PythonCoupling):
@@ -87,11 +91,11 @@ def global_ijs(system):
     return Sy, Su, Sd
 
 
-class PyMBCorr0(cosim.PythonCoupling):
-    """MBCorr of order 0 with the continuous exact-IJ surrogate (B1): u = L Ŷ^k + r on the step."""
+class PyMBCorr0(LastOutputs):
+    """MBCorr of order 0 with the continuous exact-IJ surrogate (B1): u = L Ŷ^k + r on the step (Jacobi)."""
 
     def start(self, system, H):
-        self.L, self.r, self.y = system.L, system.r, None
+        super().start(system, H)
         Sy, Su, Sd = global_ijs(system)
         n = Sy.shape[0]
         Mc = np.eye(n) - Sd @ self.L
@@ -112,15 +116,6 @@ class PyMBCorr0(cosim.PythonCoupling):
             self._phi(H)
         Y = self.phi1 @ self.y + H * self.phi2 @ self.g
         return self.L @ Y + self.r
-
-    def accept(self, T1, y):
-        self.y = y.copy()
-
-    def save(self):
-        return self.y.copy()
-
-    def restore(self, state):
-        self.y = state.copy()
 
 
 def compare(system, H, t_end, python, native, native_as="approximation"):

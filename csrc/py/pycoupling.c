@@ -15,19 +15,10 @@ typedef struct py_coupling {
 
 /* The raised exception: kept (the first one) and turned into a callback failure naming the method. */
 static int raised(py_coupling *p, const char *method, cs_err *err) {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (value && tb) PyException_SetTraceback(value, tb);
-    PyObject *s = value ? PyObject_Str(value) : NULL;
-    const char *txt = s ? PyUnicode_AsUTF8(s) : NULL;
-    if (!txt) PyErr_Clear();
-    cs_fail(err, CS_ERR_CALLBACK, "coupling.%s raised %s: %s", method,
-            type ? ((PyTypeObject *)type)->tp_name : "error", txt ? txt : "");
-    if (!*p->exc && value) { Py_INCREF(value); *p->exc = value; }
-    Py_XDECREF(s);
-    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
-    return CS_ERR_CALLBACK;
+    char what[32], msg[CS_ERRMSG_LEN];
+    snprintf(what, sizeof what, "coupling.%s", method);
+    cs_py_take_exception(what, msg, sizeof msg, p->exc);
+    return cs_fail(err, CS_ERR_CALLBACK, "%s", msg);
 }
 
 /* A returned coefficient array (deg + 1, n_u) (a vector: degree 0) into every unit's input polynomial. */
