@@ -1,4 +1,4 @@
-"""MBCorr (the reconstruction of shared/spec/mbcorr.md) against genser2020's figures on the dual-mass oscillator.
+"""MBCorr (the reconstruction of spec mbcorr.md) against genser2020's figures on the dual-mass oscillator.
 
 1. Stability-region areas on genser §13's plane (ck dk = 1e8, ΔT 0.5..10 ms, log10(ck/dk) -3..5 in quarter decades,
    T_end 0.2 s, Euler δt = 1e-5 s; ``cosim.analysis.stability_region_area``) of ZOH, NEPCE, MBCorr variants and the

@@ -473,7 +473,7 @@ MBCORR_PHASES = {code: name for name, code in _core.codes["mbcorr_phase"].items(
 class MBCorr(Coupling):
     """The model-based corrector MBCorr (Haid, Stettinger, Watzenig, Benedikt et al. 2022; genser2020's third
     baseline) as a **reconstruction**: the paper's equations could not be read, so this is the self-consistent
-    reference formulation of ``shared/spec/mbcorr.md`` §2, which satisfies what the sources state (polynomial
+    reference formulation of the MBCorr specification (mbcorr.md §2), which satisfies what the sources state (polynomial
     extrapolation of order p = 0, 1, 2, an exact or identified surrogate of the coupled system, no access to unit
     states, and an additive correction that makes each input's integral over the macro step match the model's).
 

@@ -6,7 +6,7 @@ A :class:`cosim.PythonCoupling` subclass is a coupling method the engine calls t
 
 * ``PyZOH``: zero-order hold, u = L y^k + r on [T^k, T^{k+1}];
 * ``PyLagrange1``: linear extrapolation through the last two macro points, u(s) = L (y^k + (y^k − y^{k−1}) s ΔT/ΔT_prev) + r;
-* ``PyMBCorr0``: the model-based corrector of order 0 (the reconstruction of ``shared/spec/mbcorr.md``, surrogate B1):
+* ``PyMBCorr0``: the model-based corrector of order 0 (the reconstruction of the MBCorr specification mbcorr.md, surrogate B1):
   u = L Ŷ^k + r with Ŷ^k = φ_1(MΔT) y^k + ΔT φ_2(MΔT) g the mean of the ideally coupled IJ surrogate over the step.
 
 and compares each with the C implementation (``cosim.ZOH()``, ``cosim.Lagrange(1)``, ``cosim.MBCorr(0)``) on

@@ -1,4 +1,4 @@
-/* MBCorr (a reconstruction, shared/spec/mbcorr.md §2) as a wrapper of the signal-based coupling: see
+/* MBCorr (a reconstruction, spec mbcorr.md §2) as a wrapper of the signal-based coupling: see
  * coupling/mbcorr.h. The surrogate's IJs come from a pre-step coupling object used only as the identification engine
  * (coupling/prestep_core.h: its IJ sources, its global matrices and its sample history); its predict never runs. */
 #include "coupling/mbcorr.h"

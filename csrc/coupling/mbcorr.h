@@ -1,5 +1,5 @@
 /* MBCorr, the model-based corrector of explicit co-simulation (Haid, Stettinger, Watzenig, Benedikt et al., Multibody
- * Syst. Dyn. 2022; Genser 2020's third baseline) -- a RECONSTRUCTION (shared/spec/mbcorr.md §2): the paper's own
+ * Syst. Dyn. 2022; Genser 2020's third baseline) -- a RECONSTRUCTION (spec mbcorr.md §2): the paper's own
  * equations could not be read, every formula below is the spec's inferred reference formulation.
  *
  * A wrapper of the signal-based coupling Lagrange(p), p = 0, 1, 2 (the predictor). At every communication point T^k
