@@ -9,7 +9,7 @@ strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.
 """
 from . import _core  # noqa: F401
 from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, ZOH
-from .coupling import FOH, NEPCE, PreStep, Quadratic
+from .coupling import FOH, NEPCE, MBCorr, PreStep, PythonCoupling, Quadratic
 from .errors import CosimError, ConvergenceError, CouplingInstabilityWarning, DivergenceError, SolverError, StepSizeError
 from .schemes import Implicit, WaveformRelaxation
 from .result import Result, read_csv
@@ -31,5 +31,5 @@ __version__ = "0.1.0"
 __all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "CouplingInstabilityWarning", "verdict", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
-           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "NEPCE", "FOH", "Quadratic",
+           "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "MBCorr", "PythonCoupling", "NEPCE", "FOH", "Quadratic",
            "Implicit", "WaveformRelaxation", "read_csv", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU", "explore"]

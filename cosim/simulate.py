@@ -525,13 +525,15 @@ def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, schem
         if approximation is not None:
             raise ValueError(f"approximation: not used with coupling={cpl!r} (it forms the inputs itself)")
         approximation = cpl.approximation()
-        if isinstance(cpl, _coupling.PreStep):
+        if isinstance(cpl, (_coupling.PreStep, _coupling.MBCorr)):
+            what = "the pre-step method" if isinstance(cpl, _coupling.PreStep) else "MBCorr"
             if grid is not None or startup is not None:
-                raise ValueError("coupling: the pre-step method needs a constant macro step H (no grid, no startup)")
+                raise ValueError(f"coupling: {what} needs a constant macro step H (no grid, no startup)")
             if scheme is not None and str(scheme).lower() not in ("jacobi", "parallel"):
-                raise ValueError("scheme: the pre-step method is derived for Jacobi (parallel) scheduling")
+                raise ValueError(f"scheme: {what} is derived for Jacobi (parallel) scheduling")
             if reject_steps is not None:
-                raise ValueError("coupling: the pre-step method runs with a fixed macro step")
+                raise ValueError(f"coupling: {what} runs with a fixed macro step")
+        if isinstance(cpl, _coupling.PreStep):
             if update is None:
                 update = "simplified"   # genser's units report y^{k+1} with their own end-of-step input (§B.1)
     scheme = defaults.SCHEME if scheme is None else scheme

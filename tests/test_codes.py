@@ -98,6 +98,8 @@ def python_codes():
         "prestep_variant": set(coupling._PRESTEP_VARIANT.values()),
         "ij_source": set(coupling._IJ_SOURCE.values()),
         "prestep_phase": set(coupling.PHASES) | set(coupling.REASONS),
+        "mbcorr_shape": set(coupling._SHAPES.values()),
+        "mbcorr_phase": set(coupling.MBCORR_PHASES),
         "moesp_method": set(sysid._MOESP_METHODS.values()),
         "fmu_kind": set(fmu.KINDS.values()),
         "fmu_type": set(fmi_types.CODES.values()),

@@ -11,6 +11,7 @@
 #include "py/fields.h"
 #include "py/fmu.h"
 #include "py/params.h"
+#include "py/pycoupling.h"
 #include "py/pymodel.h"
 #include "py/specs.h"
 
@@ -283,7 +284,10 @@ static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
         return -1;
     c->threads = 1;   /* optional: default sequential */
     if (PyDict_GetItemString(opts, "threads") && cs_py_get_int(opts, RUN, "threads", &c->threads)) return -1;
-    if (parse_choice(opts, "scheme", &c->scheme, &a->keep) || parse_choice(opts, "coupling", &c->coupling, &a->keep) ||
+    PyObject *ocoupling = PyDict_GetItemString(opts, "coupling");
+    c->coupling.kind = NULL;
+    if (parse_choice(opts, "scheme", &c->scheme, &a->keep) ||
+        (ocoupling && ocoupling != Py_None && cs_py_coupling_read(ocoupling, &c->coupling, &a->keep, &k->exc)) ||
         parse_choice(opts, "step_control", &c->step_control, &a->keep))
         return -1;
     PyObject *oorder = PyDict_GetItemString(opts, "order"), *ogrid = PyDict_GetItemString(opts, "grid"),

@@ -42,6 +42,11 @@ PyArrayObject *cs_py_darray(PyObject *obj, const char *name, int ndim, const npy
 /* The same for a finite square matrix (ValueError "<name>: must be square" otherwise). */
 PyArrayObject *cs_py_square(PyObject *obj, const char *name);
 
+/* Takes the raised exception of a callback (the error indicator is cleared): "<what> raised <Type>: <text>" into
+ * msg (size bytes), and the exception itself, with its traceback, into *keep when *keep is NULL (a new reference:
+ * the binding re-raises KeyboardInterrupt/SystemExit as themselves and chains the others). */
+void cs_py_take_exception(const char *what, char *msg, size_t size, PyObject **keep);
+
 /* New 1-D/2-D float64 arrays filled by copying from C memory. */
 PyObject *cs_py_vec(npy_intp n, const double *src);
 PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
