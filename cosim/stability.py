@@ -159,8 +159,7 @@ class _Structure:
         self.nx, self.nu, self.ny = _sizes(system)
         L, _ = system.connection_matrix()
         self.mask = (L != 0).astype(np.uint8) if mask is None else mask
-        kind, k = self.approximation.spec()
-        self.args = (self.nx, self.nu, self.ny, self.mask, kind, k, self.code,
+        self.args = (self.nx, self.nu, self.ny, self.mask, self.approximation.spec(), self.code,
                      self.order, _UPDATES[update])
         self.info = _core.amp_info(*self.args)
 

@@ -49,6 +49,10 @@ PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
 /* Adds `codes` ({kind: {name: code}} of the C enums, py/codes.c) to the module; 0 or -1 with an exception. */
 int cs_py_add_codes(PyObject *module);
 
+/* PyArg "O&" converter of an approximation spec, the tuple (kind, k, nsp) of Approximation.spec(), into a
+ * cs_approx_spec (coupling/approx.h); validated by cs_approx_check where it is used. */
+int cs_py_approx_spec(PyObject *obj, void *out);
+
 /* Method tables contributed by each area (defined in csrc/py/<area>.c). */
 extern PyMethodDef cs_py_linalg_methods[];
 extern PyMethodDef cs_py_engine_methods[];
