@@ -91,7 +91,8 @@ def chain_limits(ax, quick):
     ax.set_xlabel("least-squares points N_sp [-]")
     ax.set_ylabel("largest stable macro step H [µs]")
     ax.set_title("Table 5.1 chain (nonlinear), κ = 2, t = 0.03 s")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylim(0, 60)
+    ax.legend(fontsize=8, loc="lower right")
     for n, (lo, hi) in zip(ns, limits):
         print(f"N_sp = {n}: stable H in [{lo:.3g}, {hi:.3g}] s; ratio to classic "
               f"{lo / classic[1]:.2f}..{hi / classic[0]:.2f} (thesis: about 5 for N_sp = 8)")
