@@ -304,7 +304,7 @@ def _interrupt_interval():
 
 
 def _run_options(**kw):
-    opts = dict(order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
+    opts = dict(order=None, approx_kind=0, approx_k=0, approx_nsp=0, rates_lagged=0, update=0, t0=0.0, startup=0,
                 startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
                 record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit(),
                 cancel=_cancel.current_flag())
@@ -605,7 +605,7 @@ def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, schem
     bound = _default_bound(x0v, divergence_bound)
     growth_limit = _growth_limit(divergence_growth)
     ci, co, cg = _connections(system)
-    kind, k = approx.spec()
+    kind, k, nsp = approx.spec()
     deriv = 1 if isinstance(approx, Hermite) and approx.mode == "lagged" else 0
     options = dict(scheme=iterative if iterative is not None else sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
                    startup=startup, order=order, grid=grid)
@@ -616,7 +616,7 @@ def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, schem
     t_end = t_end if t_start == 0.0 else _check.real(t_final, "t_end")
     options.update(t_end=t_end, t_start=t_start)
     options.update(t_eval=t_out)
-    opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
+    opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, approx_nsp=nsp, rates_lagged=deriv,
                         update=UPDATES[update], t0=t_start, t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),

@@ -82,7 +82,7 @@ def python_codes():
         "update": set(simulate.UPDATES.values()) | set(stability._UPDATES.values()),
         "startup": set(simulate.STARTUPS.values()),
         "approximation": {A.Lagrange(1).kind, A.ExtrapolatedInterpolation(1, 0).kind,
-                          A.ExtrapolatedInterpolation(1, 1).kind, A.Hermite(1).kind},
+                          A.ExtrapolatedInterpolation(1, 1).kind, A.Hermite(1).kind, A.LeastSquares(2, 8).kind},
         "solver": {solvers.Euler.kind, solvers.RK4.kind, solvers.Exact.kind, solvers.CVODE.kind, solvers.AB2.kind},
         "ab2_starter": set(solvers.AB2.STARTERS.values()),
         "linear_solver": set(solvers._LINEAR_SOLVERS.values()),

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "control/adaptive.h"
+#include "control/kraft.h"
 #include "control/kraft_pool.h"
 #include "coupling/signal.h"
 #include "coupling/approx.h"
@@ -255,7 +256,8 @@ static int check_opts(const cs_kraft_opts *o, cs_err *err) {
     if (!(o->safety > 0.0) || !isfinite(o->safety)) return cs_fail(err, CS_ERR_ARG, "safety: must be positive");
     if (!(o->r_min > 0.0 && o->r_min < 1.0 && o->r_max > 1.0 && isfinite(o->r_max)))
         return cs_fail(err, CS_ERR_ARG, "r_min/r_max: need 0 < r_min < 1 < r_max, got %g, %g", o->r_min, o->r_max);
-    int kcap = o->estimator == CS_EST_EXLE ? CS_MAXDEG - 1 : CS_MAXDEG;
+    /* κ + 1 <= 7 for exLE's comparative polynomial and exMD's error-constant ratio C^{κ+1}/C^κ */
+    const int kcap = CS_KRAFT_KMAX - 1;
     if (o->k_max < 0 || o->k_max > kcap)
         return cs_fail(err, CS_ERR_ARG, "k_max: must be in 0..%d for this estimator, got %d", kcap, o->k_max);
     if (o->order < CS_ORDER_IDA || o->order > CS_ORDER_FIXED) return cs_fail(err, CS_ERR_ARG, "order: unknown strategy");

@@ -35,7 +35,8 @@ typedef struct code_kind {
 static const code_name updates[] = {{"consistent", CS_UPDATE_CONSISTENT}, {"simplified", CS_UPDATE_SIMPLIFIED}};
 static const code_name startups[] = {{"none", CS_STARTUP_NONE}, {"kraft", CS_STARTUP_KRAFT}};
 static const code_name approximations[] = {{"lagrange", CS_APPROX_LAGRANGE}, {"extripol-c0", CS_APPROX_EXTRIPOL_C0},
-                                           {"extripol-c1", CS_APPROX_EXTRIPOL_C1}, {"hermite", CS_APPROX_HERMITE}};
+                                           {"extripol-c1", CS_APPROX_EXTRIPOL_C1}, {"hermite", CS_APPROX_HERMITE},
+                                           {"lsq", CS_APPROX_LSQ}};
 static const code_name solvers[] = {{"euler", CS_SOLVER_EULER}, {"rk4", CS_SOLVER_RK4}, {"exact", CS_SOLVER_EXACT},
                                     {"cvode", CS_SOLVER_CVODE}, {"ab2", CS_SOLVER_AB2}};
 static const code_name ab2_starters[] = {{"euler", CS_AB2_EULER}, {"heun", CS_AB2_HEUN}};
@@ -125,5 +126,9 @@ int cs_py_add_codes(PyObject *module) {
     PyObject *d = codes_dict();
     if (!d) return -1;
     if (PyModule_AddObject(module, "codes", d) < 0) { Py_DECREF(d); return -1; }
+    /* limits of the coupling polynomials: the Python option classes check against these */
+    if (PyModule_AddIntConstant(module, "MAXDEG", CS_MAXDEG) < 0 ||
+        PyModule_AddIntConstant(module, "MAXHIST", CS_MAXHIST) < 0)
+        return -1;
     return 0;
 }

@@ -271,6 +271,7 @@ static int parse_choice(PyObject *opts, const char *key, cs_choice *out, cs_py_k
 static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
     cs_run_config *c = &a->cfg;
     if (cs_py_get_int(opts, RUN, "approx_kind", &c->approx.kind) || cs_py_get_int(opts, RUN, "approx_k", &c->approx.k) ||
+        cs_py_get_int(opts, RUN, "approx_nsp", &c->approx.nsp) ||
         cs_py_get_int(opts, RUN, "rates_lagged", &c->rates_lagged) || cs_py_get_int(opts, RUN, "update", &c->update) ||
         cs_py_get_double(opts, RUN, "t0", &c->t0) || cs_py_get_double(opts, RUN, "t_end", &c->t_end) ||
         cs_py_get_double(opts, RUN, "H", &c->H) || cs_py_get_int(opts, RUN, "startup", &c->startup) ||

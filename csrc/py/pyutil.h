@@ -58,6 +58,10 @@ int cs_py_add_codes(PyObject *module);
  * docstring "<name><signature and summary>". */
 #define CS_PY_FN(name, doc) {#name, py_##name, METH_VARARGS, #name doc}
 
+/* PyArg "O&" converter of an approximation spec, the tuple (kind, k, nsp) of Approximation.spec(), into a
+ * cs_approx_spec (coupling/approx.h); validated by cs_approx_check where it is used. */
+int cs_py_approx_spec(PyObject *obj, void *out);
+
 /* Method tables contributed by each area (defined in csrc/py/<area>.c). */
 extern PyMethodDef cs_py_linalg_methods[];
 extern PyMethodDef cs_py_engine_methods[];

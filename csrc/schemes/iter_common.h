@@ -6,7 +6,7 @@
 #include "coupling/approx.h"
 #include "schemes/iterative.h"
 
-#define CS_ITER_HIST 8 /* > CS_MAXDEG + 1 past macro points */
+#define CS_ITER_HIST (CS_MAXDEG + 2) /* > CS_MAXDEG + 1 past macro points */
 
 typedef struct cs_iter_record {
     int *n;          /* iterations done for step N: every attempt (corrector failures and rejected steps too) */
