@@ -103,8 +103,17 @@ def element_pixels(path, driver, selector):
         "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
         "return [r.left, r.top, r.right, r.bottom, window.devicePixelRatio];", selector)
     *box, ratio = rect
+    box = tuple(round(v * ratio) for v in box)
     with Image.open(path) as im:
-        return np.asarray(im.convert("RGB").crop(tuple(round(v * ratio) for v in box)), dtype=np.int16)
+        # the whole element must be on the screenshot: a crop beyond its edge would be padded with black
+        assert box[0] >= 0 and box[1] >= 0 and box[2] <= im.width and box[3] <= im.height, \
+            f"{selector} at {box} is not inside the {im.width}x{im.height} screenshot {path}"
+        return np.asarray(im.convert("RGB").crop(box), dtype=np.int16)
+
+
+def scroll_into_view(driver, selector):
+    """Scroll the first element matching ``selector`` into the middle of the window."""
+    driver.execute_script("document.querySelector(arguments[0]).scrollIntoView({block: 'center'});", selector)
 
 
 def changed_fraction(a, b):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from browser.pages import (SCREENSHOTS, changed_fraction, console_errors, element_pixels, explore_figure_src,
-                           free_port, open_page, screenshot, served, wait_for)
+                           free_port, open_page, screenshot, scroll_into_view, served, wait_for)
 
 pytestmark = pytest.mark.browser
 
@@ -67,12 +67,14 @@ def check_slider_changes_figure(driver, name, allowed_errors=lambda e: False):
     from the old one in at least MIN_CHANGED of its pixels and that the console logged no error (other than those
     ``allowed_errors`` accepts). Screenshots: ``{name}_before.png``, ``{name}_after.png``."""
     src0 = explore_figure_src(driver)
+    scroll_into_view(driver, FIGURE)
     time.sleep(0.5)  # let the image paint
     before = screenshot(driver, f"{name}_before")
     a = element_pixels(before, driver, FIGURE)
     label0, label1 = move_H_slider(driver)
     src1 = wait_for(lambda: (s := explore_figure_src(driver)) != src0 and s, 60,
                     "the figure to change after the slider moved")
+    scroll_into_view(driver, FIGURE)  # clicking the slider may have scrolled the page
     time.sleep(0.5)
     after = screenshot(driver, f"{name}_after")
     assert label1 != label0, f"the H slider did not move: {label0!r} -> {label1!r}"
