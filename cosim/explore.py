@@ -19,6 +19,7 @@ import io
 import math
 import numbers
 import time
+import warnings
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from . import _check, analysis
 from ._axes import with_unit
 from ._extras import require
 from .approximations import MAXDEG, ExtrapolatedInterpolation, Lagrange
-from .errors import CosimError, DivergenceError
+from .errors import CosimError, CouplingInstabilityWarning, DivergenceError
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, Exact
 from .system import CoupledSystem
@@ -219,9 +220,12 @@ class Explorer:
         has none) and the error: a diverging run is shown up to the macro point before the blow-up."""
         approx = _approximation(s["approximation"], s["k"], s["continuity"])
         try:
-            return simulate(self._system(s["p"]), self._t_end, s["H"], scheme=s["scheme"], approximation=approx,
-                            update=s["update"], solver=self._solver, output_interval=self._output_interval,
-                            divergence_growth=math.inf), None
+            # the status line reports an unstable coupling (ρ and the verdict): no warning under the panel as well
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CouplingInstabilityWarning)
+                return simulate(self._system(s["p"]), self._t_end, s["H"], scheme=s["scheme"],
+                                approximation=approx, update=s["update"], solver=self._solver,
+                                output_interval=self._output_interval, divergence_growth=math.inf), None
         except CosimError as e:
             return e.result, e
 
@@ -434,6 +438,8 @@ class Explorer:
         elif failure is not None:
             parts.append(f"<b style='color:#b00'>the co-simulation failed: {html.escape(str(failure))}</b>")
         else:  # relative to each signal's amplitude, so that signals of different units compare
+            if self.rho is None and self.result.status == self.result.UNSTABLE:  # the run's verdict (cosim.verdict)
+                parts.append(f"<b style='color:#b00'>{html.escape(self.result.message)}</b>")
             dev = {n: float(np.max(np.abs(self.result[n] - self.reference[n])))
                    / max(float(np.max(np.abs(self.reference[n]))), 1e-300) for n in self._signals}
             worst = max(dev, key=dev.get)

@@ -146,6 +146,25 @@ def test_a_nonlinear_system_has_no_map():
     assert "ρ" not in p.status.value
 
 
+def test_an_unstable_coupling_is_reported_in_the_status_line_not_as_a_warning():
+    import warnings
+    p = cosim.explore(build(2e5), T_END, signals=["S2.F"], n_H=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cosim.CouplingInstabilityWarning)
+        p.controls["update"].value = "simplified"
+        p.controls["H"].value = H_option(p, -1)
+    assert p.rho > 1 and "unstable" in p.status.value
+    # without a ρ map (a nonlinear system) the run's verdict says it
+    s = models.two_mass_oscillator(nonlinear=True)
+    q = cosim.explore(s, 0.5, signals=["S1.v1"], n_H=5, output_points=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cosim.CouplingInstabilityWarning)
+        q.controls["update"].value = "simplified"
+        q.controls["H"].options = [("2 ms", 2e-3)]
+    assert q.result.status == cosim.Result.UNSTABLE
+    assert "coupling unstable: S1.v1 grew" in q.status.value
+
+
 def axis_labels(p):
     """(xlabel, ylabel) of every axes of the panel's figure (the colour bar has its label on one side only)."""
     return [(ax.get_xlabel(), ax.get_ylabel()) for ax in p.figure.axes]
