@@ -175,7 +175,19 @@ class Result:
         if not callable(coupling_log):
             self._coupling_log = coupling_log
         self._table = None
-        self.units = self._declared_units() if units is None else dict(units)
+        self._units = None if units is None else dict(units)
+
+    @property
+    def units(self):
+        """{signal label: unit}: the subsystems' declared units, collected on first use (not per run: naming every
+        signal costs more than a short run of the engine)."""
+        if self._units is None:
+            self._units = self._declared_units()
+        return self._units
+
+    @units.setter
+    def units(self, value):
+        self._units = dict(value)
 
     def _declared_units(self):
         """{"t": "s", label: unit} for every signal whose subsystem knows its unit."""

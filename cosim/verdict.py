@@ -19,7 +19,10 @@ puts the reason into ``res.message`` and issues a :class:`cosim.CouplingInstabil
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
+
+import numpy as np
 
 from . import metrics, stability
 
@@ -27,6 +30,10 @@ from . import metrics, stability
 RHO_TOL = 1e-9
 #: the spectral-radius rule is used up to this many states in total (the analysis forms a dense Ω)
 RHO_MAX_STATES = 100
+#: ρ of the last runs by content (matrices, connections, settings, H): a loop of runs with the same system pays
+#: the analysis once, not per run (a short run of the engine costs about as much as the analysis)
+_RHO_CACHE: OrderedDict = OrderedDict()
+_RHO_CACHE_SIZE = 64
 
 
 @dataclass
@@ -51,9 +58,33 @@ def _rho(result):
     if sum(s.nx for s in system.subsystems) > RHO_MAX_STATES:
         return None
     try:
-        return float(stability.result_spectral_radius(result))
+        key = _rho_key(system, opts)
+    except (AttributeError, TypeError, ValueError):
+        key = None
+    if key is not None and key in _RHO_CACHE:
+        _RHO_CACHE.move_to_end(key)
+        return _RHO_CACHE[key]
+    try:
+        rho = float(stability.result_spectral_radius(result))
     except (ValueError, TypeError, ArithmeticError):
-        return None
+        rho = None
+    if key is not None:
+        _RHO_CACHE[key] = rho
+        if len(_RHO_CACHE) > _RHO_CACHE_SIZE:
+            _RHO_CACHE.popitem(last=False)
+    return rho
+
+
+def _rho_key(system, opts):
+    """Everything ρ(Ω) depends on, by value: the subsystems' sizes and matrices, L and r, scheme, approximation,
+    order, update, H and the grid."""
+    approx = opts.get("approximation")
+    order = opts.get("order")
+    grid = opts.get("grid")
+    return (tuple((s.nx, s.nu, s.ny) for s in system.subsystems), stability._pack(system).tobytes(),
+            str(opts.get("scheme")), repr(approx),
+            None if order is None else tuple(map(str, order)), str(opts.get("update")), float(opts["H"]),
+            None if grid is None else np.asarray(grid, dtype=float).tobytes())
 
 
 def judge(result) -> Verdict:
