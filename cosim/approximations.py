@@ -173,7 +173,7 @@ class Approximation:
 
 
 class Lagrange(Approximation):
-    """Lagrange polynomial of degree ``k`` (κ in kraft2021, k in busch2016 eq. 11), k = 0..7 (:data:`MAXDEG`).
+    """Lagrange polynomial of degree ``k`` (κ in kraft2021, k in busch2016 eq. 11), k = 0..7 (``cosim.approximations.MAXDEG``).
 
     Extrapolation through y(T_N), y(T_{N-1}), ..., y(T_{N-k}); under Gauss-Seidel, a subsystem stepped after the
     source of a signal *interpolates* through y(T_{N+1}), ..., y(T_{N+1-k}) (busch2016 eq. 13). Local

@@ -486,7 +486,7 @@ def explore(system, t_end, *, signals=None, ylabels=None, units=None, H=None, H_
     units : dict, optional
         Signal or parameter name -> unit, for the axis labels. Signals default to the units their subsystems
         declare (:attr:`cosim.Result.units`; the built-in models declare theirs), the parameter to the stability
-        plots' default for its name (:data:`cosim.plot.UNITS`: ck [N/m], dk [Ns/m], ...). A name without a known
+        plots' default for its name (``cosim.plot.UNITS``: ck [N/m], dk [Ns/m], ...). A name without a known
         unit is shown bare.
     H : float, optional
         Initial macro step (the nearest offered value); default: a quarter of the way up the range (log scale).

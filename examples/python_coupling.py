@@ -11,7 +11,7 @@ A :class:`cosim.PythonCoupling` subclass is a coupling method the engine calls t
 
 and compares each with the C implementation (``cosim.ZOH()``, ``cosim.Lagrange(1)``, ``cosim.MBCorr(0)``) on
 Genser's dual-mass oscillator (ck = 2e5 N/m, dk = 200 Ns/m, ΔT = 0.5 ms, 100 steps). All three agree to rounding
-(measured max |ΔY| / max |Y|: 0, 1.0e-15, 2.9e-15; the prototype's φ functions come from SciPy's expm, the C core's
+(measured max abs(ΔY) / max abs(Y): 0, 1.0e-15, 2.9e-15; the prototype's φ functions come from SciPy's expm, the C core's
 from its own).
 
 Run: .venv/bin/python examples/python_coupling.py

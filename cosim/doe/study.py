@@ -49,7 +49,7 @@ class Study:
     study_id : an optional label stored in the checkpoint: a resume with another label is refused.
     units : {factor or response name: unit}, e.g. ``{"H": "s", "ck": "N/m"}``: labels only (no value is
         converted, the checkpoint does not store them). The table :meth:`run` returns carries them, with the
-        built-in responses' (:data:`cosim.doe.responses.UNITS`, dimensionless "-"), in ``attrs["doe"]["units"]``,
+        built-in responses' (``cosim.doe.responses.UNITS``, dimensionless "-"), in ``attrs["doe"]["units"]``,
         from where :mod:`cosim.doe.plots` writes them on the axes (``H [s]``).
 
     Examples
