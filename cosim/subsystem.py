@@ -62,14 +62,14 @@ class Subsystem:
             return {}
         if not isinstance(units, dict):
             raise TypeError(f"units: expected a dict signal name -> unit string, got {type(units).__name__}")
-        out = {}
+        out, named = {}, self._named_signals()
         for key, unit in units.items():
             if not isinstance(key, str):
                 raise TypeError(f"units: keys must be signal names (str), got {key!r}")
             if not isinstance(unit, str) or not unit.strip():
                 raise TypeError(f"units[{key!r}]: expected a non-empty unit string such as 'm/s' or '-', got {unit!r}")
             try:
-                self.find_signal(key)
+                self._resolve(key, named)
             except KeyError as e:
                 raise ValueError(f"units: {e.args[0]}") from None
             out[key] = unit.strip()
@@ -102,13 +102,18 @@ class Subsystem:
         Raises KeyError listing the valid names."""
         if not isinstance(label, str):
             raise TypeError(f"label: expected a signal name string, got {type(label).__name__}")
+        return self._resolve(label, None)
+
+    def _resolve(self, label, named):
+        """:meth:`find_signal` with the table of :meth:`_named_signals` given (built here when None), so that
+        resolving every name of a 1e5-state subsystem takes one pass."""
         m = _INDEXED.fullmatch(label)
         if m:
             kind, i = m.group(1), int(m.group(2))
             n = getattr(self, _KINDS[kind][2])
             if i < n:
                 return kind, i
-        elif label in (named := self._named_signals()):
+        elif label in (named := self._named_signals() if named is None else named):
             return named[label]
         raise KeyError(f"{self.name}.{label}: no such signal; {self.name} has {self._describe_signals()}")
 
@@ -138,11 +143,8 @@ class Subsystem:
         out = []
         for i, name in enumerate(self.signal_names(kind)):
             if name != f"{kind}[{i}]":
-                if _INDEXED.fullmatch(name):
-                    found = self.find_signal(name)
-                else:
-                    named = self._named_signals() if named is None else named
-                    found = named[name]
+                named = self._named_signals() if named is None else named
+                found = self._resolve(name, named)
                 if not (found == (kind, i) or (kind == "y" and found[0] == "x" and self._output_is_state(i, found[1]))):
                     name = f"{kind}[{i}]"
             out.append(name)
