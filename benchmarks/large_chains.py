@@ -46,7 +46,7 @@ QUICK = os.environ.get("QUICK", "") not in ("", "0")
 REPEATS = 1 if QUICK else 2
 TOL = dict(rtol=1e-6, atol=1e-9)      # Kraft's subsystem and monolithic IDA tolerances (atol^pos = 1e-3 rtol)
 # a chain's Jacobian has half-bandwidth 3 (x_i, v_i interleaved; body i feels i − 1 and i + 1), also monolithic; given,
-# because finding it from the right-hand side costs 2 evaluations per state (O(n²), 8 s at n_K = 1e4)
+# because finding it from the right-hand side costs 2 evaluations per state (O(n²), ~5 s CPU at n_K = 1e4)
 BANDWIDTH = {"dense": {}, "band": dict(bandwidth=(3, 3))}
 
 
