@@ -193,8 +193,11 @@ class Result:
         """{"t": "s", label: unit} for every signal whose subsystem knows its unit."""
         units = {"t": "s"}
         subs = {s.name: s for s in self.system.subsystems}
+        per_kind = {}                                    # (subsystem, kind) -> units, one pass each
         for sg in self._signals():
-            unit = subs[sg.sub].signal_unit(sg.kind, sg.index)
+            if (sg.sub, sg.kind) not in per_kind:
+                per_kind[sg.sub, sg.kind] = subs[sg.sub].signal_units(sg.kind)
+            unit = per_kind[sg.sub, sg.kind][sg.index]
             if unit is not None:
                 units.setdefault(sg.label, unit)
         return units
@@ -301,8 +304,8 @@ class Result:
             offsets = {"x": self.system.state_offset, "y": self.system.out_offset, "u": self.system.in_offset}
             for si, s in enumerate(self.system.subsystems):
                 for kind in ("x", "y", "u"):
-                    for i, name in enumerate(s.signal_names(kind)):
-                        label = f"{s.name}.{s.signal_label(kind, i)}"
+                    for i, (name, local) in enumerate(zip(s.signal_names(kind), s.signal_labels(kind))):
+                        label = f"{s.name}.{local}"
                         table.append(_Signal(label, s.name, kind, i, name, int(offsets[kind][si] + i)))
             self._table = table
         return self._table

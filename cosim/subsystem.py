@@ -17,6 +17,7 @@ import numpy as np
 from . import _check
 
 _KINDS = {"x": ("states", "state", "nx"), "y": ("outputs", "output", "ny"), "u": ("inputs", "input", "nu")}
+_INDEXED = re.compile(r"([xyu])\[(\d+)\]")      # the indexed form "x[i]" of a signal
 
 
 class Subsystem:
@@ -61,14 +62,14 @@ class Subsystem:
             return {}
         if not isinstance(units, dict):
             raise TypeError(f"units: expected a dict signal name -> unit string, got {type(units).__name__}")
-        out = {}
+        out, named = {}, self._named_signals()
         for key, unit in units.items():
             if not isinstance(key, str):
                 raise TypeError(f"units: keys must be signal names (str), got {key!r}")
             if not isinstance(unit, str) or not unit.strip():
                 raise TypeError(f"units[{key!r}]: expected a non-empty unit string such as 'm/s' or '-', got {unit!r}")
             try:
-                self.find_signal(key)
+                self._resolve(key, named)
             except KeyError as e:
                 raise ValueError(f"units: {e.args[0]}") from None
             out[key] = unit.strip()
@@ -77,11 +78,13 @@ class Subsystem:
     def signal_unit(self, kind: str, i: int):
         """The unit of state/output/input ``i`` of ``kind`` ("x", "y", "u"), from ``units``: the entry of the
         signal's indexed form ``"y[j]"`` if given, else that of its declared name; None where none is known."""
+        return self.signal_units(kind)[i]
+
+    def signal_units(self, kind: str) -> list:
+        """:meth:`signal_unit` of every signal of ``kind`` in one pass (a chain segment has 1e5 states)."""
         units = getattr(self, "units", None) or {}
-        indexed = f"{kind}[{i}]"
-        if indexed in units:
-            return units[indexed]
-        return units.get(self.signal_names(kind)[i])
+        return [units[f"{kind}[{i}]"] if f"{kind}[{i}]" in units else units.get(name)
+                for i, name in enumerate(self.signal_names(kind))]
 
     def signal_names(self, kind: str) -> list:
         """Local names of the states (``kind="x"``), outputs (``"y"``) or inputs (``"u"``): the given names, or
@@ -99,17 +102,19 @@ class Subsystem:
         Raises KeyError listing the valid names."""
         if not isinstance(label, str):
             raise TypeError(f"label: expected a signal name string, got {type(label).__name__}")
-        m = re.fullmatch(r"([xyu])\[(\d+)\]", label)
+        return self._resolve(label, None)
+
+    def _resolve(self, label, named):
+        """:meth:`find_signal` with the table of :meth:`_named_signals` given (built here when None), so that
+        resolving every name of a 1e5-state subsystem takes one pass."""
+        m = _INDEXED.fullmatch(label)
         if m:
             kind, i = m.group(1), int(m.group(2))
             n = getattr(self, _KINDS[kind][2])
             if i < n:
                 return kind, i
-        else:
-            for kind in ("x", "y", "u"):
-                labels = getattr(self, _KINDS[kind][0], None)
-                if labels and label in labels:
-                    return kind, labels.index(label)
+        elif label in (named := self._named_signals() if named is None else named):
+            return named[label]
         raise KeyError(f"{self.name}.{label}: no such signal; {self.name} has {self._describe_signals()}")
 
     def signal_label(self, kind: str, i: int) -> str:
@@ -130,13 +135,29 @@ class Subsystem:
             for an LTI subsystem the output's rows of C and D must select the state); else the indexed form
             ``"y[j]"``.
         """
-        name = self.signal_names(kind)[i]
-        if name == f"{kind}[{i}]":
-            return name
-        found = self.find_signal(name)
-        if found == (kind, i) or (kind == "y" and found[0] == "x" and self._output_is_state(i, found[1])):
-            return name
-        return f"{kind}[{i}]"
+        return self.signal_labels(kind)[i]
+
+    def signal_labels(self, kind: str) -> list:
+        """:meth:`signal_label` of every signal of ``kind`` in one pass (a chain segment has 1e5 states)."""
+        named = None
+        out = []
+        for i, name in enumerate(self.signal_names(kind)):
+            if name != f"{kind}[{i}]":
+                named = self._named_signals() if named is None else named
+                found = self._resolve(name, named)
+                if not (found == (kind, i) or (kind == "y" and found[0] == "x" and self._output_is_state(i, found[1]))):
+                    name = f"{kind}[{i}]"
+            out.append(name)
+        return out
+
+    def _named_signals(self) -> dict:
+        """{declared name: (kind, index)}: the first state, else output, else input of that name (the resolution
+        of :meth:`find_signal`)."""
+        named = {}
+        for kind in ("x", "y", "u"):
+            for i, name in enumerate(getattr(self, _KINDS[kind][0], None) or ()):
+                named.setdefault(name, (kind, i))
+        return named
 
     def _output_is_state(self, j, i):
         """Whether output j equals state i: checked on C and D where the subsystem has them, else taken from the

@@ -22,8 +22,68 @@ per subsystem ``cpu_time`` and ``cpu_idle_time`` (eq. 4.5 with CPU clocks) and i
 ``cpu_solver_time``, ``cpu_idle_time``, ``cpu_idle_fraction``. On a shared machine wall clocks charge a preemption
 to the unit that was running (and show it as idle time of all others); CPU clocks do not, so the CPU idle fraction
 is the load imbalance of the units' own work.
+
+The time model of kraft2021 §16.2 (thesis eqs. 4.1-4.4): :func:`scaling_order` fits the scaling order P of a
+solver's time T ≈ a n^P from measured (n, T), :func:`cosim_time_estimate` is eq. (4.2) / (4.4), the ideal time of
+a co-simulation with one core per subsystem.
 """
 from __future__ import annotations
+
+import numpy as np
+
+from . import _check
+
+
+def scaling_order(n, t):
+    """Scaling order P of a computation time T ≈ a n^P (kraft2021 §16.2; thesis Sec. 5.7: P ≈ 1.2 with a sparse,
+    P = 3 with a dense linear solver), fitted by least squares to log T = log a + P log n.
+
+    Parameters
+    ----------
+    n : array_like
+        Problem sizes (e.g. the number of bodies n_K), at least two different positive values.
+    t : array_like
+        Computation times T [s] at these sizes, positive.
+
+    Returns
+    -------
+    (P, a) : tuple of float
+        The exponent P and the factor a [s] of the fit.
+    """
+    n = _check.real_array(n, "n", "array of problem sizes").ravel()
+    t = _check.real_array(t, "t", "array of times").ravel()
+    if n.shape != t.shape:
+        raise ValueError(f"t: expected one time per size ({n.size}), got {t.size}")
+    for name, a in (("n", n), ("t", t)):
+        if not np.all(np.isfinite(a) & (a > 0)):
+            raise ValueError(f"{name}: must be finite and positive")
+    if np.unique(n).size < 2:
+        raise ValueError("n: need at least two different sizes to fit a scaling order")
+    P, log_a = np.polyfit(np.log(n), np.log(t), 1)
+    return float(P), float(np.exp(log_a))
+
+
+def cosim_time_estimate(t_monolith, n_subsystems, P, corrector_iterations=0.0):
+    """Ideal co-simulation time with one core per subsystem (kraft2021 eqs. 4.2 and 4.4):
+    T_cosim ≈ (1 + n̄_cor) T_monolith / n_s^P, all overhead (F_solv, workspace dump, interface, communication)
+    neglected; it predicts the solver time T^solv of the slowest subsystem.
+
+    Parameters
+    ----------
+    t_monolith : float
+        T_monolith [s], the monolithic solve's time.
+    n_subsystems : int
+        n_s, subsystems of equal size.
+    P : float
+        The solver's scaling order (:func:`scaling_order`).
+    corrector_iterations : float
+        n̄_cor, mean corrector iterations per macro step of an implicit scheme (0: explicit, eq. 4.2).
+    """
+    t_monolith = _check.real(t_monolith, "t_monolith", nonneg=True)
+    n_s = _check.integer(n_subsystems, "n_subsystems", 1)
+    P = _check.real(P, "P", nonneg=True)
+    n_cor = _check.real(corrector_iterations, "corrector_iterations", nonneg=True)
+    return (1.0 + n_cor) * t_monolith / n_s ** P
 
 
 def augment(raw, names, t_end, kappa):
@@ -38,7 +98,6 @@ def augment(raw, names, t_end, kappa):
     sc = raw.get("step_control")
     if sc and len(sc.get("H", ())) and len(sc.get("k", ())) == len(sc["H"]):
         # adaptive degree (cosim.StepControl): the share of the simulated time of each κ
-        import numpy as np
         Hs, ks = np.asarray(sc["H"], dtype=float), np.asarray(sc["k"]).astype(int)
         total = float(Hs.sum())
         if total > 0:

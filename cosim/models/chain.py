@@ -396,7 +396,7 @@ def coupling_bodies(system):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Parameter sets of kraft2021 §18 (thesis Tables 4.2, 5.1, 5.3, 5.4, 5.5, 5.8, 5.9)
+# Parameter sets of kraft2021 §18 (thesis Tables 4.2, 5.1, 5.3, 5.4, 5.5, 5.7, 5.8, 5.9)
 
 def _c_table54(i):
     return 2.0e11 * (1.0 + 9.0 * np.sin(0.3142 * ((np.asarray(i) - 1) % 10)))
@@ -465,6 +465,24 @@ def _t58(n_bodies=100, seed=1):
                              power=95)], seed=seed, t_end=1.0)
 
 
+def _t57(n_bodies=100_000, n_subsystems=100, contacts=False, seed=1):
+    """Sec. 5.6 (Table 5.7, number of subsystems and large models). The thesis keeps n_K ∈ {1e5, 1e6, 1e7},
+    harmonic forces (2.11) on every body with random ΔF_H,i, Ω_H,i, and, with ``contacts=True``, contacts (2.12)
+    A_C = −1.0e-2 N, B_C = 2.5e4 1/m on a random 0.3 % of the bodies; Table 5.7 itself is lost (kraft2021 §22
+    item 8). Chosen here: the element and mass parameters of the thesis' other large homogeneous chain (Table 4.2:
+    m = 5e-2 kg, c = 2.5e9 N/m, d = 2.5e2 Ns/m, C = 1e17 N/m³, D = 1e-1 Ns³/m³), ΔF_H,i = ±[3e3, 3e4] N,
+    Ω_H,i ∈ [1e3, 1e4] 1/s, φ_H = 0, the chain at rest at t = 0 and t_sim = 1e-3 s (Table 4.2's). With these the
+    monolithic CVODE-BDF (rtol 1e-6, atol 1e-9) takes a mean step of ≈ 6e-7 s (thesis: h̄ = 1.34e-6 s at
+    n_K = 1e6) and the contact bodies reach x ≈ 5e-4 m, where the contact force A_C exp(B_C x) ≈ 1e4 N is of the
+    order of the harmonic forces. ``n_subsystems`` was varied in the thesis (e.g. 383 and 1007)."""
+    forces = [dict(kind="harmonic", bodies="all", amplitude=Uniform(3e3, 3e4, signed=True), omega=Uniform(1e3, 1e4),
+                   phase=0.0)]
+    if contacts:
+        forces.append(dict(kind="contact", fraction=0.003, A=-1.0e-2, B=2.5e4))
+    return dict(n_bodies=n_bodies, n_subsystems=n_subsystems, masses=5e-2, stiffness=2.5e9, damping=2.5e2,
+                cubic=(1e17, 1e-1), x0=0.0, v0=0.0, forces=forces, seed=seed, t_end=1e-3)
+
+
 def _t42(n_bodies=20000, contacts=False, seed=1):
     """Sec. 4.5 (Table 4.2): homogeneous chain n_K = 20 000, n_s = 10, m = 5e-2 kg, c = 2.5e9, d = 2.5e2,
     C = 1e17, D = 1e-1; x0 ∈ [−1e-4, 1e-4] m, v0 ∈ [−1, 1] m/s. ``contacts=True``: contacts (A_C = −1e-2 N,
@@ -496,7 +514,8 @@ def _t59(n_bodies=1000, n_subsystems=10, seed=1):
 
 
 #: The §18 parameter sets by name: "table5.1" (options: linear), "table5.3" (seed), "table5.4" (n_subsystems),
-#: "table5.5" (scale, repartitioned, seed), "table5.8" (n_bodies, seed), "table4.2" (n_bodies, contacts, seed),
-#: "table5.9" (n_bodies, n_subsystems, seed).
-PRESETS = {"table5.1": _t51, "table5.3": _t53, "table5.4": _t54, "table5.5": _t55, "table5.8": _t58,
-           "table4.2": _t42, "table5.9": _t59}
+#: "table5.5" (scale, repartitioned, seed), "table5.7" (n_bodies, n_subsystems, contacts, seed; Sec. 5.6, the
+#: lost table's values chosen), "table5.8" (n_bodies, seed), "table4.2" (n_bodies, contacts, seed), "table5.9"
+#: (n_bodies, n_subsystems, seed).
+PRESETS = {"table5.1": _t51, "table5.3": _t53, "table5.4": _t54, "table5.5": _t55, "table5.7": _t57,
+           "table5.8": _t58, "table4.2": _t42, "table5.9": _t59}
