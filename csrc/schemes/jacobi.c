@@ -22,6 +22,7 @@
 typedef struct jacobi_content {
     int nsub;
     cs_pool *pool;       /* NULL: sequential */
+    cs_pool_plan *plan;  /* which thread steps which units (balanced by their measured cost) */
     cs_err *errs;        /* one per unit */
     int *rc;
     double *w0;          /* units' wall clocks before the step (timing) */
@@ -92,7 +93,8 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
         j->T = T;
         j->H = H;
         cs_pool_set_timing(j->pool, timing);
-        cs_pool_run(j->pool, x->nsub, step_task, j);
+        if (x->nsub == j->nsub) cs_pool_run_plan(j->pool, j->plan, step_task, j);
+        else cs_pool_run(j->pool, x->nsub, step_task, j);
         for (int i = 0; i < x->nsub; i++)
             if (j->rc[i]) {                 /* the lowest failing unit, whatever thread ran it */
                 *err = j->errs[i];
@@ -107,6 +109,7 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
 static void jacobi_destroy(cs_scheme *s) {
     jacobi_content *j = s->content;
     if (!j) return;
+    cs_pool_plan_destroy(j->plan);
     cs_pool_destroy(j->pool);
     free(j->errs); free(j->rc); free(j->w0);
     free(j->cstep); free(j->cpu); free(j->cidle);
@@ -141,6 +144,7 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
     s->kind = CS_SCHEME_JACOBI;
     if (nthreads > 1) {
         int rc = cs_pool_create(nthreads < nsub ? nthreads : nsub, &j->pool, err);
+        if (!rc) rc = cs_pool_plan_create(j->pool, nsub, &j->plan, err);
         if (rc) { cs_scheme_destroy(s); return rc; }
     }
     *out = s;
