@@ -17,7 +17,8 @@ enum {
     /* pause instructions a worker spins for the next run, and the caller for the last worker, before sleeping:
      * some 10-100 µs, a fraction of a macro step worth spinning for, short enough to cost little when it is not */
     SPIN_ROUNDS = 4000,
-    BALANCE_EVERY = 64     /* re-balance after runs 1, 2, 4, ..., BALANCE_EVERY, then every BALANCE_EVERY runs */
+    BALANCE_EVERY = 64,    /* re-balance before runs 1, 2, 4, ..., BALANCE_EVERY, then every BALANCE_EVERY runs */
+    MEASURE_RUNS = 8       /* the items' costs are measured in (at most) this many runs before each re-balance */
 };
 #define BALANCE_GAIN 0.97  /* new lists only when their largest load is below this share of the current one's */
 
@@ -39,7 +40,7 @@ struct cs_pool_plan {
     int count, n;
     int *owner, *order, *start;   /* current lists (assign.h) */
     int *cand;                    /* candidate owners of a re-balance */
-    double *pcost;                /* wall seconds per position of order, summed since the last re-balance */
+    double *pcost;                /* thread CPU seconds per position of order, summed over the measured runs */
     double *icost, *load;         /* per item / per worker, at a re-balance */
     void *scratch;                /* cs_assign_balanced's */
     long runs, next_balance, balances;
@@ -52,7 +53,7 @@ struct cs_pool {
     worker *w;
     int count;
     const int *order;   /* positions -> items (NULL: the identity) */
-    double *pcost;      /* the plan's per-position costs (NULL: not measured) */
+    double *pcost;      /* the plan's per-position costs to add to (NULL: not measured in this run) */
     cs_pool_task task;
     void *arg;
     int watch;          /* the caller obeys Ctrl-C (interrupt.h): so do the workers of this run */
@@ -95,17 +96,23 @@ static inline int take(worker *w, int front) {
     }
 }
 
+/* CPU seconds of the calling thread: an item's cost that a preemption on a shared machine does not inflate */
+static double thread_cpu(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0.0;
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 static inline void run_pos(cs_pool *p, worker *me, int pos) {
     const int item = p->order ? p->order[pos] : pos;
     if (!p->pcost && !p->timing) {
         p->task(p->arg, item, me->id);
         return;
     }
-    const double t0 = now();
+    const double t0 = p->timing ? now() : 0.0, c0 = p->pcost ? thread_cpu() : 0.0;
     p->task(p->arg, item, me->id);
-    const double dt = now() - t0;
-    if (p->pcost) p->pcost[pos] += dt;   /* a position is run by one worker per run */
-    me->busy += dt;
+    if (p->pcost) p->pcost[pos] += thread_cpu() - c0;   /* a position is run by one worker per run */
+    if (p->timing) me->busy += now() - t0;
 }
 
 static void work(cs_pool *p, int id) {
@@ -290,7 +297,7 @@ int cs_pool_plan_create(const cs_pool *p, int count, cs_pool_plan **out, cs_err 
     return CS_OK;
 }
 
-/* Lists by the costs measured since the last re-balance, when they lower the largest load (assign.h). */
+/* Lists by the costs measured before this re-balance, when they lower the largest load (assign.h). */
 static void rebalance(cs_pool_plan *q) {
     for (int pos = 0; pos < q->count; pos++) {
         q->icost[q->order[pos]] = q->pcost[pos];
@@ -309,11 +316,13 @@ void cs_pool_run_plan(cs_pool *p, cs_pool_plan *q, cs_pool_task task, void *arg)
         for (int i = 0; i < q->count; i++) task(arg, i, 0);
         return;
     }
-    run_lists(p, q->count, q->order, q->start, q->pcost, task, arg);
-    if (++q->runs == q->next_balance) {
+    if (q->runs == q->next_balance) {   /* before the run: the owners stay those of the last run until the next */
         rebalance(q);
         q->next_balance = q->runs < BALANCE_EVERY ? 2 * q->runs : q->runs + BALANCE_EVERY;
     }
+    const int measure = q->next_balance - q->runs <= MEASURE_RUNS;
+    run_lists(p, q->count, q->order, q->start, measure ? q->pcost : NULL, task, arg);
+    q->runs++;
 }
 
 const int *cs_pool_plan_owner(const cs_pool_plan *q) { return q->owner; }

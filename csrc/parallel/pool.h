@@ -5,8 +5,8 @@
  * hands out the items 0..count-1 and returns when all are done: a barrier at the end of the macro step.
  *
  * Who runs what: each worker has a list of items (parallel/assign.h). cs_pool_run splits the items into contiguous
- * blocks; cs_pool_run_plan uses a plan that measures each item's wall time and, now and then, re-balances the lists
- * by the measured cost (LPT). A unit stays on the same thread from step to step (its workspace stays in that core's
+ * blocks; cs_pool_run_plan uses a plan that measures each item's cost now and then and re-balances the lists by it
+ * (LPT). A unit stays on the same thread from step to step (its workspace stays in that core's
  * cache). A worker done with its list takes items from the end of other workers' lists (a preempted thread on a
  * shared machine does not hold up the step). Every item runs exactly once per run.
  *
@@ -29,13 +29,14 @@ int cs_pool_create(int nthreads, cs_pool **out, cs_err *err);
 /* Runs task for the items 0..count-1 (contiguous blocks per worker) and waits for all of them. Not reentrant (one
  * run at a time per pool). */
 void cs_pool_run(cs_pool *p, int count, cs_pool_task task, void *arg);
-/* A plan for count items on pool p: lists balanced by the items' measured wall times (re-balanced after runs 1, 2,
- * 4, ..., 64 and then every 64 runs, when that lowers the largest load by more than 3 %). */
+/* A plan for count items on pool p: lists balanced by the items' measured cost, the CPU time of the thread that ran
+ * them (not inflated by a preemption) over the (at most) 8 runs before each re-balance; re-balanced before runs 1,
+ * 2, 4, ..., 64 and then every 64 runs, when that lowers the largest load by more than 3 %. */
 int cs_pool_plan_create(const cs_pool *p, int count, cs_pool_plan **out, cs_err *err);
 void cs_pool_plan_destroy(cs_pool_plan *plan);
 /* cs_pool_run over the plan's items with its lists. */
 void cs_pool_run_plan(cs_pool *p, cs_pool_plan *plan, cs_pool_task task, void *arg);
-/* The plan's current worker of each item (count entries) and how often its lists changed. */
+/* The plan's worker of each item (count entries; the lists of the last run) and how often its lists changed. */
 const int *cs_pool_plan_owner(const cs_pool_plan *plan);
 long cs_pool_plan_balances(const cs_pool_plan *plan);
 int cs_pool_threads(const cs_pool *p);
