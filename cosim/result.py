@@ -175,7 +175,19 @@ class Result:
         if not callable(coupling_log):
             self._coupling_log = coupling_log
         self._table = None
-        self.units = self._declared_units() if units is None else dict(units)
+        self._units = None if units is None else dict(units)
+
+    @property
+    def units(self):
+        """{label: unit} of the signals whose unit is known, and ``"t"``: ``"s"`` (made on first access: a study
+        of thousands of signals that never reads it does not pay for it)."""
+        if self._units is None:
+            self._units = self._declared_units()
+        return self._units
+
+    @units.setter
+    def units(self, value):
+        self._units = dict(value)
 
     def _declared_units(self):
         """{"t": "s", label: unit} for every signal whose subsystem knows its unit."""
