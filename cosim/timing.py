@@ -22,9 +22,10 @@ Threads (kraft2021 §16; docs/chains.md "Threads"): ``run_time`` is the wall tim
 recording) and ``serial_fraction`` = ``serial_time`` / ``run_time``: with serial fraction s of a threads = 1 run,
 Amdahl's law bounds the speed-up on n cores by n / (1 + (n − 1) s). Jacobi runs also give per thread
 ``thread_busy_time`` (wall seconds it ran units), ``thread_units`` (units on its list, balanced by their measured
-CPU cost) and ``thread_stolen_units`` (units it took from other threads' lists when done with its own), and ``cpu_critical_time`` = Σ_N max_thread (CPU seconds of the units that thread stepped in step N): the
-units' stepping time were every thread alone on a core; ``cpu_parallelism`` = Σ_L CPU_L / ``cpu_critical_time``
-(at most the number of threads) is the speed-up of the units' stepping that the distribution over threads allows,
+CPU cost) and ``thread_stolen_units`` (units it took from other threads' lists when done with its own), and
+``cpu_critical_time`` = Σ_N max_thread (CPU seconds of the units on that thread's list in step N): the units'
+stepping time were every thread alone on a core; ``cpu_parallelism`` = Σ_L CPU_L / ``cpu_critical_time`` (at most
+the number of threads) is the speed-up of the units' stepping that the distribution over threads allows,
 independent of the machine's load.
 
 Jacobi runs also measure each unit's steps with the CPU clock of the thread that ran it (CLOCK_THREAD_CPUTIME_ID):

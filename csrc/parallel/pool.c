@@ -14,13 +14,17 @@
 
 enum {
     CACHE_LINE = 64,
-    /* pause instructions a worker spins for the next run, and the caller for the last worker, before sleeping:
-     * some 10-100 µs, a fraction of a macro step worth spinning for, short enough to cost little when it is not */
-    SPIN_ROUNDS = 4000,
     BALANCE_EVERY = 64,    /* re-balance before runs 1, 2, 4, ..., BALANCE_EVERY, then every BALANCE_EVERY runs */
     MEASURE_RUNS = 8       /* the items' costs are measured in (at most) this many runs before each re-balance */
 };
 #define BALANCE_GAIN 0.97  /* new lists only when their largest load is below this share of the current one's */
+/* Spinning before sleeping (a worker for the next run, the caller for the last worker): adaptive, as the waits
+ * are. A wait the spin caught doubles the spin (up to SPIN_MAX seconds); a sleep shorter than SPIN_MAX starts or
+ * keeps it (at least SPIN_MIN); a longer sleep stops it. Short macro steps on idle cores spin and skip a
+ * sleep/wake-up round trip; long steps, and a machine with more threads than free cores (where a spinning thread
+ * takes the core from the one it waits for), sleep at once. */
+#define SPIN_MAX 20e-6
+#define SPIN_MIN 2e-6
 
 /* The list of worker k in the current run: positions [lo, hi) of the run's order, packed as lo | hi << 32 in one
  * atomic word: the owner takes from the front, others take from the back, each with one compare-and-swap. */
@@ -34,6 +38,7 @@ typedef struct worker {
     double busy;        /* running items, accumulated (timing on) */
     long stolen;        /* items taken from other workers' lists (timing on) */
     double t_done;      /* when it finished its last item of the current run */
+    double spin;        /* seconds it spins for the next run before sleeping */
 } worker;
 
 struct cs_pool_plan {
@@ -63,9 +68,10 @@ struct cs_pool {
     pthread_cond_t start, done;
     int sleepers;       /* workers waiting on start (under mu) */
     int caller_waits;   /* the caller waits on done (under mu) */
-    int shutdown;       /* under mu; also read while spinning */
+    int shutdown;       /* under mu */
+    double spin;        /* seconds the caller spins for the last worker before sleeping */
     /* written by every worker at the end of a run */
-    _Alignas(CACHE_LINE) atomic_int active;         /* workers (other than 0) still in the current run */
+    _Alignas(CACHE_LINE) _Atomic long active;        /* workers (other than 0) still in the current run */
 };
 
 static double now(void) {
@@ -128,12 +134,29 @@ static void work(cs_pool *p, int id) {
     if (p->timing) me->t_done = now();
 }
 
-/* The next generation after seen (spin, then sleep), or seen when the pool shuts down. */
-static long wait_start(cs_pool *p, long seen) {
-    for (int s = 0; s < SPIN_ROUNDS; s++) {
-        long g = atomic_load_explicit(&p->generation, memory_order_acquire);
-        if (g != seen) return g;
+/* Spins until (*v == value) == equal, for at most spin seconds since t0; 1 when that came. */
+static int spin_until(const _Atomic long *v, long value, int equal, double t0, double spin) {
+    if (spin <= 0.0) return 0;
+    for (unsigned s = 1;; s++) {
+        if ((atomic_load_explicit(v, memory_order_acquire) == value) == equal) return 1;
+        if (!(s & 63) && now() - t0 > spin) return 0;
         relax();
+    }
+}
+
+/* The next spin after a wait of `waited` seconds that the spin caught or not (see SPIN_MAX). */
+static double adapt(double spin, int caught, double waited) {
+    if (caught) return spin * 2 > SPIN_MAX ? SPIN_MAX : spin * 2;
+    if (waited <= SPIN_MAX) return spin < SPIN_MIN ? SPIN_MIN : spin;   /* a short sleep: spinning would have done */
+    return 0.0;
+}
+
+/* The next generation after seen (spin, then sleep), or seen when the pool shuts down. */
+static long wait_start(cs_pool *p, worker *me, long seen) {
+    const double t0 = now();
+    if (spin_until(&p->generation, seen, 0, t0, me->spin)) {
+        me->spin = adapt(me->spin, 1, 0.0);
+        return atomic_load_explicit(&p->generation, memory_order_acquire);
     }
     pthread_mutex_lock(&p->mu);
     p->sleepers++;
@@ -143,6 +166,7 @@ static long wait_start(cs_pool *p, long seen) {
     p->sleepers--;
     if (p->shutdown) g = seen;
     pthread_mutex_unlock(&p->mu);
+    me->spin = adapt(me->spin, 0, now() - t0);
     return g;
 }
 
@@ -151,7 +175,7 @@ static void *worker_main(void *arg) {
     cs_pool *p = me->pool;
     long seen = 0;
     for (;;) {
-        long g = wait_start(p, seen);
+        long g = wait_start(p, me, seen);
         if (g == seen) break;     /* shutdown */
         seen = g;
         cs_interrupt_watch(p->watch);
@@ -239,14 +263,17 @@ static void run_lists(cs_pool *p, int count, const int *order, const int *start,
     if (p->sleepers) pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     work(p, 0);
-    int s = 0;
-    while (atomic_load_explicit(&p->active, memory_order_acquire) > 0 && s++ < SPIN_ROUNDS) relax();
     if (atomic_load_explicit(&p->active, memory_order_acquire) > 0) {
-        pthread_mutex_lock(&p->mu);
-        p->caller_waits = 1;
-        while (atomic_load_explicit(&p->active, memory_order_acquire) > 0) pthread_cond_wait(&p->done, &p->mu);
-        p->caller_waits = 0;
-        pthread_mutex_unlock(&p->mu);
+        const double t0 = now();
+        const int caught = spin_until(&p->active, 0, 1, t0, p->spin);
+        if (!caught) {
+            pthread_mutex_lock(&p->mu);
+            p->caller_waits = 1;
+            while (atomic_load_explicit(&p->active, memory_order_acquire) > 0) pthread_cond_wait(&p->done, &p->mu);
+            p->caller_waits = 0;
+            pthread_mutex_unlock(&p->mu);
+        }
+        p->spin = adapt(p->spin, caught, caught ? 0.0 : now() - t0);
     }
     if (p->timing) {
         double t = now();

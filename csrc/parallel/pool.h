@@ -11,7 +11,8 @@
  * shared machine does not hold up the step). Every item runs exactly once per run.
  *
  * Between runs workers spin for a short while (a short macro step does not pay a sleep/wake-up round trip per
- * worker), then sleep on a condition variable. Per-worker data lie on cache lines of their own. No allocation after
+ * worker), then sleep on a condition variable; the spin adapts to how long the waits are (none when they are long
+ * or the machine has no free core). Per-worker data lie on cache lines of their own. No allocation after
  * create. The pool holds no results: tasks write into per-item slots of their own, so a result never depends on
  * which thread ran an item. */
 #ifndef COSIM_POOL_H

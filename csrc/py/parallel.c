@@ -54,7 +54,8 @@ static PyObject *py_pool_check(PyObject *self, PyObject *args) {
     PyObject *oc;
     int threads, runs;
     if (!PyArg_ParseTuple(args, "Oii:pool_check", &oc, &threads, &runs)) return NULL;
-    if (threads < 1 || threads > 64) return PyErr_Format(PyExc_ValueError, "threads: must be in 1..64, got %d", threads);
+    if (threads < 1 || threads > 64)
+        return PyErr_Format(PyExc_ValueError, "threads: must be in 1..64, got %d", threads);
     if (runs < 0 || runs > 100000) return PyErr_Format(PyExc_ValueError, "runs: must be in 0..100000, got %d", runs);
     npy_intp d[1] = {-1};
     PyArrayObject *c = cs_py_darray(oc, "cost", 1, d, 1);
