@@ -436,6 +436,15 @@ def thread_scaling(t_end=5e-7, repeats=3, n_bodies=3200, n_s=64):
     s_all = (res[1][1] - tm1["scheme_time"]) / res[1][1]   # with the Python setup and result assembly
     print(f"  threads = 1: {best[1]:.3f} s; master's serial part in the macro-step loop {tm1['serial_time']:.4f} s "
           f"(s = {s_loop:.4f}, interface {tm1['interface_time']:.4f} s), with setup and results s = {s_all:.4f}")
+    from cosim import _core
+    for n in counts[1:]:
+        rt = math.inf
+        for _ in range(3):   # the pool's own cost per macro step: 64 units that do nothing
+            t0 = time.perf_counter()
+            _core.pool_check(np.zeros(n_s), n, 2000)
+            rt = min(rt, (time.perf_counter() - t0) / 2000)
+        print(f"  threads = {n:2d}: pool round trip (hand-out and barrier) {rt * 1e6:.1f} µs per macro step "
+              f"with {n_s} empty units")
     for n in counts[1:]:
         tm = res[n][0].stats["timing"]
         cpu = sum(res[n][0].stats["subsystems"][m]["cpu_time"] for m in s.names)
