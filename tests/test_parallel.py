@@ -253,3 +253,22 @@ def test_thread_timing_gives_serial_fraction_and_balance():
         assert min(tm["thread_stolen_units"]) >= 0                                   # may all be taken
     assert runs[1].stats["timing"]["cpu_parallelism"] == pytest.approx(1.0)
     assert runs[1].stats["timing"]["thread_stolen_units"] == [0]
+
+
+@pytest.mark.parametrize("threads", [2, 8])
+def test_pool_start_and_barrier_never_lose_a_wake_up(threads):
+    """Many runs of units that do nothing: workers and caller switch between spinning and sleeping all the time
+    (8 threads on fewer cores sleep, 2 may spin); every run hands out every item once and returns."""
+    from cosim import _core
+    r = _core.pool_check(np.zeros(16), threads, 3000)
+    assert r["ran"].tolist() == [3000] * 16
+
+
+def test_pool_check_names_bad_arguments():
+    from cosim import _core
+    with pytest.raises(ValueError, match="threads"):
+        _core.pool_check(np.zeros(4), 0, 10)
+    with pytest.raises(ValueError, match="runs"):
+        _core.pool_check(np.zeros(4), 2, -1)
+    with pytest.raises(ValueError, match="cost"):
+        _core.pool_check(np.full(4, 1.0), 2, 1)
