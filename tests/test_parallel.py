@@ -206,6 +206,12 @@ def test_assign_units_is_longest_processing_time_first():
         assert np.array_equal(owner, _core.assign_units(cost, n))       # deterministic
         # Graham's bound: at most 4/3 of the optimum, which is at least max(mean load, largest unit)
         assert _max_load(cost, owner, n) <= 4 / 3 * max(cost.sum() / n, cost.max()) * (1 + 1e-12)
+        # the rule written out: largest first (ties: lower index) to the least loaded worker (ties: lower worker)
+        load, ref = [0.0] * n, np.empty(count, dtype=int)
+        for i in sorted(range(count), key=lambda i: (-cost[i], i)):
+            k = min(range(n), key=lambda k: (load[k], k))
+            ref[i], load[k] = k, load[k] + cost[i]
+        assert np.array_equal(owner, ref)
     equal = _core.assign_units(np.ones(64), 16)
     assert np.bincount(equal).tolist() == [4] * 16
     assert _core.assign_units(np.empty(0), 4).shape == (0,)

@@ -1,8 +1,6 @@
 /* Balanced assignment of items to workers (assign.h): LPT with a binary min-heap of the workers' loads. */
 #include "parallel/assign.h"
 
-#include <stdlib.h>
-
 typedef struct item_cost {
     double c;
     int i;
@@ -17,11 +15,29 @@ size_t cs_assign_scratch_bytes(int count, int n) {
     return sizeof(item_cost) * (size_t)(count > 0 ? count : 1) + sizeof(worker_load) * (size_t)(n > 0 ? n : 1);
 }
 
-/* largest cost first; equal costs by the lower index: a total order, so qsort's result is unique */
-static int by_cost(const void *pa, const void *pb) {
-    const item_cost *a = pa, *b = pb;
-    if (a->c != b->c) return a->c > b->c ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
+/* a goes before b: the larger cost first, equal costs by the lower index (a total order: the sort is unique) */
+static inline int before(const item_cost *a, const item_cost *b) {
+    return a->c > b->c || (a->c == b->c && a->i < b->i);
+}
+
+/* Heap sort in that order: in place (qsort may allocate, and this runs between macro steps). */
+static void sift_items(item_cost *a, int n, int q) {
+    for (;;) {
+        int l = 2 * q + 1, r = l + 1, m = q;
+        if (l < n && before(&a[m], &a[l])) m = l;   /* a max-heap of "goes last" */
+        if (r < n && before(&a[m], &a[r])) m = r;
+        if (m == q) return;
+        item_cost t = a[q]; a[q] = a[m]; a[m] = t;
+        q = m;
+    }
+}
+
+static void sort_items(item_cost *a, int n) {
+    for (int q = n / 2 - 1; q >= 0; q--) sift_items(a, n, q);
+    for (int e = n - 1; e > 0; e--) {
+        item_cost t = a[0]; a[0] = a[e]; a[e] = t;
+        sift_items(a, e, 0);
+    }
 }
 
 static int lighter(const worker_load *a, const worker_load *b) {
@@ -43,7 +59,7 @@ double cs_assign_balanced(int count, const double *cost, int n, int *owner, void
     item_cost *ic = scratch;
     worker_load *h = (worker_load *)(ic + (count > 0 ? count : 1));
     for (int i = 0; i < count; i++) ic[i] = (item_cost){cost[i] > 0.0 ? cost[i] : 0.0, i};   /* NaN, < 0: 0 */
-    qsort(ic, (size_t)count, sizeof *ic, by_cost);
+    sort_items(ic, count);
     for (int k = 0; k < n; k++) h[k] = (worker_load){0.0, k};   /* all 0, ascending k: already a heap */
     double mx = 0.0;
     for (int q = 0; q < count; q++) {
