@@ -21,7 +21,7 @@ static PyObject *py_assign_units(PyObject *self, PyObject *args) {
     for (int i = 0; i < count; i++)
         if (cost[i] < 0.0) {
             Py_DECREF(c);
-            return PyErr_Format(PyExc_ValueError, "cost: must be >= 0, got cost[%d] = %g", i, cost[i]);
+            return cs_py_errorf(PyExc_ValueError, "cost: must be >= 0, got cost[%d] = %g", i, cost[i]);
         }
     npy_intp dn[1] = {count};
     PyObject *owner = PyArray_SimpleNew(1, dn, NPY_INT);
@@ -71,7 +71,7 @@ static PyObject *py_pool_check(PyObject *self, PyObject *args) {
     if (!ran || !owner || !stolen) goto done;
     for (int i = 0; i < count; i++)
         if (((double *)PyArray_DATA(c))[i] < 0.0 || ((double *)PyArray_DATA(c))[i] > 0.01) {
-            PyErr_Format(PyExc_ValueError, "cost: must be in [0, 0.01] s, got cost[%d] = %g", i,
+            cs_py_errorf(PyExc_ValueError, "cost: must be in [0, 0.01] s, got cost[%d] = %g", i,
                          ((double *)PyArray_DATA(c))[i]);
             goto done;
         }
