@@ -56,7 +56,7 @@ static void step_task(void *arg, int i, int worker) {
     jacobi_content *j = arg;
     j->errs[i].code = 0;
     j->rc[i] = timed_step(j, j->x, i, j->T, j->H, &j->errs[i]);
-    j->ran_by[i] = worker;
+    if (j->timing) j->ran_by[i] = worker;   /* only timing reads it */
 }
 
 static void account_idle(jacobi_content *j, cs_step_ctx *x) {
