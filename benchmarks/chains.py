@@ -3,6 +3,7 @@ monolithic band-CVODE solve, idle time against H.
 
     .venv/bin/python benchmarks/chains.py            # the sizes of the issue (a few minutes)
     .venv/bin/python benchmarks/chains.py --quick    # reduced (seconds)
+    .venv/bin/python benchmarks/chains.py --threads  # thread scaling alone (section 11, about 30 s)
 
 1. speed-up of threads=2 over threads=1: the Table 5.4 chain (n_K = 1000) in 10 and 100 units with CVODE units
    (band linear solver, bandwidth 3), explicit Jacobi, Lagrange κ = 1, H = 1e-8 s; target >= 1.7x on 2 cores; the
@@ -28,6 +29,11 @@ monolithic band-CVODE solve, idle time against H.
    to n_K = 100, n_s = 10).
 10. T21's imMD row: κ of the accepted steps before, on and after the ramp of the first impulse (Table 5.9 chain,
    n_K = 1000, n_s = 10, rtol = 1e-4).
+11. thread scaling (--threads, or --only 11; about 30 s): the Table 5.4 chain with n_K = 3200 in 64 CVODE-band units,
+   explicit Jacobi, Lagrange κ = 1, H = 1e-8 s; threads 1, 2 (and 4, 8, ... up to the cores), interleaved, best of
+   3; the machine's load; from the timing instrumentation the master's serial fraction s (Amdahl: n / (1 + (n-1) s)),
+   the units per thread and cpu_parallelism (the units' CPU time over the critical path of the threads' lists, which
+   the machine's load does not change); results bit-identical for every thread count. Target threads = 2 >= 1.9x.
    Sections: --only 1,3,5 (default all).
 Timings depend on the machine's load: the lead re-runs them on a quiet machine.
 """
@@ -399,15 +405,66 @@ def t21_imMD(n_bodies, t_end=1.2e-4, rtol=1e-4):
                   f"mean H {H[m].mean():.2e} s")
 
 
+def _load():
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def thread_scaling(t_end=5e-7, repeats=3, n_bodies=3200, n_s=64):
+    """Section 11: wall speed-up of threads = n over 1 (interleaved, best of repeats) and the load-independent
+    figures of the timing instrumentation (cosim/timing.py): serial fraction, units per thread, cpu_parallelism."""
+    cores = os.cpu_count() or 1
+    counts = [1] + [n for n in (2, 4, 8, 16, 32, 64) if n <= max(2, cores)]
+    print(f"== 11. thread scaling (Table 5.4 chain, n_K = {n_bodies}, {n_s} CVODE band units, Jacobi, κ = 1, "
+          f"H = 1e-8 s, t = {t_end:.0e} s; {cores} cores; best of {repeats}, interleaved)")
+    s = oscillator_chain(preset="table5.4", n_bodies=n_bodies, n_subsystems=n_s)
+    kw = dict(t_end=t_end, H=1e-8, approximation=cosim.Lagrange(k=1), timing=True,
+              solver=cosim.CVODE(rtol=1e-6, atol=1e-9, **BAND), output_interval=t_end / 10)
+    best, res, loads = {n: math.inf for n in counts}, {}, [_load()]
+    for _ in range(repeats):
+        for n in counts:
+            r, t = run(s, threads=n, **kw)
+            if t < best[n]:
+                best[n], res[n] = t, (r, t)
+    loads.append(_load())
+    for n in counts[1:]:
+        r0, r = res[1][0], res[n][0]
+        assert np.array_equal(r.X, r0.X) and np.array_equal(r.Y, r0.Y) and np.array_equal(r.U, r0.U), n
+    print(f"  load average (1 min) {loads[0]:.2f} before, {loads[1]:.2f} after ({cores} cores); results "
+          f"bit-identical for threads = {counts}")
+    tm1 = res[1][0].stats["timing"]
+    s_loop = tm1["serial_fraction"]
+    s_all = (res[1][1] - tm1["scheme_time"]) / res[1][1]   # with the Python setup and result assembly
+    print(f"  threads = 1: {best[1]:.3f} s; master's serial part in the macro-step loop {tm1['serial_time']:.4f} s "
+          f"(s = {s_loop:.4f}, interface {tm1['interface_time']:.4f} s), with setup and results s = {s_all:.4f}")
+    from cosim import _core
+    for n in counts[1:]:
+        rt = math.inf
+        for _ in range(3):   # the pool's own cost per macro step: 64 units that do nothing
+            t0 = time.perf_counter()
+            _core.pool_check(np.zeros(n_s), n, 2000)
+            rt = min(rt, (time.perf_counter() - t0) / 2000)
+        print(f"  threads = {n:2d}: pool round trip (hand-out and barrier) {rt * 1e6:.1f} µs per macro step "
+              f"with {n_s} empty units")
+    for n in counts[1:]:
+        tm = res[n][0].stats["timing"]
+        cpu = sum(res[n][0].stats["subsystems"][m]["cpu_time"] for m in s.names)
+        quiet = (cpu + tm1["serial_time"]) / (tm["cpu_critical_time"] + tm1["serial_time"])
+        print(f"  threads = {n:2d}: {best[n]:.3f} s, speed-up {best[1] / best[n]:5.2f}x (Amdahl bound "
+              f"{n / (1 + (n - 1) * s_all):.2f}x); units per thread {tm['thread_units']}, taken from other lists "
+              f"{tm['thread_stolen_units']}; cpu_parallelism {tm['cpu_parallelism']:.3f} -> {quiet:.2f}x expected on "
+              f"{n} idle cores" + (" (target >= 1.9x)" if n == 2 else ""))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10", help="comma-separated sections to run")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11", help="comma-separated sections to run")
     ap.add_argument("--equal-accuracy", action="store_true", help="only section 9 (same as --only 9)")
+    ap.add_argument("--threads", action="store_true", help="only section 11, thread scaling (same as --only 11)")
     ap.add_argument("--t18-t-end", type=float, default=1e-5, help="simulated time of section 5 (thesis 1e-3 s)")
     a = ap.parse_args()
     q = a.quick
-    only = {9} if a.equal_accuracy else {int(x) for x in a.only.split(",")}
+    only = {9} if a.equal_accuracy else {11} if a.threads else {int(x) for x in a.only.split(",")}
     if 1 in only:
         speedup(t_end=5e-7 if q else 2e-6, repeats=1 if q else 3)
     if 2 in only:
@@ -429,6 +486,8 @@ def main():
                        repeats=1 if q else 3)
     if 10 in only:
         t21_imMD(n_bodies=50 if q else 1000)
+    if 11 in only:
+        thread_scaling(t_end=2e-7 if q else 5e-7, repeats=1 if q else 3)
 
 
 if __name__ == "__main__":

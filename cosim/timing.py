@@ -17,6 +17,17 @@ steps' H and κ when ``step_control`` adapts them) for the run. With timing:
 T^solv = max_L Σ_N T^solv_{L,N} and ``idle_time`` = T^idle = Σ_N max_L T^solv_{L,N} − T^solv (eq. 4.5), and
 ``idle_fraction`` = T^idle / (T^solv + T^idle).
 
+Threads (kraft2021 §16; docs/chains.md "Threads"): ``run_time`` is the wall time of all macro steps, ``serial_time``
+= ``run_time`` − ``scheme_time`` the master's serial part (predict, update, divergence check, accept, step control,
+recording) and ``serial_fraction`` = ``serial_time`` / ``run_time``: with serial fraction s of a threads = 1 run,
+Amdahl's law bounds the speed-up on n cores by n / (1 + (n − 1) s). Jacobi runs also give per thread
+``thread_busy_time`` (wall seconds it ran units), ``thread_units`` (units on its list, balanced by their measured
+CPU cost) and ``thread_stolen_units`` (units it took from other threads' lists when done with its own), and
+``cpu_critical_time`` = Σ_N max_thread (CPU seconds of the units on that thread's list in step N): the units'
+stepping time were every thread alone on a core; ``cpu_parallelism`` = Σ_L CPU_L / ``cpu_critical_time`` (at most
+the number of threads) is the speed-up of the units' stepping that the distribution over threads allows,
+independent of the machine's load.
+
 Jacobi runs also measure each unit's steps with the CPU clock of the thread that ran it (CLOCK_THREAD_CPUTIME_ID):
 per subsystem ``cpu_time`` and ``cpu_idle_time`` (eq. 4.5 with CPU clocks) and in ``stats["timing"]``
 ``cpu_solver_time``, ``cpu_idle_time``, ``cpu_idle_fraction``. On a shared machine wall clocks charge a preemption
@@ -124,6 +135,12 @@ def augment(raw, names, t_end, kappa):
             c_idle = max(0.0, cidle[0] + cpu[0] - c_solv)
             timing.update(cpu_solver_time=c_solv, cpu_idle_time=c_idle,
                           cpu_idle_fraction=c_idle / (c_solv + c_idle) if c_solv + c_idle > 0 else 0.0)
+            crit = timing.get("cpu_critical_time")
+            if crit:
+                timing["cpu_parallelism"] = sum(cpu) / crit
+        run = timing.get("run_time", 0.0)
+        timing["serial_time"] = max(0.0, run - timing["scheme_time"])
+        timing["serial_fraction"] = timing["serial_time"] / run if run > 0 else 0.0
         extra["timing"] = timing
     raw["extra_stats"] = extra
     return raw

@@ -186,3 +186,95 @@ def test_plot_timing():
     assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"solver", "solver (idle)", "interface"}
     with pytest.raises(ValueError, match="timing"):
         cosim.plot.timing(simulate(small_chain(), t_end=1e-4, H=1e-5))
+
+
+# --- which thread steps which unit (parallel/assign.h, parallel/pool.h; docs/chains.md "Threads") ---------------
+
+def _max_load(cost, owner, n):
+    return max(np.bincount(owner, weights=cost, minlength=n))
+
+
+def test_assign_units_is_longest_processing_time_first():
+    from cosim import _core
+    # by hand: 5 -> w0, 3 -> w1, 2 -> w2, then the 1s to the least loaded (ties: the lower worker)
+    assert _core.assign_units([5.0, 1, 1, 1, 1, 3, 2], 3).tolist() == [0, 2, 1, 2, 1, 1, 2]
+    rng = np.random.default_rng(4)
+    for count, n in ((64, 16), (15, 2), (7, 3), (3, 8), (1000, 7)):
+        cost = rng.lognormal(size=count)
+        owner = _core.assign_units(cost, n)
+        assert owner.shape == (count,) and owner.min() >= 0 and owner.max() < n
+        assert np.array_equal(owner, _core.assign_units(cost, n))       # deterministic
+        # Graham's bound: at most 4/3 of the optimum, which is at least max(mean load, largest unit)
+        assert _max_load(cost, owner, n) <= 4 / 3 * max(cost.sum() / n, cost.max()) * (1 + 1e-12)
+        # the rule written out: largest first (ties: lower index) to the least loaded worker (ties: lower worker)
+        load, ref = [0.0] * n, np.empty(count, dtype=int)
+        for i in sorted(range(count), key=lambda i: (-cost[i], i)):
+            k = min(range(n), key=lambda k: (load[k], k))
+            ref[i], load[k] = k, load[k] + cost[i]
+        assert np.array_equal(owner, ref)
+    equal = _core.assign_units(np.ones(64), 16)
+    assert np.bincount(equal).tolist() == [4] * 16
+    assert _core.assign_units(np.empty(0), 4).shape == (0,)
+
+
+@pytest.mark.parametrize("cost,n,exc", [([1.0, -1.0], 2, ValueError), ([1.0, np.nan], 2, ValueError),
+                                        ([1.0], 0, ValueError), ([[1.0]], 2, ValueError)])
+def test_assign_units_names_bad_arguments(cost, n, exc):
+    from cosim import _core
+    with pytest.raises(exc, match="cost|workers"):
+        _core.assign_units(cost, n)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+def test_pool_runs_every_item_exactly_once_and_balances_by_measured_cost(threads):
+    """Items of unequal cost (busy waits of the thread CPU clock); 140 runs re-balance the lists by the measured cost
+    (before runs 1, 2, 4, ..., 64, 128) while workers take items from each other's lists: every item runs once per
+    run, and the final lists are within LPT's bound of the true costs."""
+    from cosim import _core
+    cost = np.r_[np.full(12, 2e-5), np.full(4, 1.5e-4), [4e-4]]
+    r = _core.pool_check(cost, threads, 140)
+    assert r["ran"].tolist() == [140] * len(cost)
+    if threads > 1:
+        assert r["balances"] >= 1
+        assert _max_load(cost, r["owner"], threads) <= 4 / 3 * max(cost.sum() / threads, cost.max()) * 1.05
+    else:
+        assert r["balances"] == 0 and r["stolen"].tolist() == [0]
+
+
+def test_thread_timing_gives_serial_fraction_and_balance():
+    """timing=True with threads: the serial part of the master, the units per thread, and cpu_parallelism (the
+    units' CPU time over the critical path of the plan's lists), with results equal to threads=1."""
+    s = small_chain()
+    kw = dict(t_end=4e-4, H=2e-6, approximation=cosim.Lagrange(k=1), solver=cosim.CVODE(rtol=1e-6, atol=1e-9),
+              timing=True)
+    runs = {n: simulate(s, threads=n, **kw) for n in (1, 3)}
+    assert np.array_equal(runs[1].X, runs[3].X) and np.array_equal(runs[1].U, runs[3].U)
+    for n, r in runs.items():
+        tm = r.stats["timing"]
+        assert tm["run_time"] >= tm["scheme_time"] > 0 and 0.0 <= tm["serial_fraction"] < 1.0
+        assert np.isclose(tm["serial_time"], tm["run_time"] - tm["scheme_time"])
+        assert sum(tm["thread_units"]) == len(s.names) and len(tm["thread_busy_time"]) == n
+        assert 1.0 - 1e-9 <= tm["cpu_parallelism"] <= n + 1e-9
+        assert sum(tm["thread_busy_time"]) > 0 and min(tm["thread_busy_time"]) >= 0   # a sleepy thread's list
+        assert min(tm["thread_stolen_units"]) >= 0                                   # may all be taken
+    assert runs[1].stats["timing"]["cpu_parallelism"] == pytest.approx(1.0)
+    assert runs[1].stats["timing"]["thread_stolen_units"] == [0]
+
+
+@pytest.mark.parametrize("threads", [2, 8])
+def test_pool_start_and_barrier_never_lose_a_wake_up(threads):
+    """Many runs of units that do nothing: workers and caller switch between spinning and sleeping all the time
+    (8 threads on fewer cores sleep, 2 may spin); every run hands out every item once and returns."""
+    from cosim import _core
+    r = _core.pool_check(np.zeros(16), threads, 3000)
+    assert r["ran"].tolist() == [3000] * 16
+
+
+def test_pool_check_names_bad_arguments():
+    from cosim import _core
+    with pytest.raises(ValueError, match="threads"):
+        _core.pool_check(np.zeros(4), 0, 10)
+    with pytest.raises(ValueError, match="runs"):
+        _core.pool_check(np.zeros(4), 2, -1)
+    with pytest.raises(ValueError, match="cost"):
+        _core.pool_check(np.full(4, 1.0), 2, 1)

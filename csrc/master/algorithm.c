@@ -457,16 +457,25 @@ static inline __attribute__((always_inline)) int step(cs_algorithm *a, cs_err *e
     return observe(a, 0, err);
 }
 
+/* One macro step, its wall time added to timing.run (timing on) */
+static inline __attribute__((always_inline)) int timed(cs_algorithm *a, cs_err *err) {
+    if (!a->cfg.timing) return step(a, err);
+    const double t0 = clock_now();
+    const int rc = step(a, err);
+    a->timing.run += clock_now() - t0;
+    return rc;
+}
+
 int cs_algorithm_do_step(cs_algorithm *a, cs_err *err) {
     if (!a->initialized) return cs_fail(err, CS_ERR_ARG, "algorithm: initialize before do_step");
     if (a->T >= a->cfg.t_end) return cs_fail(err, CS_ERR_ARG, "algorithm: the run has reached t_end");
-    return step(a, err);
+    return timed(a, err);
 }
 
 int cs_algorithm_run(cs_algorithm *a, cs_err *err) {
     if (!a->initialized) CS_TRY(cs_algorithm_initialize(a, err));
     while (a->T < a->cfg.t_end) {
-        CS_TRY(step(a, err));
+        CS_TRY(timed(a, err));
         if (cs_interrupted()) return cs_interrupt_fail(err, a->T);   /* Ctrl-C between short macro steps */
     }
     return CS_OK;

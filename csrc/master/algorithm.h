@@ -55,6 +55,7 @@ typedef struct cs_algorithm_config {
  * update, divergence check, accept: kraft2021 §16.3 part 5) and in save/restore of the units and coupling. */
 typedef struct cs_algorithm_timing {
     double scheme, interface, save;
+    double run;                 /* all macro steps: scheme + the master's serial part (interface, save, control, output) */
 } cs_algorithm_timing;
 
 typedef struct cs_algorithm cs_algorithm;

@@ -185,9 +185,13 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
     out->threads = cs_jacobi_threads(r->scheme, NULL);
     out->units = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof *out->units);
     out->thread_idle = calloc((size_t)(out->threads > 0 ? out->threads : 1), sizeof(double));
+    out->thread_busy = calloc((size_t)(out->threads > 0 ? out->threads : 1), sizeof(double));
+    out->thread_stolen = calloc((size_t)(out->threads > 0 ? out->threads : 1), sizeof(long));
+    out->thread_units = calloc((size_t)(out->threads > 0 ? out->threads : 1), sizeof(int));
     out->unit_cpu = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
     out->unit_cpu_idle = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
-    if (!out->units || !out->thread_idle || !out->unit_cpu || !out->unit_cpu_idle) {
+    if (!out->units || !out->thread_idle || !out->thread_busy || !out->thread_stolen || !out->thread_units || !out->unit_cpu ||
+        !out->unit_cpu_idle) {
         cs_run_report_free(out);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
@@ -202,6 +206,8 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
     out->has_step_records = cs_kraft_control_records(r->controller, &out->step_records);
     cs_algorithm_get_timing(r->alg, &out->timing);
     cs_jacobi_threads(r->scheme, out->thread_idle);
+    out->has_thread_work = cs_jacobi_thread_work(r->scheme, out->thread_busy, out->thread_stolen,
+                                                 out->thread_units, &out->cpu_critical);
     if (!cs_jacobi_cpu_times(r->scheme, r->nunits, out->unit_cpu, out->unit_cpu_idle)) {
         free(out->unit_cpu); free(out->unit_cpu_idle);
         out->unit_cpu = out->unit_cpu_idle = NULL;
@@ -222,7 +228,8 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
 
 void cs_run_report_free(cs_run_report *r) {
     free(r->records_t); free(r->records_x); free(r->records_y); free(r->records_u);
-    free(r->units); free(r->thread_idle); free(r->unit_cpu); free(r->unit_cpu_idle);
+    free(r->units); free(r->thread_idle); free(r->thread_busy); free(r->thread_stolen); free(r->thread_units);
+    free(r->unit_cpu); free(r->unit_cpu_idle);
     memset(r, 0, sizeof *r);
 }
 

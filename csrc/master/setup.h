@@ -110,6 +110,11 @@ typedef struct cs_run_report {
     cs_algorithm_timing timing;
     int threads;                /* the Jacobi pool's threads (1: sequential) */
     double *thread_idle;        /* threads entries: barrier wait per thread */
+    double *thread_busy;        /* threads entries: seconds each thread ran units (Jacobi) */
+    long *thread_stolen;        /* threads entries: units each thread took from other threads' lists (Jacobi) */
+    int *thread_units;          /* threads entries: units on each thread's list (Jacobi) */
+    double cpu_critical;        /* Jacobi: sum_N max_thread CPU seconds of its units (cs_jacobi_thread_work) */
+    int has_thread_work;        /* the three above were measured */
     double *unit_cpu, *unit_cpu_idle; /* nunits entries each (Jacobi on a pool: thread-CPU solver time and idle), or
                                        * NULL where not measured */
 } cs_run_report;

@@ -425,10 +425,25 @@ static PyObject *timing_dict(const cs_run_report *rep) {
     PyObject *lst = PyList_New(nth), *timing = NULL;
     if (lst) {
         for (int q = 0; q < nth; q++) PyList_SET_ITEM(lst, q, PyFloat_FromDouble(rep->thread_idle[q]));
-        timing = Py_BuildValue("{s:d,s:d,s:d,s:i,s:N}", "scheme_time", at.scheme, "interface_time", at.interface,
-                               "save_time", at.save, "threads", nth, "thread_idle_time", lst);
+        timing = Py_BuildValue("{s:d,s:d,s:d,s:d,s:i,s:N}", "scheme_time", at.scheme, "interface_time",
+                               at.interface, "save_time", at.save, "run_time", at.run, "threads", nth,
+                               "thread_idle_time", lst);
     }
     if (!timing) { PyErr_Clear(); return NULL; }
+    if (rep->has_thread_work) {
+        PyObject *lb = PyList_New(nth), *ls = PyList_New(nth), *lu = PyList_New(nth);
+        PyObject *cc = PyFloat_FromDouble(rep->cpu_critical);
+        for (int q = 0; lb && ls && lu && q < nth; q++) {
+            PyList_SET_ITEM(lb, q, PyFloat_FromDouble(rep->thread_busy[q]));
+            PyList_SET_ITEM(ls, q, PyLong_FromLong(rep->thread_stolen[q]));
+            PyList_SET_ITEM(lu, q, PyLong_FromLong(rep->thread_units[q]));
+        }
+        if (!lb || !ls || !lu || !cc || PyDict_SetItemString(timing, "thread_busy_time", lb) ||
+            PyDict_SetItemString(timing, "thread_stolen_units", ls) ||
+            PyDict_SetItemString(timing, "thread_units", lu) || PyDict_SetItemString(timing, "cpu_critical_time", cc))
+            PyErr_Clear();
+        Py_XDECREF(lb); Py_XDECREF(ls); Py_XDECREF(lu); Py_XDECREF(cc);
+    }
     if (rep->unit_cpu) {
         PyObject *lc = PyList_New(rep->nunits), *li = PyList_New(rep->nunits);
         for (int q = 0; lc && li && q < rep->nunits; q++) {

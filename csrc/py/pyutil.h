@@ -73,5 +73,6 @@ extern PyMethodDef cs_py_error_methods[];
 extern PyMethodDef cs_py_iterative_methods[];
 extern PyMethodDef cs_py_control_methods[];
 extern PyMethodDef cs_py_fmu_methods[];
+extern PyMethodDef cs_py_parallel_methods[];
 
 #endif

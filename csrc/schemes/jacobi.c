@@ -22,11 +22,16 @@
 typedef struct jacobi_content {
     int nsub;
     cs_pool *pool;       /* NULL: sequential */
+    cs_pool_plan *plan;  /* which thread steps which units (balanced by their measured cost) */
     cs_err *errs;        /* one per unit */
     int *rc;
     double *w0;          /* units' wall clocks before the step (timing) */
     double *cstep;       /* timing: thread CPU seconds of each unit's current step */
     double *cpu, *cidle; /* timing: per unit sum_N of its CPU time and of (max_L' CPU_{L',N} - CPU_{L,N}) */
+    int *ran_by;         /* timing: the thread that stepped each unit in the current step */
+    double *tcpu;        /* timing: per thread, CPU seconds of the units it stepped in the current step */
+    double seq_busy;     /* timing, no pool: wall seconds of the units' steps */
+    double critical;     /* timing: sum_N max_thread tcpu: the units' CPU time on the critical path (threads) */
     int timing;          /* the current macro step is timed */
     /* arguments of the current macro step for the pool's task */
     cs_step_ctx *x;
@@ -51,9 +56,10 @@ static void step_task(void *arg, int i, int worker) {
     jacobi_content *j = arg;
     j->errs[i].code = 0;
     j->rc[i] = timed_step(j, j->x, i, j->T, j->H, &j->errs[i]);
+    if (j->timing) j->ran_by[i] = worker;   /* only timing reads it */
 }
 
-static void account_idle(const jacobi_content *j, cs_step_ctx *x) {
+static void account_idle(jacobi_content *j, cs_step_ctx *x) {
     double mx = 0.0;
     for (int i = 0; i < x->nsub; i++) {
         double d = x->units[i]->wall - j->w0[i];
@@ -67,6 +73,17 @@ static void account_idle(const jacobi_content *j, cs_step_ctx *x) {
         j->cpu[i] += j->cstep[i];
         j->cidle[i] += cm - j->cstep[i];
     }
+    /* the step's length were every thread alone on a core: the most CPU time one thread spent on its units */
+    const int nth = j->pool ? cs_pool_threads(j->pool) : 1;
+    for (int k = 0; k < nth; k++) j->tcpu[k] = 0.0;
+    /* by the plan's lists, not by who ran a unit: a thread preempted on a shared machine has its units taken by
+     * the others, which would count the machine's load as imbalance */
+    const int *own = j->pool && x->nsub == j->nsub ? cs_pool_plan_owner(j->plan) : j->ran_by;
+    for (int i = 0; i < x->nsub; i++) j->tcpu[j->pool ? own[i] : 0] += j->cstep[i];
+    double tm = 0.0;
+    for (int k = 0; k < nth; k++)
+        if (j->tcpu[k] > tm) tm = j->tcpu[k];
+    j->critical += tm;
 }
 
 static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err) {
@@ -86,13 +103,18 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
     j->timing = timing;
     int rc = CS_OK;
     if (!j->pool) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         for (int i = 0; i < x->nsub && !rc; i++) rc = timed_step(j, x, i, T, H, err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        j->seq_busy += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     } else {
         j->x = x;
         j->T = T;
         j->H = H;
         cs_pool_set_timing(j->pool, timing);
-        cs_pool_run(j->pool, x->nsub, step_task, j);
+        if (x->nsub == j->nsub) cs_pool_run_plan(j->pool, j->plan, step_task, j);
+        else cs_pool_run(j->pool, x->nsub, step_task, j);
         for (int i = 0; i < x->nsub; i++)
             if (j->rc[i]) {                 /* the lowest failing unit, whatever thread ran it */
                 *err = j->errs[i];
@@ -107,9 +129,10 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
 static void jacobi_destroy(cs_scheme *s) {
     jacobi_content *j = s->content;
     if (!j) return;
+    cs_pool_plan_destroy(j->plan);
     cs_pool_destroy(j->pool);
     free(j->errs); free(j->rc); free(j->w0);
-    free(j->cstep); free(j->cpu); free(j->cidle);
+    free(j->cstep); free(j->cpu); free(j->cidle); free(j->ran_by); free(j->tcpu);
     free(j);
     s->content = NULL;
 }
@@ -129,9 +152,14 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
         j->cstep = calloc((size_t)nsub, sizeof(double));
         j->cpu = calloc((size_t)nsub, sizeof(double));
         j->cidle = calloc((size_t)nsub, sizeof(double));
+        j->ran_by = calloc((size_t)nsub, sizeof(int));
+        j->tcpu = calloc((size_t)nthreads, sizeof(double));
     }
-    if (!s || !j || !j->errs || !j->rc || !j->w0 || !j->cstep || !j->cpu || !j->cidle) {
-        if (j) { free(j->errs); free(j->rc); free(j->w0); free(j->cstep); free(j->cpu); free(j->cidle); }
+    if (!s || !j || !j->errs || !j->rc || !j->w0 || !j->cstep || !j->cpu || !j->cidle || !j->ran_by || !j->tcpu) {
+        if (j) {
+            free(j->errs); free(j->rc); free(j->w0); free(j->cstep); free(j->cpu); free(j->cidle);
+            free(j->ran_by); free(j->tcpu);
+        }
         free(j); free(s);
         return cs_fail(err, CS_ERR_NOMEM, "scheme: out of memory");
     }
@@ -141,6 +169,7 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
     s->kind = CS_SCHEME_JACOBI;
     if (nthreads > 1) {
         int rc = cs_pool_create(nthreads < nsub ? nthreads : nsub, &j->pool, err);
+        if (!rc) rc = cs_pool_plan_create(j->pool, nsub, &j->plan, err);
         if (rc) { cs_scheme_destroy(s); return rc; }
     }
     *out = s;
@@ -173,6 +202,23 @@ int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle) {
     for (int i = 0; i < n; i++) {
         cpu[i] = j->cpu[i];
         idle[i] = j->cidle[i];
+    }
+    return 1;
+}
+
+int cs_jacobi_thread_work(const cs_scheme *s, double *busy, long *stolen, int *units, double *critical) {
+    const jacobi_content *j = s && s->kind == CS_SCHEME_JACOBI ? s->content : NULL;
+    if (!j) return 0;
+    *critical = j->critical;
+    if (j->pool) {
+        cs_pool_busy(j->pool, busy, stolen);
+        const int nth = cs_pool_threads(j->pool), *own = cs_pool_plan_owner(j->plan);
+        for (int k = 0; k < nth; k++) units[k] = 0;
+        for (int i = 0; i < j->nsub; i++) units[own[i]]++;
+    } else {
+        busy[0] = j->seq_busy;
+        stolen[0] = 0;
+        units[0] = j->nsub;
     }
     return 1;
 }

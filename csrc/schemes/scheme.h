@@ -71,6 +71,10 @@ int cs_jacobi_threads(const cs_scheme *s, double *idle);
 /* Timing with thread CPU clocks: per unit (n = the scheme's unit count) the summed CPU seconds of its steps and its
  * CPU idle time at the macro barrier (eq. 4.5 with CPU clocks). Returns 0 (nothing written) for other schemes. */
 int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle);
+/* Per thread (room for cs_jacobi_threads values) the seconds it ran units, the units it took from other threads'
+ * lists and the units on its own list (the last step's); *critical = sum_N max_thread (CPU seconds of the units that thread stepped in step N): the stepping time
+ * were every thread alone on a core (timing on). Returns 0 (nothing written) for other schemes. */
+int cs_jacobi_thread_work(const cs_scheme *s, double *busy, long *stolen, int *units, double *critical);
 /* The thread pool of a Jacobi scheme (NULL when sequential or another scheme), for the estimators' comparative runs. */
 struct cs_pool *cs_jacobi_pool(const cs_scheme *s);
 /* order: stepping order, a permutation of 0..nsub-1 (NULL: as given); copied. */
