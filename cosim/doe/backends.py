@@ -24,6 +24,10 @@ from ..simulate import parallel_runs
 
 #: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
 ABORT_JOIN = 0.5
+#: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch (about a
+#: millisecond per task for a process pool, several for Dask's scheduler and client) is lost in it, short enough
+#: that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost little
+BATCH_SECONDS = {"processes": 0.25, "dask": 0.5}
 
 
 class _Done(cf.Future):
@@ -40,6 +44,7 @@ class Serial:
     name = "serial"
     workers = 1
     window = 1
+    batch_seconds = 0.0                   # one run per task: a Ctrl-C keeps every finished run
 
     def submit(self, fn, *args):
         return _Done(fn, args)
@@ -65,6 +70,7 @@ class Pool:
     def __init__(self, kind, workers):
         self.name, self.workers = kind, workers
         self.window = 2 * workers
+        self.batch_seconds = BATCH_SECONDS.get(kind, 0.0)   # threads: one run per task (no dispatch cost)
         self.aborted = False
         self.stop = Cancel()              # the threads' runs stop when it is set
         if kind == "threads":
@@ -179,6 +185,7 @@ class Dask:
         except Exception:  # pragma: no cover - a client without workers yet
             self.workers = 1
         self.window = 2 * self.workers
+        self.batch_seconds = BATCH_SECONDS["dask"]
         try:  # a LocalCluster(processes=False): the workers share this process (nothing to serialise)
             addresses = list(client.scheduler_info()["workers"])
             self.in_process = bool(addresses) and all(str(a).startswith("inproc://") for a in addresses)

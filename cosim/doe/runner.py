@@ -4,10 +4,10 @@ and records the rows; the workers build their runs from the parameters, compute 
 reference is computed here once and sent with the study), run the co-simulations and send back the rows of a batch
 together. Each batch's rows are written to the checkpoint in one transaction.
 
-A batch of a process pool or a Dask cluster is about :data:`BATCH_SECONDS` of a worker's time (:class:`Batches`,
-from the measured time per run); serial and thread-pool studies run one run per task. A batch is the unit of loss:
-a kill -9 of this process loses the rows of the batches in flight (they run again on resume), never a row that
-was written, and no run is in the table twice.
+A batch of a process pool or a Dask cluster is a fraction of a second of a worker's time (the backend's
+``batch_seconds``; :class:`Batches`, from the measured time per run); serial and thread-pool studies run one run per
+task. A batch is the unit of loss: a kill -9 of this process loses the rows of the batches in flight (they run again
+on resume), never a row that was written, and no run is in the table twice.
 
 A run that ends without error has status "ok", or "unstable" where its result's stability verdict says so
 (:func:`run_status`). Failed runs are results: a co-simulation that diverges or whose solver fails (:class:`cosim.DivergenceError`,
@@ -16,8 +16,8 @@ computed from the partial result where possible; a run whose build function, co-
 anything else (options cosim.simulate refuses included) is a row with status "failed" and the error's type and
 message. The study goes on; every finished row is written. Only a build function that returns no usable dict (no
 ``system``, no ``t_end``: a programming error, the same for every run) stops the study with a :class:`StudyError`.
-Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between runs: runs not started are
-cancelled, runs in progress finish and are written (on Dask they are cancelled too), then KeyboardInterrupt
+Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between batches: batches not started are
+cancelled, batches in progress finish and are written (on Dask they are cancelled too), then KeyboardInterrupt
 propagates. A second Ctrl-C stops within a fraction of a second on every backend (:meth:`abort` of the backend:
 worker processes are terminated, runs in threads and on Dask workers see their cancel flag); the runs it stops run
 again on resume. Nothing is lost and, on resume, no finished run is repeated.
@@ -215,9 +215,10 @@ def unpack(rows):
 
 class Batches:
     """The size of the next batch of runs. A given ``chunksize`` is used as it is. Otherwise (``target`` > 0) the
-    first batch of each worker is one run, then each batch is about ``target`` seconds of a worker's time, from the
-    median time per run of the recent batches, and at most 1/(2 x workers) of the runs left (so that the workers
-    end together); ``target`` = 0: one run per batch."""
+    first batch of each worker is one run; then, from the median time per run of the recent batches, a batch is
+    about ``target`` seconds of a worker's time, less towards the end (1/(2 x workers) of the runs left, so that
+    the workers end together) but not under ``target``/4 (each batch costs a dispatch). ``target`` = 0: one run
+    per batch."""
 
     def __init__(self, chunksize, workers, target):
         self.fixed, self.workers, self.target = chunksize, workers, target
@@ -235,7 +236,8 @@ class Batches:
         if self.target <= 0 or not self.per_run or self.started <= self.workers:
             return 1
         per_run = max(sorted(self.per_run)[len(self.per_run) // 2], 1e-6)
-        return max(1, min(int(self.target / per_run), -(-left // (2 * self.workers))))
+        share = -(-left // (2 * self.workers))
+        return max(1, min(left, int(self.target / per_run), max(share, int(self.target / 4 / per_run))))
 
 
 def compute_reference(kw, grid, options):
@@ -267,12 +269,6 @@ def check_build_output(kw, run, params):
     return kw
 
 
-#: seconds of a worker's time per batch of a process pool or a Dask cluster: long enough that the dispatch (about a
-#: millisecond per task for a pool, a few for Dask) is lost in it, short enough that a kill -9 (which loses the
-#: batches in flight) and a Ctrl-C (which waits for them) cost little
-BATCH_SECONDS = 0.25
-
-
 def execute(*, pending, params, build, responses, reference, backend, checkpoint, progress, chunksize, rows,
             defaults=None):
     """Run the ``pending`` run numbers in batches on ``backend``; finished rows go to ``rows`` (dict run -> row)
@@ -286,8 +282,7 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
     if remote and pending and reference is not None:
         plan.seed = _seed(pending[0], params, build, defaults, reference, token)
     shared = backend.share(plan)
-    target = BATCH_SECONDS if remote else 0.0
-    sizes = Batches(chunksize, backend.workers, target)
+    sizes = Batches(chunksize, backend.workers, backend.batch_seconds)
     bar = progress
     inflight = {}                      # future -> [run, ...]
     pos = 0
