@@ -65,7 +65,7 @@ def test_a_record_that_fits_one_run_but_not_two_fails_on_two_threads(monkeypatch
 
 def test_batch_sizes():
     """A given chunksize as it is; otherwise one run per worker first, then about the target time per batch from
-    the median time per run, less towards the end (1/(2 x workers) of what is left) but not under a quarter of the
+    the median time per run, less towards the end (1/(2 x workers) of what is left) but not under an eighth of the
     target; target 0: one run per batch."""
     fixed = runner.Batches(7, 2, 0.25)
     assert [fixed.next(100) for _ in range(4)] == [7, 7, 7, 7]
@@ -77,7 +77,7 @@ def test_batch_sizes():
     b.observe(10, 0.05)
     assert b.next(998) == 50                                         # median 5 ms per run -> 0.25 s
     assert b.next(120) == 30                                         # towards the end: 120 / (2 x 2)
-    assert b.next(40) == 12                                          # but not under 0.25 s / 4
+    assert b.next(20) == 6                                           # but not under 0.25 s / 8
     assert b.next(5) == 5
     one = runner.Batches(None, 4, 0.0)
     one.observe(10, 0.01)

@@ -217,7 +217,7 @@ class Batches:
     """The size of the next batch of runs. A given ``chunksize`` is used as it is. Otherwise (``target`` > 0) the
     first batch of each worker is one run; then, from the median time per run of the recent batches, a batch is
     about ``target`` seconds of a worker's time, less towards the end (1/(2 x workers) of the runs left, so that
-    the workers end together) but not under ``target``/4 (each batch costs a dispatch). ``target`` = 0: one run
+    the workers end together) but not under ``target``/8 (each batch costs a dispatch). ``target`` = 0: one run
     per batch."""
 
     def __init__(self, chunksize, workers, target):
@@ -237,7 +237,7 @@ class Batches:
             return 1
         per_run = max(sorted(self.per_run)[len(self.per_run) // 2], 1e-6)
         share = -(-left // (2 * self.workers))
-        return max(1, min(left, int(self.target / per_run), max(share, int(self.target / 4 / per_run))))
+        return max(1, min(left, int(self.target / per_run), max(share, int(self.target / 8 / per_run))))
 
 
 def compute_reference(kw, grid, options):
