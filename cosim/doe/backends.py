@@ -159,13 +159,32 @@ def _close_idle():
 def _process_pool(workers):
     """A pool of worker processes forked from a server process that has imported cosim (forkserver: no copy of
     this process's threads; where there is none, spawn)."""
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("spawn")
+    else:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["cosim", "cosim.doe.runner"])
-    else:
-        ctx = multiprocessing.get_context("spawn")
+        _start_forkserver()
     return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(), workers))
+
+
+def _start_forkserver():
+    """Start the server (once per process) so that it imports the cosim this process runs: it is a fresh
+    interpreter whose path starts at the current directory, where another cosim (e.g. a source checkout next to an
+    installed one) would be found first."""
+    from multiprocessing import forkserver
+
+    from .. import __file__ as package
+    root = os.path.dirname(os.path.dirname(os.path.abspath(package)))
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, before]))
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 class Dask:
