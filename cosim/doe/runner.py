@@ -215,10 +215,10 @@ def unpack(rows):
 
 class Batches:
     """The size of the next batch of runs. A given ``chunksize`` is used as it is. Otherwise (``target`` > 0) the
-    first batch of each worker is one run; then, from the median time per run of the recent batches, a batch is
-    about ``target`` seconds of a worker's time, less towards the end (1/(2 x workers) of the runs left, so that
-    the workers end together) but not under ``target``/8 (each batch costs a dispatch). ``target`` = 0: one run
-    per batch."""
+    batches handed out before one has come back are one run each (two per worker: the window); then, from the
+    median time per run of the recent batches, a batch is about ``target`` seconds of a worker's time, less towards
+    the end (1/(2 x workers) of the runs left, so that the workers end together) but not under ``target``/8 (each
+    batch costs a dispatch). ``target`` = 0: one run per batch."""
 
     def __init__(self, chunksize, workers, target):
         self.fixed, self.workers, self.target = chunksize, workers, target
