@@ -1,5 +1,5 @@
 """DoE study layer benchmark (issue 15): runs/s of Genser's §12.3 run type, the study layer's overhead against a bare
-loop over cosim.simulate, and the scaling from 1 to 2 workers with threads and a Dask LocalCluster.
+loop over cosim.simulate, and the scaling from 1 to 2 workers of processes, Dask and threads (issue 28 part 5).
 
 The run: nonlinear DMO + F_ex (genser2020 §10.2-10.3), ΔT = 1 ms, explicit Euler δt = 1e-5, 1 s, responses
 ε_mono (saturated at 1) against the monolithic reference (computed once: one system, as in §12.3) and the 20 %
@@ -9,8 +9,13 @@ measured runs/s. ``--full`` (or ``--only-full``) runs Genser's studies with the 
 examples/genser_doe.py builds them: §12.2 (512 runs) and the rows of §12.3 the pre-step supports today (RLS with
 n_a = n_b = 1: 4 410 of 17 640; MOESP: none yet), and projects the thesis's full run counts from the measured rate.
 
-Run: .venv/bin/python benchmarks/doe.py [--runs 200] [--full | --only-full] [--workers 2] [--stride 1]
-     .venv/bin/python benchmarks/doe.py --scaling [--runs 200] [--repeats 3]   (processes and Dask, 1 -> 2 workers)
+Default: the study layer's per-run overhead (serial study against a bare loop), then 1 and 2 workers of processes,
+Dask (LocalCluster of worker processes) and threads, interleaved, best of N: runs/s, speed-up, busy fraction, the
+parent's CPU per run and the speed-up the measured CPU times allow on two free cores (about 40 s on a quiet
+machine; QUICK=1: 120 runs per study, best of 2, about 20 s).
+
+Run: .venv/bin/python benchmarks/doe.py [--runs 300] [--repeats 3] [--full | --only-full] [--workers 2] [--stride 1]
+     QUICK=1 .venv/bin/python benchmarks/doe.py
 (figures in benchmarks/README.md)
 """
 from __future__ import annotations
@@ -22,11 +27,12 @@ import sys
 import tempfile
 import time
 
-import cosim
-from cosim import doe
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "examples")]   # this checkout's cosim, here and in the worker processes
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+import cosim  # noqa: E402
 import genser_doe  # noqa: E402
+from cosim import doe  # noqa: E402
 
 RLS_RUNS, MOESP_RUNS, TARGET_S = 17640, 7056, 120.0
 
@@ -74,65 +80,132 @@ def timed_study(n, **run):
         return time.perf_counter() - t0, df
 
 
-def dask_time(n, workers, processes, repeats=3):
-    """A LocalCluster of ``workers`` single-thread workers: in-process threads (processes=False; the scheduler, the
-    client and the workers share one GIL) or worker processes (the workers build the runs from their parameters and
-    keep the broadcast reference; only parameters and result rows travel). Best of ``repeats``: (wall, CPU seconds
-    of this process: client and scheduler, plus the workers when in-process)."""
-    import distributed
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                                  dashboard_address=None) as cl, distributed.Client(cl) as client:
-        study(4).run(backend=client)                                   # warm-up
-        best = (float("inf"), float("inf"), 0.0)
-        for _ in range(repeats):
-            c0, w0 = cpu(), (sum(client.run(cpu).values()) if processes else 0.0)
-            wall = timed_study(n, backend=client)[0]
-            w1 = sum(client.run(cpu).values()) if processes else 0.0
-            best = min(best, (wall, cpu() - c0, w1 - w0))
-        return best
-
-
 def busy(df, wall, workers):
     """Worker busy fraction: the co-simulations' own time (the rows' wall) over workers x the study's wall time."""
     return float(df["wall"].sum()) / (workers * wall)
 
 
-def best_of(n, repeats, **run):
-    """(wall, CPU of this process, table) of the fastest of ``repeats`` studies of ``n`` runs, after a warm-up."""
-    study(4).run(**run)
-    best = None
-    for _ in range(repeats):
-        c0 = cpu()
-        wall, df = timed_study(n, **run)
-        if best is None or wall < best[0]:
-            best = (wall, cpu() - c0, df)
-    return best
+def proc_cpu(pids):
+    """CPU seconds (user + system) of the processes ``pids`` (Linux /proc)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
 
 
-def scaling(n, repeats=3):
-    """Processes and Dask (LocalCluster of worker processes): 1 and 2 workers, best of ``repeats`` each, side by
-    side; runs/s, speed-up, the main process's CPU per run (the study layer's per-run work in the parent) and the
-    workers' busy fraction. Target on 2 cores: 2 workers >= 1.9x one (issue 28)."""
-    print(f"scaling, {n} runs, best of {repeats}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    pools = [("processes", lambda w: dict(backend="processes", workers=w), None)]
-    try:
+class Processes:
+    """backend="processes" with ``workers``: the pool is started by the warm-up study and kept for the next ones."""
+
+    def __init__(self, workers):
+        self.workers, self.kw = workers, dict(backend="processes", workers=workers)
+
+    def __enter__(self):
+        study(2 * self.workers).run(**self.kw)                       # warm-up: starts the pool
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def worker_cpu(self):
+        from cosim.doe import backends
+        ex = backends._idle.get(self.workers)
+        return proc_cpu(list((getattr(ex, "_processes", None) or {}).keys()))
+
+
+class Threads(Processes):
+    def __init__(self, workers):
+        self.workers, self.kw = workers, dict(backend="threads", workers=workers)
+
+    def worker_cpu(self):
+        return 0.0                                                   # counted in this process
+
+
+class DaskCluster(Processes):
+    """A LocalCluster of ``workers`` single-thread worker processes, started once (outside the timing)."""
+
+    def __init__(self, workers):
+        self.workers = workers
+
+    def __enter__(self):
         import distributed
-        pools.append(("Dask LocalCluster (processes)", None, distributed))
+        self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                                dashboard_address=None)
+        self.client = distributed.Client(self.cluster)
+        self.kw = dict(backend=self.client)
+        study(2 * self.workers).run(**self.kw)
+        return self
+
+    def __exit__(self, *exc):
+        self.client.close()
+        self.cluster.close()
+
+    def worker_cpu(self):
+        return sum(self.client.run(cpu).values())
+
+
+def scaling(n, repeats):
+    """1 and 2 workers of each backend, interleaved (1, 2, 1, 2, ...: a slow phase of the shared machine slows both),
+    best of ``repeats``: runs/s, speed-up, the parent's CPU per run (the study layer's work in this process), the
+    workers' busy fraction (their co-simulation time over workers x wall) and the speed-up that the CPU times allow
+    on two free cores (insensitive to the load). Target on 2 cores: 2 workers >= 1.9x one (issue 28)."""
+    kinds = [("processes", Processes), ("threads", Threads)]
+    try:
+        import distributed  # noqa: F401
+        kinds.insert(1, ("Dask LocalCluster (processes)", DaskCluster))
     except ImportError:
         print("Dask: distributed is not installed")
-    for name, kw, dist in pools:
-        res = {}
-        for w in (1, 2):
-            if dist is None:
-                res[w] = best_of(n, repeats, **kw(w))
-            else:
-                with dist.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                       dashboard_address=None) as cl, dist.Client(cl) as client:
-                    res[w] = best_of(n, repeats, backend=client)
-        (t1, c1, df1), (t2, c2, df2) = res[1], res[2]
-        print(f"{name}: 1 worker {n / t1:.1f} runs/s (busy {busy(df1, t1, 1):.0%}), 2 workers {n / t2:.1f} runs/s "
-              f"(busy {busy(df2, t2, 2):.0%}): speed-up {t1 / t2:.2f}x (target >= 1.9x); parent CPU "
-              f"{c2 / n * 1e3:.2f} ms/run; co-simulation {df2['wall'].median() * 1e3:.2f} ms/run (median)")
+    print(f"\nscaling, {n} runs per study, 1 and 2 workers interleaved, best of {repeats}")
+    print("| backend | 1 worker | 2 workers | speed-up | busy 1 / 2 | parent CPU/run | CPU ceiling on 2 free cores |")
+    print("|---|---|---|---|---|---|---|")
+    for name, kind in kinds:
+        with kind(1) as one, kind(2) as two:
+            best = {1: None, 2: None}
+            for _ in range(repeats):
+                for w, pool in ((1, one), (2, two)):
+                    k0 = pool.worker_cpu()                   # (asking the workers costs this process CPU too)
+                    c0 = cpu()
+                    wall, df = timed_study(n, **pool.kw)
+                    c = cpu() - c0
+                    k = pool.worker_cpu() - k0
+                    if best[w] is None or wall < best[w][0]:
+                        best[w] = (wall, c, k, df)
+        (t1, c1, k1, df1), (t2, c2, k2, df2) = best[1], best[2]
+        b1, b2 = busy(df1, t1, 1), busy(df2, t2, 2)
+        if kind is Threads:   # the workers are threads of this process: its CPU is theirs
+            ceiling = 2 * c1 / c2 if c2 > 0 else float("nan")
+        else:                 # 1 worker: bound by its own CPU per run; 2 workers: by the CPU of 2 cores
+            ceiling = 2 * k1 / (k2 + c2) if k2 + c2 > 0 else float("nan")
+        parent = "(workers inside)" if kind is Threads else f"{c2 / n * 1e3:.3f} ms"
+        print(f"| {name} | {n / t1:.1f} runs/s | {n / t2:.1f} runs/s | **{t1 / t2:.2f}x** | {b1:.0%} / {b2:.0%} | "
+              f"{parent} | {ceiling:.2f}x |", flush=True)
+    print(f"co-simulation {df2['wall'].median() * 1e3:.2f} ms/run (median); target: 2 workers >= 1.9x one for "
+          "processes and Dask. Parent CPU/run: this process (the study layer; with Dask also the LocalCluster's "
+          "scheduler); CPU ceiling: 2 x (worker CPU per run, 1 worker) / (CPU per run of workers + parent, 2 workers)",
+          flush=True)
+
+
+def overhead(n, repeats):
+    """The study layer against a bare loop over cosim.simulate (1 core), interleaved, best of ``repeats``."""
+    t_bare = c_bare = t_ser = c_ser = float("inf")
+    for _ in range(repeats):
+        c0 = cpu()
+        t_bare = min(t_bare, bare_loop(n)[0])
+        c1 = cpu()
+        t_ser = min(t_ser, timed_study(n)[0])
+        c2 = cpu()
+        c_bare, c_ser = min(c_bare, c1 - c0), min(c_ser, c2 - c1)
+    print(f"bare loop over cosim.simulate (1 core): {t_bare / n * 1e3:.2f} ms/run wall = {n / t_bare:.1f} runs/s; "
+          f"CPU {c_bare / n * 1e3:.2f} ms/run")
+    print(f"study, serial, SQLite checkpoint:       {t_ser / n * 1e3:.2f} ms/run wall, CPU {c_ser / n * 1e3:.2f} "
+          f"ms/run; per-run overhead of the study layer: wall {(t_ser - t_bare) / n * 1e6:+.0f} us "
+          f"({(t_ser / t_bare - 1) * 100:+.1f} %), CPU {(c_ser - c_bare) / n * 1e6:+.0f} us "
+          f"({(c_ser / c_bare - 1) * 100:+.1f} %; target <= 5 %)", flush=True)
+    return n / t_ser
 
 
 def full(workers, stride=1):
@@ -173,66 +246,33 @@ def full(workers, stride=1):
     return 0
 
 
+def load():
+    return f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores"
+
+
 def main(argv=None):
+    quick = os.environ.get("QUICK", "") not in ("", "0")
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--full", action="store_true", help="Genser's full-size studies (needs cosim.PreStep)")
+    ap.add_argument("--runs", type=int, default=120 if quick else 300, help="runs per study")
+    ap.add_argument("--repeats", type=int, default=2 if quick else 3, help="best of how many")
+    ap.add_argument("--full", action="store_true", help="also Genser's full-size studies (needs cosim.PreStep)")
     ap.add_argument("--only-full", action="store_true", help="only the full-size studies")
     ap.add_argument("--workers", type=int, default=2, help="threads of the full-size studies")
     ap.add_argument("--stride", type=int, default=1, help="full-size studies: run every stride-th run only")
-    ap.add_argument("--scaling", action="store_true", help="only the 1 -> 2 worker scaling of processes and Dask")
-    ap.add_argument("--repeats", type=int, default=3, help="best of how many (--scaling)")
     args = ap.parse_args(argv)
-    n = args.runs
-    if args.scaling:
-        return scaling(n, args.repeats)
     if args.only_full:
         return full(args.workers, args.stride)
-    print(f"cosim {cosim.__version__}, {os.cpu_count()} cores; run: nonlinear DMO + F_ex, ZOH, Euler δt = 1e-5, "
-          f"ΔT = 1 ms, 1 s; {n} runs per measurement")
-    build({"i": 0})
+    n = args.runs
+    t0 = time.perf_counter()
+    print(f"cosim {cosim.__version__}; run: nonlinear DMO + F_ex, ZOH, Euler δt = 1e-5, ΔT = 1 ms, 1 s, one "
+          f"reference; {load()}{' (QUICK=1)' if quick else ''}")
     study(2).run()                                                     # warm-up
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall times need a quiet machine; the "
-          "CPU time of this process is less sensitive to the load)")
-    t_bare = c_bare = t_ser = c_ser = float("inf")
-    for _ in range(3):                                                 # interleaved, best of 3
-        c0 = cpu()
-        t_bare = min(t_bare, bare_loop(n)[0])
-        c1 = cpu()
-        t_ser = min(t_ser, timed_study(n)[0])
-        c2 = cpu()
-        c_bare, c_ser = min(c_bare, c1 - c0), min(c_ser, c2 - c1)
-    print(f"bare loop over cosim.simulate (1 core): {t_bare / n * 1e3:.2f} ms/run wall = {n / t_bare:.1f} runs/s; "
-          f"CPU {c_bare / n * 1e3:.2f} ms/run")
-    print(f"study, serial, SQLite checkpoint:       {t_ser / n * 1e3:.2f} ms/run wall, CPU {c_ser / n * 1e3:.2f} "
-          f"ms/run; overhead of the study layer: wall {(t_ser / t_bare - 1) * 100:+.1f} %, CPU "
-          f"{(c_ser / c_bare - 1) * 100:+.1f} % = {(c_ser - c_bare) / n * 1e6:.0f} us/run (target <= 5 %)")
-    t1 = timed_study(n, backend="threads", workers=1)[0]
-    t2 = timed_study(n, backend="threads", workers=2)[0]
-    print(f"threads: 1 worker {n / t1:.1f} runs/s, 2 workers {n / t2:.1f} runs/s: scaling {t1 / t2:.2f}x "
-          "(target >= 1.7x)")
-    try:
-        for procs in (False, True):
-            (d1, m1, w1), (d2, m2, w2) = dask_time(n, 1, procs), dask_time(n, 2, procs)
-            what = "processes" if procs else "threads, in-process"
-            print(f"Dask LocalCluster ({what}, default chunksize, best of 3): 1 worker {n / d1:.1f} runs/s, 2 workers "
-                  f"{n / d2:.1f} runs/s: scaling {d1 / d2:.2f}x (target >= 1.7x); CPU of the main process "
-                  f"{m2 / n * 1e3:.2f} ms/run{'' if procs else ' (incl. the in-process workers)'}")
-            if procs:   # load-insensitive ceiling: 1 worker is bound by its own CPU, 2 by the CPU of 2 cores
-                c1, c2 = w1 / n, (m2 + w2) / n
-                print(f"   CPU per run: workers {w2 / n * 1e3:.2f} ms, main {m2 / n * 1e3:.2f} ms; on 2 free cores "
-                      f"at most {2 / c2:.0f} runs/s with 2 workers against {1 / c1:.0f} with 1: <= "
-                      f"{2 * c1 / c2:.2f}x")
-    except ImportError:
-        print("Dask: distributed is not installed")
-    rate = n / t2
-    ideal = 2 * n / c_ser
-    print(f"runs/s of 2 fully used cores from the serial study's CPU time: {ideal:.1f}")
+    rate = overhead(n, args.repeats)
+    scaling(n, args.repeats)
     for name, runs in (("§12.3 RLS", RLS_RUNS), ("§12.3 MOESP", MOESP_RUNS)):
-        est, est_cpu = runs / rate, runs / ideal
-        print(f"{name} ({runs} runs), ZOH proxy: {est:.0f} s at the measured {rate:.1f} runs/s (2 threads), "
-              f"{est_cpu:.0f} s on 2 free cores (target <= {TARGET_S:.0f} s); per-run budget for the target: "
-              f"{2 * TARGET_S / runs * 1e3:.1f} ms of one core")
+        print(f"{name} ({runs} runs), ZOH proxy, serial: {runs / rate:.0f} s (target <= {TARGET_S:.0f} s; divide by "
+              "the speed-up for 2 workers)")
+    print(f"{load()}; {time.perf_counter() - t0:.0f} s")
     if args.full:
         full(args.workers, args.stride)
     return 0

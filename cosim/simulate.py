@@ -1,6 +1,7 @@
 """``cosim.simulate`` (co-simulation) and ``cosim.simulate_monolithic`` (the strongly coupled reference)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -274,21 +275,42 @@ def _record_limit():
 
 _in_flight = 0                     # engine runs of this process under way (threads of a study)
 _in_flight_lock = threading.Lock()
+_parallel = threading.local()      # .runs: how many runs this thread's pool runs at once (parallel_runs)
 
 
-def _engine_run(models, solvers, x0, ci, co, cg, r, opts, monolithic):
-    """``_core.run`` with the record limit shared by the runs in flight: each of n concurrent runs may reserve
-    1/n of :func:`_record_limit` (``COSIM_CONCURRENT_RUNS`` counts runs in other processes, e.g. a process pool's
-    workers)."""
-    global _in_flight
-    with _in_flight_lock:
-        _in_flight += 1
-        n = _in_flight
+@contextlib.contextmanager
+def parallel_runs(n):
+    """The runs this thread starts inside the ``with`` block are one of ``n`` runs of this process that run at once
+    (a study's thread pool): each reserves at most 1/n of the record limit even while the others are still
+    starting."""
+    before = getattr(_parallel, "runs", 1)
+    _parallel.runs = n
+    try:
+        yield
+    finally:
+        _parallel.runs = before
+
+
+def concurrent_runs(in_flight=None):
+    """The number of runs that share the record limit with a run of this thread: the runs of this process in flight
+    (at least the :func:`parallel_runs` of its pool) times ``COSIM_CONCURRENT_RUNS`` (the processes that run at
+    once, e.g. a process pool's workers: set by cosim.doe in its workers)."""
+    n = max(_in_flight if in_flight is None else in_flight, getattr(_parallel, "runs", 1))
     try:
         others = int(os.environ.get("COSIM_CONCURRENT_RUNS", "1"))
     except ValueError:
         others = 1
-    opts["max_record_bytes"] = _record_limit() / (n * max(1, others))
+    return n * max(1, others)
+
+
+def _engine_run(models, solvers, x0, ci, co, cg, r, opts, monolithic):
+    """``_core.run`` with the record limit shared by the runs that run at once: each of n reserves at most 1/n of
+    :func:`_record_limit` (:func:`concurrent_runs`)."""
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight += 1
+        n = _in_flight
+    opts["max_record_bytes"] = _record_limit() / concurrent_runs(n)
     try:
         return _core.run(models, solvers, x0, ci, co, cg, r, opts, monolithic)
     finally:

@@ -29,9 +29,10 @@ SCRIPT = textwrap.dedent(f"""
             fh.write(repr(res.system.params["ck"]) + "\\n")
         return {{"growth": res.growth}}
 
-    study = doe.Study(build, {{"ck": [1e5 + i for i in range({N_RUNS})]}}, responses=responses)
-    df = study.run(backend=backend, workers=None if backend == "serial" else 2, checkpoint=checkpoint)
-    print("done", len(df))
+    if __name__ == "__main__":                  # (worker processes import this file)
+        study = doe.Study(build, {{"ck": [1e5 + i for i in range({N_RUNS})]}}, responses=responses)
+        df = study.run(backend=backend, workers=None if backend == "serial" else 2, checkpoint=checkpoint)
+        print("done", len(df))
 """)
 
 
@@ -48,7 +49,7 @@ def _finished(path):
         return 0
 
 
-@pytest.mark.parametrize("backend", ["threads", "serial"])
+@pytest.mark.parametrize("backend", ["threads", "serial", "processes"])
 def test_sigint_then_resume_runs_everything_exactly_once(tmp_path, backend):
     script, ck, log = tmp_path / "study.py", tmp_path / "study.sqlite", tmp_path / "runs.log"
     script.write_text(SCRIPT)
@@ -71,3 +72,32 @@ def test_sigint_then_resume_runs_everything_exactly_once(tmp_path, backend):
     assert len(counts) == N_RUNS and set(counts.values()) == {1}      # every run exactly once over both processes
     df = doe.load(ck)
     assert sorted(df.index) == list(range(N_RUNS)) and (df.status == "ok").all()
+
+
+def test_kill_9_loses_at_most_the_batches_in_flight(tmp_path):
+    """kill -9 of a processes study (batches sized from the measured run time): the checkpoint holds only runs that
+    ran; a resume runs the rest, and the table holds every run exactly once."""
+    script, ck, log = tmp_path / "study.py", tmp_path / "study.sqlite", tmp_path / "runs.log"
+    script.write_text(SCRIPT)
+    cmd = [sys.executable, str(script), "processes", str(ck), str(log)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    deadline = time.monotonic() + 120
+    while (not ck.exists() or _finished(ck) < 5) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the study ended before the kill: {proc.communicate()}"
+    proc.kill()
+    proc.communicate(timeout=60)
+    time.sleep(1.5)                                # the workers see their parent gone (twice a second) and end
+    kept = doe.load(ck)
+    assert 5 <= len(kept) < N_RUNS
+    ran = collections.Counter(log.read_text().split())
+    ck_of = {float(k) for k in ran}
+    assert {1e5 + i for i in kept.index} <= ck_of                   # nothing recorded that did not run
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env())
+    assert res.returncode == 0 and f"done {N_RUNS}" in res.stdout, res.stderr
+    df = doe.load(ck)
+    assert sorted(df.index) == list(range(N_RUNS)) and (df.status == "ok").all()
+    counts = collections.Counter(log.read_text().split())
+    assert len(counts) == N_RUNS
+    again = [k for k, v in counts.items() if v > 1]                 # lost with the batches in flight, run again
+    assert all(float(k) not in {1e5 + i for i in kept.index} for k in again)

@@ -9,6 +9,7 @@ thread pool or on Dask workers see their :class:`cosim._cancel.Cancel` flag (rea
 with KeyboardInterrupt; tasks not started are cancelled."""
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import multiprocessing
 import numbers
@@ -19,9 +20,14 @@ import time
 import uuid
 
 from .._cancel import Cancel, scope
+from ..simulate import parallel_runs
 
 #: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
 ABORT_JOIN = 0.5
+#: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch (about a
+#: millisecond per task for a process pool, several for Dask's scheduler and client) is lost in it, short enough
+#: that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost little
+BATCH_SECONDS = {"processes": 0.25, "dask": 0.5}
 
 
 class _Done(cf.Future):
@@ -38,6 +44,7 @@ class Serial:
     name = "serial"
     workers = 1
     window = 1
+    batch_seconds = 0.0                   # one run per task: a Ctrl-C keeps every finished run
 
     def submit(self, fn, *args):
         return _Done(fn, args)
@@ -56,31 +63,33 @@ class Serial:
 
 
 class Pool:
-    """A concurrent.futures pool of threads or processes."""
+    """A concurrent.futures pool of threads or processes. A process pool outlives its study: kept (idle) for the
+    next study with as many workers in this process (:data:`_idle`), so that a study does not pay for starting
+    processes and importing cosim in them; it ends with this process, or with :meth:`abort`."""
 
     def __init__(self, kind, workers):
         self.name, self.workers = kind, workers
         self.window = 2 * workers
+        self.batch_seconds = BATCH_SECONDS.get(kind, 0.0)   # threads: one run per task (no dispatch cost)
         self.aborted = False
         self.stop = Cancel()              # the threads' runs stop when it is set
         if kind == "threads":
             self.ex = cf.ThreadPoolExecutor(workers, thread_name_prefix="cosim-doe")
         else:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-            self.ex = cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
-                                             initargs=(os.getpid(),))
+            self.ex = _take_idle(workers) or _process_pool(workers)
 
     def submit(self, fn, *args):
-        if self.name == "processes":
-            import cloudpickle
-            return self.ex.submit(_call_pickled, cloudpickle.dumps((fn, args)))
-        return self.ex.submit(_cancellable, self.stop, fn, *args)
+        if self.name == "processes":      # fn and args pickle by reference and value (the study travels pickled)
+            return self.ex.submit(fn, *args)
+        return self.ex.submit(_cancellable, self.stop, self.workers, fn, *args)
 
     def wait(self, futures, timeout=None):
         return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
 
     def share(self, obj):
+        if self.name == "processes":      # pickled once; each worker process unpickles it once
+            import cloudpickle
+            return cloudpickle.dumps(obj)
         return obj
 
     def cancel(self, futures):
@@ -88,7 +97,11 @@ class Pool:
             f.cancel()
 
     def close(self):
-        if not self.aborted:
+        if self.aborted:
+            return
+        if self.name == "processes" and not getattr(self.ex, "_broken", False):
+            _keep_idle(self.workers, self.ex)
+        else:
             self.ex.shutdown(wait=True, cancel_futures=True)
 
     def abort(self):
@@ -107,6 +120,73 @@ class Pool:
                 t.join(max(0.0, deadline - time.monotonic()))
 
 
+#: idle process pools of this process, by number of workers (the most recent :data:`IDLE_POOLS`)
+_idle = {}
+_idle_lock = threading.Lock()
+IDLE_POOLS = 2
+
+
+def _take_idle(workers):
+    with _idle_lock:
+        ex = _idle.pop(workers, None)
+    if ex is not None and (getattr(ex, "_broken", False) or getattr(ex, "_shutdown_thread", False)):
+        ex.shutdown(wait=False)
+        return None
+    return ex
+
+
+def _keep_idle(workers, ex):
+    with _idle_lock:
+        old = _idle.pop(workers, None)
+        _idle[workers] = ex
+        extra = list(_idle)[:-IDLE_POOLS]
+        dropped = [old] + [_idle.pop(k) for k in extra]
+    for e in dropped:
+        if e is not None and e is not ex:
+            e.shutdown(wait=False)
+
+
+@atexit.register
+def _close_idle():
+    """At exit: end the idle pools' workers while the interpreter is whole."""
+    with _idle_lock:
+        pools = list(_idle.values())
+        _idle.clear()
+    for ex in pools:
+        ex.shutdown(wait=True)
+
+
+def _process_pool(workers):
+    """A pool of worker processes forked from a server process that has imported cosim (forkserver: no copy of
+    this process's threads; where there is none, spawn)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("spawn")
+    else:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["cosim", "cosim.doe.runner"])
+        _start_forkserver()
+    return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(), workers))
+
+
+def _start_forkserver():
+    """Start the server (once per process) so that it imports the cosim this process runs: it is a fresh
+    interpreter whose path starts at the current directory, where another cosim (e.g. a source checkout next to an
+    installed one) would be found first."""
+    from multiprocessing import forkserver
+
+    from .. import __file__ as package
+    root = os.path.dirname(os.path.dirname(os.path.abspath(package)))
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, before]))
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
 class Dask:
     """A ``distributed.Client``: tasks are submitted with ``pure=False``; shared objects (the references) are
     scattered once. Each task runs under this study's cancel flag in its worker process (:data:`_STOPS`, keyed by a
@@ -116,11 +196,15 @@ class Dask:
         self.client = client
         self.name = "dask"
         self.key = uuid.uuid4().hex
+        self.hosts = {}                   # host -> task threads on it (the runs that run at once there)
         try:
-            self.workers = max(1, sum(client.nthreads().values()))
+            for address, n in client.nthreads().items():
+                self.hosts[_host(address)] = self.hosts.get(_host(address), 0) + n
+            self.workers = max(1, sum(self.hosts.values()))
         except Exception:  # pragma: no cover - a client without workers yet
             self.workers = 1
-        self.window = 4 * self.workers
+        self.window = 2 * self.workers
+        self.batch_seconds = BATCH_SECONDS["dask"]
         try:  # a LocalCluster(processes=False): the workers share this process (nothing to serialise)
             addresses = list(client.scheduler_info()["workers"])
             self.in_process = bool(addresses) and all(str(a).startswith("inproc://") for a in addresses)
@@ -128,7 +212,7 @@ class Dask:
             self.in_process = False
 
     def submit(self, fn, *args):
-        return self.client.submit(_dask_task, self.key, fn, *args, pure=False)
+        return self.client.submit(_dask_task, self.key, self.hosts, fn, *args, pure=False)
 
     def wait(self, futures, timeout=None):
         import distributed
@@ -177,10 +261,25 @@ class Stopped(Exception):
     """A Dask task whose runs were stopped (a Dask worker handles Exceptions, not a KeyboardInterrupt)."""
 
 
-def _dask_task(key, fn, *args):
-    """A task on a Dask worker: ``fn(*args)`` under the study's cancel flag."""
+def _host(address):
+    """The host of a Dask address ("tcp://10.0.0.5:8786" -> "10.0.0.5"; "inproc://..." -> "inproc")."""
+    rest = str(address).split("://", 1)[-1]
+    return "inproc" if str(address).startswith("inproc") else rest.rsplit(":", 1)[0]
+
+
+def _dask_task(key, hosts, fn, *args):
+    """A task on a Dask worker: ``fn(*args)`` under the study's cancel flag. The runs' record limit is shared by
+    the runs that run at once on this host: this worker's threads (in this process) times the worker processes on
+    the host (``COSIM_CONCURRENT_RUNS``; not set for workers that are threads of the study's own process)."""
+    import distributed
+    worker = distributed.get_worker()
+    threads = max(1, int(getattr(worker.state, "nthreads", 0) or getattr(worker, "nthreads", 1) or 1))
+    if str(worker.address).startswith("inproc"):   # the workers are threads of this process: count them all
+        threads = max(threads, hosts.get("inproc", threads))
+    else:
+        os.environ["COSIM_CONCURRENT_RUNS"] = str(max(1, -(-hosts.get(_host(worker.address), threads) // threads)))
     try:
-        return _cancellable(_stop_for(key), fn, *args)
+        return _cancellable(_stop_for(key), threads, fn, *args)
     except KeyboardInterrupt as exc:
         raise Stopped(str(exc)) from None
 
@@ -190,17 +289,21 @@ def _dask_stop(key):
     _stop_for(key).set()
 
 
-def _cancellable(stop, fn, *args):
+def _cancellable(stop, parallel, fn, *args):
+    """``fn(*args)`` in a thread of a pool of ``parallel`` threads: its runs stop when ``stop`` is set, and share
+    the record limit with the pool's other runs."""
     if stop.is_set():                  # aborted before it started
         raise KeyboardInterrupt("study stopped")
-    with scope(stop):
+    with scope(stop), parallel_runs(parallel):
         return fn(*args)
 
 
-def _worker_init(parent):
-    """A worker process: the parent handles Ctrl-C; the worker ends itself when the parent is gone (killed with
-    kill -9, no chance to stop its pool), checked twice a second."""
+def _worker_init(parent, workers):
+    """A worker process: the parent handles Ctrl-C; the runs' record limit is shared by the pool's ``workers``
+    (``COSIM_CONCURRENT_RUNS``); the worker ends itself when the parent is gone (killed with kill -9, no chance to
+    stop its pool), checked twice a second."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ["COSIM_CONCURRENT_RUNS"] = str(workers)
     import threading
     import time
 
@@ -226,12 +329,6 @@ def _alive(pid):
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:                     # no /proc (macOS): the signal test above decides
         return True
-
-
-def _call_pickled(blob):
-    import cloudpickle
-    fn, args = cloudpickle.loads(blob)
-    return fn(*args)
 
 
 def _is_dask_client(obj):

@@ -1,6 +1,13 @@
-"""Executing a study's runs: build each run's simulate options in the caller, compute the monolithic references
-once per distinct system (:mod:`cosim.doe.reference`), run the co-simulations on a backend
-(:mod:`cosim.doe.backends`), and write every finished run to the checkpoint as it arrives.
+"""Executing a study's runs on a backend (:mod:`cosim.doe.backends`) in batches: this process hands out run numbers
+and records the rows; the workers build their runs from the parameters, compute the monolithic references they need
+(:mod:`cosim.doe.reference`, once per distinct system and grid in a process; for worker processes the first run's
+reference is computed here once and sent with the study), run the co-simulations and send back the rows of a batch
+together. Each batch's rows are written to the checkpoint in one transaction.
+
+A batch of a process pool or a Dask cluster is a fraction of a second of a worker's time (the backend's
+``batch_seconds``; :class:`Batches`, from the measured time per run); serial and thread-pool studies run one run per
+task. A batch is the unit of loss: a kill -9 of this process loses the rows of the batches in flight (they run again
+on resume), never a row that was written, and no run is in the table twice.
 
 A run that ends without error has status "ok", or "unstable" where its result's stability verdict says so
 (:func:`run_status`). Failed runs are results: a co-simulation that diverges or whose solver fails (:class:`cosim.DivergenceError`,
@@ -9,8 +16,8 @@ computed from the partial result where possible; a run whose build function, co-
 anything else (options cosim.simulate refuses included) is a row with status "failed" and the error's type and
 message. The study goes on; every finished row is written. Only a build function that returns no usable dict (no
 ``system``, no ``t_end``: a programming error, the same for every run) stops the study with a :class:`StudyError`.
-Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between runs: runs not started are
-cancelled, runs in progress finish and are written (on Dask they are cancelled too), then KeyboardInterrupt
+Ctrl-C (SIGINT, when the study runs in the main thread) stops the study between batches: batches not started are
+cancelled, batches in progress finish and are written (on Dask they are cancelled too), then KeyboardInterrupt
 propagates. A second Ctrl-C stops within a fraction of a second on every backend (:meth:`abort` of the backend:
 worker processes are terminated, runs in threads and on Dask workers see their cancel flag); the runs it stops run
 again on resume. Nothing is lost and, on resume, no finished run is repeated.
@@ -21,7 +28,8 @@ import math
 import signal
 import threading
 import time
-from collections import defaultdict
+import uuid
+from collections import OrderedDict, deque
 
 import cosim
 
@@ -93,28 +101,143 @@ def run_one(run, kw, ref, responses):
     return {"run": run, "status": status, "message": message[:_MSG_MAX], "wall": wall, "responses": values}
 
 
-def run_chunk(items, responses):
-    """Several runs in one task: items = [(run, kw, ref), ...]."""
-    return [run_one(run, kw, ref, responses) for run, kw, ref in items]
+class Plan:
+    """What a worker needs to run any run of one study: ``build``, ``responses``, the simulate ``defaults``, the
+    reference options and the references computed before the study started (``seed``: reference key -> result).
+    A worker process unpickles it once (:func:`_state`, keyed by ``token``); the threads of a process share it."""
+
+    def __init__(self, token, build, responses, defaults, reference, seed=None):
+        self.token, self.build, self.responses, self.defaults = token, build, responses, defaults
+        self.reference, self.seed = reference, dict(seed or {})
 
 
-def run_built_chunk(build, items, responses, defaults):
-    """Several runs in one task of a process pool or a Dask cluster: items = [(run, params, ref), ...]; the worker
-    calls ``build`` itself (the simulate arguments, e.g. a cosim.PreStep with its C identifier state, need not be
-    picklable, and the parent does not serialise them), adds the study's ``defaults`` (options the build did not
-    set), then runs as :func:`run_chunk`."""
-    out = []
-    for run, p, ref in items:
+class _State:
+    """A study's plan in one process, with its references: each computed once per process (the threads of a
+    process wait for the one that computes it), the most recent :data:`REF_CACHE` kept."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.refs = OrderedDict(plan.seed)    # key -> reference (a Result or a RefFailure)
+        self.keep = {}                        # key -> the objects whose identity the key uses
+        self.computing = {}                   # key -> Event set when the thread computing it is done
+        self.grids = {}                       # grid specification -> predicted grid
+        self.lock = threading.Lock()
+        self.computed = 0                     # references computed in this process (the seed not counted)
+
+    def reference(self, kw):
+        options = self.plan.reference
+        key, grid, keep = _ref.reference_key(kw, options, self.grids, self.plan.token)
+        if key == _ref.PER_RUN:
+            return PerRun(options)
+        while True:
+            with self.lock:
+                if key in self.refs:
+                    self.refs.move_to_end(key)
+                    return self.refs[key]
+                event = self.computing.get(key)
+                if event is None:
+                    self.computing[key] = event = threading.Event()
+                    break
+            event.wait()                      # another thread computes it (or failed to: then try here)
         try:
-            kw = with_defaults(check_build_output(build(dict(p)), run, p), defaults)
+            ref = compute_reference(kw, grid, options)
+            with self.lock:
+                self.refs[key], self.keep[key] = ref, keep
+                self.computed += 1
+                while len(self.refs) > REF_CACHE:
+                    self.keep.pop(self.refs.popitem(last=False)[0], None)
+            return ref
+        finally:
+            with self.lock:
+                self.computing.pop(key, None)
+            event.set()
+
+    def run(self, run, p):
+        """Build run ``run`` from its parameters ``p`` and run it -> row dict. A build that raises is a failed row;
+        one that returns no usable dict raises :class:`StudyError` (a programming error: the study stops)."""
+        plan = self.plan
+        try:
+            kw = plan.build(dict(p))
         except Exception as exc:
-            out.append(failed_row(run, f"build raised {_error_text(exc)} (in the worker)"))
-            continue
-        out.append(run_one(run, kw, ref, responses))
-    return out
+            return failed_row(run, f"build raised {_error_text(exc)}")
+        kw = with_defaults(check_build_output(kw, run, p), plan.defaults)
+        ref = None if plan.reference is None else self.reference(kw)
+        return run_one(run, kw, ref, plan.responses)
 
 
-_REF_ARGS = ("system", "t_end", "x0", "start_values")
+#: references a process keeps per study (a study whose runs each have their own grid needs no more than the last)
+REF_CACHE = 64
+#: studies whose plans a process keeps (a worker of a reused pool serves one study after the other)
+_PLANS_KEPT = 2
+_plans = OrderedDict()                        # token -> _State, in this process
+_plans_lock = threading.Lock()
+
+
+def _state(token, plan):
+    """This process's state of study ``token``; ``plan`` is the Plan or its cloudpickle (unpickled only the first
+    time a process sees the study)."""
+    with _plans_lock:
+        st = _plans.get(token)
+        if st is None:
+            if isinstance(plan, bytes):
+                import cloudpickle
+                plan = cloudpickle.loads(plan)
+            st = _plans[token] = _State(plan)
+            while len(_plans) > _PLANS_KEPT:
+                _plans.popitem(last=False)
+        return st
+
+
+def forget(token):
+    """Drop study ``token``'s state in this process (its references) at the end of the study."""
+    with _plans_lock:
+        _plans.pop(token, None)
+
+
+def run_batch(token, plan, items):
+    """A worker's task: the runs ``items`` = [(run, parameters), ...] of study ``token``, each built here ->
+    (rows, seconds): rows as compact tuples (run, status, message, wall, responses) and the batch's time, from which
+    the study sizes its next batches."""
+    st = _state(token, plan)
+    t0 = time.perf_counter()
+    rows = []
+    for run, p in items:
+        r = st.run(run, p)
+        rows.append((r["run"], r["status"], r["message"], r["wall"], r["responses"]))
+    return rows, time.perf_counter() - t0
+
+
+def unpack(rows):
+    """The row dicts of a batch's tuples."""
+    return [{"run": run, "status": status, "message": message, "wall": wall, "responses": values}
+            for run, status, message, wall, values in rows]
+
+
+class Batches:
+    """The size of the next batch of runs. A given ``chunksize`` is used as it is. Otherwise (``target`` > 0) the
+    batches handed out before one has come back are one run each (two per worker: the window); then, from the
+    median time per run of the recent batches, a batch is about ``target`` seconds of a worker's time, less towards
+    the end (1/(2 x workers) of the runs left, so that the workers end together) but not under ``target``/8 (each
+    batch costs a dispatch). ``target`` = 0: one run per batch."""
+
+    def __init__(self, chunksize, workers, target):
+        self.fixed, self.workers, self.target = chunksize, workers, target
+        self.per_run = deque(maxlen=2 * workers)   # seconds per run of the recent batches
+        self.started = 0
+
+    def observe(self, n, seconds):
+        if n:
+            self.per_run.append(seconds / n)
+
+    def next(self, left):
+        self.started += 1
+        if self.fixed is not None:
+            return self.fixed
+        if self.target <= 0 or not self.per_run or self.started <= self.workers:
+            return 1
+        per_run = max(sorted(self.per_run)[len(self.per_run) // 2], 1e-6)
+        share = -(-left // (2 * self.workers))
+        return max(1, min(left, int(self.target / per_run), max(share, int(self.target / 8 / per_run))))
 
 
 def compute_reference(kw, grid, options):
@@ -148,88 +271,36 @@ def check_build_output(kw, run, params):
 
 def execute(*, pending, params, build, responses, reference, backend, checkpoint, progress, chunksize, rows,
             defaults=None):
-    """Run the ``pending`` run numbers; finished rows go to ``rows`` (dict run -> row) and the checkpoint.
-    ``defaults``: simulate options for the runs whose build does not set them (e.g. last_step)."""
-    bar = progress
-    inflight = {}                      # future -> ("runs", [run, ...]) | ("ref", key)
-    refs = {}                          # key -> shared reference (or RefFailure)
-    keepalive = {}                     # key -> objects whose identity the key uses
-    waiting = defaultdict(list)        # key -> [(run, kw)] parked until the reference is there
-    parked = 0
-    ready = []                         # [(run, kw, ref)] not yet submitted
-    it = iter(pending)
-    exhausted = False
-    ref_options = reference
-    grids = {}                         # grid specification -> predicted grid
-    options_key = None
-    if reference is not None:
-        import hashlib
-        oh = hashlib.sha256()
-        _ref._feed(oh, reference, keepalive.setdefault("options", []))
-        options_key = oh.digest()
-    park_limit = max(64, backend.window * chunksize)
-    # a pool of processes or a Dask cluster with worker processes: ship (run, parameters) and let the worker build
-    # (the parent builds too, for the checks and the reference key, but serialises no systems or couplings)
+    """Run the ``pending`` run numbers in batches on ``backend``; finished rows go to ``rows`` (dict run -> row)
+    and the checkpoint (one transaction per batch, or per ``commit_interval``). ``chunksize``: runs per batch (None:
+    sized from the measured time per run, :class:`Batches`). ``defaults``: simulate options for the runs whose
+    build does not set them (e.g. last_step). The workers build their runs and compute the references they need
+    (:class:`_State`); this process only hands out run numbers and records rows."""
+    token = uuid.uuid4().hex
+    plan = Plan(token, build, responses, defaults, reference)
     remote = backend.name == "processes" or (backend.name == "dask" and not getattr(backend, "in_process", False))
-
-    def submit_ready(flush=False):
-        while ready and (len(ready) >= chunksize or flush):
-            part = ready[:chunksize]
-            del ready[:chunksize]
-            if remote:
-                f = backend.submit(run_built_chunk, build, part, responses, defaults)
-            else:
-                f = backend.submit(run_chunk, part, responses)
-            inflight[f] = ("runs", [r for r, _, _ in part])
+    if remote and pending and reference is not None:
+        plan.seed = _seed(pending[0], params, build, defaults, reference, token)
+    shared = backend.share(plan)
+    sizes = Batches(chunksize, backend.workers, backend.batch_seconds)
+    bar = progress
+    inflight = {}                      # future -> [run, ...]
+    pos = 0
 
     def feed():
-        nonlocal exhausted, parked
-        while not exhausted and len(inflight) < backend.window and parked <= park_limit:
-            run = next(it, None)
-            if run is None:
-                exhausted = True
-                break
-            p = params(run)
-            try:
-                kw = build(dict(p))
-            except Exception as exc:
-                record([failed_row(run, f"build raised {_error_text(exc)}")])
-                continue
-            kw = with_defaults(check_build_output(kw, run, p), defaults)
-            payload = dict(p) if remote else kw
-            if reference is None:
-                ready.append((run, payload, None))
-            else:
-                key, grid, keep = _ref.reference_key(kw, ref_options, grids, options_key)
-                if key == _ref.PER_RUN:
-                    ready.append((run, payload, PerRun(ref_options)))
-                elif key in refs:
-                    ready.append((run, payload, refs[key]))
-                else:
-                    if key not in waiting:
-                        keepalive[key] = keep
-                        rkw = {k: kw[k] for k in _REF_ARGS if k in kw} if remote else kw
-                        f = backend.submit(compute_reference, rkw, grid, ref_options)
-                        inflight[f] = ("ref", key)
-                    waiting[key].append((run, payload))
-                    parked += 1
-            submit_ready()
-        if exhausted or parked > park_limit or len(inflight) < backend.window:
-            submit_ready(flush=True)
+        nonlocal pos
+        while pos < len(pending) and len(inflight) < backend.window:
+            n = sizes.next(len(pending) - pos)
+            part = pending[pos:pos + n]
+            pos += len(part)
+            f = backend.submit(run_batch, token, shared, [(run, params(run)) for run in part])
+            inflight[f] = part
 
     def take(f):
-        nonlocal parked
-        kind, what = inflight.pop(f)
-        out = f.result()
-        if kind == "ref":
-            shared = backend.share(out) if not isinstance(out, _ref.RefFailure) else out
-            refs[what] = shared
-            for run, kw in waiting.pop(what, []):
-                ready.append((run, kw, shared))
-                parked -= 1
-            submit_ready(flush=True)
-            return
-        record(out)
+        inflight.pop(f)
+        out, seconds = f.result()
+        sizes.observe(len(out), seconds)
+        record(unpack(out))
 
     def record(out):
         if checkpoint is not None:
@@ -267,12 +338,29 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
     finally:
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
+        forget(token)
+
+
+def _seed(run, params, build, defaults, reference, token):
+    """The reference of the first run, computed here once and sent to every worker process with the study's plan
+    (the references the other runs need, where they differ from it, each worker computes once). {} where the run
+    cannot be built or its reference key depends on objects' identity (not comparable in another process)."""
+    p = params(run)
+    try:
+        kw = build(dict(p))
+    except Exception:                  # the worker records the failure
+        return {}
+    kw = with_defaults(check_build_output(kw, run, p), defaults)
+    key, grid, keep = _ref.reference_key(kw, reference, {}, token)
+    if key == _ref.PER_RUN or keep:
+        return {}
+    return {key: compute_reference(kw, grid, reference)}
 
 
 def _salvage(inflight, take):
     """On an error of the study: keep the runs whose tasks have finished (no finished run is dropped)."""
     for f in list(inflight):
-        if f.done() and not f.cancelled() and inflight[f][0] == "runs":
+        if f.done() and not f.cancelled():
             try:
                 take(f)
             except BaseException:
@@ -295,7 +383,4 @@ def _drain(backend, inflight, take):
         except BaseException:
             inflight.pop(f, None)
             continue
-        if inflight[f][0] == "runs":
-            take(f)
-        else:
-            inflight.pop(f)
+        take(f)

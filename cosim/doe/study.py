@@ -151,8 +151,10 @@ class Study:
 
         progress : True shows a tqdm bar (``tqdm.auto``: a widget in Jupyter) with runs/s and the time left.
 
-        chunksize : runs per task (default 1 for threads; for processes and Dask about 4 tasks per worker, at
-            most 64 runs each, to amortise the dispatch).
+        chunksize : runs per batch, the unit a worker takes and sends back (its rows are written together; a
+            kill -9 loses the batches in flight). Default: 1 for serial and threads; for processes and Dask one run
+            per worker first, then about 0.25 s of a worker's time per batch from the measured time per run
+            (:class:`cosim.doe.runner.Batches`). A process pool is kept for the next study with as many workers.
         """
         if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer))
                                       or chunksize < 1):
@@ -168,10 +170,6 @@ class Study:
         if not isinstance(retry_failed, bool):
             raise TypeError(f"retry_failed: expected True or False, got {retry_failed!r}")
         be = _backends.make_backend(backend, workers)
-        if chunksize is None:
-            # a task costs a few ms in a process pool and more in Dask (scheduling, serialising the runs' systems
-            # and results): about 4 tasks per worker, at most 64 runs each, keep the workers balanced
-            chunksize = 1 if be.name in ("serial", "threads") else max(1, min(64, -(-len(self) // (4 * be.workers))))
         ck = None
         rows = {}
         try:
@@ -197,7 +195,7 @@ class Study:
             try:
                 _runner.execute(pending=pending, params=self.params, build=self.build, responses=self.responses,
                                 reference=self._ref_options, backend=be, checkpoint=ck, progress=bar,
-                                chunksize=int(chunksize), rows=rows, defaults=self._defaults())
+                                chunksize=None if chunksize is None else int(chunksize), rows=rows, defaults=self._defaults())
             except KeyboardInterrupt:
                 if ck is not None:
                     print(f"\nstudy interrupted: {len(rows)} of {len(self)} runs are in {ck.path}; run again with "

@@ -1,0 +1,121 @@
+"""A study at scale (issue 28, part 5; issue 30, part 4): runs handed out in batches sized from the measured time
+per run, a process pool kept for the next study, the first run's reference computed once in the study's process and
+sent to the workers, and the record limit of each run shared by the runs that run at once."""
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cosim
+from cosim import doe
+from cosim.doe import backends, runner
+
+sim = sys.modules["cosim.simulate"]
+
+
+def _build(p):
+    return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.1, H=1e-4, solver=cosim.Exact())
+
+
+CKS = [1e5, 2e5, 3e5, 4e5]
+
+
+def _shares(res, ref):
+    """How many runs share the record limit with this run, and where it ran."""
+    return {"share": sim.concurrent_runs(), "pid": os.getpid(), "env": os.environ.get("COSIM_CONCURRENT_RUNS", "")}
+
+
+@pytest.mark.parametrize("backend, workers, share", [("serial", None, 1), ("threads", 2, 2), ("processes", 2, 2),
+                                                     ("threads", 3, 3)])
+def test_parallel_runs_share_the_record_limit(backend, workers, share):
+    """Issue 30 part 4: a run of a study with n workers reserves at most 1/n of the record limit (worker processes
+    get COSIM_CONCURRENT_RUNS = n, the threads of a pool count their pool); the study's own process keeps its
+    environment."""
+    before = os.environ.get("COSIM_CONCURRENT_RUNS")
+    df = doe.Study(_build, {"ck": CKS}, responses=_shares).run(backend=backend, workers=workers)
+    assert (df.share == share).all(), df[["share", "env"]]
+    assert os.environ.get("COSIM_CONCURRENT_RUNS") == before
+    if backend == "processes":
+        assert (df.env == "2").all() and os.getpid() not in set(df.pid)
+
+
+def test_dask_workers_share_the_record_limit_of_their_host():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        df = doe.Study(_build, {"ck": CKS}, responses=_shares).run(backend=client)
+    assert (df.share == 2).all() and (df.env == "2").all()          # 2 worker processes x 1 thread on one host
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        df = doe.Study(_build, {"ck": CKS}, responses=_shares).run(backend=client)
+    assert (df.share == 2).all() and (df.pid == os.getpid()).all()   # threads of this process: counted, env kept
+
+
+def test_a_record_that_fits_one_run_but_not_two_fails_on_two_threads(monkeypatch):
+    """The record of one run (1001 points x 11 doubles = 88 kB) fits a limit of 120 kB alone, not half of it."""
+    monkeypatch.setattr(sim, "_record_limit", lambda: 120e3)
+    alone = doe.Study(_build, {"ck": CKS}, responses=["growth"]).run()
+    assert alone.status.isin(["ok", "unstable"]).all()
+    two = doe.Study(_build, {"ck": CKS}, responses=["growth"]).run(backend="threads", workers=2)
+    assert (two.status == "failed").all()
+    assert two.message.str.contains("MemoryError").all() and two.message.str.contains("output_interval").all()
+
+
+def test_batch_sizes():
+    """A given chunksize as it is; otherwise one run per worker first, then about the target time per batch from
+    the median time per run, less towards the end (1/(2 x workers) of what is left) but not under an eighth of the
+    target; target 0: one run per batch."""
+    fixed = runner.Batches(7, 2, 0.25)
+    assert [fixed.next(100) for _ in range(4)] == [7, 7, 7, 7]
+    b = runner.Batches(None, 2, 0.25)
+    assert [b.next(1000), b.next(999)] == [1, 1]                     # the measurement
+    assert b.next(998) == 1                                          # nothing measured yet
+    b.observe(1, 0.5)                                                # a slow first run (start-up)
+    b.observe(1, 0.005)
+    b.observe(10, 0.05)
+    assert b.next(998) == 50                                         # median 5 ms per run -> 0.25 s
+    assert b.next(120) == 30                                         # towards the end: 120 / (2 x 2)
+    assert b.next(20) == 6                                           # but not under 0.25 s / 8
+    assert b.next(5) == 5
+    one = runner.Batches(None, 4, 0.0)
+    one.observe(10, 0.01)
+    assert [one.next(100) for _ in range(6)] == [1] * 6
+
+
+def test_process_pool_is_kept_and_the_reference_computed_once(monkeypatch):
+    """Two studies on processes run in the same worker processes (the pool is kept); the reference of a
+    one-system study is computed once, in this process, and no worker computes one; the tables equal the serial
+    ones (batches sized from the measured time: several runs per batch)."""
+    backends._close_idle()                               # a fresh pool: its workers hold only these studies
+    seeds = []
+    real = runner._seed
+
+    def seed(*args):
+        out = real(*args)
+        seeds.append(len(out))
+        return out
+
+    monkeypatch.setattr(runner, "_seed", seed)
+
+    def responses(res, ref):
+        from cosim.doe import runner as r
+        return {"eps": doe.eps_mono(res, ref), "pid": os.getpid(),
+                "computed": sum(st.computed for st in list(r._plans.values()))}
+
+    def build(p):
+        return dict(system=cosim.models.two_mass_oscillator(), t_end=0.05, H=1e-3, solver=cosim.Euler(substeps=p["n"]))
+
+    factors = {"n": list(range(1, 41))}
+    serial = doe.Study(build, factors, responses=responses, reference=True).run()
+    first = doe.Study(build, factors, responses=responses, reference=True).run(backend="processes", workers=2)
+    pool = set(backends._idle[2]._processes)
+    second = doe.Study(build, factors, responses=responses, reference=True).run(backend="processes", workers=2)
+    assert seeds == [1, 1]
+    assert (first.computed == 0).all() and (second.computed == 0).all()
+    assert set(backends._idle[2]._processes) == pool and set(first.pid) | set(second.pid) <= pool
+    assert os.getpid() not in pool
+    for df in (first, second):
+        pd.testing.assert_series_equal(df.eps, serial.eps)
+        assert np.isfinite(df.eps).all()
