@@ -11,7 +11,7 @@ import pytest
 
 from cosim import doe
 
-N_RUNS = 120
+N_RUNS = 480   # long enough (about 2.5 s of work on two workers) that SIGINT lands mid-study with batches of ~0.25 s
 
 SCRIPT = textwrap.dedent(f"""
     import os, sys
