@@ -20,6 +20,7 @@ import zlib
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import cosim  # noqa: E402
 from cosim.models import oscillator_chain  # noqa: E402
+from engine import best_of  # noqa: E402  (benchmarks/engine.py)
 
 
 def case(quick):
@@ -29,15 +30,6 @@ def case(quick):
     kw = dict(t_end=t_end, H=1e-8, approximation=cosim.Lagrange(k=1), divergence_growth=math.inf,
               solver=cosim.CVODE(rtol=1e-6, atol=1e-9, linear_solver="band"), output_interval=t_end / 10)
     return system, kw, n_bodies
-
-
-def best(fn, repeats):
-    times, res = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        res = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), res
 
 
 def digest(res):
@@ -71,7 +63,7 @@ def main():
           f"H = 1e-8 s, t_end = {kw['t_end']:g} s, best of {a.repeats})")
     t = {}
     for th in (1, 2):
-        t[f"threads={th}"], res = best(lambda: cosim.simulate(system, threads=th, **kw), a.repeats)
+        t[f"threads={th}"], res = best_of(lambda: cosim.simulate(system, threads=th, **kw), a.repeats)
         if th == 1:
             ref = digest(res)
     if not shutil.which("mpiexec"):
