@@ -68,9 +68,9 @@ browser-deps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; }
 
-# cosim.explore as a person uses it: Voila serves tests/browser/explore.ipynb on a free localhost port, headless
+# cosim.explore as a person uses it: Voila, then JupyterLab, serve tests/browser/explore.ipynb on a free localhost port, headless
 # Chromium moves the H slider; the figure must change and the console stay free of errors (screenshots: out/screenshots).
-BROWSER_TESTS ?= tests/browser/test_explore_browser.py
+BROWSER_TESTS ?= tests/browser/test_explore_browser.py tests/browser/test_explore_jupyterlab.py
 .PHONY: browser-test
 browser-test: build browser-deps
 	$(VPY) -m pytest $(BROWSER_TESTS) -m browser -p no:cacheprovider

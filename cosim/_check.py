@@ -125,11 +125,14 @@ def size(v, name, minimum=0):
 
 
 def labels(labels, n, what):
+    """Signal names: identifier-like, or an identifier with one element index (``u[0]``, as the default names and an
+    FMU's array elements have); unique."""
     if labels is None:
         return None
     labels = list(labels)
-    if len(labels) != n or not all(isinstance(s, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) for s in labels):
-        raise ValueError(f"{what}: expected {n} identifier-like names, got {labels!r}")
+    if len(labels) != n or not all(isinstance(s, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?", s)
+                                   for s in labels):
+        raise ValueError(f"{what}: expected {n} identifier-like names (or name[index]), got {labels!r}")
     if len(set(labels)) != n:
         raise ValueError(f"{what}: names must be unique")
     return labels

@@ -13,10 +13,10 @@ import numpy as np
 
 from . import _core
 
-_KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE = (_core.codes["approximation"][n] for n in (
-    "lagrange", "extripol-c0", "extripol-c1", "hermite"))
-MAXDEG = 5
-MAXHIST = 8  # samples the C weights can read (CS_MAXHIST)
+_KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE, _KIND_LSQ = (_core.codes["approximation"][n] for n in (
+    "lagrange", "extripol-c0", "extripol-c1", "hermite", "lsq"))
+MAXDEG = _core.MAXDEG    # highest polynomial degree of a coupling signal (CS_MAXDEG)
+MAXHIST = _core.MAXHIST  # samples the C weights can read (CS_MAXHIST)
 
 
 def _check_smooth(smooth, what):
@@ -41,14 +41,16 @@ def _check_degree(k, kmax, what):
 
 
 class Approximation:
-    """Base class. ``spec()`` returns the (kind, k) pair the C core understands."""
+    """Base class. ``spec()`` returns the (kind, k, nsp) triple the C core understands (nsp: the least-squares
+    points of :class:`LeastSquares`, 0 for the others)."""
 
     kind = _KIND_LAGRANGE
     k = 0
     smooth = False
+    _nsp = 0
 
     def spec(self):
-        return (self.kind, self.k)
+        return (self.kind, self.k, self._nsp)
 
     def evaluate(self, t_hist, y_hist, t, H=None, *, interpolate=False, ydot_hist=None):
         """The input polynomial ũ(t) this approximation forms on one macro step, evaluated at ``t``.
@@ -130,7 +132,7 @@ class Approximation:
         T = th[::-1][:n]                       # newest first, as the C weights expect
         V = Y[::-1][:n]
         TN = T[0] - H if interpolate else T[0]
-        W, deg, npts = _core.approx_weights(self.kind, self.k, interpolate, np.ascontiguousarray(T), TN, H)
+        W, deg, npts = _core.approx_weights(self.kind, self.k, interpolate, np.ascontiguousarray(T), TN, H, self._nsp)
         c = W[:, 0, :n] @ V                    # (deg+1, m) coefficients of p(s) = sum_m c_m s^m
         if Yd is not None:
             c = c + W[:, 1, :n] @ Yd[::-1][:n]
@@ -171,7 +173,7 @@ class Approximation:
 
 
 class Lagrange(Approximation):
-    """Lagrange polynomial of degree ``k`` (κ in kraft2021, k in busch2016 eq. 11), k = 0..5.
+    """Lagrange polynomial of degree ``k`` (κ in kraft2021, k in busch2016 eq. 11), k = 0..7 (:data:`MAXDEG`).
 
     Extrapolation through y(T_N), y(T_{N-1}), ..., y(T_{N-k}); under Gauss-Seidel, a subsystem stepped after the
     source of a signal *interpolates* through y(T_{N+1}), ..., y(T_{N+1-k}) (busch2016 eq. 13). Local
@@ -179,7 +181,7 @@ class Lagrange(Approximation):
 
     ``smooth=True``: the quintic smoothing of the switch between the previous and the current polynomial
     (moshagen §2.2.5): on [T_N, T_{N+1}] the input is (1 − s(τ)) Ext^{N−1}(t) + s(τ) Ext^N(t), s(τ) = 10τ³ − 15τ⁴ +
-    6τ⁵, C² across the macro points. With k ≥ 1 the smoothed input has degree k + 5 > 5 and is evaluated by a
+    6τ⁵, C² across the macro points. With k ≥ 1 the smoothed input has degree k + 5 and is evaluated by a
     callback: :class:`cosim.Exact` cannot integrate it (use RK4/Euler substeps or CVODE).
     """
 
@@ -253,6 +255,42 @@ class Hermite(Approximation):
         return f"Hermite(k={self.k}, mode={self.mode!r}{', smooth=True' if self.smooth else ''})"
 
 
+class LeastSquares(Approximation):
+    """Kraft's least-squares predictor (kraft2021 §2.4.1, §5.1): extrapolation of degree ``k`` (κ) whose predicted
+    value comes from a least-squares fit.
+
+    The predicted input u^pre_{N+1} is the value at T_{N+1} of the degree-κ polynomial fitted in the ordinary
+    least-squares sense to the outputs at the ``n_points`` (N_sp) newest macro points; the input polynomial on
+    [T_N, T_{N+1}] then interpolates the κ newest samples and (T_{N+1}, u^pre_{N+1}) (eq. 2.24). With
+    N_sp = κ + 1 the fit interpolates and this is :class:`Lagrange` (κ). More points enlarge the stability region
+    (thesis Fig. 5.4: κ = 2, N_sp = 8 allows about 5x the step size of the classic predictor on the Table 5.1
+    chain) at the price of a larger error constant; the convergence order stays κ + 1. The fit is unweighted, in
+    the centred and scaled time (the thesis does not give its weighting). Gauss-Seidel subsystems that
+    interpolate a signal use Lagrange interpolation of degree κ, as for :class:`ExtrapolatedInterpolation`.
+
+    Parameters
+    ----------
+    k : int
+        Degree κ of the fit and of the input polynomial, 0..MAXDEG.
+    n_points : int
+        N_sp, the macro points of the fit, κ + 1..MAXHIST (8).
+    """
+
+    def __init__(self, k: int = 2, n_points: int = 8):
+        self.k = _check_degree(k, MAXDEG, "LeastSquares")
+        if isinstance(n_points, bool) or not isinstance(n_points, numbers.Integral):
+            raise TypeError(f"LeastSquares: n_points must be an int, got {type(n_points).__name__}")
+        if not self.k + 1 <= n_points <= MAXHIST:
+            raise ValueError(f"LeastSquares: n_points must be in {self.k + 1}..{MAXHIST} for k={self.k}, "
+                             f"got {n_points}")
+        self.n_points = int(n_points)
+        self._nsp = self.n_points
+        self.kind = _KIND_LSQ
+
+    def __repr__(self):
+        return f"LeastSquares(k={self.k}, n_points={self.n_points})"
+
+
 def as_approximation(obj, name="approximation") -> Approximation:
     if isinstance(obj, Approximation):
         return obj
@@ -261,5 +299,6 @@ def as_approximation(obj, name="approximation") -> Approximation:
         if obj.lower() in table:
             return table[obj.lower()]()
         raise ValueError(f"{name}: unknown approximation {obj!r}; use cosim.ZOH(), cosim.Lagrange(k), "
-                         "cosim.ExtrapolatedInterpolation(k, continuity) or cosim.Hermite(k)")
+                         "cosim.ExtrapolatedInterpolation(k, continuity), cosim.Hermite(k) or "
+                         "cosim.LeastSquares(k, n_points)")
     raise TypeError(f"{name}: expected a cosim approximation object, got {type(obj).__name__}")

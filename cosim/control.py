@@ -22,8 +22,15 @@ ORDER_STRATEGIES = {n: _core.codes["order_strategy"][n] for n in ("ida", "conser
 _FIXED_ORDER = _core.codes["order_strategy"]["fixed"]
 _POS, _VEL = _core.codes["monitor_group"]["pos"], _core.codes["monitor_group"]["vel"]
 _GROUPS = ("pos", "vel", "u")
-KMAX_ENGINE = 5          # the coupling polynomials of the engine have degree <= 5 (exLE compares with κ+1: 4)
-KMAX_CONSTANTS = 6       # error constants in closed form
+KMAX_ENGINE = _core.MAXDEG  # the coupling polynomials of the engine (exLE compares with κ+1)
+KMAX_CONSTANTS = 7       # error constants in closed form (CS_KRAFT_KMAX)
+KMAX_DEFAULT = 5         # κ_max when not given (4 for exLE): the thesis's chapter-5 setting
+
+
+def _kappa_cap(estimator):
+    """The highest κ step control can use, 6 for every estimator: exLE's comparative polynomial has degree κ + 1
+    and exMD uses the error-constant ratio C^{κ+1}/C^κ, both available up to 7."""
+    return min(KMAX_CONSTANTS, KMAX_ENGINE) - 1
 
 
 def _vector(name, v, n=None):
@@ -186,7 +193,7 @@ class StepControl:
         degree of the ``approximation``).
     order : deprecated name of ``order_control`` (``order=`` means the Gauss-Seidel order of the units in
         :func:`cosim.simulate`); still accepted with a DeprecationWarning.
-    k_max : κ_max (≤ 5, the default; ≤ 4 for exLE, whose comparative polynomial has degree κ+1).
+    k_max : κ_max, 0..6 (kraft2021 §20 item 1; the estimators use degree κ+1 ≤ 7). Default 5 (4 for exLE).
     safety : Γ of (3.27)/(3.28) (chapter-5 default 6).
     r_min, r_max : limits of the step ratio r (Listing 3.3; default [0.5, 1.5]).
     dead_zone : keep H when 1 ≤ r < r_max (Listing 3.3).
@@ -209,11 +216,12 @@ class StepControl:
             raise ValueError(f"estimator: must be one of {list(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
         self.rtol = _check.real(rtol, "rtol", positive=True)
-        kcap = KMAX_ENGINE - 1 if estimator == "exLE" else KMAX_ENGINE
-        self.k_max = kcap if k_max is None else _check.integer(k_max, "k_max")
+        kcap = _kappa_cap(estimator)
+        default = KMAX_DEFAULT - 1 if estimator == "exLE" else KMAX_DEFAULT
+        self.k_max = default if k_max is None else _check.integer(k_max, "k_max")
         if not 0 <= self.k_max <= kcap:
-            raise ValueError(f"k_max: must be in 0..{kcap} for {estimator} (the engine's coupling polynomials have "
-                             f"degree <= {KMAX_ENGINE}), got {self.k_max}")
+            raise ValueError(f"k_max: must be in 0..{kcap} (the estimators use degree κ+1 <= {KMAX_ENGINE}), "
+                             f"got {self.k_max}")
         name = "order_control" if order is None else "order"
         order = _check.renamed(order_control, order, "order_control", "order", "ida")
         if isinstance(order, str):
@@ -351,7 +359,7 @@ class StepControl:
             order, k_max = _FIXED_ORDER, order
         else:
             order = ORDER_STRATEGIES[order]
-        kcap = KMAX_ENGINE - 1 if self.estimator == "exLE" else KMAX_ENGINE
+        kcap = _kappa_cap(self.estimator)
         if k_max > kcap:
             raise ValueError(f"order: fixed degree {k_max} above {kcap} for {self.estimator}")
         H_min = self.H_min if self.H_min is not None else 1e-12 * max(t_end, 1e-300)

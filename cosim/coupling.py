@@ -24,7 +24,7 @@ from . import _check, _core
 from . import sysid as _sysid
 from .approximations import Approximation, Lagrange, ZOH
 
-__all__ = ["Coupling", "FOH", "Quadratic", "NEPCE", "PreStep"]
+__all__ = ["Coupling", "FOH", "Quadratic", "NEPCE", "PreStep", "MBCorr", "PythonCoupling"]
 
 _KIND_SIGNAL, _KIND_PRESTEP, _KIND_NEPCE = (_core.codes["coupling"][n] for n in ("signal", "prestep", "nepce"))
 _PHASE = _core.codes["prestep_phase"]
@@ -464,9 +464,152 @@ class PreStep(Coupling):
         return out
 
 
+_SURROGATES = ("continuous", "discrete")
+_SHAPES = _core.codes["mbcorr_shape"]
+#: MBCorr's log phase codes -> names
+MBCORR_PHASES = {code: name for name, code in _core.codes["mbcorr_phase"].items()}
+
+
+class MBCorr(Coupling):
+    """The model-based corrector MBCorr (Haid, Stettinger, Watzenig, Benedikt et al. 2022; genser2020's third
+    baseline) as a **reconstruction**: the paper's equations could not be read, so this is the self-consistent
+    reference formulation of the MBCorr specification (mbcorr.md §2), which satisfies what the sources state (polynomial
+    extrapolation of order p = 0, 1, 2, an exact or identified surrogate of the coupled system, no access to unit
+    states, and an additive correction that makes each input's integral over the macro step match the model's).
+
+    On [T^k, T^{k+1}], s = (t − T^k)/ΔT, the predictor ū(s) = L P_p(s) + r (``Lagrange(p)``) is corrected,
+
+        u(s) = ū(s) + Δ^k w(s),   Δ^k = L (Ŷ^k − m_p),   m_p = ∫_0^1 P_p ds,   ∫_0^1 w ds = 1,
+
+    so that ∫_{T^k}^{T^{k+1}} u dt = ΔT (L Ŷ^k + r) (the integral condition), with Ŷ^k the mean over the step of the
+    ideally coupled surrogate started from the measured y^k:
+
+    * ``surrogate="continuous"`` (B1, exact continuous IJs, the pre-step's Step-2 model):
+      (I − Sd L) ŷ' = (Sy + Su L) ŷ + Su r,  Ŷ^k = φ_1(MΔT) y^k + ΔT φ_2(MΔT) g;
+    * ``surrogate="discrete"`` (B2, discrete IJs, exact or identified online by RLS/MOESP like :class:`PreStep`):
+      (I − Su^+ L) ŷ^{k+1} = Sy y^k + Su^- u^k + Su^+ r,  Ŷ^k = (y^k + ŷ^{k+1})/2, u^k the mean of the input
+      applied over the last step.
+
+    Parameters
+    ----------
+    order : p, the order of the polynomial extrapolation (0, 1 or 2).
+    surrogate : "continuous" (B1; exact IJs only) or "discrete" (B2).
+    jacobians : "exact", a dict of given IJs, a :class:`cosim.sysid.RLS` or :class:`cosim.sysid.MOESPWindow`
+        (discrete surrogate only), as in :class:`PreStep`.
+    shape : "constant" (w = 1, the default: shifts the level, keeps the extrapolated slope) or "end"
+        (w = (p_k + 1) s^{p_k}: keeps u(T^k) = L y^k + r).
+    learning_time, switch_time : [s] plain ``Lagrange(p)`` while learning, then the tanh switch phase (Δ scaled by
+        fac(T^k)); defaults 0 with exact IJs, 0.22 s and 0.005 s identified (the pre-step's).
+    rtol : singular-value cut-off of the IJ conversions.
+
+    After a run, ``res.coupling_log`` holds per step ``phase`` ("learning", "corrected", "fallback": the
+    identification was not ready or failed, or Ŷ was not finite; Δ = 0 there), ``yhat`` (Ŷ^k, NaN where not
+    corrected), ``u_coef`` (steps, 3, n_u: the applied input's coefficients of s^0, s^1, s^2), ``delta`` (Δ^k) and
+    the counts ``learning_steps``, ``corrected_steps``, ``fallback_steps``. Jacobi scheduling and a constant ΔT.
+    """
+
+    def __init__(self, order=0, surrogate="continuous", jacobians="exact", *, shape="constant", learning_time=None,
+                 switch_time=None, rtol=1e-12):
+        self.order = _check.integer(order, "order", 0)
+        if self.order > 2:
+            raise ValueError(f"order: MBCorr is derived for orders 0, 1 and 2, got {order!r}")
+        if not isinstance(surrogate, str) or surrogate.lower() not in _SURROGATES:
+            raise ValueError(f"surrogate: must be one of {list(_SURROGATES)}, got {surrogate!r}")
+        self.surrogate = surrogate.lower()
+        self.shape = shape.lower() if isinstance(shape, str) else shape
+        self._shape = _choice(shape, "shape", _SHAPES)
+        identified = not (isinstance(jacobians, str) or isinstance(jacobians, dict) and all(
+            isinstance(v, (tuple, list, _sysid.ContinuousIJ, _sysid.DiscreteIJ)) for v in jacobians.values()))
+        if identified and self.surrogate == "continuous":
+            raise ValueError("surrogate: identified IJs are discrete; use surrogate='discrete'")
+        # the IJ source and its checks are the pre-step's (the same information, genser2020 §3.3)
+        self._ij = PreStep("continuous" if self.surrogate == "continuous" else "discrete", jacobians,
+                           use_error_ode=False, learning_time=learning_time, switch_time=switch_time, rtol=rtol)
+        self.jacobians = jacobians
+        self.learning_time, self.switch_time, self.rtol = (self._ij.learning_time, self._ij.switch_time,
+                                                           self._ij.rtol)
+
+    def approximation(self):
+        return ZOH() if self.order == 0 else Lagrange(self.order)
+
+    def _options(self, system, H, t_end):
+        ps = self._ij._options(system, H, t_end)
+        keep = set(_core.kinds["coupling"]["mbcorr"])
+        d = {k: v for k, v in ps.items() if k in keep}
+        d.update(kind="mbcorr", shape=self._shape)
+        return d
+
+    def _log(self, system, raw, t):
+        if raw is None:
+            return None
+        ph = np.asarray(raw["phase"])
+        n = ph.size
+        out = dict(t=np.arange(n) * float(t), phase=np.array([MBCORR_PHASES[p] for p in ph], dtype=object),
+                   yhat=raw["yhat"], u_coef=np.asarray(raw["u_coef"]).reshape(n, 3, -1), delta=raw["delta"])
+        for key in ("learning_steps", "corrected_steps", "fallback_steps"):
+            out[key] = raw[key]
+        return out
+
+    def __repr__(self):
+        return (f"MBCorr(order={self.order!r}, surrogate={self.surrogate!r}, jacobians={self.jacobians!r}, "
+                f"shape={self.shape!r})")
+
+
+class PythonCoupling(Coupling):
+    """Base class of coupling methods written in Python (a slow path for prototyping, like the Python models of
+    :class:`cosim.ODE`). The engine calls the methods below through the same interface as its C couplings
+    (``csrc/coupling/coupling.h``): one Python call per operation with the GIL taken, so a step costs microseconds
+    instead of nanoseconds. An exception raised in a method stops the run: ``KeyboardInterrupt`` and ``SystemExit``
+    as themselves, any other as the ``__cause__`` of the :class:`cosim.SolverError`. Ctrl-C works as in any run.
+
+    Override:
+
+    ``start(system, H)``
+        once before the run (``system`` the :class:`cosim.CoupledSystem`, with ``L``, ``r``, ``in_offset``,
+        ``out_offset``; ``H`` the macro step). Reset the coupling's state here: one object may serve several runs.
+    ``predict(T, H)`` (required)
+        the inputs of every unit on [T, T + H] as polynomial coefficients in s = (t − T)/H: an array of shape
+        (deg + 1, n_u), row q the coefficients of s^q (deg ≤ 5; a vector of n_u values is deg = 0).
+    ``accept(T1, y)`` (required)
+        the step to T1 is accepted with the consistent outputs y (n_y); the first call, at t0, gives the initial
+        outputs.
+    ``on_unit_done(i, T1, y_i)``
+        unit i reached T1 with outputs y_i (Gauss-Seidel: the units stepped later may get new inputs); return
+        None (default: no change) or a new coefficient array as from ``predict``.
+    ``save()`` / ``restore(state)``
+        a copy of the coupling's state and the way back to it, for rejected steps (step control); only called when
+        the run can reject a step. The default raises NotImplementedError.
+    """
+
+    def start(self, system, H):
+        """Called once before the run; the default does nothing."""
+
+    def predict(self, T, H):
+        raise NotImplementedError(f"{type(self).__name__}.predict: a PythonCoupling must define predict(T, H)")
+
+    def accept(self, T1, y):
+        raise NotImplementedError(f"{type(self).__name__}.accept: a PythonCoupling must define accept(T1, y)")
+
+    def on_unit_done(self, i, T1, y_i):
+        return None
+
+    def save(self):
+        raise NotImplementedError(f"{type(self).__name__}.save: needed when the run may reject steps")
+
+    def restore(self, state):
+        raise NotImplementedError(f"{type(self).__name__}.restore: needed when the run may reject steps")
+
+    def _options(self, system, H, t_end):
+        self.start(system, H)
+        return dict(kind="callback", object=self)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
 def as_coupling(obj) -> Coupling:
     if not isinstance(obj, Coupling):
-        raise TypeError(f"coupling: expected cosim.PreStep(...), cosim.NEPCE(...), cosim.FOH(), cosim.Quadratic() or "
+        raise TypeError(f"coupling: expected cosim.PreStep(...), cosim.MBCorr(...), a cosim.PythonCoupling, cosim.NEPCE(...), cosim.FOH(), cosim.Quadratic() or "
                         f"cosim.BalanceCorrection(...), "
                         f"got {obj!r}")
     return obj

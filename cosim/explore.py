@@ -19,13 +19,15 @@ import io
 import math
 import numbers
 import time
+import warnings
 
 import numpy as np
 
 from . import _check, analysis
+from ._axes import with_unit
 from ._extras import require
 from .approximations import MAXDEG, ExtrapolatedInterpolation, Lagrange
-from .errors import CosimError, DivergenceError
+from .errors import CosimError, CouplingInstabilityWarning, DivergenceError
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, Exact
 from .system import CoupledSystem
@@ -107,17 +109,21 @@ class Explorer:
         record) and the monolithic reference.
     rho : float or None
         ρ(Ω) of the current setting (None for systems that are not all LTI).
+    ylabels : dict
+        Signal name -> the label of its panel's y axis (with the unit where one is known).
     update_times : list of float
         Wall time [s] of every update after a change (simulation, drawing and PNG).
     """
 
-    def __init__(self, system, t_end, signals, ylabels, H, H_range, n_H, parameter, solver, output_points, dpi):
+    def __init__(self, system, t_end, signals, ylabels, units, H, H_range, n_H, parameter, solver, output_points,
+                 dpi):
         require("jupyter", "cosim.explore")
         import ipywidgets as w
 
         self._t_end = t_end
         self._signals = signals
         self._parameter = parameter
+        self._units = units
         self._solver = solver
         self._output_interval = t_end / output_points
         self._dpi = dpi
@@ -151,7 +157,10 @@ class Explorer:
         for key, control in c.items():
             control.add_class(f"cosim-explore-{key}")  # a stable handle for browser tests and custom CSS
         self.controls = c
-        self._build_figure(ylabels)
+        # the first reference is computed now for its declared units (cached: the first draw reuses it)
+        ref = self._reference(self._state()["p"])
+        self.ylabels = {n: ylabels[n] if n in ylabels else with_unit(n, units.get(n, ref.unit(n))) for n in signals}
+        self._build_figure(self.ylabels)
         # shrinks with a narrow window instead of scrolling (the aspect ratio is kept)
         self.image = w.Image(format="png", layout=w.Layout(max_width="100%", height="auto", min_width="0"))
         self.image.add_class("cosim-explore-figure")
@@ -211,9 +220,12 @@ class Explorer:
         has none) and the error: a diverging run is shown up to the macro point before the blow-up."""
         approx = _approximation(s["approximation"], s["k"], s["continuity"])
         try:
-            return simulate(self._system(s["p"]), self._t_end, s["H"], scheme=s["scheme"], approximation=approx,
-                            update=s["update"], solver=self._solver, output_interval=self._output_interval,
-                            divergence_growth=math.inf), None
+            # the status line reports an unstable coupling (ρ and the verdict): no warning under the panel as well
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CouplingInstabilityWarning)
+                return simulate(self._system(s["p"]), self._t_end, s["H"], scheme=s["scheme"],
+                                approximation=approx, update=s["update"], solver=self._solver,
+                                output_interval=self._output_interval, divergence_growth=math.inf), None
         except CosimError as e:
             return e.result, e
 
@@ -232,7 +244,7 @@ class Explorer:
             ax = fig.add_subplot(grid[i, 0], sharex=self._signal_axes[0] if i else None)
             ref, = ax.plot([], [], color="0.55", lw=2.4, alpha=0.7, label="monolithic", animated=True)
             co, = ax.plot([], [], color="tab:red", lw=1.2, label="co-simulation", animated=True)
-            ax.set_ylabel(ylabels.get(name, name))
+            ax.set_ylabel(ylabels[name])
             # short tick labels with a common power of ten: the frozen layout fits every parameter value's scale
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
             ax.grid(True, alpha=0.3)
@@ -284,7 +296,9 @@ class Explorer:
             ax.legend(loc="upper left", fontsize=8)
             self._map_artists = [self._rho_line]
         else:
-            plot.stability_slice(smap, ax=ax, norm=plot.RhoNorm(*RHO_RANGE), colorbar=False, title="")
+            unit = self._parameter_unit()
+            plot.stability_slice(smap, ax=ax, norm=plot.RhoNorm(*RHO_RANGE), colorbar=False, title="",
+                                 units={self._parameter[0]: unit} if unit else None)
             mesh = ax.collections[0]
             for contour in ax.collections[1:]:
                 contour.remove()  # the ρ = 1 contour of each setting is drawn by _set_map
@@ -311,6 +325,13 @@ class Explorer:
                 self._contour = ax.contour(x, y, rho.T, levels=[1.0], colors="k", linewidths=1.2)
                 self._contour.set_animated(True)
                 self._map_artists.append(self._contour)
+
+    def _parameter_unit(self):
+        """The parameter's unit: from ``units=``, else the stability plots' default for its name (or "")."""
+        from . import plot
+
+        name = self._parameter[0]
+        return self._units.get(name, plot.UNITS.get(name, ""))
 
     def _rho(self, s, smap):
         iH = int(np.argmin(np.abs(self._H - s["H"])))
@@ -352,7 +373,8 @@ class Explorer:
         approx = ("ZOH" if s["k"] == 0 else f"Lagrange k = {s['k']}") if s["approximation"] == "lagrange" \
             else f"EXTRIPOL-C{s['continuity']} k = {s['k']}"
         self._title.set_text(f"{approx}, {s['scheme']}, {s['update']} update, H = {s['H']:.3g} s"
-                             + ("" if s["p"] is None else f", {self._parameter[0]} = {s['p']:.3g}"))
+                             + ("" if s["p"] is None else
+                                f", {self._parameter[0]} = {s['p']:.3g} {self._parameter_unit()}".rstrip()))
         self.status.value = self._status_text(failure)
         self.image.value = self._render(layer)
 
@@ -416,6 +438,8 @@ class Explorer:
         elif failure is not None:
             parts.append(f"<b style='color:#b00'>the co-simulation failed: {html.escape(str(failure))}</b>")
         else:  # relative to each signal's amplitude, so that signals of different units compare
+            if self.rho is None and self.result.status == self.result.UNSTABLE:  # the run's verdict (cosim.verdict)
+                parts.append(f"<b style='color:#b00'>{html.escape(self.result.message)}</b>")
             dev = {n: float(np.max(np.abs(self.result[n] - self.reference[n])))
                    / max(float(np.max(np.abs(self.reference[n]))), 1e-300) for n in self._signals}
             worst = max(dev, key=dev.get)
@@ -434,7 +458,7 @@ class Explorer:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
-def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, n_H=31, parameter=None,
+def explore(system, t_end, *, signals=None, ylabels=None, units=None, H=None, H_range=None, n_H=31, parameter=None,
             solver=None, output_points=500, dpi=100) -> Explorer:
     """An interactive panel (ipywidgets) to teach how H, the coupling approximation and the scheme decide whether a
     co-simulation is stable and accurate.
@@ -458,7 +482,12 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
         Signal names to plot (states, outputs or inputs, as ``res[name]``); default: the first state of every
         subsystem (at most three).
     ylabels : dict, optional
-        Signal name -> axis label with its unit, e.g. ``{"S1.x1": "x1 [m]"}`` (default: the signal name).
+        Signal name -> axis label, e.g. ``{"S1.x1": "x1 [m]"}``, replacing the default ``"name [unit]"``.
+    units : dict, optional
+        Signal or parameter name -> unit, for the axis labels. Signals default to the units their subsystems
+        declare (:attr:`cosim.Result.units`; the built-in models declare theirs), the parameter to the stability
+        plots' default for its name (:data:`cosim.plot.UNITS`: ck [N/m], dk [Ns/m], ...). A name without a known
+        unit is shown bare.
     H : float, optional
         Initial macro step (the nearest offered value); default: a quarter of the way up the range (log scale).
     H_range : (float, float), optional
@@ -501,9 +530,10 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
     >>> from cosim import models
     >>> s = models.two_mass_oscillator(2e5, 200)
     >>> panel = cosim.explore(s, 0.5, signals=["S1.x1", "S2.F"],
-    ...                       ylabels={"S1.x1": "x1 [m]", "S2.F": "F [N]"},
     ...                       parameter=("ck", np.geomspace(1e4, 1e7, 31),
     ...                                  lambda ck: models.two_mass_oscillator(ck, 200)))
+    >>> panel.ylabels                  # the units the model declares
+    {'S1.x1': 'S1.x1 [m]', 'S2.F': 'S2.F [N]'}
     >>> panel.controls["H"].value = panel.controls["H"].options[-1][1]   # the largest H
     """
     if not isinstance(system, CoupledSystem):
@@ -528,6 +558,10 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
         ylabels = {}
     if not isinstance(ylabels, dict) or not all(isinstance(v, str) for v in ylabels.values()):
         raise TypeError("ylabels: expected a dict signal name -> label")
+    if units is None:
+        units = {}
+    if not isinstance(units, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in units.items()):
+        raise TypeError("units: expected a dict signal or parameter name -> unit string")
     if H_range is None:
         H_range = (t_end / 5000, t_end / 10)
     if not isinstance(H_range, (tuple, list)) or len(H_range) != 2:
@@ -546,4 +580,5 @@ def explore(system, t_end, *, signals=None, ylabels=None, H=None, H_range=None, 
     output_points = _check.size(output_points, "output_points", 10)
     if isinstance(dpi, bool) or not isinstance(dpi, numbers.Integral) or not 20 <= dpi <= 300:
         raise ValueError(f"dpi: expected an integer in [20, 300], got {dpi!r}")
-    return Explorer(system, t_end, signals, ylabels, H, H_range, n_H, parameter, solver, output_points, int(dpi))
+    return Explorer(system, t_end, signals, ylabels, units, H, H_range, n_H, parameter, solver, output_points,
+                    int(dpi))

@@ -18,8 +18,12 @@ Supported, feature by feature: docs/fmu.md. In short:
 * model exchange (FMI 2.0 and 3.0): time events (the step is split at the event time) and state events (sign change
   of an event indicator, located by root finding on the integrator's solution); both run the event iteration and
   restart the integrator;
-* inputs and outputs of every numeric type and Boolean (doubles in cosim; cosim/_fmi_types.py); start values of
-  those and of Strings (by name or value reference), also changed between runs (:meth:`FMU.set`);
+* inputs and outputs of every numeric type and Boolean (doubles in cosim; cosim/_fmi_types.py), FMI 3 arrays as one
+  signal per element (``y[0]``, ``y[1]``, ...); start values of those, of Strings and of FMI 3 Binaries (by name or
+  value reference), also changed between runs (:meth:`FMU.set`); structural parameters stay fixed;
+* ``cosim.simulate`` takes the times not given from the FMU's DefaultExperiment (cosim/_experiment.py); a
+  model-exchange FMU starts from its initialisation at ``t_start``; :class:`cosim.Stepper` steps an FMU by hand
+  and saves/restores its FMU state;
 * an FMU's request to terminate ends the run normally (``Result.TERMINATED``); the FMI call sequence stays legal
   on error paths; model exchange: discrete inputs in event mode, an events-per-step cap (Zeno), CVODE keeps its
   history without inputs;
@@ -82,10 +86,12 @@ class FMU(Subsystem):
     kind : "cs" (co-simulation: the FMU's own solver), "me" (model exchange: cosim's integrator) or None
         (co-simulation where the FMU offers it, else model exchange).
     start_values : dict ``{variable name or value reference: value}`` set before initialisation (parameters, start
-        values of states and inputs); numeric, Boolean and String variables (:meth:`set` changes one later).
+        values of states and inputs); numeric, Boolean and String variables, FMI 3 Binary variables (bytes) and
+        arrays (all elements, row-major) (:meth:`set` changes one later); structural parameters cannot change.
     inputs, outputs : the FMU variables used as the subsystem's inputs u and outputs y (names or value references;
-        default: every numeric or Boolean scalar with causality input / output, in the order of the model
-        description; the others are listed in ``skipped_variables``).
+        default: every numeric or Boolean variable with causality input / output, in the order of the model
+        description; the others are listed in ``skipped_variables``). An FMI 3 array is one signal per element,
+        ``name[0]`` .. ``name[m-1]``.
         Their signal names are the variable names with characters other than letters, digits and '_' replaced by
         '_' (``"S1.x"``, ``res["S2.F"]``).
     tolerance : relative tolerance passed to the FMU's own solver (co-simulation), or None.
@@ -218,19 +224,23 @@ class FMU(Subsystem):
         skipped = []
 
         def select(refs, causality, what):
+            """(variable of each signal, its element index, type code): an array variable is one signal per
+            element"""
             if refs is None:   # by default every variable of the causality that can be a signal
                 chosen = [v for v in variables if v.causality == causality]
-                skipped.extend(v for v in chosen if _fmi_types.base(v, version) is None or _fmi_types.is_array(v))
+                skipped.extend(v for v in chosen if _fmi_types.base(v, version) is None)
                 chosen = [v for v in chosen if v not in skipped]
             else:
                 if isinstance(refs, (str, int)):
                     raise TypeError(f"{what}: expected a list of variable names or value references")
                 chosen = [find(r, what) for r in refs]
-            return chosen, [_fmi_types.signal_code(v, version, what, self.name) for v in chosen]
+            codes = [_fmi_types.signal_code(v, version, what, self.name) for v in chosen]
+            out = [(v, e, c) for v, c in zip(chosen, codes) for _, e in _fmi_types.elements(v)]
+            return [o[0] for o in out], [o[1] for o in out], [o[2] for o in out]
 
-        uvars, self._type_u = select(inputs, "input", "inputs")
-        yvars, self._type_y = select(outputs, "output", "outputs")
-        #: inputs and outputs left out of the default selection (String, Binary, Clock, arrays): no signals
+        uvars, self._elem_u, self._type_u = select(inputs, "input", "inputs")
+        yvars, self._elem_y, self._type_y = select(outputs, "output", "outputs")
+        #: inputs and outputs left out of the default selection (String, Binary, Clock): no signals
         self.skipped_variables = [v.name for v in skipped]
         #: FMI type of each input and output signal ("Float64", "Int32", "Boolean", ...)
         names = {c: n for n, c in _fmi_types.CODES.items()}
@@ -238,8 +248,8 @@ class FMU(Subsystem):
         self.output_types = [names[c] for c in self._type_y]
         self._uvars, self._yvars = uvars, yvars
         self.nu, self.ny = len(uvars), len(yvars)
-        if kind == "me":
-            states = [d.variable.derivative for d in md.derivatives]
+        if kind == "me":   # an array state is one state per element
+            states = [d.variable.derivative for d in md.derivatives for _ in range(_fmi_types.size(d.variable))]
             self.nx = len(states)
             self._nz = int(md.numberOfEventIndicators or 0)
         else:
@@ -259,6 +269,9 @@ class FMU(Subsystem):
         self.feedthrough = bool(ft)
 
         self._find, self._version = find, version
+        self._md_root = md_root
+        #: FMI 3 structural parameters {name: start value}: they size arrays and stay fixed
+        self.structural_parameters = {v.name: v.start for v in variables if v.causality == "structuralParameter"}
         self._starts = self._encode_starts(start_values)
         self.start_values = dict(start_values)
 
@@ -288,42 +301,67 @@ class FMU(Subsystem):
                              logging_on, float(tolerance) if tolerance else -1.0, self.intermediate_inputs,
                              self._max_events, self.discrete_inputs, self._type_u, self._type_y))
         self._spec_tuple = self._make_spec()
-        labels = lambda vs: [label(v.name) for v in vs]  # noqa: E731
-        ins, outs, sts = labels(uvars), labels(yvars), labels(states)
+        def labels(vs, elems=None):   # an array's elements as name[0] .. name[m-1]
+            elems = elems if elems is not None else [e for v in dict.fromkeys(vs) for _, e in _fmi_types.elements(v)]
+            return [label(v.name) + (f"[{e}]" if _fmi_types.is_array(v) else "") for v, e in zip(vs, elems)]
+        ins, outs, sts = labels(uvars, self._elem_u), labels(yvars, self._elem_y), labels(states)
         x0 = self._initial_states()
         self._init_common(self.name, x0, ins if len(set(ins)) == len(ins) else None,
                           outs if len(set(outs)) == len(outs) else None,
                           sts if len(set(sts)) == len(sts) else None,
                           units=_declared_units({"u": uvars, "y": yvars, "x": states}))
+        self._x0_own = self.x0   # x0 as the FMU gave it (initial_states recomputes it for another start time)
 
     def _encode_starts(self, start_values):
-        """Start values by kind for the spec: ((vr, values) of Float64, Int32, Boolean, other numeric types with
-        their codes, Strings); ValueError naming a bad one."""
-        sv = {"r": ([], []), "i": ([], []), "b": ([], []), "t": ([], []), "s": ([], [])}
-        codes = []
+        """Start values by kind for the spec: ((vr, values) of Float64, Int32, Boolean, other numeric types and
+        array elements with their codes, Strings, Binaries; the element index of each typed value); ValueError
+        naming a bad one."""
+        sv = {"r": ([], []), "i": ([], []), "b": ([], []), "t": ([], []), "s": ([], []), "x": ([], [])}
+        codes, elems = [], []
         for ref, value in start_values.items():
             v = self._find(ref, "start_values")
-            key, val = _fmi_types.start_value(v, self._version, value, ref)
-            if key == "t":
-                codes.append(_fmi_types.CODES[_fmi_types.base(v, self._version)])
+            if v.causality == "structuralParameter" and str(value) != str(v.start):
+                raise ValueError(f"start_values[{ref!r}]: {v.name!r} is a structural parameter (it sizes arrays: "
+                                 f"{v.start}); cosim does not change it")
+            max_size = _binary_max_sizes(self._md_root).get(v.valueReference) if v.type == "Binary" else None
+            key, val = _fmi_types.start_value(v, self._version, value, ref, max_size)
+            if key in ("t", "a"):
+                code = _fmi_types.CODES[_fmi_types.base(v, self._version)]
+                vals = val if key == "a" else [val]
+                sv["t"][0].extend([int(v.valueReference)] * len(vals))
+                sv["t"][1].extend(float(x) for x in vals)
+                codes.extend([code] * len(vals))
+                elems.extend(range(len(vals)) if key == "a" else [0])
+                continue
             sv[key][0].append(int(v.valueReference))
             sv[key][1].append(val)
         return (sv["r"][0], np.array(sv["r"][1], dtype=float), sv["i"][0], sv["i"][1], sv["b"][0], sv["b"][1],
-                sv["t"][0], codes, np.array(sv["t"][1], dtype=float), sv["s"][0], sv["s"][1])
+                sv["t"][0], codes, np.array(sv["t"][1], dtype=float), sv["s"][0], sv["s"][1], sv["x"][0],
+                sv["x"][1], elems)
 
     def _make_spec(self):
         head, tail = self._spec_parts
         s = self._starts
-        return head + s[:6] + tail + s[6:]
+        return head + s[:6] + tail + s[6:] + (self._elem_u, self._elem_y)
 
-    def _initial_states(self):
-        """Model exchange: the FMU's continuous states after initialisation with the current start values."""
+    def _initial_states(self, t_start=0.0):
+        """Model exchange: the FMU's continuous states after initialisation at t_start with the current start
+        values."""
         if self.kind != "me":
             return None
         try:
-            return _core.fmu_initial_states(self._spec_tuple, 0.0)
+            return _core.fmu_initial_states(self._spec_tuple, float(t_start))
         finally:
             self.flush_log()
+
+    def initial_states(self, t_start=0.0):
+        """The initial states of a run from ``t_start``: a model-exchange FMU's continuous states after its
+        initialisation at ``t_start`` (``x0`` holds those at t = 0), unless ``x0`` was set by hand, which is
+        then kept; an empty array for co-simulation."""
+        t_start = _check.real(t_start, "t_start")
+        if self.kind != "me" or t_start == 0.0 or self.x0 is not self._x0_own:
+            return self.x0
+        return self._initial_states(t_start)
 
     def set(self, name, value):
         """Set the start value of variable ``name`` (a parameter, the start of a state or an input; name or value
@@ -342,7 +380,7 @@ class FMU(Subsystem):
             raise
         self.start_values = starts
         if x0 is not None:
-            self.x0 = x0
+            self.x0 = self._x0_own = x0
 
     # -------------------------------------------------------------------------------------------------------------
     def spec(self):
@@ -382,6 +420,14 @@ def flush_logs(system):
     for s in getattr(system, "subsystems", ()):
         if isinstance(s, FMU):
             s.flush_log()
+
+
+def _binary_max_sizes(root):
+    """{value reference: maxSize} of the FMI 3 Binary variables that declare one (``root``: the parsed
+    modelDescription.xml; FMPy does not read the attribute)."""
+    vars_ = root.find("ModelVariables")
+    return {int(v.get("valueReference")): int(v.get("maxSize")) for v in (vars_ if vars_ is not None else [])
+            if v.tag == "Binary" and v.get("maxSize") is not None and v.get("valueReference") is not None}
 
 
 def _declared_units(variables):

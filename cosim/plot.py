@@ -34,7 +34,8 @@ LABELS = {"ck": "coupling stiffness ck", "dk": "coupling damping dk", "H": "macr
 #: default units of the stability-map parameters
 UNITS = {"ck": "N/m", "dk": "Ns/m", "H": "s", "m1": "kg", "m2": "kg", "c1": "N/m", "c2": "N/m", "d1": "Ns/m",
          "d2": "Ns/m"}
-RHO_LABEL = "spectral radius ρ(Ω)"
+#: the axis label of ρ: a ratio of amplitudes per macro step, dimensionless
+RHO_LABEL = "spectral radius ρ(Ω) [-]"
 
 
 def _plt():

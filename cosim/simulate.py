@@ -22,7 +22,8 @@ from .result import Result
 from .schemes import IterativeScheme
 from .solvers import CVODE, Exact, Solver, as_solver
 from .system import CoupledSystem
-from .fmu import flush_logs
+from .fmu import FMU, flush_logs
+from . import _experiment
 
 _CODES = _core.codes   # the C enums' codes (csrc/py/codes.c): the only copy
 
@@ -95,11 +96,17 @@ def _check_steps(t_end, H, last_step):
                          "last_step='shorten' to accept the shortened last step")
 
 
-def _x0(system, x0, start_values=None):
+def _own_x0(s, t_start):
+    """A subsystem's own initial state for a run from t_start (a model-exchange FMU's after its initialisation
+    there)."""
+    return s.initial_states(t_start) if isinstance(s, FMU) else s.x0
+
+
+def _x0(system, x0, start_values=None, t_start=0.0):
     """Stacked initial state from ``x0`` (None, stacked array or dict by subsystem name) and ``start_values``
-    (dict by state name, applied last)."""
+    (dict by state name, applied last); the subsystems' own at ``t_start`` where not given."""
     if x0 is None:
-        v = np.concatenate([s.x0 for s in system.subsystems]) if system.subsystems else np.zeros(0)
+        v = np.concatenate([_own_x0(s, t_start) for s in system.subsystems]) if system.subsystems else np.zeros(0)
     elif isinstance(x0, dict):
         unknown = [k for k in x0 if k not in system.names]
         if unknown:
@@ -108,7 +115,8 @@ def _x0(system, x0, start_values=None):
         parts = []
         for s in system.subsystems:
             try:
-                v = _check.real_array(x0.get(s.name, s.x0), f"x0[{s.name!r}]", "vector").reshape(-1)
+                v = _check.real_array(x0[s.name] if s.name in x0 else _own_x0(s, t_start), f"x0[{s.name!r}]",
+                                      "vector").reshape(-1)
             except (TypeError, ValueError):
                 raise TypeError(f"x0[{s.name!r}]: expected {s.nx} real numbers") from None
             if v.size != s.nx or not np.all(np.isfinite(v)):
@@ -297,7 +305,7 @@ def _interrupt_interval():
 
 
 def _run_options(**kw):
-    opts = dict(order=None, approx_kind=0, approx_k=0, rates_lagged=0, update=0, t0=0.0, startup=0,
+    opts = dict(order=None, approx_kind=0, approx_k=0, approx_nsp=0, rates_lagged=0, update=0, t0=0.0, startup=0,
                 startup_factor=1e-5, grid=None, reject=None, timing=0, t_out=None, step_finished=None, step_finished_every=1,
                 record_every=1, interrupt_interval=_interrupt_interval(), max_record_bytes=_record_limit(),
                 cancel=_cancel.current_flag())
@@ -381,14 +389,20 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     raise exc
 
 
-def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, grid=None, scheme: str | None = None,
-             approximation: Approximation | str | None = None, solver: Solver | dict | str = CVODE(),
+def simulate(system: CoupledSystem, t_end: float | None = None, H: float | None = None, *, grid=None,
+             scheme: str | None = None, approximation: Approximation | str | None = None,
+             solver: Solver | dict | str | None = None,
              order=None, update: str | None = None, startup: str | None = None, x0=None, start_values=None,
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
-             coupling=None, step_control=None, threads: int = 1, t_start: float = 0.0, parallel=None) -> Result:
+             coupling=None, step_control=None, threads: int = 1, t_start: float | None = None,
+             parallel=None) -> Result:
     """Co-simulate ``system`` from ``t_start`` (default 0) to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
+
+    ``t_start``, ``t_end``, ``H`` not given come from the DefaultExperiment of the system's SSP or of its FMUs
+    (startTime, stopTime, stepSize; docs/fmu.md "DefaultExperiment"): an argument given wins, then the SSP's, then
+    the FMUs' where they agree; a missing ``t_end`` or ``H`` that none declares is an error.
 
     Defaults (``None``) come from :mod:`cosim.defaults`, the same as :mod:`cosim.analysis` uses: Jacobi, ZOH,
     consistent update.
@@ -403,7 +417,8 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     approximation : how inputs are formed between macro points: :class:`ZOH`, :class:`Lagrange` (degree k = κ),
         :class:`ExtrapolatedInterpolation` (EXTRIPOL-C0/C1), :class:`Hermite` (with output derivatives).
     solver : integrator for every subsystem, or a dict ``{name: solver}``: :class:`CVODE`, :class:`RK4`,
-        :class:`Euler`, :class:`Exact` (LTI only).
+        :class:`Euler`, :class:`Exact` (LTI only). Default: ``CVODE()``, for a model-exchange FMU whose
+        DefaultExperiment declares a tolerance ``CVODE(rtol=tolerance)``.
     order : Gauss-Seidel order as a list of subsystem names (default: the system's order).
     update : "consistent" solves the coupling conditions u_{N+1} = φ(y(x_{N+1}, u_{N+1})) at every macro point
         (kraft2021 eq. 2.22); "simplified" evaluates outputs with the predicted inputs ũ(T_{N+1}) (black-box
@@ -433,8 +448,9 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
         default because two clock reads per unit step cost a quarter of a cheap step.
 
     t_start : the time the run starts at (default 0): the subsystems' x0 hold at t_start, the macro points run from
-        t_start to t_end, ``t_eval`` starts at t_start; time-varying subsystems and FMUs see the absolute time. Not
-        with ``grid=`` (an explicit grid starts at 0).
+        t_start to t_end, ``t_eval`` starts at t_start; time-varying subsystems and FMUs see the absolute time (a
+        model-exchange FMU starts from its own states after its initialisation at t_start). Not with ``grid=`` (an
+        explicit grid starts at 0).
 
     output_interval, t_eval : record on this grid instead of at the macro points (dense output): every
         ``output_interval`` from t_start to t_end, or the given increasing times from t_start to at most t_end.
@@ -486,15 +502,18 @@ def simulate(system: CoupledSystem, t_end: float, H: float | None = None, *, gri
     return _simulate(**locals())
 
 
-def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
-              solver=CVODE(), order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
+def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
+              solver=None, order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
               divergence_bound=None, divergence_growth=None, step_finished=None, step_finished_every=1, timing=False,
-              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=0.0,
+              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=None,
               parallel=None):
     """:func:`simulate` with the test-only ``reject_steps``: macro step numbers whose first attempt the engine
     rejects and repeats (exercises the save/restore path of units and couplings without a step controller)."""
     if not isinstance(system, CoupledSystem):
         raise TypeError(f"system: expected a cosim.CoupledSystem, got {type(system).__name__}")
+    t_start, t_end, H, h_source = _experiment.run_times(system, t_start, t_end, H, grid)
+    if solver is None:
+        solver = dict(zip(system.names, _experiment.solvers(system)))
     t_start = _check.real(t_start, "t_start")
     t_final = t_end
     if t_start != 0.0:
@@ -513,13 +532,15 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
         if approximation is not None:
             raise ValueError(f"approximation: not used with coupling={cpl!r} (it forms the inputs itself)")
         approximation = cpl.approximation()
-        if isinstance(cpl, _coupling.PreStep):
+        if isinstance(cpl, (_coupling.PreStep, _coupling.MBCorr)):
+            what = "the pre-step method" if isinstance(cpl, _coupling.PreStep) else "MBCorr"
             if grid is not None or startup is not None:
-                raise ValueError("coupling: the pre-step method needs a constant macro step H (no grid, no startup)")
+                raise ValueError(f"coupling: {what} needs a constant macro step H (no grid, no startup)")
             if scheme is not None and str(scheme).lower() not in ("jacobi", "parallel"):
-                raise ValueError("scheme: the pre-step method is derived for Jacobi (parallel) scheduling")
+                raise ValueError(f"scheme: {what} is derived for Jacobi (parallel) scheduling")
             if reject_steps is not None:
-                raise ValueError("coupling: the pre-step method runs with a fixed macro step")
+                raise ValueError(f"coupling: {what} runs with a fixed macro step")
+        if isinstance(cpl, _coupling.PreStep):
             if update is None:
                 update = "simplified"   # genser's units report y^{k+1} with their own end-of-step input (§B.1)
     scheme = defaults.SCHEME if scheme is None else scheme
@@ -550,7 +571,12 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
                 raise ValueError("step_control: cosim.StepControl varies the degree of the signal-based coupling; "
                                  "it does not combine with coupling=")
     elif grid is None:
-        _check_steps(t_end, H, last_step)
+        try:
+            _check_steps(t_end, H, last_step)
+        except ValueError as e:
+            if h_source is None:
+                raise
+            raise ValueError(f"{e} (H = {H!r} is the stepSize of {h_source}; give H=)") from None
     elif last_step not in defaults.LAST_STEPS:
         raise ValueError(f"last_step: must be 'error' or 'shorten', got {last_step!r}")
     iterative = None
@@ -582,11 +608,11 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
             raise ValueError(f"order: must list every subsystem name exactly once, got {order} "
                              f"(subsystems: {system.names})")
         order_idx = np.array([system.index(n) for n in order], dtype=np.int64)
-    x0v = _x0(system, x0, start_values)
+    x0v = _x0(system, x0, start_values, t_start)
     bound = _default_bound(x0v, divergence_bound)
     growth_limit = _growth_limit(divergence_growth)
     ci, co, cg = _connections(system)
-    kind, k = approx.spec()
+    kind, k, nsp = approx.spec()
     deriv = 1 if isinstance(approx, Hermite) and approx.mode == "lagged" else 0
     options = dict(scheme=iterative if iterative is not None else sname, approximation=approx, solver=solvers, H=H, t_end=t_end, update=update,
                    startup=startup, order=order, grid=grid)
@@ -597,7 +623,7 @@ def _simulate(system, t_end, H=None, *, reject_steps=None, grid=None, scheme=Non
     t_end = t_end if t_start == 0.0 else _check.real(t_final, "t_end")
     options.update(t_end=t_end, t_start=t_start)
     options.update(t_eval=t_out)
-    opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, rates_lagged=deriv,
+    opts = _run_options(t_out=t_out, scheme=dict(kind=sname), order=order_idx, approx_kind=kind, approx_k=k, approx_nsp=nsp, rates_lagged=deriv,
                         update=UPDATES[update], t0=t_start, t_end=t_end, H=H, startup=STARTUPS[startup], divergence_bound=bound,
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),

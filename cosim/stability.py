@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core, defaults
-from .approximations import Approximation, ExtrapolatedInterpolation, Hermite, Lagrange, as_approximation
+from .approximations import (Approximation, ExtrapolatedInterpolation, Hermite, Lagrange, LeastSquares,
+                             as_approximation)
 from . import _check
 from .system import CoupledSystem
 
@@ -99,8 +100,9 @@ def _approx(approximation):
     a = as_approximation(approximation)
     if isinstance(a, Hermite):
         raise ValueError("approximation: Hermite needs output derivatives and is not supported by the stability "
-                         "analysis; use cosim.ZOH(), cosim.Lagrange(k) or cosim.ExtrapolatedInterpolation(k, c)")
-    if not isinstance(a, (Lagrange, ExtrapolatedInterpolation)):
+                         "analysis; use cosim.ZOH(), cosim.Lagrange(k), cosim.ExtrapolatedInterpolation(k, c) or "
+                         "cosim.LeastSquares(k, n_points)")
+    if not isinstance(a, (Lagrange, ExtrapolatedInterpolation, LeastSquares)):
         raise TypeError(f"approximation: unsupported type {type(a).__name__}")
     if getattr(a, "smooth", False):
         raise ValueError("approximation: the stability analysis covers the unsmoothed approximations; the quintic "
@@ -159,8 +161,7 @@ class _Structure:
         self.nx, self.nu, self.ny = _sizes(system)
         L, _ = system.connection_matrix()
         self.mask = (L != 0).astype(np.uint8) if mask is None else mask
-        kind, k = self.approximation.spec()
-        self.args = (self.nx, self.nu, self.ny, self.mask, kind, k, self.code,
+        self.args = (self.nx, self.nu, self.ny, self.mask, self.approximation.spec(), self.code,
                      self.order, _UPDATES[update])
         self.info = _core.amp_info(*self.args)
 

@@ -85,7 +85,8 @@ class StabilityRegion:
                        label=f"{self.label}: stable island (not in A)")
         ax.set_xlim(lx[0] - 0.25, lx[-1] + 0.25)
         ax.set_ylim(0.0, self.H[-1] * 1e3 * 1.05)
-        ax.set_xlabel("log10(ck/dk), ck/dk in 1/s (1 decade = 1 l_x)")
+        # the axis counts decades of ck/dk, the unit l_x of the area (one decade)
+        ax.set_xlabel(with_unit("log10(ck/dk), ck/dk in 1/s", "l_x") + ", 1 l_x = 1 decade")
         ax.set_ylabel(with_unit("macro step ΔT", "ms"))
         ax.grid(True, alpha=0.3)
         if legend:

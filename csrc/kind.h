@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "params.h"
+#include "unit_access.h"
 
 struct cs_approx_spec;
 struct cs_controller;
@@ -16,12 +17,11 @@ struct cs_estimator;
 struct cs_network;
 struct cs_pool;
 struct cs_scheme;
-struct cs_unit;
 
 /* What a coupling is created from besides its spec. */
 typedef struct cs_coupling_env {
     const struct cs_network *net;
-    struct cs_unit **units;     /* net->nsub units (not owned) */
+    const cs_unit_access *units; /* the net->nsub units (not owned) */
     const struct cs_approx_spec *approx; /* the signal-based approximation (NEPCE: its base) */
     int rates_lagged;           /* Hermite: lagged output derivatives */
     double H;                   /* the (constant) macro step */
@@ -38,7 +38,7 @@ typedef struct cs_control_env {
     double t0, t_end, H;
     const struct cs_network *net;
     int nunits;
-    struct cs_unit **units;
+    const cs_unit_access *units;
     struct cs_coupling *coupling;
     struct cs_pool *pool;       /* the Jacobi scheme's threads (NULL: sequential), for comparative runs */
     /* out */

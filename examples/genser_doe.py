@@ -48,6 +48,13 @@ FACTORS_MOESP = dict(GENERAL, **{"modelOrder": [1, 2], "windowSize": [50, 200, 5
 FACTORS_ZOH = {"approximation": ["zoh", "lagrange1", "lagrange2"], "H": [5e-4, 1e-3, 2e-3],
                "impulse_amplitude": [1e5, 5e5, 1e6]}
 
+# units of the factors for the figures' axes (genser2020 §8-§12): times in s, the impulse in N; step counts, orders,
+# window sizes, the forgetting factor and the thresholds on the relative error ε_SI,global are dimensionless ("-");
+# text and boolean factors (options, approximation, useErrDiffEqu) are names, not quantities
+UNITS = {"stepsErrDiffEqu": "-", "stepsExtrapolation": "-", "stepsDiscreteSystemMatrices": "-",
+         "timeLearning": "s", "timeSwitchphase": "s", "thresholdMbc2sbcCoupling": "-", "thresholdMbcNoInputOpt": "-",
+         "lambda": "-", "M": "-", "N": "-", "modelOrder": "-", "windowSize": "-", "H": "s", "impulse_amplitude": "N"}
+
 
 def have_prestep():
     return hasattr(cosim, "PreStep")
@@ -126,7 +133,8 @@ def make_study(name, runs=None):
         raise SystemExit(f"genser_doe: study {name!r} cannot run: {why}")
     if runs is not None:
         design = design.iloc[:runs]
-    return doe.Study(build, design=design, responses=["eps_mono_sat", "stable"], reference=True)
+    return doe.Study(build, design=design, responses=["eps_mono_sat", "stable"], reference=True,
+                     units={f: UNITS[f] for f in factors if f in UNITS})
 
 
 def main(argv=None):

@@ -153,9 +153,9 @@ def test_gauss_seidel_with_exCV():
     (dict(rtol=-1e-3), "rtol"),
     (dict(atol={"position": 1e-8}), "atol"),
     (dict(r_min=1.5, r_max=0.5), "r_min"),
-    (dict(k_max=7), "k_max"),
-    (dict(k_max=6), "k_max"),
-    (dict(estimator="exLE", k_max=5), "k_max"),
+    (dict(k_max=7), "k_max"),          # error constants end at κ = 6 (kraft2021.md §20 item 1)
+    (dict(k_max=-1), "k_max"),
+    (dict(estimator="exLE", k_max=7), "k_max"),
     (dict(order="bdf"), "order"),
 ])
 def test_bad_step_control_arguments(kw, name):

@@ -1,8 +1,4 @@
-"""cosim.plot (Agg backend) and the reduced-size reproduction of busch2016 Figs. 9-15."""
-import os
-import subprocess
-import sys
-
+"""cosim.plot (Agg backend); the reduced-size reproduction of busch2016 Figs. 9-15 runs in test_figure_units.py."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -13,8 +9,6 @@ from cosim import analysis as an  # noqa: E402
 from cosim import plot as cplot  # noqa: E402
 from cosim.approximations import Lagrange  # noqa: E402
 from cosim.models.two_mass import two_mass_oscillator  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
@@ -52,16 +46,7 @@ def test_plot_bad_input(smap):
         smap.sel(mass=1.0)
 
 
-def test_busch_figures_reduced(tmp_path):
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "busch_figures.py"), "--reduced", "--n", "4",
-                          "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
-                         env=dict(os.environ, MPLBACKEND="Agg"))
-    assert out.returncode == 0, out.stderr
-    names = sorted(p.name for p in tmp_path.iterdir())
-    for num in range(9, 16):
-        assert f"busch_fig{num:02d}.png" in names
-    assert "busch_slice_fd_gs_k1.png" in names and "busch_slices_fd_gs.png" in names
-    assert all((tmp_path / n).stat().st_size > 10000 for n in names)
+# examples/busch_figures.py --reduced runs in tests/test_figure_units.py (its files, sizes and axis units)
 
 
 # ---------------------------------------------------------------- readable colour scales, units, shared bars

@@ -40,7 +40,7 @@ def _quadrature(kappa, a):
     return np.sum(w * (1 - s) * L), np.sum(w * L)
 
 
-@pytest.mark.parametrize("kappa", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("kappa", [2, 3, 4, 5, 6, 7])
 def test_T2_variable_step_closed_forms_against_quadrature(kappa):
     rng = np.random.default_rng(kappa)
     for _ in range(20):
@@ -127,7 +127,7 @@ def test_T8_wrms_and_nrmse_hand_computed():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: control.error_constants(7, []), "kappa"),
+    (lambda: control.error_constants(control.KMAX_CONSTANTS + 1, []), "kappa"),
     (lambda: control.error_constants(3, [2.0]), "a"),
     (lambda: control.wrms([1, 2], [1]), "weights"),
     (lambda: control.select_order(1, [1, 2], 0, 0, 5, "bdf"), "strategy"),

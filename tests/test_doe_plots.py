@@ -42,8 +42,9 @@ def test_heatmap_ignores_numerical_zeros(table):
     tab.loc["dk", "MS"] = 1e-16                                     # what a factor without effect gives
     ax = doe.plots.interaction_heatmap(tab)
     lo, hi = ax.images[0].get_clim()
-    top = np.log10(tab.MS.max())
-    assert hi == pytest.approx(top) and lo >= top - 12               # not stretched down to 1e-16
+    top = tab.MS.max()
+    assert hi == pytest.approx(top) and lo >= top * 1e-12            # not stretched down to 1e-16
+    assert ax.images[0].norm.__class__.__name__ == "LogNorm"        # decades of MS, not log10 values
     assert np.ma.is_masked(ax.images[0].get_array()[1, 1])          # dk's own cell: zero, shown grey
     assert "\n" in ax.get_title()                                   # a title that fits the figure
 
@@ -60,3 +61,46 @@ def test_every_plot_takes_ax_and_returns_it(table):
     assert list(doe.plots.optimum_histograms(table, top=4, ax=axs)) == list(axs)
     hist = doe.plots.optimum_histograms(table, top=8)
     assert hist[0].get_xlabel() == "ck [N/m]" and len({a.get_ylim() for a in hist}) == 1
+
+
+def test_heatmap_colour_bar_gives_the_squared_response_unit(table):
+    cbar = lambda ax: ax.images[0].colorbar.ax.get_ylabel()             # noqa: E731
+    tab = doe.anova(table, "eps_mono")
+    assert cbar(doe.plots.interaction_heatmap(tab)) == "MS of eps_mono"          # unit not known: bare
+    table.attrs["doe"]["units"]["eps_mono"] = "m"
+    tab = doe.anova(table, "eps_mono")                                           # anova keeps the table's units
+    assert tab.attrs["units"]["eps_mono"] == "m"
+    assert cbar(doe.plots.interaction_heatmap(tab)) == "MS of eps_mono [(m)²]"
+    assert cbar(doe.plots.interaction_heatmap(tab, "SS", units={"eps_mono": "-"})) == "SS of eps_mono [-]"
+    assert cbar(doe.plots.interaction_heatmap(tab, "percent", log=False)) == "percent of eps_mono [%]"
+
+
+def test_units_given_to_a_study_reach_every_plot():
+    import cosim
+    study = doe.Study(lambda p: dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.01, H=p["H"],
+                                     solver=cosim.Exact()),
+                      factors={"ck": [1e5, 1e6], "H": [1e-3, 2e-3]}, responses=["eps_mono", "stable"],
+                      reference=True, units={"ck": "N/m", "H": "s"})
+    df = study.run()
+    assert df.attrs["doe"]["units"] == {"eps_mono": "-", "stable": "-", "ck": "N/m", "H": "s"}
+    assert [a.get_xlabel() for a in doe.plots.main_effects(df)] == ["ck [N/m]", "H [s]"]
+    assert doe.plots.main_effects(df)[0].get_ylabel() == "mean eps_mono [-]"
+    assert [a.get_ylabel() for a in doe.plots.sorted_runs(df)] == ["eps_mono [-]", "ck [N/m]", "H [s]"]
+    hist = doe.plots.optimum_histograms(df, top=2)
+    assert [a.get_xlabel() for a in hist] == ["ck [N/m]", "H [s]"]
+    assert hist[1].get_title().endswith(" s")                                # the optimum with its unit
+    ax = doe.plots.interaction_heatmap(doe.anova(df, "eps_mono"))
+    assert ax.images[0].colorbar.ax.get_ylabel() == "MS of eps_mono [-]"
+    # units= of a plot adds to the table's and wins over them
+    assert [a.get_xlabel() for a in doe.plots.main_effects(df, units={"H": "ms"})] == ["ck [N/m]", "H [ms]"]
+    plt.close("all")
+
+
+@pytest.mark.parametrize("units, error, match", [
+    (["s"], TypeError, "units: expected a dict"),
+    ({"H": 1}, TypeError, r"units\['H'\]"),
+    ({"": "s"}, TypeError, "units: names"),
+])
+def test_study_units_are_checked(units, error, match):
+    with pytest.raises(error, match=match):
+        doe.Study(lambda p: {}, factors={"H": [1e-3]}, units=units)

@@ -146,6 +146,59 @@ def test_a_nonlinear_system_has_no_map():
     assert "ρ" not in p.status.value
 
 
+def test_an_unstable_coupling_is_reported_in_the_status_line_not_as_a_warning():
+    import warnings
+    p = cosim.explore(build(2e5), T_END, signals=["S2.F"], n_H=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cosim.CouplingInstabilityWarning)
+        p.controls["update"].value = "simplified"
+        p.controls["H"].value = H_option(p, -1)
+    assert p.rho > 1 and "unstable" in p.status.value
+    # without a ρ map (a nonlinear system) the run's verdict says it
+    s = models.two_mass_oscillator(nonlinear=True)
+    q = cosim.explore(s, 0.5, signals=["S1.v1"], n_H=5, output_points=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cosim.CouplingInstabilityWarning)
+        q.controls["update"].value = "simplified"
+        q.controls["H"].options = [("2 ms", 2e-3)]
+    assert q.result.status == cosim.Result.UNSTABLE
+    assert "coupling unstable: S1.v1 grew" in q.status.value
+
+
+def axis_labels(p):
+    """(xlabel, ylabel) of every axes of the panel's figure (the colour bar has its label on one side only)."""
+    return [(ax.get_xlabel(), ax.get_ylabel()) for ax in p.figure.axes]
+
+
+def test_axes_carry_the_units_the_model_declares():
+    # no ylabels/units given: the signal panels say what Result.units says, the map the parameter's unit
+    p = cosim.explore(build(2e5), T_END, signals=["S1.x1", "S1.v1", "S2.F"], parameter=("ck", CK, build), n_H=7)
+    ref = cosim.simulate_monolithic(build(2e5), T_END)
+    assert {n: ref.units[n] for n in ("S1.x1", "S1.v1", "S2.F")} == {"S1.x1": "m", "S1.v1": "m/s", "S2.F": "N"}
+    assert p.ylabels == {"S1.x1": "S1.x1 [m]", "S1.v1": "S1.v1 [m/s]", "S2.F": "S2.F [N]"}
+    signal_axes, map_ax = p.figure.axes[:3], p.figure.axes[3]
+    assert [ax.get_ylabel() for ax in signal_axes] == ["S1.x1 [m]", "S1.v1 [m/s]", "S2.F [N]"]
+    assert signal_axes[-1].get_xlabel() == "t [s]"
+    assert map_ax.get_xlabel() == "coupling stiffness ck [N/m]" and map_ax.get_ylabel() == "macro step H [s]"
+    assert p._title.get_text().endswith("N/m")  # the setting's parameter value with its unit
+
+
+def test_units_and_ylabels_override_the_declared_units():
+    p = cosim.explore(build(2e5), T_END, signals=["S1.x1", "S2.F"], ylabels={"S2.F": "coupling force F [kN]"},
+                      units={"S1.x1": "mm", "ck": "kN/mm"}, parameter=("ck", CK, build), n_H=7)
+    assert [ax.get_ylabel() for ax in p.figure.axes[:2]] == ["S1.x1 [mm]", "coupling force F [kN]"]
+    assert p.figure.axes[2].get_xlabel() == "coupling stiffness ck [kN/mm]"
+
+
+def test_a_signal_without_a_declared_unit_is_shown_bare():
+    a = cosim.LTI([[-1.0]], [[1.0]], [[1.0]], name="A")
+    b = cosim.LTI([[-2.0]], [[1.0]], [[1.0]], name="B", units={"x[0]": "V"})
+    s = cosim.CoupledSystem([a, b], [cosim.connect("A.y[0]", "B.u[0]"), cosim.connect("B.y[0]", "A.u[0]")])
+    p = cosim.explore(s, 1.0, n_H=5)
+    assert p.ylabels == {"A.x[0]": "A.x[0]", "B.x[0]": "B.x[0] [V]"}
+    assert p.figure.axes[-1].get_xlabel() == "macro step H [s]"
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(system="S"), TypeError, "system"),
     (dict(t_end=-1.0), ValueError, "t_end"),
@@ -160,6 +213,8 @@ def test_a_nonlinear_system_has_no_map():
     (dict(parameter=("ck", [1.0, 2.0])), TypeError, "parameter"),
     (dict(parameter=("ck", [1.0, 2.0], 3)), TypeError, "parameter"),
     (dict(ylabels={"S1.x1": 3}), TypeError, "ylabels"),
+    (dict(units={"S1.x1": 3}), TypeError, "units"),
+    (dict(units=["m"]), TypeError, "units"),
     (dict(output_points=5), ValueError, "output_points"),
     (dict(dpi=1000), ValueError, "dpi"),
 ])

@@ -145,3 +145,15 @@ def test_xml_entities_are_refused(fmus, tmp_path, prolog):
     ssd = prolog + SSD.split("?>", 1)[1].replace('<ssd:Component name="S1"', f'<ssd:Component name="S1{ref}"')
     with pytest.raises(ValueError, match="SystemStructure.ssd refused"):
         cosim.CoupledSystem.from_ssp(ssp_with(tmp_path, ssd, fmus))
+
+
+def test_scheduled_execution_only_fmu_is_named_in_the_refusal(tmp_path):
+    """Issue 29: an FMI 3 FMU that offers only ScheduledExecution (clocks) was refused with "it offers none"; the
+    message names what it offers and that cosim does not support it."""
+    import re
+    src = build.build_fmu(tmp_path, 1, 3)
+    clocked = rewrite(src, tmp_path / "clocked.fmu",
+                      md=lambda s: re.sub(r"<CoSimulation ", "<ScheduledExecution ", s))
+    for kind in ("cs", None):
+        with pytest.raises(ValueError, match=r"offers scheduled execution \(FMI 3 clocks; not supported by cosim\)"):
+            cosim.FMU(clocked, kind=kind) if kind else cosim.FMU(clocked)

@@ -52,6 +52,19 @@ CASES = {
             return r.status == r.INTERRUPTED and len(r.t) > 10 and np.all(np.diff(r.t) > 0)
         go(lambda: cosim.simulate(cosim.models.two_mass_oscillator(), 1e4, 1e-3, solver=cosim.Exact(),
                                   output_interval=1.0), check)""",
+    "simulate_python_coupling": """
+        class Hold(cosim.PythonCoupling):       # a coupling written in Python (slow path: the GIL per call)
+            def start(self, system, H):
+                self.L, self.r = system.L, system.r
+            def predict(self, T, H):
+                return self.L @ self.y + self.r
+            def accept(self, T1, y):
+                self.y = y.copy()
+        def check(e):
+            r = e.result
+            return r.status == r.INTERRUPTED and len(r.t) > 10 and np.all(np.diff(r.t) > 0)
+        go(lambda: cosim.simulate(cosim.models.two_mass_oscillator(), 1e4, 1e-3, solver=cosim.Exact(),
+                                  coupling=Hold(), output_interval=1.0), check)""",
     "stability_map_threads_1": """
         g = np.logspace(2, 6, 400)
         go(lambda: cosim.analysis.two_mass_stability_map(g, g, np.logspace(-4, -1, 400), threads=1))""",

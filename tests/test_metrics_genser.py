@@ -140,12 +140,4 @@ def test_region_plot_and_validation(regions, tmp_path):
         stability_region_area(build=3)
 
 
-def test_genser_figures_example_reduced(tmp_path):
-    import os
-    import subprocess
-    import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, os.path.join(root, "examples", "genser_figures.py"), "--small", "--out",
-                          str(tmp_path)], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert len(list(tmp_path.glob("*.png"))) == 4
+# examples/genser_figures.py --small runs in tests/test_figure_units.py (its four figures and their axis units)

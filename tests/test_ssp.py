@@ -245,3 +245,19 @@ def test_parameter_unit_must_match_the_variable(fmus, tmp_path):
         else:
             with pytest.raises(ValueError, match="given in 'g', the FMU declares 'kg'"):
                 cosim.CoupledSystem.from_ssp(path, kind="me")
+
+
+def test_simulate_takes_the_ssps_default_experiment_before_the_fmus(fmus, tmp_path):
+    """startTime/stopTime of the SSP (0.5, 2.5) win over the FMUs' (0, 0.1); the step size comes from the FMUs'
+    stepSize unless given; an explicit argument wins over both (tests/test_fmu_experiment.py for FMUs alone)."""
+    text = ssd(NESTED.format(root_connectors="", s1=component("S1", 1), sub_connectors=SUB_CONNECTORS,
+                             s2=component("S2", 2), sub_conns=SUB_CONNS, sub_bindings="", root_conns=ROOT_CONNS,
+                             root_bindings=""),
+               '<ssd:DefaultExperiment startTime="0.5" stopTime="2.5"/>')
+    s = cosim.CoupledSystem.from_ssp(pack(tmp_path, fmus, text), kind="cs")
+    res = cosim.simulate(s, H=0.5)
+    np.testing.assert_array_equal(res.t, [0.5, 1.0, 1.5, 2.0, 2.5])
+    res = cosim.simulate(s, t_end=0.5 + 1e-3)
+    assert res.t[0] == 0.5 and len(res.t) == 11   # H = 1e-4 from the FMUs' DefaultExperiment
+    res = cosim.simulate(s, t_start=0.0, t_end=0.2, H=0.1)
+    np.testing.assert_array_equal(res.t, [0.0, 0.1, 0.2])

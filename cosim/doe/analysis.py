@@ -269,6 +269,7 @@ def anova(df, response="eps_mono", factors=None, interactions=2, method="statsmo
     out["DoF"] = out["DoF"].astype(int)
     out.attrs["balanced"] = bool(balanced)
     out.attrs["response"] = response
+    out.attrs["units"] = dict((df.attrs.get("doe") or {}).get("units") or {})   # for the plots' labels
     out.attrs["method"] = used
     out.attrs["columns"] = {"eta_sq": "SS / SS_total", "percent": "genser2020 Table 3.10: 100 MS / sum of MS"}
     return out

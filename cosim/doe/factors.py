@@ -70,6 +70,20 @@ def check_name(name, what="factors"):
     return name
 
 
+def check_units(units):
+    """{name: unit} of factors and responses (labels for the plots' axes) as a new dict; {} for None."""
+    if units is None:
+        return {}
+    if not isinstance(units, dict):
+        raise TypeError(f"units: expected a dict name -> unit, got {type(units).__name__}")
+    for name, unit in units.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"units: names must be non-empty strings, got {name!r}")
+        if not isinstance(unit, str):
+            raise TypeError(f"units[{name!r}]: expected a unit string, got {unit!r}")
+    return dict(units)
+
+
 def check_factors(factors, allow_ranges=False):
     """{name: tuple of levels or Range} from a mapping name -> levels (1-D sequence) or Range/{"low", "high",
     "log"}; raises errors naming the factor."""

@@ -2,7 +2,8 @@
 diagonal, two-factor interactions off it), the ascending-sorting plot and the histograms of the nearly optimal
 runs (§12.3). Every function takes ``ax=`` (where to draw; default: a new figure) and returns its Axes (an array
 of them, one per panel, where it draws several), matplotlib's convention. Units come from the table's
-``attrs["doe"]["units"]`` ({factor or response: unit}) or ``units=``; numeric factors whose levels are log-spaced
+``attrs["doe"]["units"]`` ({factor or response: unit}: ``Study(units=...)`` and the built-in responses') and
+``units=``, which adds to or overrides them; numeric factors whose levels are log-spaced
 (geometric, spanning a decade or more) get log axes; panels that are compared share their scale."""
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._axes import one, several
+from .._axes import one, several, with_unit
 from .analysis import check_table, optimum
+from .factors import check_units
 
 __all__ = ["main_effects", "interaction_heatmap", "sorted_runs", "optimum_histograms"]
 
@@ -26,15 +28,19 @@ def _grid(n, width=3.2, height=2.8, sharey=False):
 
 
 def _units(df, units):
-    if units is None:
-        units = (df.attrs.get("doe") or {}).get("units") or {}
-    if not isinstance(units, dict):
-        raise TypeError(f"units: expected a dict name -> unit, got {type(units).__name__}")
-    return units
+    """The table's units (``attrs["doe"]["units"]``) updated with ``units``."""
+    return {**((df.attrs.get("doe") or {}).get("units") or {}), **check_units(units)}
 
 
 def _label(name, units):
-    return f"{name} [{units[name]}]" if units.get(name) else name
+    return with_unit(name, units.get(name))
+
+
+def _squared(unit):
+    """The unit of a sum of squares of a quantity in ``unit`` (None where that is not known)."""
+    if not unit:
+        return None
+    return unit if unit == "-" else f"({unit})²"
 
 
 def _numeric(col):
@@ -68,7 +74,7 @@ def main_effects(df, response="eps_mono", factors=None, ax=None, units=None):
         One axes per factor to draw into; default: a new figure (panels share the response's scale, so the
         effects compare).
     units : dict, optional
-        {name: unit} for the axis labels; default: the table's ``attrs["doe"]["units"]``.
+        {name: unit} for the axis labels, added to the table's ``attrs["doe"]["units"]``.
 
     Returns
     -------
@@ -99,7 +105,7 @@ def main_effects(df, response="eps_mono", factors=None, ax=None, units=None):
     return axes
 
 
-def interaction_heatmap(table, value="MS", log=True, ax=None):
+def interaction_heatmap(table, value="MS", log=True, ax=None, units=None):
     """Heat map of an :func:`cosim.doe.anova` table: main effects on the diagonal and the two-factor interactions
     off it (symmetric).
 
@@ -110,9 +116,12 @@ def interaction_heatmap(table, value="MS", log=True, ax=None):
     value : {"MS", "SS", "percent"}
         The column shown.
     log : bool
-        Colour by log10 of the value.
+        A logarithmic colour scale.
     ax : matplotlib Axes, optional
         Where to draw; default: a new figure.
+    units : dict, optional
+        {name: unit}, added to the units the table carries (``attrs["units"]``, the study's); the colour bar gives
+        SS and MS in the square of the response's unit ("-" stays "-"), percent in %.
 
     Returns
     -------
@@ -134,19 +143,22 @@ def interaction_heatmap(table, value="MS", log=True, ax=None):
     finite = M[np.isfinite(M)]
     floor = 1e-12 * float(np.max(np.abs(finite))) if finite.size else 0.0
     zero = np.isfinite(M) & (np.abs(M) <= floor)
-    if log:
-        shown = np.log10(np.where((M > 0) & ~zero, M, np.nan))
-    else:
-        shown = np.where(zero, np.nan, M)
+    shown = np.where(((M > 0) if log else True) & ~zero, M, np.nan)
+    response = table.attrs.get("response", "the response")
+    units = {**(table.attrs.get("units") or {}), **check_units(units)}
+    unit = "%" if value == "percent" else _squared(units.get(response))
     new = ax is None
     side = max(4.2, 1.6 + 0.75 * k)
     fig, ax = one(ax, figsize=(side + 1.2, side))
     import matplotlib
+    from matplotlib.colors import LogNorm
     cmap = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
-    im = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap)
+    kept = shown[np.isfinite(shown)]
+    norm = LogNorm(kept.min(), kept.max()) if log and kept.size else None
+    im = ax.imshow(np.ma.masked_invalid(shown), cmap=cmap, norm=norm)
     ax.set_xticks(range(k), mains, rotation=45, ha="right", fontsize=9)
     ax.set_yticks(range(k), mains, fontsize=9)
-    fig.colorbar(im, ax=ax, label=f"log10 {value}" if log else value, shrink=0.85)
+    fig.colorbar(im, ax=ax, label=with_unit(f"{value} of {response}", unit), shrink=0.85)
     ax.set_title(f"ANOVA {value}\nmain effects (diagonal), interactions; grey: zero", fontsize=10)
     if new:
         fig.tight_layout()
@@ -168,7 +180,7 @@ def sorted_runs(df, response="eps_mono", factors=None, ax=None, units=None):
     ax : sequence of matplotlib Axes, optional
         ``len(factors) + 1`` axes (the response first) to draw into; default: a new figure.
     units : dict, optional
-        {name: unit} for the axis labels; default: the table's ``attrs["doe"]["units"]``.
+        {name: unit} for the axis labels, added to the table's ``attrs["doe"]["units"]``.
 
     Returns
     -------
@@ -217,7 +229,7 @@ def optimum_histograms(df, response="eps_mono", factors=None, ax=None, units=Non
     ax : sequence of matplotlib Axes, optional
         One axes per factor to draw into; default: a new figure.
     units : dict, optional
-        {name: unit} for the axis labels; default: the table's ``attrs["doe"]["units"]``.
+        {name: unit} for the axis labels, added to the table's ``attrs["doe"]["units"]``.
     **rule
         As :func:`cosim.doe.optimum` (``tol``, ``top``, ``min_runs``).
 
@@ -237,7 +249,8 @@ def optimum_histograms(df, response="eps_mono", factors=None, ax=None, units=Non
         panel.set_xticks(range(len(keys)), [f"{k:g}" if isinstance(k, float) else str(k) for k in keys],
                       rotation=45, fontsize=7)
         v = opt[f]
-        panel.set_title(f"optimum {v:.3g}" if isinstance(v, float) else f"optimum {v}", fontsize=9)
+        value = f"{v:.3g} {units.get(f) or ''}".rstrip() if isinstance(v, float) else str(v)
+        panel.set_title(f"optimum {value}", fontsize=9)
         panel.set_xlabel(_label(f, units), fontsize=9)
     axes[0].set_ylabel(f"count (of {opt.attrs['n']} runs)")
     if ax is None:

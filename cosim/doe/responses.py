@@ -25,7 +25,7 @@ from .. import metrics
 from ..result import EPS_MONO_EPSILON, Result
 from .factors import check_name
 
-__all__ = ["eps_mono", "amplitude_stable", "BUILTIN", "as_responses"]
+__all__ = ["eps_mono", "amplitude_stable", "BUILTIN", "UNITS", "as_responses"]
 
 _AGG = ("mean", "max", "final")
 _FAILED = (4, 5)   # Result.status of a run that ended in a solver failure or diverged (cosim.simulate)
@@ -103,6 +103,9 @@ BUILTIN = {
     "macro_steps": lambda res, ref: int(len(res.t) - 1),
 }
 NEEDS_REFERENCE = {"eps_mono", "eps_mono_sat", "max_rel", "nrmse"}
+#: units of the built-in responses for the axes of the DoE plots: relative errors, growth factors, the stability flag
+#: (its mean is the stable fraction) and the step count are dimensionless ("-")
+UNITS = {name: "-" for name in BUILTIN}
 
 
 class Named:

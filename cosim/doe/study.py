@@ -13,8 +13,8 @@ from . import identity as _identity
 from . import runner as _runner
 from .checkpoint import MODES, Checkpoint
 from .errors import StudyError
-from .factors import level
-from .responses import as_responses
+from .factors import check_units, level
+from .responses import UNITS, as_responses
 
 __all__ = ["Study"]
 
@@ -47,6 +47,10 @@ class Study:
     max_runs : the largest design built (default :data:`cosim.doe.designs.MAX_RUNS`, 10⁶); a larger one is refused
         with its size before it is built.
     study_id : an optional label stored in the checkpoint: a resume with another label is refused.
+    units : {factor or response name: unit}, e.g. ``{"H": "s", "ck": "N/m"}``: labels only (no value is
+        converted, the checkpoint does not store them). The table :meth:`run` returns carries them, with the
+        built-in responses' (:data:`cosim.doe.responses.UNITS`, dimensionless "-"), in ``attrs["doe"]["units"]``,
+        from where :mod:`cosim.doe.plots` writes them on the axes (``H [s]``).
 
     Examples
     --------
@@ -61,7 +65,7 @@ class Study:
     """
 
     def __init__(self, build, factors=None, design="full", responses=None, reference=False, *, n=None, seed=None,
-                 second_order=True, last_step="shorten", max_runs=_designs.MAX_RUNS, study_id=None):
+                 second_order=True, last_step="shorten", max_runs=_designs.MAX_RUNS, study_id=None, units=None):
         if not callable(build):
             raise TypeError(f"build: expected a function p -> dict of cosim.simulate arguments, got "
                             f"{type(build).__name__}")
@@ -78,6 +82,8 @@ class Study:
         self.reference = reference
         self._ref_options = None if reference is False else ({} if reference is True else dict(reference))
         self.responses = as_responses(responses, self._ref_options is not None)
+        named = getattr(self.responses, "names", ())   # built-in responses given by name
+        self.units = {**{n: UNITS[n] for n in named}, **check_units(units)}
         self.design = design if isinstance(design, str) else "table"
         self.table = _designs.make_design(design, factors, n=n, seed=seed, second_order=second_order,
                                           max_runs=max_runs)
@@ -218,7 +224,8 @@ class Study:
         df["status"] = pd.Series({r: rows[r]["status"] for r in order}, dtype=object)
         df["message"] = pd.Series({r: rows[r]["message"] for r in order}, dtype=object)
         df["wall"] = pd.Series({r: rows[r]["wall"] for r in order}, dtype=float)
-        df.attrs = {"doe": {"design": self.design, "factors": list(self.factors), "hash": self.hash}}
+        df.attrs = {"doe": {"design": self.design, "factors": list(self.factors), "hash": self.hash,
+                            "units": dict(self.units)}}
         if "sobol" in self.table.attrs:
             df.attrs["sobol"] = dict(self.table.attrs["sobol"])
         return df

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "control/adaptive.h"
+#include "control/kraft.h"
 #include "control/kraft_pool.h"
 #include "coupling/signal.h"
 #include "coupling/approx.h"
@@ -255,7 +256,8 @@ static int check_opts(const cs_kraft_opts *o, cs_err *err) {
     if (!(o->safety > 0.0) || !isfinite(o->safety)) return cs_fail(err, CS_ERR_ARG, "safety: must be positive");
     if (!(o->r_min > 0.0 && o->r_min < 1.0 && o->r_max > 1.0 && isfinite(o->r_max)))
         return cs_fail(err, CS_ERR_ARG, "r_min/r_max: need 0 < r_min < 1 < r_max, got %g, %g", o->r_min, o->r_max);
-    int kcap = o->estimator == CS_EST_EXLE ? CS_MAXDEG - 1 : CS_MAXDEG;
+    /* κ + 1 <= 7 for exLE's comparative polynomial and exMD's error-constant ratio C^{κ+1}/C^κ */
+    const int kcap = CS_KRAFT_KMAX - 1;
     if (o->k_max < 0 || o->k_max > kcap)
         return cs_fail(err, CS_ERR_ARG, "k_max: must be in 0..%d for this estimator, got %d", kcap, o->k_max);
     if (o->order < CS_ORDER_IDA || o->order > CS_ORDER_FIXED) return cs_fail(err, CS_ERR_ARG, "order: unknown strategy");
@@ -306,12 +308,12 @@ int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, 
     return CS_OK;
 }
 
-int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
+int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, const cs_unit_access *units,
                             cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err) {
     *ctl = NULL;
     *est = NULL;
     CS_TRY(check_opts(o, err));
-    CS_TRY(cs_kraft_estimator_create(o, t0, nsub, units, coupling, est, err));
+    CS_TRY(cs_kraft_estimator_create(o, t0, units, coupling, est, err));
     int rc = cs_kraft_controller_create(o, t0, t_end, ctl, err);
     if (rc) { cs_estimator_destroy(*est); *est = NULL; }
     return rc;
@@ -344,7 +346,7 @@ static const cs_param kraft_params[] = {
 static int kraft_create(const void *spec, cs_control_env *e, cs_controller **ctl, cs_estimator **est, cs_err *err) {
     const cs_kraft_opts *o = spec;
     CS_TRY(cs_signal_coupling_set_depth(e->coupling, o->k_max + 2, err));
-    CS_TRY(cs_kraft_control_create(o, e->t0, e->t_end, e->nunits, e->units, e->coupling, ctl, est, err));
+    CS_TRY(cs_kraft_control_create(o, e->t0, e->t_end, e->units, e->coupling, ctl, est, err));
     cs_kraft_estimator_use_pool(*est, e->pool);   /* threads=n: comparative runs */
     e->adaptive = 1;
     return CS_OK;

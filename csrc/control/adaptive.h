@@ -17,7 +17,7 @@
 #include "control/estimator.h"
 #include "control/kraft.h"
 #include "coupling/coupling.h"
-#include "units/unit.h"
+#include "unit_access.h"
 
 #define CS_EST_COMPARATIVE(e) ((e) == CS_EST_EXLE || (e) == CS_EST_EXMD) /* second integration from T_N */
 #define CS_EST_ON_STATES(e) (CS_EST_COMPARATIVE(e) || (e) == CS_EST_IMMD)  /* monitors states, else u */
@@ -44,12 +44,12 @@ typedef struct cs_kraft_opts {
 /* The controller and the estimator o->estimator (CS_EST_EXLE..CS_EST_WACV) for a run from t0 to t_end, after one
  * check of the options. The two share no state: the estimator's record (cs_estimate) is all the controller reads.
  * units/coupling: not owned (must outlive the objects). */
-int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, int nsub, cs_unit **units,
+int cs_kraft_control_create(const cs_kraft_opts *o, double t0, double t_end, const cs_unit_access *units,
                             cs_coupling *coupling, cs_controller **ctl, cs_estimator **est, cs_err *err);
 
 /* The parts alone (options not checked beyond what each reads). */
 int cs_kraft_controller_create(const cs_kraft_opts *o, double t0, double t_end, cs_controller **out, cs_err *err);
-int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, int nsub, cs_unit **units, cs_coupling *coupling,
+int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, const cs_unit_access *units, cs_coupling *coupling,
                               cs_estimator **out, cs_err *err);
 
 /* What the controller decided, per accepted step n: T[n] (end time), H[n], κ[n] and the estimate eps[n]

@@ -21,12 +21,10 @@
 #include "input/input.h"
 #include "network/network.h"
 #include "parallel/share.h"
-#include "units/unit.h"
 
 typedef struct cs_estimate_view {
     const cs_step_plan *plan;       /* T_N, T_{N+1}, H */
     int nsub;
-    cs_unit **units;
     const cs_network *net;
     cs_coupling *coupling;
     const double *y0, *u0;          /* consistent outputs / inputs at T_N */

@@ -19,7 +19,7 @@ typedef struct kraft_estimator {
     int *state_index, *state_group, *in_index;
     double *state_atol, *in_atol;
     int nsub;
-    cs_unit **units;                /* not owned */
+    const cs_unit_access *units;    /* not owned */
     cs_coupling *coupling;
     int *st_unit, *st_local;        /* monitored state -> unit, local index */
     unsigned char *unit_mon;        /* unit has monitored states (comparative run) */
@@ -46,17 +46,17 @@ typedef struct kraft_estimator {
 /* One comparative integration: unit i from its state at T_N over H with the comparative inputs, its monitored
  * states into xcmp; the unit is left with the actual step's state. Touches only unit i's slots. */
 static int comparative_unit(kraft_estimator *ke, const cs_estimate_view *v, int i, cs_err *err) {
-    cs_unit *u = ke->units[i];
-    cs_unit_save_state(u, ke->cur[i]);
-    cs_unit_restore_state(u, v->usnap[i]);
-    int rc = cs_unit_do_step(u, v->plan->T, v->plan->H, ke->cmp[i], CS_RESTART, err);
+    const cs_unit_access *u = ke->units;
+    cs_ua_save_state(u, i, ke->cur[i]);
+    cs_ua_restore_state(u, i, v->usnap[i]);
+    int rc = cs_ua_do_step(u, i, v->plan->T, v->plan->H, ke->cmp[i], CS_RESTART, err);
     if (!rc) {
-        const double *x = cs_unit_states(u);
+        const double *x = cs_ua_states(u, i);
         for (int q = 0; q < ke->o.nstate; q++)
             if (ke->st_unit[q] == i) ke->xcmp[q] = x[ke->st_local[q]];
     }
-    cs_unit_restore_state(u, ke->cur[i]);
-    if (rc) cs_err_prefix(err, "comparative integration of %s: ", u->name);
+    cs_ua_restore_state(u, i, ke->cur[i]);
+    if (rc) cs_err_prefix(err, "comparative integration of %s: ", cs_ua_name(u, i));
     return rc;
 }
 
@@ -89,7 +89,7 @@ static int startup_inputs(kraft_estimator *ke, const cs_estimate_view *v, int k)
     }
     size_t off = 0;
     for (int i = 0; i < ke->nsub; i++) {
-        const int nu = ke->units[i]->nu;
+        const int nu = cs_ua_nu(ke->units, i);
         cs_input *in = &ke->cmp_start[i];
         in->c = ke->cmp_start_c + off;
         off += (size_t)(CS_MAXDEG + 1) * (size_t)nu;
@@ -163,7 +163,7 @@ static void state_error(kraft_estimator *ke, const double *xcmp, const double *x
 /* The monitored states of the actual step (units at T_{N+1}) into xact. */
 static void actual_states(kraft_estimator *ke) {
     for (int q = 0; q < ke->o.nstate; q++)
-        ke->xact[q] = cs_unit_states(ke->units[ke->st_unit[q]])[ke->st_local[q]];
+        ke->xact[q] = cs_ua_states(ke->units, ke->st_unit[q])[ke->st_local[q]];
 }
 
 /* The ratios C^{κ+1}/C^κ of the position and velocity error constants with the actual step ratios
@@ -299,7 +299,7 @@ static void est_destroy(cs_estimator *e) {
     kraft_estimator *ke = (kraft_estimator *)e;
     if (ke->cur)
         for (int i = 0; i < ke->nsub; i++)
-            cs_unit_snapshot_destroy(ke->units[i], ke->cur[i]);
+            cs_ua_snapshot_destroy(ke->units, i, ke->cur[i]);
     free(ke->cur); free(ke->cmp); free(ke->cmp_start); free(ke->cmp_start_c);
     free(ke->st_unit); free(ke->st_local); free(ke->unit_mon);
     free(ke->xact); free(ke->xcmp); free(ke->e); free(ke->w);
@@ -325,12 +325,12 @@ static int locate_monitors(kraft_estimator *ke, cs_err *err) {
     for (int q = 0; q < o->nstate; q++) {
         int g = ke->state_index[q], off = 0, i = 0;
         for (; i < ke->nsub; i++) {
-            if (g >= off && g < off + ke->units[i]->nx) break;
-            off += ke->units[i]->nx;
+            if (g >= off && g < off + cs_ua_nx(ke->units, i)) break;
+            off += cs_ua_nx(ke->units, i);
         }
         if (g < 0 || i == ke->nsub) return cs_fail(err, CS_ERR_ARG, "monitor: state index %d out of range", g);
-        if (!cs_unit_has_states(ke->units[i]))
-            return cs_fail(err, CS_ERR_ARG, "monitor: unit %s does not expose its states", ke->units[i]->name);
+        if (!cs_ua_has_states(ke->units, i))
+            return cs_fail(err, CS_ERR_ARG, "monitor: unit %s does not expose its states", cs_ua_name(ke->units, i));
         if (ke->state_group[q] != CS_GROUP_POS && ke->state_group[q] != CS_GROUP_VEL)
             return cs_fail(err, CS_ERR_ARG, "monitor: unknown group %d", ke->state_group[q]);
         if (!(ke->state_atol[q] >= 0.0)) return cs_fail(err, CS_ERR_ARG, "atol: must be >= 0");
@@ -343,7 +343,7 @@ static int locate_monitors(kraft_estimator *ke, cs_err *err) {
         for (int q = 0; q < o->nstate; q++)
             if (ke->st_unit[q] == i) ke->mon_q[k++] = q;
     int nu = 0;
-    for (int i = 0; i < ke->nsub; i++) nu += ke->units[i]->nu;
+    for (int i = 0; i < ke->nsub; i++) nu += cs_ua_nu(ke->units, i);
     for (int a = 0; a < o->nin; a++) {
         if (ke->in_index[a] < 0 || ke->in_index[a] >= nu) return cs_fail(err, CS_ERR_ARG, "monitor: input index out of range");
         if (!(ke->in_atol[a] >= 0.0)) return cs_fail(err, CS_ERR_ARG, "atol: must be >= 0");
@@ -351,8 +351,9 @@ static int locate_monitors(kraft_estimator *ke, cs_err *err) {
     return CS_OK;
 }
 
-int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, int nsub, cs_unit **units, cs_coupling *coupling,
+int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, const cs_unit_access *units, cs_coupling *coupling,
                               cs_estimator **out, cs_err *err) {
+    const int nsub = units->n;
     static const cs_estimator_ops *const ops[] = {[CS_EST_EXLE] = &EXLE_OPS, [CS_EST_EXMD] = &EXMD_OPS,
                                                    [CS_EST_EXCV] = &EXCV_OPS, [CS_EST_IMMD] = &IMMD_OPS,
                                                    [CS_EST_IMCV] = &IMCV_OPS, [CS_EST_WACV] = &IMCV_OPS};
@@ -406,12 +407,12 @@ int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, int nsub, cs_un
     }
     if (!rc && CS_EST_COMPARATIVE(o->estimator)) {
         size_t nc = 0;
-        for (int i = 0; i < nsub; i++) nc += (size_t)(CS_MAXDEG + 1) * (size_t)units[i]->nu;
+        for (int i = 0; i < nsub; i++) nc += (size_t)(CS_MAXDEG + 1) * (size_t)cs_ua_nu(units, i);
         ke->cmp_start = calloc(nunit, sizeof(cs_input));
         ke->cmp_start_c = calloc(nc > 0 ? nc : 1, sizeof(double));
         if (!ke->cmp_start || !ke->cmp_start_c) rc = cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory");
         for (int i = 0; i < nsub && !rc; i++)
-            if (ke->unit_mon[i] && !(ke->cur[i] = cs_unit_snapshot_create(units[i])))
+            if (ke->unit_mon[i] && !(ke->cur[i] = cs_ua_snapshot_create(units, i)))
                 rc = cs_fail(err, CS_ERR_NOMEM, "step control: out of memory (snapshots)");
     }
     if (rc) { cs_estimator_destroy(e); return rc; }

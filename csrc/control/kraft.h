@@ -8,7 +8,7 @@
 
 #include "common.h"
 
-#define CS_KRAFT_KMAX 6        /* error constants are available for κ <= 6 */
+#define CS_KRAFT_KMAX 7        /* error constants computed for κ <= 7: exMD's ratio C^{κ+1}/C^κ at κ_max = 6 */
 
 enum { CS_ORDER_IDA = 0, CS_ORDER_CONSERVATIVE = 1, CS_ORDER_FIXED = 2 };
 

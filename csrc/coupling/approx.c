@@ -1,15 +1,20 @@
 #include "coupling/approx.h"
 
+#include "linalg/lapack.h"
+
 #include <math.h>
 #include <string.h>
 
 int cs_approx_check(const cs_approx_spec *spec, cs_err *err) {
-    if (spec->kind < CS_APPROX_LAGRANGE || spec->kind > CS_APPROX_HERMITE)
+    if (spec->kind < CS_APPROX_LAGRANGE || spec->kind > CS_APPROX_LSQ)
         return cs_fail(err, CS_ERR_ARG, "approximation: unknown kind %d", spec->kind);
     int kmax = spec->kind == CS_APPROX_EXTRIPOL_C0 || spec->kind == CS_APPROX_EXTRIPOL_C1 ? CS_MAXHIST - 2 : CS_MAXDEG;
     if (kmax > CS_MAXDEG) kmax = CS_MAXDEG;
     if (spec->k < 0 || spec->k > kmax)
         return cs_fail(err, CS_ERR_ARG, "approximation: degree k must be in 0..%d, got %d", kmax, spec->k);
+    if (spec->kind == CS_APPROX_LSQ && (spec->nsp < spec->k + 1 || spec->nsp > CS_MAXHIST))
+        return cs_fail(err, CS_ERR_ARG, "approximation: least-squares points must be in %d..%d for degree %d, got %d",
+                       spec->k + 1, CS_MAXHIST, spec->k, spec->nsp);
     return CS_OK;
 }
 
@@ -18,6 +23,7 @@ int cs_approx_points_needed(const cs_approx_spec *spec) {
     case CS_APPROX_EXTRIPOL_C0:
     case CS_APPROX_EXTRIPOL_C1: return spec->k + 2;
     case CS_APPROX_HERMITE: return (spec->k + 2) / 2;
+    case CS_APPROX_LSQ: return spec->nsp;
     default: return spec->k + 1;
     }
 }
@@ -26,13 +32,18 @@ int cs_approx_points_needed(const cs_approx_spec *spec) {
  * monomial coefficients. The data are given as the weight rows of the unit vectors: instead of values we carry,
  * for every divided difference, its weight vector over the CS_APPROX_NV data entries, so the result is the weight
  * matrix directly. idx[i] is the data slot of node i; a repeated node (z[i] == z[i-1], consecutive) takes its
- * first divided difference from the derivative slot idx[i] + CS_MAXHIST scaled by H (d/ds = H d/dt). */
-static void newton_weights(int n, const double *z, const int *idx, double H, double *W /* (n) x NV, zeroed */) {
+ * first divided difference from the derivative slot idx[i] + CS_MAXHIST scaled by H (d/ds = H d/dt). A node with
+ * idx[i] < 0 takes its value from the weight row `row` instead (the least-squares prediction). */
+static void newton_weights_row(int n, const double *z, const int *idx, const double *row, double H,
+                               double *W /* (n) x NV, zeroed */) {
     double dd[CS_MAXDEG + 1][CS_APPROX_NV]; /* current column of the divided-difference table, as weights */
     double coef[CS_MAXDEG + 1][CS_APPROX_NV];
     double q[CS_MAXDEG + 2];              /* monomial coefficients of prod_{j<i} (s - z_j) */
     memset(dd, 0, sizeof dd);
-    for (int i = 0; i < n; i++) dd[i][idx[i]] = 1.0;
+    for (int i = 0; i < n; i++) {
+        if (idx[i] >= 0) dd[i][idx[i]] = 1.0;
+        else memcpy(dd[i], row, sizeof dd[i]);
+    }
     memcpy(coef[0], dd[0], sizeof dd[0]);
     for (int level = 1; level < n; level++) {
         for (int i = n - 1; i >= level; i--) {
@@ -56,6 +67,38 @@ static void newton_weights(int n, const double *z, const int *idx, double H, dou
         for (int m = i + 1; m >= 1; m--) q[m] = q[m - 1] - z[i] * q[m];
         q[0] = -z[i] * q[0];
     }
+}
+
+static void newton_weights(int n, const double *z, const int *idx, double H, double *W) {
+    newton_weights_row(n, z, idx, NULL, H, W);
+}
+
+/* Weight row of the least-squares prediction: the degree-k polynomial fitted to the samples at sv[0..n-1] in the
+ * ordinary least-squares sense (kraft2021 §2.4.1; unweighted, in the centred and scaled variable for conditioning,
+ * spec [UNSPECIFIED]), evaluated at s = 1. The row is e(1)^T V^+ with V the Vandermonde matrix of the samples,
+ * computed by LAPACK's dgels with the identity as right-hand side. */
+static int lsq_prediction_row(int n, int k, const double *sv, double *row, cs_err *err) {
+    enum { LWORK = 64 * (CS_MAXHIST + CS_MAXDEG + 2) };
+    double V[CS_MAXHIST * (CS_MAXDEG + 1)], B[CS_MAXHIST * CS_MAXHIST], work[LWORK];
+    double mid = 0.5 * (sv[0] + sv[n - 1]), half = 0.5 * (sv[0] - sv[n - 1]);
+    if (!(half > 0.0)) half = 1.0;
+    for (int i = 0; i < n; i++) {
+        double z = (sv[i] - mid) / half, p = 1.0;
+        for (int m = 0; m <= k; m++) { V[m * n + i] = p; p *= z; }
+        for (int j = 0; j < n; j++) B[j * n + i] = i == j ? 1.0 : 0.0;
+    }
+    int m_ = n, n_ = k + 1, nrhs = n, lda = n, ldb = n, lwork = LWORK, info = 0;
+    dgels_("N", &m_, &n_, &nrhs, V, &lda, B, &ldb, work, &lwork, &info);
+    if (info != 0) return cs_fail(err, CS_ERR_LINALG, "approximation: least-squares fit failed (dgels info %d)", info);
+    /* B's first k+1 rows hold V^+ (column j: the coefficients fitted to unit sample j). */
+    double z1 = (1.0 - mid) / half;
+    memset(row, 0, sizeof(double) * CS_APPROX_NV);
+    for (int j = 0; j < n; j++) {
+        double p = 1.0, v = 0.0;
+        for (int m = 0; m <= k; m++) { v += p * B[j * n + m]; p *= z1; }
+        row[j] = v;
+    }
+    return CS_OK;
 }
 
 /* Weights of the degree-k Lagrange polynomial through samples first..first+k (s-values sv), evaluated as value and
@@ -91,6 +134,23 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
     int k = spec->k, kind = spec->kind;
     if (interpolate && (kind == CS_APPROX_EXTRIPOL_C0 || kind == CS_APPROX_EXTRIPOL_C1)) kind = CS_APPROX_LAGRANGE;
 
+    if (interpolate && kind == CS_APPROX_LSQ) kind = CS_APPROX_LAGRANGE;
+
+    if (kind == CS_APPROX_LSQ) {
+        /* Interpolate the k newest samples and the predicted point at s = 1 (kraft2021 eq. 2.24). */
+        int n = spec->nsp < navail ? spec->nsp : navail;
+        if (k > n - 1) k = n - 1;
+        double row[CS_APPROX_NV], z[CS_MAXDEG + 1];
+        int idx[CS_MAXDEG + 1];
+        CS_TRY(lsq_prediction_row(n, k, sv, row, err));
+        z[0] = 1.0;
+        idx[0] = -1;
+        for (int i = 1; i <= k; i++) { z[i] = sv[i - 1]; idx[i] = i - 1; }
+        newton_weights_row(k + 1, z, idx, row, H, w->W);
+        w->deg = k;
+        w->npts = n;
+        return CS_OK;
+    }
     if (kind == CS_APPROX_LAGRANGE) {
         if (k > navail - 1) k = navail - 1;
         int idx[CS_MAXDEG + 1];

@@ -9,6 +9,9 @@
  *     polynomial with the slopes Phi'_N, Phi'_{N+1} (C1). Uses k+2 samples.
  *   - Hermite of degree k from values and time derivatives of the outputs (moshagen.md §2.2, eq. 90; k = 1 is the
  *     Taylor polynomial y_N + y'_N (t - T_N)).
+ *   - LSQ (kraft2021 §2.4.1, §5.1): the predicted value y^pre_{N+1} is the ordinary least-squares polynomial of
+ *     degree k through the nsp newest samples, evaluated at T_{N+1}; the input polynomial interpolates the k newest
+ *     samples and (T_{N+1}, y^pre_{N+1}) (eq. 2.24). With nsp = k + 1 it is Lagrange extrapolation.
  * The polynomial is a linear function of the history data, so it is returned as weights: with v the data vector
  * (v[j] = value at the j-th newest sample, v[CS_MAXHIST + j] = its time derivative dy/dt),
  *     p(s) = sum_m c_m s^m,   c_m = sum_j W[m * CS_APPROX_NV + j] v[j].
@@ -24,11 +27,18 @@
 #define CS_MAXHIST 8
 #define CS_APPROX_NV (2 * CS_MAXHIST)
 
-enum { CS_APPROX_LAGRANGE = 0, CS_APPROX_EXTRIPOL_C0 = 1, CS_APPROX_EXTRIPOL_C1 = 2, CS_APPROX_HERMITE = 3 };
+enum {
+    CS_APPROX_LAGRANGE = 0,
+    CS_APPROX_EXTRIPOL_C0 = 1,
+    CS_APPROX_EXTRIPOL_C1 = 2,
+    CS_APPROX_HERMITE = 3,
+    CS_APPROX_LSQ = 4
+};
 
 typedef struct cs_approx_spec {
     int kind; /* CS_APPROX_* */
     int k;    /* polynomial degree of the underlying Lagrange/Hermite polynomial, 0..CS_MAXDEG */
+    int nsp;  /* LSQ: samples of the least-squares fit, k+1..CS_MAXHIST (Kraft's N_sp); ignored by the others */
 } cs_approx_spec;
 
 typedef struct cs_approx_weights {
@@ -38,16 +48,17 @@ typedef struct cs_approx_weights {
     double W[(CS_MAXDEG + 1) * CS_APPROX_NV];
 } cs_approx_weights;
 
-/* Validate a spec (kind known, 0 <= k <= CS_MAXDEG, EXTRIPOL k <= CS_MAXHIST - 2). */
+/* Validate a spec (kind known, 0 <= k <= CS_MAXDEG, EXTRIPOL k <= CS_MAXHIST - 2, LSQ k + 1 <= nsp <= CS_MAXHIST). */
 int cs_approx_check(const cs_approx_spec *spec, cs_err *err);
 
-/* Samples the approximation needs for its full degree (k+1, k+2 for EXTRIPOL, ceil((k+1)/2) for Hermite). */
+/* Samples the approximation needs for its full degree (k+1, k+2 for EXTRIPOL, ceil((k+1)/2) for Hermite, nsp for
+ * LSQ). */
 int cs_approx_points_needed(const cs_approx_spec *spec);
 
 /* Weights for the step [TN, TN+H].
  * T: the navail >= 1 newest sample times, newest first. For extrapolation T[0] == TN; with `interpolate` set the
- * newest sample is T[0] == TN + H (Gauss-Seidel: the source subsystem has already reached T_{N+1}); EXTRIPOL then
- * falls back to Lagrange interpolation of degree k (busch2016 eq. 13). */
+ * newest sample is T[0] == TN + H (Gauss-Seidel: the source subsystem has already reached T_{N+1}); EXTRIPOL and LSQ
+ * then fall back to Lagrange interpolation of degree k (busch2016 eq. 13). */
 int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int navail, const double *T, double TN,
                               double H, cs_approx_weights *w, cs_err *err);
 

@@ -19,7 +19,7 @@ typedef struct bal_unit_input {
 typedef struct balance_coupling {
     cs_coupling *inner;
     const cs_network *net;
-    cs_unit *const *units;
+    const cs_unit_access *units;
     cs_balance_spec spec;
     int M;
     unsigned char *track, *corr;  /* per input: connected (imbalance tracked), corrected */
@@ -177,7 +177,7 @@ static int bal_accept(cs_coupling *c, double T1, const double *y, const double *
     }
     for (int i = 0; i < net->nsub; i++) {
         if (!b->source[i]) continue;
-        CS_TRY(cs_unit_step_integral(b->units[i], b->Qy + net->yoff[i]));
+        CS_TRY(cs_ua_step_integral(b->units, i, b->Qy + net->yoff[i]));
     }
     const int M = b->M;
     for (int a = 0; a < net->nu; a++) {
@@ -264,7 +264,7 @@ static const cs_coupling_ops BALANCE_OPS = {
     .set_history_depth = cs_wrap_set_history_depth,
 };
 
-int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_unit *const *units,
+int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, const cs_unit_access *units,
                                const unsigned char *corrected, const cs_balance_spec *spec, cs_coupling **out,
                                cs_err *err) {
     *out = NULL;
@@ -314,11 +314,11 @@ int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_uni
         for (int k = net->rowptr[a]; k < net->rowptr[a + 1]; k++) b->source[net->out_sub[net->col[k]]] = 1;
     }
     for (int i = 0; i < net->nsub; i++)
-        if (b->source[i] && !cs_unit_has_step_integral(units[i])) {
+        if (b->source[i] && !cs_ua_has_step_integral(units, i)) {
             int rc = cs_fail(err, CS_ERR_ARG, "coupling: balance correction integrates the outputs of subsystem %s "
                              "over each macro step, which this subsystem cannot do (an FMU reports no step "
                              "integrals); couple it without BalanceCorrection or model it as LTI/ODE/CModel",
-                             units[i]->name);
+                             cs_ua_name(units, i));
             cs_coupling_destroy(c);
             return rc;
         }

@@ -20,7 +20,7 @@
 #include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
-#include "units/unit.h"
+#include "unit_access.h"
 
 enum { CS_BALANCE_CONSTANT = 0, CS_BALANCE_SMOOTH = 1 };
 enum { CS_BALANCE_TELESCOPING = 0, CS_BALANCE_LITERAL = 1 };
@@ -35,7 +35,7 @@ typedef struct cs_balance_spec {
 /* inner: the wrapped coupling, owned by the result (destroyed with it, also on failure). net, units: not owned.
  * corrected: net->nu flags (NULL: every connected input); the source units of every connected input must have the
  * step_integral op. */
-int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, cs_unit *const *units,
+int cs_balance_coupling_create(cs_coupling *inner, const cs_network *net, const cs_unit_access *units,
                                const unsigned char *corrected, const cs_balance_spec *spec, cs_coupling **out,
                                cs_err *err);
 

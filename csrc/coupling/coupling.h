@@ -54,7 +54,8 @@ enum { CS_CMP_EXLE = 0, CS_CMP_EXMD = 1 };
 
 /* What a coupling is, for the accessors of one kind (type tests read this, never compare ops tables). */
 enum { CS_CPL_KIND_SIGNAL = 0, CS_CPL_KIND_BALANCE = 1, CS_CPL_KIND_SMOOTH = 2, CS_CPL_KIND_NEPCE = 3,
-       CS_CPL_KIND_PRESTEP = 4 };
+       CS_CPL_KIND_PRESTEP = 4, CS_CPL_KIND_MBCORR = 5,
+       CS_CPL_KIND_CALLBACK = 6 };
 
 struct cs_coupling {
     const cs_coupling_ops *ops;

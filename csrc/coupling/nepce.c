@@ -13,7 +13,7 @@
 typedef struct nepce {
     cs_coupling *inner;     /* the signal coupling whose inputs are corrected (first: coupling/wrap.h) */
     const cs_network *net;
-    cs_unit **units;
+    const cs_unit_access *units;
     cs_nepce_spec spec;
     cs_input *in;           /* per unit: the base input plus the correction */
     double *incoef;
@@ -66,7 +66,7 @@ static void output_integrals(nepce *p, int i, double T1, const double *y) {
     const cs_network *net = p->net;
     const int j0 = net->yoff[i], ny = net->yoff[i + 1] - j0;
     const double H = p->H;
-    if (cs_unit_trace_integral(p->units ? p->units[i] : NULL, T1, H, p->yint + j0)) {
+    if (p->units && cs_ua_trace_integral(p->units, i, T1, H, p->yint + j0)) {
         p->cnt[1] += 1.0;
         return;
     }
@@ -150,7 +150,7 @@ static const cs_coupling_ops NEPCE_OPS = {
     .set_history_depth = cs_wrap_set_history_depth,
 };
 
-int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_approx_spec *base,
+int cs_nepce_coupling_create(const cs_network *net, const cs_unit_access *units, const cs_approx_spec *base,
                              const cs_nepce_spec *spec, cs_coupling **out, cs_err *err) {
     *out = NULL;
     if (!(isfinite(spec->K)) || !(spec->tau >= 0.0) || !isfinite(spec->tau))
@@ -186,9 +186,8 @@ int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_ap
         p->in[i].nu = net->uoff[i + 1] - net->uoff[i];
         p->in[i].c = coef;
         coef += (size_t)NC * p->in[i].nu;
-        cs_unit *u = units ? units[i] : NULL;
-        if (u) {
-            rc = cs_unit_set_trace(u, 1, err);
+        if (units) {
+            rc = cs_ua_set_trace(units, i, 1, err);
             if (rc) { cs_coupling_destroy(c); return rc; }
         }
     }

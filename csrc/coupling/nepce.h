@@ -12,7 +12,7 @@
 #include "coupling/approx.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
-#include "units/unit.h"
+#include "unit_access.h"
 
 typedef struct cs_nepce_spec {
     double K;       /* gain of the correction (default 1) */
@@ -20,7 +20,7 @@ typedef struct cs_nepce_spec {
 } cs_nepce_spec;
 
 /* units: nsub units of the network (not owned; may be NULL: macro-point integrals only). */
-int cs_nepce_coupling_create(const cs_network *net, cs_unit **units, const cs_approx_spec *base,
+int cs_nepce_coupling_create(const cs_network *net, const cs_unit_access *units, const cs_approx_spec *base,
                              const cs_nepce_spec *spec, cs_coupling **out, cs_err *err);
 /* Counters: steps whose output integral came from unit traces, and from the macro-point trapezoidal rule. */
 int cs_nepce_counts(const cs_coupling *c, long *traced, long *fallback, cs_err *err);

@@ -171,7 +171,7 @@ static void output_integrals(prestep *p, double T1, const double *y) {
     int all = 1;
     for (int i = 0; i < p->nsub; i++) {
         const int j0 = p->yo[i], ny = p->yo[i + 1] - j0;
-        if (cs_unit_trace_integral(p->units ? p->units[i] : NULL, T1, H, s->yint + j0)) continue;
+        if (p->units && cs_ua_trace_integral(p->units, i, T1, H, s->yint + j0)) continue;
         all = 0;
         for (int j = 0; j < ny; j++) s->yint[j0 + j] = 0.5 * H * (s->y[j0 + j] + y[j0 + j]);
     }
@@ -282,8 +282,8 @@ static const cs_coupling_ops PRESTEP_OPS = {
 
 static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
 
-int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_prestep_spec *spec, double H,
-                               cs_coupling **out, cs_err *err) {
+int cs_prestep_coupling_create(const cs_network *net, const cs_unit_access *units, const cs_prestep_spec *spec,
+                               double H, cs_coupling **out, cs_err *err) {
     *out = NULL;
     if (spec->intermediate_correction && spec->variant != CS_PRESTEP_DISCRETE)
         return cs_fail(err, CS_ERR_ARG, "intermediate_correction: only the discrete version has it (2.58-2.60)");
@@ -483,11 +483,8 @@ int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_
         }
     }
     for (int i = 0; p->spec.intermediate_correction && units && i < ns; i++) {
-        cs_unit *u = units[i];
-        if (u) {
-            int rc = cs_unit_set_trace(u, 1, err);
-            if (rc) { cs_coupling_destroy(c); return rc; }
-        }
+        int rc = cs_ua_set_trace(units, i, 1, err);
+        if (rc) { cs_coupling_destroy(c); return rc; }
     }
     if (spec->variant == CS_PRESTEP_CONTINUOUS) {
         int rc = cs_ps_prepare_continuous(p, H, err);

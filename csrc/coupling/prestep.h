@@ -15,7 +15,7 @@
 #include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
-#include "units/unit.h"
+#include "unit_access.h"
 
 enum { CS_PRESTEP_CONTINUOUS = 0, CS_PRESTEP_DISCRETE = 1 };
 enum { CS_PRESTEP_IJ_GIVEN = 0, CS_PRESTEP_IJ_RLS = 1, CS_PRESTEP_IJ_MOESP = 2 };
@@ -84,8 +84,8 @@ int cs_prestep_step3(int ni, int mi, const double *A, const double *rhs, const d
 
 /* units (may be NULL): the units of the network, asked for their micro-step traces when
  * spec->intermediate_correction is on (units without a trace op: the trapezoidal rule on the macro points). */
-int cs_prestep_coupling_create(const cs_network *net, cs_unit **units, const cs_prestep_spec *spec, double H,
-                               cs_coupling **out, cs_err *err);
+int cs_prestep_coupling_create(const cs_network *net, const cs_unit_access *units, const cs_prestep_spec *spec,
+                               double H, cs_coupling **out, cs_err *err);
 /* The log of a coupling made by cs_prestep_coupling_create (CS_ERR_ARG for any other coupling). */
 int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err);
 

@@ -76,7 +76,7 @@ typedef struct prestep {
     cs_input *in;
     double *incoef;
     double T, H;
-    cs_unit **units;          /* for the traces of the intermediate-value correction (may be NULL) */
+    const cs_unit_access *units; /* for the traces of the intermediate-value correction (may be NULL) */
     double *lecor;            /* log of eps_cor (logcap x m), intermediate correction only */
 } prestep;
 

@@ -99,8 +99,9 @@ static const cs_input *sm_input(cs_coupling *c, int i) {
     in->T = src->T;
     in->H = src->H;
     in->nu = nu;
-    if (dD + 5 <= CS_MAXDEG) {
-        /* fast path (dD = 0, e.g. ZOH): c = P + q D, degree 5 */
+    if (dD == 0) {
+        /* fast path (e.g. ZOH): c = P + q D with a constant D, degree 5; higher dD are evaluated by the callback,
+         * exactly as the product form (1 - q) P + q C (one rounding path whatever CS_MAXDEG is) */
         const int deg = 5;
         for (int la = 0; la < nu; la++)
             for (int k = 0; k <= deg; k++) {

@@ -109,6 +109,7 @@ int cs_fmi_lib_open(const char *path, int version, int kind, cs_fmi_lib **out, c
         OPT(f->getDirectionalDerivative, "fmi3GetDirectionalDerivative");
         OPT(f->getOutputDerivatives, "fmi3GetOutputDerivatives");
         OPT(f->setString, "fmi3SetString");
+        OPT(f->setBinary, "fmi3SetBinary");
         static const char *const tn[CS_FMI_NTYPES] = {"Float64", "Float32", "Int8", "UInt8", "Int16", "UInt16",
                                                       "Int32", "UInt32", "Int64", "UInt64", "Boolean"};
         for (int k = 0; k < CS_FMI_NTYPES; k++) {
@@ -242,14 +243,14 @@ int cs_fmi_check(cs_fmi_inst *in, int status, const char *fn, double t, cs_err *
 
 #define CHECK(call, fn, t) CS_TRY(cs_fmi_check(in, (int)(call), fn, t, err))
 
-/* the start values of other numeric types and Strings (both versions) */
+/* the start values of other numeric types, Strings (both versions) and Binaries (FMI 3) */
 static int set_starts_other(cs_fmi_inst *in, const cs_fmi_starts *st, double t, cs_err *err) {
     if (st->ntyped) {
         cs_fmi_io io;
         int *sig = malloc(sizeof(int) * (size_t)st->ntyped);
         if (!sig) return cs_fail(err, CS_ERR_NOMEM, "out of memory");
         for (int k = 0; k < st->ntyped; k++) sig[k] = k;
-        int rc = cs_fmi_io_init(&io, st->ntyped, st->vr_typed, st->type_typed, sig, err);
+        int rc = cs_fmi_io_init(&io, st->ntyped, st->vr_typed, st->type_typed, st->elem_typed, sig, err);
         free(sig);
         if (!rc) rc = cs_fmi_io_set(in, &io, st->typed, t, err);
         cs_fmi_io_free(&io);
@@ -263,6 +264,12 @@ static int set_starts_other(cs_fmi_inst *in, const cs_fmi_starts *st, double t, 
             if (!in->lib->f3.setString) return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3SetString", in->name);
             CHECK(in->lib->f3.setString(in->c, st->vr_str, (size_t)st->nstr, st->strs, (size_t)st->nstr), "SetString", t);
         }
+    }
+    if (st->nbin) {
+        if (in->lib->version != 3 || !in->lib->f3.setBinary)
+            return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3SetBinary", in->name);
+        CHECK(in->lib->f3.setBinary(in->c, st->vr_bin, (size_t)st->nbin, st->bin_size, st->bins, (size_t)st->nbin),
+              "SetBinary", t);
     }
     return CS_OK;
 }
@@ -618,12 +625,18 @@ static const double type_lo[CS_FMI_NTYPES] = {0, 0, -128.0, 0, -32768.0, 0, -214
 static const double type_hi[CS_FMI_NTYPES] = {0, 0, 127.0, 255.0, 32767.0, 65535.0, 2147483647.0, 4294967295.0,
                                               9223372036854775807.0, 18446744073709551615.0, 0};
 
-int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *sig, cs_err *err) {
+int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *elem, const int *sig,
+                   cs_err *err) {
     memset(io, 0, sizeof *io);
     io->n = n;
     int count[CS_FMI_NTYPES] = {0};
     for (int k = 0; k < n; k++) {
         if (type[k] < 0 || type[k] >= CS_FMI_NTYPES) return cs_fail(err, CS_ERR_ARG, "fmu: unknown type code %d", type[k]);
+        /* an array's elements follow each other: element e > 0 continues element e - 1 of the same variable */
+        if (elem && elem[k] != 0 && (elem[k] < 0 || k == 0 || elem[k - 1] != elem[k] - 1 || vr[k - 1] != vr[k] ||
+                                     type[k - 1] != type[k]))
+            return cs_fail(err, CS_ERR_ARG, "fmu: the elements of the array variable (value reference %u) must be "
+                           "consecutive signals", vr[k]);
         count[type[k]]++;
     }
     io->buf = calloc((size_t)n + 1, 8);
@@ -633,23 +646,31 @@ int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, co
         cs_fmi_io_group *g = &io->g[io->ngroups++];
         g->type = t;
         g->vr = malloc(sizeof(unsigned) * (size_t)count[t]);
+        g->vr_of = malloc(sizeof(unsigned) * (size_t)count[t]);
         g->sig = malloc(sizeof(int) * (size_t)count[t]);
-        if (!g->vr || !g->sig) { cs_fmi_io_free(io); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
-        for (int k = 0; k < n; k++)
-            if (type[k] == t) { g->vr[g->n] = vr[k]; g->sig[g->n++] = sig[k]; }
+        if (!g->vr || !g->vr_of || !g->sig) { cs_fmi_io_free(io); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
+        for (int k = 0; k < n; k++) {
+            if (type[k] != t) continue;
+            if (!elem || elem[k] == 0) g->vr[g->nvr++] = vr[k];
+            g->vr_of[g->n] = vr[k];
+            g->sig[g->n++] = sig[k];
+        }
     }
-    io->direct = io->ngroups == 1 && io->g[0].type == CS_FMI_F64;
+    io->direct = io->ngroups == 1 && io->g[0].type == CS_FMI_F64 && io->g[0].nvr == n;
     for (int k = 0; io->direct && k < n; k++) io->direct = io->g[0].sig[k] == k;
     return CS_OK;
 }
 
 void cs_fmi_io_free(cs_fmi_io *io) {
-    for (int k = 0; k < io->ngroups; k++) { free(io->g[k].vr); free(io->g[k].sig); }
+    for (int k = 0; k < io->ngroups; k++) { free(io->g[k].vr); free(io->g[k].vr_of); free(io->g[k].sig); }
     free(io->buf);
     memset(io, 0, sizeof *io);
 }
 
-int cs_fmi_io_all_real(const cs_fmi_io *io) { return io->ngroups == 0 || (io->ngroups == 1 && io->g[0].type == CS_FMI_F64); }
+/* (scalars only: the derivative functions take one value per value reference) */
+int cs_fmi_io_all_real(const cs_fmi_io *io) {
+    return io->ngroups == 0 || (io->ngroups == 1 && io->g[0].type == CS_FMI_F64 && io->g[0].nvr == io->n);
+}
 
 int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_err *err) {
     if (io->n == 0) return CS_OK;
@@ -669,7 +690,7 @@ int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_
             const double r = nearbyint(x);
             if (!(r >= type_lo[ty] && r <= type_hi[ty]))
                 return cs_fail(err, CS_ERR_SOLVER, "FMU %s: value %.17g for the %s variable (value reference %u) at "
-                               "t = %.10g is out of its range", in->name, x, type_names[ty], g->vr[k], t);
+                               "t = %.10g is out of its range", in->name, x, type_names[ty], g->vr_of[k], t);
             switch (ty) {
             case CS_FMI_I8: ((int8_t *)io->buf)[k] = (int8_t)r; break;
             case CS_FMI_U8: ((uint8_t *)io->buf)[k] = (uint8_t)r; break;
@@ -683,6 +704,7 @@ int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_
         }
         if (in->lib->version == 2) {
             const cs_fmi2_fns *f = &in->lib->f2;
+            if (g->nvr != g->n) return cs_fail(err, CS_ERR_ARG, "FMU %s: arrays in an FMI 2 FMU", in->name);
             if (ty == CS_FMI_F64) CHECK(f->setReal(in->c, g->vr, (size_t)g->n, io->buf), "SetReal", t);
             else if (ty == CS_FMI_I32) CHECK(f->setInteger(in->c, g->vr, (size_t)g->n, io->buf), "SetInteger", t);
             else if (ty == CS_FMI_BOOL) CHECK(f->setBoolean(in->c, g->vr, (size_t)g->n, io->buf), "SetBoolean", t);
@@ -691,7 +713,7 @@ int cs_fmi_io_set(cs_fmi_inst *in, cs_fmi_io *io, const double *v, double t, cs_
             if (!in->lib->set3[ty])
                 return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3Set%s", in->name,
                                type_names[ty]);
-            CS_TRY(cs_fmi_check(in, (int)in->lib->set3[ty](in->c, g->vr, (size_t)g->n, io->buf, (size_t)g->n),
+            CS_TRY(cs_fmi_check(in, (int)in->lib->set3[ty](in->c, g->vr, (size_t)g->nvr, io->buf, (size_t)g->n),
                                 "Set", t, err));
         }
     }
@@ -706,6 +728,7 @@ int cs_fmi_io_get(cs_fmi_inst *in, cs_fmi_io *io, double *v, double t, cs_err *e
         const int ty = g->type;
         if (in->lib->version == 2) {
             const cs_fmi2_fns *f = &in->lib->f2;
+            if (g->nvr != g->n) return cs_fail(err, CS_ERR_ARG, "FMU %s: arrays in an FMI 2 FMU", in->name);
             if (ty == CS_FMI_F64) CHECK(f->getReal(in->c, g->vr, (size_t)g->n, io->buf), "GetReal", t);
             else if (ty == CS_FMI_I32 && f->getInteger)
                 CHECK(f->getInteger(in->c, g->vr, (size_t)g->n, io->buf), "GetInteger", t);
@@ -718,8 +741,8 @@ int cs_fmi_io_get(cs_fmi_inst *in, cs_fmi_io *io, double *v, double t, cs_err *e
             if (!in->lib->get3[ty])
                 return cs_fail(err, CS_ERR_ARG, "FMU %s: the binary does not export fmi3Get%s", in->name,
                                type_names[ty]);
-            CS_TRY(cs_fmi_check(in, (int)in->lib->get3[ty](in->c, g->vr, (size_t)g->n, io->buf, (size_t)g->n), "Get",
-                                t, err));
+            CS_TRY(cs_fmi_check(in, (int)in->lib->get3[ty](in->c, g->vr, (size_t)g->nvr, io->buf, (size_t)g->n),
+                                "Get", t, err));
         }
         for (int k = 0; k < g->n; k++) {
             double x;

@@ -116,6 +116,8 @@ typedef struct cs_fmi3_fns {
     fmi3Status (*setInt32)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Int32[], size_t);
     fmi3Status (*setBoolean)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3Boolean[], size_t);
     fmi3Status (*setString)(fmi3Instance, const fmi3ValueReference[], size_t, const fmi3String[], size_t);
+    fmi3Status (*setBinary)(fmi3Instance, const fmi3ValueReference[], size_t, const size_t[], const uint8_t *const[],
+                            size_t);
     fmi3Status (*getFMUState)(fmi3Instance, fmi3FMUState *);
     fmi3Status (*setFMUState)(fmi3Instance, fmi3FMUState);
     fmi3Status (*freeFMUState)(fmi3Instance, fmi3FMUState *);
@@ -219,12 +221,15 @@ typedef struct cs_fmi_inst {
 } cs_fmi_inst;
 
 /* Typed access to a set of coupled signals: signal k of the caller's double vector is variable vr[k] of type
- * type[k]; grouped by type so that one FMI call moves each group. A set of only Float64 variables in signal order
- * is one fmiGetReal/SetReal on the caller's vector (no copy). Scalars only. */
+ * type[k]; grouped by type so that one FMI call moves each group. A set of only Float64 scalars in signal order
+ * is one fmiGetReal/SetReal on the caller's vector (no copy). An FMI 3 array variable of m elements is m
+ * consecutive signals with the same value reference and elem[k] = 0 .. m-1 (its elements in row-major order; one
+ * value reference in the FMI call, m values). */
 typedef struct cs_fmi_io_group {
-    int type, n;
-    unsigned *vr;
-    int *sig;                          /* signal index of each element */
+    int type, n, nvr;                  /* n values of nvr variables */
+    unsigned *vr;                      /* nvr value references */
+    unsigned *vr_of;                   /* n: the value reference of each value (messages) */
+    int *sig;                          /* signal index of each value */
 } cs_fmi_io_group;
 typedef struct cs_fmi_io {
     int n, ngroups;
@@ -232,8 +237,10 @@ typedef struct cs_fmi_io {
     cs_fmi_io_group g[CS_FMI_NTYPES];
     void *buf;                         /* 8 n bytes of typed scratch */
 } cs_fmi_io;
-/* The signals sig[k] (k < n) as variables vr[k] of type type[k]; n may be 0. */
-int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *sig, cs_err *err);
+/* The signals sig[k] (k < n) as variables vr[k] of type type[k], element elem[k] of an array variable (elem NULL:
+ * scalars only); n may be 0. CS_ERR_ARG where an array's elements are not complete and consecutive. */
+int cs_fmi_io_init(cs_fmi_io *io, int n, const unsigned *vr, const int *type, const int *elem, const int *sig,
+                   cs_err *err);
 void cs_fmi_io_free(cs_fmi_io *io);
 /* v: the caller's full signal vector (indexed by sig). Integers take the nearest integer of a double (an error when
  * out of the type's range or not finite), Booleans v != 0. */
@@ -255,6 +262,11 @@ typedef struct cs_fmi_starts {
     int nstr;                          /* String variables (fmiSetString) */
     const unsigned *vr_str;
     const char *const *strs;
+    int nbin;                          /* FMI 3 Binary variables (fmi3SetBinary): bin_size[k] bytes at bins[k] */
+    const unsigned *vr_bin;
+    const size_t *bin_size;
+    const uint8_t *const *bins;
+    const int *elem_typed;             /* ntyped: element index within an array variable (NULL: scalars) */
 } cs_fmi_starts;
 
 /* Instantiate, set start values, initialise at t0 (tolerance < 0: not given) and leave initialisation mode

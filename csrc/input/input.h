@@ -11,7 +11,9 @@
 
 #include <stddef.h>
 
-#define CS_MAXDEG 5
+/* Highest degree of an input polynomial: κ <= 6 of Kraft's step control, plus one for exLE's comparative
+ * polynomial (kraft2021.md §20 item 1). */
+#define CS_MAXDEG 7
 
 typedef struct cs_input cs_input;
 

@@ -149,7 +149,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
                            .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
                            .used = a->used, .exact_rollback = cfg->controller->may_reject,
                            .share = cfg->share, .xoff = a->xoff};
-    a->ev = (cs_estimate_view){.nsub = cfg->nsub, .units = cfg->units, .net = cfg->net, .coupling = cfg->coupling,
+    a->ev = (cs_estimate_view){.nsub = cfg->nsub, .net = cfg->net, .coupling = cfg->coupling,
                                .upre = a->uend, .used = a->used, .share = cfg->share};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
     static const double no_state = 0.0;   /* what an inaccessible state reads as (recorded as 0, never diverges) */

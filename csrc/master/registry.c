@@ -6,17 +6,21 @@
 #include "control/adaptive.h"
 #include "control/ecco.h"
 #include "coupling/balance.h"
+#include "coupling/callback.h"
+#include "coupling/mbcorr.h"
 #include "coupling/nepce.h"
 #include "coupling/prestep.h"
 #include "coupling/signal.h"
-#include "integrators/stepper.h"
 #include "schemes/iterative.h"
+#include "units/model_unit.h"   /* the solver spec: the integrator a model unit is made with */
 
 /* The first is the run's default. */
 static const cs_kind *const couplings[] = {
     &cs_coupling_signal_kind,
     &cs_coupling_prestep_kind,
     &cs_coupling_nepce_kind,
+    &cs_coupling_mbcorr_kind,
+    &cs_coupling_callback_kind,
 };
 
 /* The scheme objects' kind (CS_SCHEME_*, schemes/scheme.h) is their index here (tests/test_codes.py). */

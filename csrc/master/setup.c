@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include "coupling/smooth.h"
-#include "models/composite.h"
-#include "units/model_unit.h"
 
 void cs_run_destroy(cs_run *r) {
     if (!r) return;
@@ -20,49 +18,33 @@ void cs_run_destroy(cs_run *r) {
         for (int i = 0; i < r->nunits; i++) cs_unit_destroy(r->units[i]);
     free(r->units);
     if (r->have_unit_net) cs_network_free(&r->unit_net);
-    cs_model_destroy(r->composite);
+    cs_model_set_free(&r->models);
     if (r->have_net) cs_network_free(&r->net);
-    if (r->models)
-        for (int i = 0; i < r->nmodels; i++) cs_model_destroy(r->models[i]);
-    free(r->models);
     free(r);
 }
 
-/* The network over prebuilt units (un[i], FMUs; un may be NULL) and models: sizes, feed-through and linearity from
- * the unit where given, else from the model. */
-static int make_network(cs_network *net, int n, cs_model **m, cs_unit **un, int nconn, const int *ci, const int *co,
-                        const double *g, const double *r, cs_err *err) {
+/* The network over the units to be made (prebuilt ones where given: un may be NULL); n = 1 for the monolithic
+ * composite's unit. */
+static int make_network(cs_network *net, const cs_model_set *models, int n, cs_unit **un, int nconn, const int *ci,
+                        const int *co, const double *g, const double *r, cs_err *err) {
     int *nu = malloc(sizeof(int) * (size_t)n), *ny = malloc(sizeof(int) * (size_t)n);
     int *ft = malloc(sizeof(int) * (size_t)n), *lin = malloc(sizeof(int) * (size_t)n);
     int rc;
     if (!nu || !ny || !ft || !lin) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
     else {
-        for (int i = 0; i < n; i++) {
-            if (un && un[i]) { nu[i] = un[i]->nu; ny[i] = un[i]->ny; ft[i] = un[i]->feedthrough; lin[i] = un[i]->linear; }
-            else {
-                nu[i] = m[i]->nu; ny[i] = m[i]->ny; ft[i] = m[i]->feedthrough;
-                lin[i] = cs_model_linear(m[i]) != NULL;
-            }
-        }
+        cs_model_set_ports(models, un, nu, ny, ft, lin);
         rc = cs_network_init(net, n, nu, ny, ft, lin, nconn, ci, co, g, r, err);
     }
     free(nu); free(ny); free(ft); free(lin);
     return rc;
 }
 
-/* The units: prebuilt ones (cfg.units, FMUs) as given; the others wrap a model and its integrator (with quadrature
- * states for balance correction; the composite for the monolithic reference). */
+/* The units: prebuilt ones (cfg.units, FMUs) as given; the others made by the model set (with quadrature states for
+ * balance correction; the composite's for the monolithic reference). */
 static int make_units(const cs_run_config *c, cs_run *r, cs_err *err) {
-    for (int i = 0; i < r->nunits; i++) {
-        if (!r->units[i]) {
-            int rc = c->balance && !c->monolithic
-                         ? cs_model_unit_create_quadrature(r->models[i], &c->solvers[i], &r->units[i], err)
-                         : cs_model_unit_create(c->monolithic ? r->composite : r->models[i], &c->solvers[i],
-                                                &r->units[i], err);
-            if (rc) return rc;
-        }
-        r->units[i]->timing = c->timing;
-    }
+    CS_TRY(cs_model_set_units(&r->models, c->solvers, c->balance && !c->monolithic, r->units, err));
+    for (int i = 0; i < r->nunits; i++) r->units[i]->timing = c->timing;
+    r->unit_access = cs_unit_access_of(r->units, r->nunits);
     return CS_OK;
 }
 
@@ -72,8 +54,8 @@ static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, con
                          cs_err *err) {
     const cs_kind *signal = cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
     const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
-    const cs_coupling_env env = {.net = net, .units = r->units, .approx = approx, .rates_lagged = c->rates_lagged,
-                                 .H = c->H};
+    const cs_coupling_env env = {.net = net, .units = &r->unit_access, .approx = approx,
+                                 .rates_lagged = c->rates_lagged, .H = c->H};
     CS_TRY(kind->create.coupling(kind == c->coupling.kind ? c->coupling.spec : NULL, &env, &r->coupling, err));
     r->coupling_kind = kind;
     if (c->smooth && !c->monolithic) {
@@ -86,7 +68,8 @@ static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, con
     if (c->balance && !c->monolithic) {
         cs_coupling *inner = r->coupling;
         r->coupling = NULL;
-        CS_TRY(cs_balance_coupling_create(inner, net, r->units, c->balance_corrected, c->balance, &r->coupling, err));
+        CS_TRY(cs_balance_coupling_create(inner, net, &r->unit_access, c->balance_corrected, c->balance, &r->coupling,
+                                          err));
         r->balance_cum = cs_balance_cumulative(r->coupling);
     }
     return CS_OK;
@@ -105,7 +88,7 @@ static int make_scheme(const cs_run_config *c, cs_run *r, cs_err *err) {
 static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, cs_err *err) {
     if (c->step_control.kind && !c->monolithic) {
         cs_control_env env = {.t0 = c->t0, .t_end = c->t_end, .H = c->H, .net = net, .nunits = r->nunits,
-                              .units = r->units, .coupling = r->coupling, .pool = cs_jacobi_pool(r->scheme)};
+                              .units = &r->unit_access, .coupling = r->coupling, .pool = cs_jacobi_pool(r->scheme)};
         int rc = c->step_control.kind->create.control(c->step_control.spec, &env, &r->controller, &r->estimator, err);
         r->max_steps = env.max_steps;
         r->adaptive = env.adaptive;
@@ -144,24 +127,23 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
             r->nunits = c->nsub;
         } else { free(r); r = NULL; }
     }
+    cs_model_set models;
+    int rc = cs_model_set_init(&models, c->nsub, c->models, err);   /* owns the models from here on */
     if (!r) {
-        for (int i = 0; i < c->nsub; i++) cs_model_destroy(c->models[i]);
+        if (!rc) cs_model_set_free(&models);
         if (c->units)
             for (int i = 0; i < c->nsub; i++) cs_unit_destroy(c->units[i]);
-        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return rc ? rc : cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
-    r->nmodels = r->nsub = c->nsub;
-    r->models = malloc(sizeof(cs_model *) * (size_t)(c->nsub > 0 ? c->nsub : 1));
-    if (!r->models) {
-        for (int i = 0; i < c->nsub; i++) cs_model_destroy(c->models[i]);
+    r->nsub = c->nsub;
+    r->models = models;
+    if (rc) {
         cs_run_destroy(r);
-        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+        return rc;
     }
-    memcpy(r->models, c->models, sizeof(cs_model *) * (size_t)c->nsub);
-    int rc;
 #define FAIL(x) do { if ((rc = (x))) goto fail; } while (0)
     if (c->units && c->monolithic) FAIL(cs_fail(err, CS_ERR_ARG, "monolithic: not available with FMU subsystems"));
-    FAIL(make_network(&r->net, c->nsub, r->models, c->units ? r->units : NULL, c->nconn, c->conn_in, c->conn_out,
+    FAIL(make_network(&r->net, &r->models, c->nsub, c->units ? r->units : NULL, c->nconn, c->conn_in, c->conn_out,
                       c->conn_gain, c->r, err));
     r->have_net = 1;
     cs_network *unit_net = &r->net;
@@ -169,8 +151,8 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     int update = c->update;
     if (c->monolithic) {
         /* one unit integrates the strongly coupled composite; it has no inputs, so the master's coupling is void */
-        FAIL(cs_composite_create(c->nsub, r->models, &r->net, "monolithic", &r->composite, err));
-        FAIL(make_network(&r->unit_net, 1, &r->composite, NULL, 0, NULL, NULL, NULL, NULL, err));
+        FAIL(cs_model_set_monolithic(&r->models, &r->net, err));
+        FAIL(make_network(&r->unit_net, &r->models, 1, NULL, 0, NULL, NULL, NULL, NULL, err));
         r->have_unit_net = 1;
         unit_net = &r->unit_net;
         r->nunits = 1;
@@ -253,8 +235,7 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
         out->records = cs_recorder_count(r->recorder);
         cs_recorder_hand_over(r->recorder, &out->records_t, &out->records_x, &out->records_y, &out->records_u);
     }
-    for (int i = 0; i < r->nmodels && !out->model_cause; i++)   /* FMU subsystems have no model here */
-        if (r->models[i]) out->model_cause = cs_model_take_cause(r->models[i]);
+    out->model_cause = cs_model_set_take_cause(&r->models);
     return CS_OK;
 }
 

@@ -6,10 +6,11 @@
 #include "control/adaptive.h"
 #include "coupling/approx.h"
 #include "coupling/balance.h"
-#include "integrators/stepper.h"
 #include "master/algorithm.h"
 #include "master/registry.h"
+#include "master/unit_binding.h"
 #include "parallel/share.h"
+#include "units/model_set.h"
 
 typedef struct cs_run_config {
     int nsub;
@@ -55,13 +56,13 @@ typedef struct cs_run_config {
 } cs_run_config;
 
 typedef struct cs_run {
-    int nsub, nmodels;
-    cs_model **models;
-    cs_model *composite;
+    int nsub;
+    cs_model_set models;        /* the models behind the model units (and the monolithic composite) */
     cs_network net, unit_net;   /* the coupling network; the one the algorithm sees (monolithic: trivial) */
     int have_net, have_unit_net;
     cs_unit **units;
     int nunits;
+    cs_unit_access unit_access; /* the units as the couplings and step controllers see them */
     cs_coupling *coupling;
     const cs_kind *coupling_kind; /* the registry kind that made `coupling` (before the wrappers) */
     cs_scheme *scheme;

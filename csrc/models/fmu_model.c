@@ -11,6 +11,7 @@ typedef struct fmu_model {
     int nx, nz, nu, ny;
     unsigned *vr_u;
     int *type_u;
+    int *elem_u;             /* element index within an array variable (NULL: scalars) */
     cs_fmi_io io_u, io_y;    /* all inputs, outputs (typed) */
     double *zz;              /* nz scratch */
     cs_fmu_events ev;
@@ -27,7 +28,7 @@ static void fm_destroy(void *ctx) {
     fmu_model *f = ctx;
     if (!f) return;
     cs_fmi_inst_destroy(f->inst);
-    free(f->vr_u); free(f->type_u); free(f->zz); free(f->ev.z);
+    free(f->vr_u); free(f->type_u); free(f->elem_u); free(f->zz); free(f->ev.z);
     cs_fmi_io_free(&f->io_u); cs_fmi_io_free(&f->io_y); cs_fmi_io_free(&f->io_c); cs_fmi_io_free(&f->io_d);
     free(f->d_idx); free(f->ud_set);
     free(f);
@@ -70,8 +71,8 @@ static unsigned *copy_vr(const unsigned *v, int n) {
 static const cs_model_ops FMU_MODEL_OPS = {CS_MODEL_FMU, fm_rhs, fm_output, NULL, NULL, NULL, fm_destroy};
 
 int cs_fmu_model_create(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u, const unsigned *vr_y,
-                        const int *type_u, const int *type_y, int feedthrough, const char *name, cs_model **out,
-                        cs_err *err) {
+                        const int *type_u, const int *type_y, const int *elem_u, const int *elem_y, int feedthrough,
+                        const char *name, cs_model **out, cs_err *err) {
     if (inst->kind != CS_FMI_ME) {
         cs_fmi_inst_destroy(inst);
         return cs_fail(err, CS_ERR_ARG, "fmu: model exchange needs a model-exchange instance");
@@ -99,9 +100,15 @@ int cs_fmu_model_create(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
     if (nu) memcpy(f->type_u, type_u, sizeof(int) * (size_t)nu);
+    if (elem_u && !(f->elem_u = malloc(sizeof(int) * (size_t)(nu + 1)))) {
+        free(sig);
+        cs_model_destroy(m);
+        return cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    }
+    if (elem_u && nu) memcpy(f->elem_u, elem_u, sizeof(int) * (size_t)nu);
     for (int k = 0; k < nu + ny; k++) sig[k] = k < nu ? k : k - nu;
-    int rc = cs_fmi_io_init(&f->io_u, nu, vr_u, type_u, sig, err);
-    if (!rc) rc = cs_fmi_io_init(&f->io_y, ny, vr_y, type_y, sig + nu, err);
+    int rc = cs_fmi_io_init(&f->io_u, nu, vr_u, type_u, elem_u, sig, err);
+    if (!rc) rc = cs_fmi_io_init(&f->io_y, ny, vr_y, type_y, elem_y, sig + nu, err);
     free(sig);
     /* after initialisation: the first time event (from the event iteration at t0 in cs_fmi_inst_create) and the
      * indicators */
@@ -146,23 +153,24 @@ int cs_fmu_model_set_discrete(cs_model *m, const int *idx, int nd, cs_err *err) 
     f->d_idx = calloc((size_t)nd, sizeof(int));
     f->ud_set = calloc((size_t)nd, sizeof(double));
     int *c_idx = calloc((size_t)nc + 1, sizeof(int)), *tc = calloc((size_t)nc + 1, sizeof(int));
-    int *td = calloc((size_t)nd, sizeof(int));
+    int *td = calloc((size_t)nd, sizeof(int)), *ec = calloc((size_t)nc + 1, sizeof(int)), *ed = calloc((size_t)nd, sizeof(int));
     unsigned *vc = calloc((size_t)nc + 1, sizeof(unsigned)), *vd = calloc((size_t)nd, sizeof(unsigned));
     int rc = CS_OK, kd = 0, kc = 0;
-    if (!f->d_idx || !f->ud_set || !c_idx || !tc || !td || !vc || !vd) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
+    if (!f->d_idx || !f->ud_set || !c_idx || !tc || !td || !vc || !vd || !ec || !ed) rc = cs_fail(err, CS_ERR_NOMEM, "out of memory");
     for (int j = 0; !rc && j < f->nu; j++) {
         int discrete = 0;
         for (int k = 0; k < nd && !rc; k++) {
             if (idx[k] < 0 || idx[k] >= f->nu) rc = cs_fail(err, CS_ERR_ARG, "fmu: discrete input %d out of range", idx[k]);
             discrete |= idx[k] == j;
         }
-        if (discrete && kd < nd) { f->d_idx[kd] = j; vd[kd] = f->vr_u[j]; td[kd++] = f->type_u[j]; }
-        else if (!discrete && kc < nc) { c_idx[kc] = j; vc[kc] = f->vr_u[j]; tc[kc++] = f->type_u[j]; }
+        const int e = f->elem_u ? f->elem_u[j] : 0;   /* an array variable's elements share their variability */
+        if (discrete && kd < nd) { f->d_idx[kd] = j; vd[kd] = f->vr_u[j]; ed[kd] = e; td[kd++] = f->type_u[j]; }
+        else if (!discrete && kc < nc) { c_idx[kc] = j; vc[kc] = f->vr_u[j]; ec[kc] = e; tc[kc++] = f->type_u[j]; }
         else rc = cs_fail(err, CS_ERR_ARG, "fmu: repeated discrete input indices");
     }
-    if (!rc) rc = cs_fmi_io_init(&f->io_c, kc, vc, tc, c_idx, err);
-    if (!rc) rc = cs_fmi_io_init(&f->io_d, kd, vd, td, f->d_idx, err);
-    free(c_idx); free(tc); free(td); free(vc); free(vd);
+    if (!rc) rc = cs_fmi_io_init(&f->io_c, kc, vc, tc, ec, c_idx, err);
+    if (!rc) rc = cs_fmi_io_init(&f->io_d, kd, vd, td, ed, f->d_idx, err);
+    free(c_idx); free(tc); free(td); free(vc); free(vd); free(ec); free(ed);
     if (rc) return rc;
     f->nd = kd;
     f->inst->event_io = &f->io_d;

@@ -10,10 +10,11 @@
 #include "models/model.h"
 
 /* `inst` (initialised, in continuous-time mode) is owned by the model from here on, also on failure.
- * nz: number of event indicators. vr_u, vr_y and their variable types (CS_FMI_F64, ...) are copied. */
+ * nz: number of event indicators. vr_u, vr_y, their variable types (CS_FMI_F64, ...) and their element indices
+ * within FMI 3 array variables (NULL: scalars; fmi/fmi.h cs_fmi_io) are copied. */
 int cs_fmu_model_create(cs_fmi_inst *inst, int nx, int nz, int nu, int ny, const unsigned *vr_u, const unsigned *vr_y,
-                        const int *type_u, const int *type_y, int feedthrough, const char *name, cs_model **out,
-                        cs_err *err);
+                        const int *type_u, const int *type_y, const int *elem_u, const int *elem_y, int feedthrough,
+                        const char *name, cs_model **out, cs_err *err);
 cs_fmi_inst *cs_fmu_model_inst(const cs_model *m);
 /* The FMU's continuous states (nx) as initialised. */
 int cs_fmu_model_states(cs_model *m, double *x, cs_err *err);

@@ -3,7 +3,7 @@
  * Every function takes the coupled-system structure first:
  *     nx, nu, ny      int sequences (sizes of the subsystems)
  *     mask            uint8 array (n_u x n_y), structural non-zeros of L, or None
- *     kind, k         approximation (coupling/approx.h codes)
+ *     approx          approximation spec (kind, k, nsp) (coupling/approx.h)
  *     scheme          0 Jacobi, 1 Gauss-Seidel
  *     order           int sequence (stepping order) or None
  *     update          0 consistent (kraft2021 eq. 2.22), 1 simplified: approximated input (busch2016 eq. 19)
@@ -17,9 +17,9 @@
 #include "analysis/local_error.h"
 #include "analysis/rhomap.h"
 
-#define PLAN_FMT "OOOOiiiOi"
-#define PLAN_ARGS &onx, &onu, &ony, &omask, &kind, &k, &scheme, &oorder, &update
-#define PLAN_DECL PyObject *onx, *onu, *ony, *omask, *oorder; int kind, k, scheme, update
+#define PLAN_FMT "OOOOO&iOi"
+#define PLAN_ARGS &onx, &onu, &ony, &omask, cs_py_approx_spec, &spec, &scheme, &oorder, &update
+#define PLAN_DECL PyObject *onx, *onu, *ony, *omask, *oorder; cs_approx_spec spec; int scheme, update
 
 static PyArrayObject *int_array(PyObject *o, const char *name) {
     PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_INT, 1, 1, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
@@ -31,8 +31,8 @@ static PyArrayObject *int_array(PyObject *o, const char *name) {
 }
 
 /* Build a plan from the structure arguments; NULL with a Python exception set on failure. */
-static cs_amp_plan *make_plan(PyObject *onx, PyObject *onu, PyObject *ony, PyObject *omask, int kind, int k, int scheme,
-                              PyObject *oorder, int update) {
+static cs_amp_plan *make_plan(PyObject *onx, PyObject *onu, PyObject *ony, PyObject *omask, cs_approx_spec spec,
+                              int scheme, PyObject *oorder, int update) {
     cs_amp_plan *plan = NULL;
     PyArrayObject *nx = int_array(onx, "nx"), *nu = NULL, *ny = NULL, *mask = NULL, *order = NULL;
     if (!nx) return NULL;
@@ -63,7 +63,6 @@ static cs_amp_plan *make_plan(PyObject *onx, PyObject *onu, PyObject *ony, PyObj
         }
     }
     cs_err err = {0};
-    cs_approx_spec spec = {kind, k};
     plan = cs_amp_plan_create(nsub, PyArray_DATA(nx), PyArray_DATA(nu), PyArray_DATA(ny),
                               mask ? PyArray_DATA(mask) : NULL, spec, scheme, order ? PyArray_DATA(order) : NULL,
                               update, &err);
@@ -82,7 +81,7 @@ static PyArrayObject *pack_array(PyObject *o, const cs_amp_plan *plan, int ndim)
 static PyObject *py_amp_info(PyObject *self, PyObject *args) {
     PLAN_DECL;
     if (!PyArg_ParseTuple(args, PLAN_FMT ":amp_info", PLAN_ARGS)) return NULL;
-    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, kind, k, scheme, oorder, update);
+    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, spec, scheme, oorder, update);
     if (!plan) return NULL;
     PyObject *deg = PyList_New(plan->nsub);
     if (deg)
@@ -99,7 +98,7 @@ static PyObject *py_amp_matrix(PyObject *self, PyObject *args) {
     PyObject *opack;
     double H;
     if (!PyArg_ParseTuple(args, PLAN_FMT "Od:amp_matrix", PLAN_ARGS, &opack, &H)) return NULL;
-    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, kind, k, scheme, oorder, update);
+    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, spec, scheme, oorder, update);
     if (!plan) return NULL;
     PyObject *out = NULL, *Om = NULL, *g = NULL;
     cs_amp_work *w = NULL;
@@ -131,7 +130,7 @@ static PyObject *py_rho_map(PyObject *self, PyObject *args) {
     int nthreads;
     if (!PyArg_ParseTuple(args, PLAN_FMT "OOi:rho_map", PLAN_ARGS, &opacks, &oH, &nthreads)) return NULL;
     if (nthreads < 1) return PyErr_Format(PyExc_ValueError, "threads: must be >= 1, got %d", nthreads);
-    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, kind, k, scheme, oorder, update);
+    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, spec, scheme, oorder, update);
     if (!plan) return NULL;
     PyObject *out = NULL, *rho = NULL;
     PyArrayObject *H = NULL, *packs = pack_array(opacks, plan, 2);
@@ -164,7 +163,7 @@ static PyObject *py_local_error(PyObject *self, PyObject *args) {
     PyObject *opack, *oz0, *oH;
     double tN;
     if (!PyArg_ParseTuple(args, PLAN_FMT "OOdO:local_error", PLAN_ARGS, &opack, &oz0, &tN, &oH)) return NULL;
-    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, kind, k, scheme, oorder, update);
+    cs_amp_plan *plan = make_plan(onx, onu, ony, omask, spec, scheme, oorder, update);
     if (!plan) return NULL;
     PyObject *out = NULL, *eps = NULL, *ex = NULL;
     PyArrayObject *H = NULL, *z0 = NULL, *pack = pack_array(opack, plan, 1);
@@ -232,7 +231,7 @@ PyMethodDef cs_py_analysis_methods[] = {
      "growth_worst(t, V, limit, window, floor, rest, growing, min_points) -> None or (column, factor, t_bad, ref, "
      "peak): the worst signal of V under the relative divergence criterion (cosim.metrics.divergence)"},
     {"amp_info", py_amp_info, METH_VARARGS,
-     "amp_info(nx, nu, ny, mask, kind, k, scheme, order, update) -> {depth, dim, pack_size, deg}"},
+     "amp_info(nx, nu, ny, mask, (kind, k, nsp), scheme, order, update) -> {depth, dim, pack_size, deg}"},
     {"amp_matrix", py_amp_matrix, METH_VARARGS,
      "amp_matrix(<structure>, pack, H) -> (Omega, g, depth): one macro step X_{N+1} = Omega X_N + g "
      "(busch2016 eq. 23)."},

@@ -10,6 +10,7 @@
 #include "control/kraft.h"
 #include "coupling/approx.h"
 #include "coupling/balance.h"
+#include "coupling/mbcorr.h"
 #include "coupling/prestep.h"
 #include "fmi/fmi.h"
 #include "integrators/stepper.h"
@@ -34,7 +35,8 @@ typedef struct code_kind {
 static const code_name updates[] = {{"consistent", CS_UPDATE_CONSISTENT}, {"simplified", CS_UPDATE_SIMPLIFIED}};
 static const code_name startups[] = {{"none", CS_STARTUP_NONE}, {"kraft", CS_STARTUP_KRAFT}};
 static const code_name approximations[] = {{"lagrange", CS_APPROX_LAGRANGE}, {"extripol-c0", CS_APPROX_EXTRIPOL_C0},
-                                           {"extripol-c1", CS_APPROX_EXTRIPOL_C1}, {"hermite", CS_APPROX_HERMITE}};
+                                           {"extripol-c1", CS_APPROX_EXTRIPOL_C1}, {"hermite", CS_APPROX_HERMITE},
+                                           {"lsq", CS_APPROX_LSQ}};
 static const code_name solvers[] = {{"euler", CS_SOLVER_EULER}, {"rk4", CS_SOLVER_RK4}, {"exact", CS_SOLVER_EXACT},
                                     {"cvode", CS_SOLVER_CVODE}, {"ab2", CS_SOLVER_AB2}};
 static const code_name ab2_starters[] = {{"euler", CS_AB2_EULER}, {"heun", CS_AB2_HEUN}};
@@ -57,6 +59,9 @@ static const code_name ij_sources[] = {{"given", CS_PRESTEP_IJ_GIVEN}, {"rls", C
 static const code_name prestep_phases[] = {{"learning", CS_PHASE_LEARNING}, {"sbc", CS_PHASE_SBC},
                                            {"mod", CS_PHASE_MOD}, {"mbc", CS_PHASE_MBC},
                                            {"fallback", CS_PHASE_FALLBACK}};
+static const code_name mbcorr_shapes[] = {{"constant", CS_MBCORR_CONSTANT}, {"end", CS_MBCORR_END}};
+static const code_name mbcorr_phases[] = {{"learning", CS_MBCORR_LEARNING}, {"corrected", CS_MBCORR_CORRECTED},
+                                          {"fallback", CS_MBCORR_FALLBACK}};
 static const code_name moesp_methods[] = {{"moesp", CS_MOESP_PLAIN}, {"po-moesp", CS_MOESP_PO}};
 static const code_name fmu_kinds[] = {{"cs", CS_FMI_CS}, {"me", CS_FMI_ME}};
 static const code_name fmu_types[] = {{"Float64", CS_FMI_F64}, {"Float32", CS_FMI_F32}, {"Int8", CS_FMI_I8},
@@ -77,6 +82,7 @@ static const code_kind kinds[] = {
     KIND("order_strategy", order_strategies), KIND("monitor_group", monitor_groups),
     KIND("balance_kernel", balance_kernels), KIND("balance_variant", balance_variants),
     KIND("prestep_variant", prestep_variants), KIND("ij_source", ij_sources), KIND("prestep_phase", prestep_phases),
+    KIND("mbcorr_shape", mbcorr_shapes), KIND("mbcorr_phase", mbcorr_phases),
     KIND("moesp_method", moesp_methods), KIND("fmu_kind", fmu_kinds), KIND("fmu_type", fmu_types),
     KIND("status", statuses),
 };
@@ -120,5 +126,9 @@ int cs_py_add_codes(PyObject *module) {
     PyObject *d = codes_dict();
     if (!d) return -1;
     if (PyModule_AddObject(module, "codes", d) < 0) { Py_DECREF(d); return -1; }
+    /* limits of the coupling polynomials: the Python option classes check against these */
+    if (PyModule_AddIntConstant(module, "MAXDEG", CS_MAXDEG) < 0 ||
+        PyModule_AddIntConstant(module, "MAXHIST", CS_MAXHIST) < 0)
+        return -1;
     return 0;
 }

@@ -3,7 +3,7 @@
 
 #include "control/kraft.h"
 
-static PyObject *py_error_constants(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_error_constants(PyObject *self, PyObject *args) {
     int kappa;
     PyObject *oa;
     if (!PyArg_ParseTuple(args, "iO:error_constants", &kappa, &oa)) return NULL;
@@ -23,7 +23,7 @@ static PyObject *py_error_constants(PyObject *self, PyObject *args) {
 }
 
 /* (T, u) -> divided difference; (T, u, kappa, t) -> Newton predictor difference (3.26) */
-static PyObject *py_divided_difference(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_divided_difference(PyObject *self, PyObject *args) {
     PyObject *oT, *ou;
     int kappa = -1;
     double t = 0.0;
@@ -44,7 +44,7 @@ static PyObject *py_divided_difference(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_wrms(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_wrms(PyObject *self, PyObject *args) {
     PyObject *oe, *ow;
     if (!PyArg_ParseTuple(args, "OO:wrms", &oe, &ow)) return NULL;
     npy_intp d[1] = {-1};
@@ -57,7 +57,7 @@ static PyObject *py_wrms(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_select_order(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_select_order(PyObject *self, PyObject *args) {
     int kappa, n_succ, n_fail, k_max, strategy;
     PyObject *os;
     if (!PyArg_ParseTuple(args, "iOiiii:select_order", &kappa, &os, &n_succ, &n_fail, &k_max, &strategy)) return NULL;
@@ -69,20 +69,20 @@ static PyObject *py_select_order(PyObject *self, PyObject *args) {
     return PyLong_FromLong(k);
 }
 
-static PyObject *py_limit_step_ratio(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_limit_step_ratio(PyObject *self, PyObject *args) {
     double r, rmin, rmax;
     int n_fail, dz, cf;
     if (!PyArg_ParseTuple(args, "diddpp:limit_step_ratio", &r, &n_fail, &rmin, &rmax, &dz, &cf)) return NULL;
     return PyFloat_FromDouble(cs_kraft_limit_step_ratio(r, n_fail, rmin, rmax, dz, cf));
 }
 
-static PyObject *py_land_micro_step(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_land_micro_step(PyObject *self, PyObject *args) {
     double h, rem;
     if (!PyArg_ParseTuple(args, "dd:land_micro_step", &h, &rem)) return NULL;
     return PyFloat_FromDouble(cs_kraft_land_micro_step(h, rem));
 }
 
-static PyObject *py_nrmse(PyObject *self, PyObject *args) {
+static PyObject *py_kraft_nrmse(PyObject *self, PyObject *args) {
     PyObject *oz, *or;
     if (!PyArg_ParseTuple(args, "OO:nrmse", &oz, &or)) return NULL;
     npy_intp d[2] = {-1, -1};
@@ -99,15 +99,13 @@ static PyObject *py_nrmse(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef cs_py_control_methods[] = {
-    {"kraft_error_constants", py_error_constants, METH_VARARGS, "kraft_error_constants(kappa, a[2..kappa]) -> (C_pos, C_vel)"},
-    {"kraft_divided_difference", py_divided_difference, METH_VARARGS,
-     "kraft_divided_difference(T, u[, kappa, t]) -> u[T_0..T_n-1], or the Newton predictor difference (3.26)"},
-    {"kraft_wrms", py_wrms, METH_VARARGS, "kraft_wrms(eps, weights) -> WRMS norm (3.21)"},
-    {"kraft_select_order", py_select_order, METH_VARARGS,
-     "kraft_select_order(kappa, sdn, n_succ, n_fail, k_max, strategy) -> kappa_new (Listing 3.2 / 3.1)"},
-    {"kraft_limit_step_ratio", py_limit_step_ratio, METH_VARARGS,
-     "kraft_limit_step_ratio(r, n_fail, r_min, r_max, dead_zone, corrector_failed) -> r (Listing 3.3)"},
-    {"kraft_land_micro_step", py_land_micro_step, METH_VARARGS, "kraft_land_micro_step(h, remaining) -> h (Listing 4.1)"},
-    {"kraft_nrmse", py_nrmse, METH_VARARGS, "kraft_nrmse(x, ref) -> NRMSE (5.1/5.2)"},
+    CS_PY_FN(kraft_error_constants, "(kappa, a[2..kappa]) -> (C_pos, C_vel)"),
+    CS_PY_FN(kraft_divided_difference,
+             "(T, u[, kappa, t]) -> u[T_0..T_n-1], or the Newton predictor difference (3.26)"),
+    CS_PY_FN(kraft_wrms, "(eps, weights) -> WRMS norm (3.21)"),
+    CS_PY_FN(kraft_select_order, "(kappa, sdn, n_succ, n_fail, k_max, strategy) -> kappa_new (Listing 3.2 / 3.1)"),
+    CS_PY_FN(kraft_limit_step_ratio, "(r, n_fail, r_min, r_max, dead_zone, corrector_failed) -> r (Listing 3.3)"),
+    CS_PY_FN(kraft_land_micro_step, "(h, remaining) -> h (Listing 4.1)"),
+    CS_PY_FN(kraft_nrmse, "(x, ref) -> NRMSE (5.1/5.2)"),
     {NULL, NULL, 0, NULL},
 };

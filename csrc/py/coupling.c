@@ -6,11 +6,23 @@
 
 #include <stdlib.h>
 
+int cs_py_approx_spec(PyObject *obj, void *out) {
+    cs_approx_spec *spec = out;
+    if (!PyTuple_Check(obj) || !PyArg_ParseTuple(obj, "iii", &spec->kind, &spec->k, &spec->nsp)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "approximation: expected the spec tuple (kind, k, nsp)");
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
-    int kind, k, interpolate;
+    int interpolate;
+    cs_approx_spec spec = {0};
     PyObject *oT;
     double TN, H;
-    if (!PyArg_ParseTuple(args, "iipOdd:approx_weights", &kind, &k, &interpolate, &oT, &TN, &H)) return NULL;
+    if (!PyArg_ParseTuple(args, "iipOdd|i:approx_weights", &spec.kind, &spec.k, &interpolate, &oT, &TN, &H, &spec.nsp))
+        return NULL;
     npy_intp d[1] = {-1};
     PyArrayObject *T = cs_py_darray(oT, "T", 1, d, 1);
     if (!T) return NULL;
@@ -19,7 +31,6 @@ static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
         Py_DECREF(T);
         return PyErr_Format(PyExc_ValueError, "T: need 1..%d sample times, got %d", CS_MAXHIST, n);
     }
-    cs_approx_spec spec = {kind, k};
     cs_approx_weights w;
     cs_err err = {0};
     int rc = cs_approx_weights_compute(&spec, interpolate, n, PyArray_DATA(T), TN, H, &w, &err);
@@ -125,7 +136,7 @@ PyMethodDef cs_py_coupling_methods[] = {
     {"prestep_step3", py_prestep_step3, METH_VARARGS,
      "prestep_step3(A, rhs, target, rtol) -> (x, rank): x = target + pinv(A) (rhs - A target) (genser section 5.3)."},
     {"approx_weights", py_approx_weights, METH_VARARGS,
-     "approx_weights(kind, k, interpolate, T, TN, H) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
+     "approx_weights(kind, k, interpolate, T, TN, H, nsp=0) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
      "Polynomial p(s) = sum_m c_m s^m, s = (t-TN)/H, with c_m = W[m,0,:] @ values + W[m,1,:] @ derivatives of the\n"
      "samples at T (newest first)."},
     {NULL, NULL, 0, NULL},

@@ -11,6 +11,7 @@
 #include "py/fields.h"
 #include "py/fmu.h"
 #include "py/params.h"
+#include "py/pycoupling.h"
 #include "py/pymodel.h"
 #include "py/specs.h"
 
@@ -290,6 +291,7 @@ static int parse_share(PyObject *opts, run_args *a) {
 static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
     cs_run_config *c = &a->cfg;
     if (cs_py_get_int(opts, RUN, "approx_kind", &c->approx.kind) || cs_py_get_int(opts, RUN, "approx_k", &c->approx.k) ||
+        cs_py_get_int(opts, RUN, "approx_nsp", &c->approx.nsp) ||
         cs_py_get_int(opts, RUN, "rates_lagged", &c->rates_lagged) || cs_py_get_int(opts, RUN, "update", &c->update) ||
         cs_py_get_double(opts, RUN, "t0", &c->t0) || cs_py_get_double(opts, RUN, "t_end", &c->t_end) ||
         cs_py_get_double(opts, RUN, "H", &c->H) || cs_py_get_int(opts, RUN, "startup", &c->startup) ||
@@ -304,7 +306,10 @@ static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
     c->threads = 1;   /* optional: default sequential */
     if (PyDict_GetItemString(opts, "threads") && cs_py_get_int(opts, RUN, "threads", &c->threads)) return -1;
     if (parse_share(opts, a)) return -1;
-    if (parse_choice(opts, "scheme", &c->scheme, &a->keep) || parse_choice(opts, "coupling", &c->coupling, &a->keep) ||
+    PyObject *ocoupling = PyDict_GetItemString(opts, "coupling");
+    c->coupling.kind = NULL;
+    if (parse_choice(opts, "scheme", &c->scheme, &a->keep) ||
+        (ocoupling && ocoupling != Py_None && cs_py_coupling_read(ocoupling, &c->coupling, &a->keep, &k->exc)) ||
         parse_choice(opts, "step_control", &c->step_control, &a->keep))
         return -1;
     PyObject *oorder = PyDict_GetItemString(opts, "order"), *ogrid = PyDict_GetItemString(opts, "grid"),

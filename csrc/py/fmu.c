@@ -11,7 +11,9 @@
  *    feedthrough, max_input_order, max_output_order, directional, can_state, logging_on, tolerance,
  *    intermediate_inputs, max_events, discrete_inputs, type_u, type_y)   type_u/type_y: variable type codes
  *    (CS_FMI_F64, ...) of the inputs and outputs; then vr_typed, type_typed, typed (start values of other numeric
- *    types), vr_str, strs (String start values)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
+ *    types), vr_str, strs (String start values), vr_bin, bins (FMI 3 Binary start values: bytes), elem_typed,
+ *    elem_u, elem_y (element index of each typed start value, input and output within its FMI 3 array variable;
+ *    0 for scalars)   intermediate_inputs: indices into vr_u of the FMI 3 inputs declared
  *    intermediateUpdate="true"; max_events: ME events per macro step before the step fails (Zeno guard) */
 #include "py/fmu.h"
 
@@ -179,12 +181,14 @@ int cs_py_is_fmu_spec(PyObject *spec) {
 static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, int index, int as_model) {
     const char *tag, *name, *token, *resources;
     PyObject *cap, *ovu, *ovy, *ovr, *oreal, *ovi, *oint, *ovb, *obool, *oiu, *odi, *otu, *oty, *ovt, *ott, *otv, *ovs, *ostr;
+    PyObject *ovx, *obin, *oet, *oeu, *oey;
     cs_fmu_spec s;
     memset(&s, 0, sizeof s);
-    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOiOOOOOOOO:fmu spec", &tag, &name, &cap, &s.kind, &token,
-                          &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb, &obool,
-                          &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional, &s.can_state,
-                          &s.logging_on, &s.tol, &oiu, &s.max_events, &odi, &otu, &oty, &ovt, &ott, &otv, &ovs, &ostr))
+    if (!PyArg_ParseTuple(spec, "ssOiss" "OOii" "OOOOOO" "piiiipdOiOOOOOOOO" "OOOOO:fmu spec", &tag, &name, &cap,
+                          &s.kind, &token, &resources, &ovu, &ovy, &s.nx, &s.nz, &ovr, &oreal, &ovi, &oint, &ovb,
+                          &obool, &s.feedthrough, &s.max_input_order, &s.max_output_order, &s.directional,
+                          &s.can_state, &s.logging_on, &s.tol, &oiu, &s.max_events, &odi, &otu, &oty, &ovt, &ott, &otv,
+                          &ovs, &ostr, &ovx, &obin, &oet, &oeu, &oey))
         return NULL;
     if (s.nx < 0 || s.nz < 0 || s.nx > (1 << 24) || s.nz > (1 << 24)) {
         PyErr_Format(PyExc_ValueError, "subsystems[%d]: state or event indicator count out of range", index);
@@ -193,10 +197,13 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     if (!(s.lib = lib_of(cap))) return NULL;
     unsigned *vu = NULL, *vy = NULL, *vr = NULL, *vi = NULL, *vb = NULL;
     int *iv = NULL, *bv = NULL, *iu = NULL, *di = NULL, *tu = NULL, *ty = NULL, *tt = NULL;
-    unsigned *vt = NULL, *vs = NULL;
+    unsigned *vt = NULL, *vs = NULL, *vx = NULL;
+    int *et = NULL, *eu = NULL, *ey = NULL;
     PyArrayObject *typed = NULL;
     const char **strs = NULL;
-    int ntyped = 0, nstr = 0;
+    const uint8_t **bins = NULL;
+    size_t *bin_size = NULL;
+    int ntyped = 0, nstr = 0, nbin = 0;
     PyArrayObject *real = NULL;
     void *u = NULL;
     int nreal = 0, nint = 0, nbool = 0;
@@ -250,6 +257,37 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
             goto done;
         }
     }
+    if (!(vx = uints(ovx, "start_values", &nbin)) || !(et = ints(oet, "start_values", ntyped)) ||
+        !(eu = ints(oeu, "input elements", s.nu)) || !(ey = ints(oey, "output elements", s.ny)))
+        goto done;
+    if (PySequence_Size(obin) != nbin) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "subsystems[%d]: Binary start values", index);
+        goto done;
+    }
+    bins = calloc((size_t)nbin + 1, sizeof *bins);
+    bin_size = calloc((size_t)nbin + 1, sizeof *bin_size);
+    if (!bins || !bin_size) { PyErr_NoMemory(); goto done; }
+    for (int k = 0; k < nbin; k++) {   /* buffers owned by the spec's bytes objects (alive during the call) */
+        PyObject *o = PySequence_GetItem(obin, k);
+        if (!o) goto done;
+        const int ok = PyBytes_Check(o);
+        if (ok) {
+            bins[k] = (const uint8_t *)PyBytes_AS_STRING(o);
+            bin_size[k] = (size_t)PyBytes_GET_SIZE(o);
+        }
+        Py_DECREF(o);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "subsystems[%d]: Binary start values must be bytes", index);
+            goto done;
+        }
+    }
+    s.starts.nbin = nbin;
+    s.starts.vr_bin = vx;
+    s.starts.bin_size = bin_size;
+    s.starts.bins = bins;
+    s.starts.elem_typed = et;
+    s.elem_u = eu;
+    s.elem_y = ey;
     s.nd = (int)nd;
     s.di = di;
     s.niu = (int)niu;
@@ -259,8 +297,11 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     s.resources = resources;
     s.vr_u = vu;
     s.vr_y = vy;
-    s.starts = (cs_fmi_starts){nreal, nint, nbool, vr, vi, vb, PyArray_DATA(real), iv, bv,
-                               ntyped, vt, tt, PyArray_DATA(typed), nstr, vs, strs};
+    s.starts.nreal = nreal; s.starts.nint = nint; s.starts.nbool = nbool;
+    s.starts.vr_real = vr; s.starts.vr_int = vi; s.starts.vr_bool = vb;
+    s.starts.real = PyArray_DATA(real); s.starts.ints = iv; s.starts.bools = bv;
+    s.starts.ntyped = ntyped; s.starts.vr_typed = vt; s.starts.type_typed = tt; s.starts.typed = PyArray_DATA(typed);
+    s.starts.nstr = nstr; s.starts.vr_str = vs; s.starts.strs = strs;
     s.t0 = t0;
     cs_err err = {0};
     Py_BEGIN_ALLOW_THREADS
@@ -273,6 +314,7 @@ static void *from_spec(PyObject *spec, const cs_solver_opts *solver, double t0, 
     if (!u) cs_py_raise(&err);
 done:
     free(vu); free(vy); free(vr); free(vi); free(vb); free(iv); free(bv); free(iu); free(di); free(tu); free(ty); free(tt); free(vt); free(vs); free(strs);
+    free(vx); free(et); free(eu); free(ey); free(bins); free(bin_size);
     Py_XDECREF(typed);
     Py_XDECREF(real);
     return u;

@@ -29,6 +29,8 @@ static void *keep_block(cs_py_keep *k, void *b) {
     return b;
 }
 
+int cs_py_keep_object(cs_py_keep *k, PyObject *o) { return keep_object(k, o); }
+
 void cs_py_keep_free(cs_py_keep *k) {
     for (int q = 0; q < k->nobjects; q++) Py_DECREF(k->objects[q]);
     for (int q = 0; q < k->nblocks; q++) free(k->blocks[q]);

@@ -15,6 +15,8 @@ typedef struct cs_py_keep {
 } cs_py_keep;
 
 void cs_py_keep_free(cs_py_keep *keep);
+/* Keep a new reference until cs_py_keep_free (consumed, also on failure). 0 or -1 with an exception. */
+int cs_py_keep_object(cs_py_keep *keep, PyObject *o);
 
 /* Fills spec (already holding the defaults) from dict d by the table; keys the table lacks are refused (TypeError),
  * keys d lacks keep their default. `what` names the spec in messages. 0 or -1 with an exception set. */

@@ -16,19 +16,7 @@ typedef struct py_ctx {
 /* The exception becomes a callback failure; the object itself is kept, so that the binding can re-raise
  * KeyboardInterrupt/SystemExit as themselves and chain other exceptions into the SolverError (__cause__). */
 static void record_exception(py_ctx *c, const char *what) {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (value && tb) PyException_SetTraceback(value, tb);
-    PyObject *s = value ? PyObject_Str(value) : NULL;
-    const char *txt = s ? PyUnicode_AsUTF8(s) : NULL;
-    if (!txt) PyErr_Clear();
-    const char *tname = type ? ((PyTypeObject *)type)->tp_name : "error";
-    snprintf(c->model->msg, sizeof c->model->msg, "%s raised %s: %s", what, tname, txt ? txt : "");
-    if (!c->exc && value) { Py_INCREF(value); c->exc = value; }
-    Py_XDECREF(s);
-    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
-    PyErr_Clear();
+    cs_py_take_exception(what, c->model->msg, sizeof c->model->msg, &c->exc);
 }
 
 /* Call f(t, x, u[, extra]) and copy the result (n values) to out. */

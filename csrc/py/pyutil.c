@@ -191,3 +191,18 @@ PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src) {
     if (a && (m * n) > 0) memcpy(PyArray_DATA((PyArrayObject *)a), src, sizeof(double) * m * n);
     return a;
 }
+
+void cs_py_take_exception(const char *what, char *msg, size_t size, PyObject **keep) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && tb) PyException_SetTraceback(value, tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    const char *txt = s ? PyUnicode_AsUTF8(s) : NULL;
+    if (!txt) PyErr_Clear();
+    snprintf(msg, size, "%s raised %s: %s", what, type ? ((PyTypeObject *)type)->tp_name : "error", txt ? txt : "");
+    if (!*keep && value) { Py_INCREF(value); *keep = value; }
+    Py_XDECREF(s);
+    Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    PyErr_Clear();
+}

@@ -42,12 +42,25 @@ PyArrayObject *cs_py_darray(PyObject *obj, const char *name, int ndim, const npy
 /* The same for a finite square matrix (ValueError "<name>: must be square" otherwise). */
 PyArrayObject *cs_py_square(PyObject *obj, const char *name);
 
+/* Takes the raised exception of a callback (the error indicator is cleared): "<what> raised <Type>: <text>" into
+ * msg (size bytes), and the exception itself, with its traceback, into *keep when *keep is NULL (a new reference:
+ * the binding re-raises KeyboardInterrupt/SystemExit as themselves and chains the others). */
+void cs_py_take_exception(const char *what, char *msg, size_t size, PyObject **keep);
+
 /* New 1-D/2-D float64 arrays filled by copying from C memory. */
 PyObject *cs_py_vec(npy_intp n, const double *src);
 PyObject *cs_py_mat(npy_intp m, npy_intp n, const double *src);
 
 /* Adds `codes` ({kind: {name: code}} of the C enums, py/codes.c) to the module; 0 or -1 with an exception. */
 int cs_py_add_codes(PyObject *module);
+
+/* A method table entry from one name: the Python function `name`, its C function py_<name> (METH_VARARGS) and the
+ * docstring "<name><signature and summary>". */
+#define CS_PY_FN(name, doc) {#name, py_##name, METH_VARARGS, #name doc}
+
+/* PyArg "O&" converter of an approximation spec, the tuple (kind, k, nsp) of Approximation.spec(), into a
+ * cs_approx_spec (coupling/approx.h); validated by cs_approx_check where it is used. */
+int cs_py_approx_spec(PyObject *obj, void *out);
 
 /* Method tables contributed by each area (defined in csrc/py/<area>.c). */
 extern PyMethodDef cs_py_linalg_methods[];

@@ -49,17 +49,23 @@ static PyObject *moesp_result_dict(const cs_moesp_result *r) {
                          "reliable", r->reliable ? Py_True : Py_False, "ncols", r->ncols);
 }
 
-static PyObject *py_moesp(PyObject *self, PyObject *args) {
+/* The samples u (N x nu) and y (N x ny, the same N) as arrays (nu, ny: -1 accepts any); 0, or -1 with the exception
+ * set and nothing to release. */
+static int samples(PyObject *ou, PyObject *oy, int nu, int ny, PyArrayObject **U, PyArrayObject **Y) {
+    npy_intp du[2] = {-1, nu};
+    if (!(*U = cs_py_darray(ou, "u", 2, du, 1))) return -1;
+    npy_intp dy[2] = {PyArray_DIM(*U, 0), ny};
+    if (!(*Y = cs_py_darray(oy, "y", 2, dy, 1))) { Py_CLEAR(*U); return -1; }
+    return 0;
+}
+
+static PyObject *py_sysid_moesp(PyObject *self, PyObject *args) {
     PyObject *ou, *oy;
     int r, order, method = CS_MOESP_PLAIN;
     double thr;
     if (!PyArg_ParseTuple(args, "OOiid|i:sysid_moesp", &ou, &oy, &r, &order, &thr, &method)) return NULL;
-    npy_intp du[2] = {-1, -1};
-    PyArrayObject *U = cs_py_darray(ou, "u", 2, du, 1);
-    if (!U) return NULL;
-    npy_intp dy[2] = {PyArray_DIM(U, 0), -1};
-    PyArrayObject *Y = cs_py_darray(oy, "y", 2, dy, 1);
-    if (!Y) { Py_DECREF(U); return NULL; }
+    PyArrayObject *U, *Y;
+    if (samples(ou, oy, -1, -1, &U, &Y)) return NULL;
     int N = (int)PyArray_DIM(U, 0), nu = (int)PyArray_DIM(U, 1), ny = (int)PyArray_DIM(Y, 1);
     if (r < 2) PyErr_Format(PyExc_ValueError, "block_rows: must be >= 2, got %d", r);
     else if (PyArray_DIM(U, 0) > 2147483647) PyErr_SetString(PyExc_ValueError, "u: more than 2**31 - 1 samples");
@@ -86,7 +92,7 @@ static void moesp_capsule_free(PyObject *cap) { cs_moesp_destroy(PyCapsule_GetPo
 
 static cs_moesp *get_moesp(PyObject *cap) { return PyCapsule_GetPointer(cap, CAP_MOESP); }
 
-static PyObject *py_moesp_window_new(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_moesp_window_new(PyObject *self, PyObject *args) {
     int nu, ny, r, W, method = CS_MOESP_PLAIN;
     if (!PyArg_ParseTuple(args, "iiii|i:sysid_moesp_window_new", &nu, &ny, &r, &W, &method)) return NULL;
     /* sizes in 64-bit arithmetic before cs_moesp_create forms them in int (caps as in cosim/sysid.py) */
@@ -99,26 +105,22 @@ static PyObject *py_moesp_window_new(PyObject *self, PyObject *args) {
     return cap;
 }
 
-static PyObject *py_moesp_window_push(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_moesp_window_push(PyObject *self, PyObject *args) {
     PyObject *cap, *ou, *oy;
     int nu, ny, r;
     if (!PyArg_ParseTuple(args, "OOO:sysid_moesp_window_push", &cap, &ou, &oy)) return NULL;
     cs_moesp *m = get_moesp(cap);
     if (!m) return NULL;
     cs_moesp_dims(m, &nu, &ny, &r);
-    npy_intp du[2] = {-1, nu};
-    PyArrayObject *U = cs_py_darray(ou, "u", 2, du, 1);
-    if (!U) return NULL;
-    npy_intp dy[2] = {PyArray_DIM(U, 0), ny};
-    PyArrayObject *Y = cs_py_darray(oy, "y", 2, dy, 1);
-    if (!Y) { Py_DECREF(U); return NULL; }
+    PyArrayObject *U, *Y;
+    if (samples(ou, oy, nu, ny, &U, &Y)) return NULL;
     const double *u = PyArray_DATA(U), *y = PyArray_DATA(Y);
     for (npy_intp k = 0; k < PyArray_DIM(U, 0); k++) cs_moesp_push(m, u + k * nu, y + k * ny);
     Py_DECREF(U); Py_DECREF(Y);
     return PyLong_FromLong(cs_moesp_count(m));
 }
 
-static PyObject *py_moesp_window_fit(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_moesp_window_fit(PyObject *self, PyObject *args) {
     PyObject *cap;
     int order;
     double thr;
@@ -133,7 +135,7 @@ static PyObject *py_moesp_window_fit(PyObject *self, PyObject *args) {
     return moesp_result_dict(&res);
 }
 
-static PyObject *py_moesp_window_info(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_moesp_window_info(PyObject *self, PyObject *args) {
     PyObject *cap;
     int clear = 0;
     if (!PyArg_ParseTuple(args, "O|p:sysid_moesp_window_info", &cap, &clear)) return NULL;
@@ -144,7 +146,7 @@ static PyObject *py_moesp_window_info(PyObject *self, PyObject *args) {
 }
 
 /* sysid_moesp_window_refresh(cap, every) -> (n_refactor, n_downdate_fail, since); every < 0 leaves it unchanged */
-static PyObject *py_moesp_window_refresh(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_moesp_window_refresh(PyObject *self, PyObject *args) {
     PyObject *cap;
     int every = -1;
     if (!PyArg_ParseTuple(args, "O|i:sysid_moesp_window_refresh", &cap, &every)) return NULL;
@@ -161,7 +163,7 @@ static PyObject *py_moesp_window_refresh(PyObject *self, PyObject *args) {
 static void rls_capsule_free(PyObject *cap) { cs_rls_destroy(PyCapsule_GetPointer(cap, CAP_RLS)); }
 static cs_rls *get_rls(PyObject *cap) { return PyCapsule_GetPointer(cap, CAP_RLS); }
 
-static PyObject *py_rls_new(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_rls_new(PyObject *self, PyObject *args) {
     int ny, nu, na, nb;
     double lam, P0, tmax;
     if (!PyArg_ParseTuple(args, "iiiiddd:sysid_rls_new", &ny, &nu, &na, &nb, &lam, &P0, &tmax)) return NULL;
@@ -174,7 +176,7 @@ static PyObject *py_rls_new(PyObject *self, PyObject *args) {
 }
 
 /* sysid_rls_update(cap, u, y) -> a-priori errors (ny,) */
-static PyObject *py_rls_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *py_sysid_rls_update(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) return PyErr_Format(PyExc_TypeError, "sysid_rls_update: expected 3 arguments");
     cs_rls *r = get_rls(args[0]);
     if (!r) return NULL;
@@ -196,19 +198,15 @@ static PyObject *py_rls_update(PyObject *self, PyObject *const *args, Py_ssize_t
     return E;
 }
 
-static PyObject *py_rls_update_many(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_rls_update_many(PyObject *self, PyObject *args) {
     PyObject *cap, *ou, *oy;
     int ny, nu, na, nb;
     if (!PyArg_ParseTuple(args, "OOO:sysid_rls_update_many", &cap, &ou, &oy)) return NULL;
     cs_rls *r = get_rls(cap);
     if (!r) return NULL;
     cs_rls_dims(r, &ny, &nu, &na, &nb);
-    npy_intp du[2] = {-1, nu};
-    PyArrayObject *U = cs_py_darray(ou, "u", 2, du, 1);
-    if (!U) return NULL;
-    npy_intp dy[2] = {PyArray_DIM(U, 0), ny};
-    PyArrayObject *Y = cs_py_darray(oy, "y", 2, dy, 1);
-    if (!Y) { Py_DECREF(U); return NULL; }
+    PyArrayObject *U, *Y;
+    if (samples(ou, oy, nu, ny, &U, &Y)) return NULL;
     if (PyArray_DIM(U, 0) > 2147483647) {
         Py_DECREF(U); Py_DECREF(Y);
         return PyErr_Format(PyExc_ValueError, "u: too many samples for one call");
@@ -227,7 +225,7 @@ static PyObject *py_rls_update_many(PyObject *self, PyObject *args) {
     return E;
 }
 
-static PyObject *py_rls_predict(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_rls_predict(PyObject *self, PyObject *args) {
     PyObject *cap, *ou;
     int ny, nu, na, nb;
     if (!PyArg_ParseTuple(args, "OO:sysid_rls_predict", &cap, &ou)) return NULL;
@@ -245,7 +243,7 @@ static PyObject *py_rls_predict(PyObject *self, PyObject *args) {
 }
 
 /* sysid_rls_get(cap, what): what = "params" -> (a, b) flat, "cov" -> flat, "state" -> flat, "samples" -> int */
-static PyObject *py_rls_get(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_rls_get(PyObject *self, PyObject *args) {
     PyObject *cap;
     const char *what;
     int ny, nu, na, nb;
@@ -278,7 +276,7 @@ static PyObject *py_rls_get(PyObject *self, PyObject *args) {
 }
 
 /* sysid_rls_set(cap, what, x[, x2]) */
-static PyObject *py_rls_set(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_rls_set(PyObject *self, PyObject *args) {
     PyObject *cap, *o1, *o2 = NULL;
     const char *what;
     int ny, nu, na, nb;
@@ -327,7 +325,7 @@ static PyObject *py_rls_set(PyObject *self, PyObject *args) {
 
 /* ---------------------------------------------------------------- Gilbert, IJ, QA */
 
-static PyObject *py_gilbert(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_gilbert(PyObject *self, PyObject *args) {
     PyObject *oa, *ob;
     double rtol, ptol;
     if (!PyArg_ParseTuple(args, "OOdd:sysid_gilbert", &oa, &ob, &rtol, &ptol)) return NULL;
@@ -379,40 +377,14 @@ static int get_ss(PyObject *oA, PyObject *oB, PyObject *oC, PyObject *oD, const 
 
 static void release(PyArrayObject **arr, int n) { for (int i = 0; i < n; i++) Py_XDECREF(arr[i]); }
 
-static PyObject *py_ij_continuous(PyObject *self, PyObject *args) {
-    PyObject *oA, *oB, *oC, *oD;
-    double rtol;
-    if (!PyArg_ParseTuple(args, "OOOOd:sysid_ij_continuous", &oA, &oB, &oC, &oD, &rtol)) return NULL;
-    static const char *const names[4] = {"A", "B", "C", "D"};
-    PyArrayObject *arr[4];
-    int nx, nu, ny;
-    if (get_ss(oA, oB, oC, oD, names, arr, &nx, &nu, &ny)) { release(arr, 4); return NULL; }
-    size_t ws = cs_ij_work_size(nx, nu, ny);
-    double *w = malloc(sizeof(double) * (ws + (size_t)ny * ny + 2 * (size_t)ny * nu + 1));
-    PyObject *out = NULL;
-    if (!w) { PyErr_NoMemory(); release(arr, 4); return NULL; }
-    double *Sy = w + ws, *Su = Sy + (size_t)ny * ny, *Sd = Su + (size_t)ny * nu;
-    cs_err err = {0};
-    if (cs_ij_continuous(nx, nu, ny, PyArray_DATA(arr[0]), PyArray_DATA(arr[1]), PyArray_DATA(arr[2]),
-                         PyArray_DATA(arr[3]), rtol, Sy, Su, Sd, w, &err))
-        cs_py_raise(&err);
-    else
-        out = Py_BuildValue("(NNN)", cs_py_mat(ny, ny, Sy), cs_py_mat(ny, nu, Su), cs_py_mat(ny, nu, Sd));
-    free(w);
-    release(arr, 4);
-    return out;
-}
-
-static PyObject *py_ij_discrete(PyObject *self, PyObject *args) {
-    PyObject *oA, *oB, *oC, *oD, *oCp, *oDp;
-    int form;
-    double rtol;
-    if (!PyArg_ParseTuple(args, "iOOOOOOd:sysid_ij_discrete", &form, &oA, &oB, &oC, &oD, &oCp, &oDp, &rtol))
-        return NULL;
-    static const char *const names[4] = {"PhiA", "PhiB", "C", "D"};
+/* The interface Jacobians (Sy, Su^-, Su^+) of a continuous (A, B, C, D) or a discrete state-space model of the given
+ * form (PhiA, PhiB, C, D with the previous C_prev, D_prev or None): cs_ij_continuous / cs_ij_discrete. */
+static PyObject *ij_convert(int discrete, int form, PyObject *oA, PyObject *oB, PyObject *oC, PyObject *oD,
+                            PyObject *oCp, PyObject *oDp, double rtol) {
+    static const char *const names_c[4] = {"A", "B", "C", "D"}, *const names_d[4] = {"PhiA", "PhiB", "C", "D"};
     PyArrayObject *arr[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     int nx, nu, ny;
-    if (get_ss(oA, oB, oC, oD, names, arr, &nx, &nu, &ny)) { release(arr, 4); return NULL; }
+    if (get_ss(oA, oB, oC, oD, discrete ? names_d : names_c, arr, &nx, &nu, &ny)) { release(arr, 4); return NULL; }
     npy_intp dC[2] = {ny, nx}, dD[2] = {ny, nu};
     if (oCp != Py_None && !(arr[4] = cs_py_darray(oCp, "C_prev", 2, dC, 1))) { release(arr, 6); return NULL; }
     if (oDp != Py_None && !(arr[5] = cs_py_darray(oDp, "D_prev", 2, dD, 1))) { release(arr, 6); return NULL; }
@@ -421,11 +393,12 @@ static PyObject *py_ij_discrete(PyObject *self, PyObject *args) {
     PyObject *out = NULL;
     if (!w) { PyErr_NoMemory(); release(arr, 6); return NULL; }
     double *Sy = w + ws, *Sm = Sy + (size_t)ny * ny, *Sp = Sm + (size_t)ny * nu;
-    const double *Cp = arr[4] ? PyArray_DATA(arr[4]) : PyArray_DATA(arr[2]);
-    const double *Dp = arr[5] ? PyArray_DATA(arr[5]) : PyArray_DATA(arr[3]);
+    const double *A = PyArray_DATA(arr[0]), *B = PyArray_DATA(arr[1]), *C = PyArray_DATA(arr[2]),
+                 *D = PyArray_DATA(arr[3]);
     cs_err err = {0};
-    if (cs_ij_discrete(form, nx, nu, ny, PyArray_DATA(arr[0]), PyArray_DATA(arr[1]), PyArray_DATA(arr[2]),
-                       PyArray_DATA(arr[3]), Cp, Dp, rtol, Sy, Sm, Sp, w, &err))
+    if (!discrete ? cs_ij_continuous(nx, nu, ny, A, B, C, D, rtol, Sy, Sm, Sp, w, &err)
+                 : cs_ij_discrete(form, nx, nu, ny, A, B, C, D, arr[4] ? PyArray_DATA(arr[4]) : C,
+                                  arr[5] ? PyArray_DATA(arr[5]) : D, rtol, Sy, Sm, Sp, w, &err))
         cs_py_raise(&err);
     else
         out = Py_BuildValue("(NNN)", cs_py_mat(ny, ny, Sy), cs_py_mat(ny, nu, Sm), cs_py_mat(ny, nu, Sp));
@@ -434,7 +407,23 @@ static PyObject *py_ij_discrete(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_discretize(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_ij_continuous(PyObject *self, PyObject *args) {
+    PyObject *oA, *oB, *oC, *oD;
+    double rtol;
+    if (!PyArg_ParseTuple(args, "OOOOd:sysid_ij_continuous", &oA, &oB, &oC, &oD, &rtol)) return NULL;
+    return ij_convert(0, 0, oA, oB, oC, oD, Py_None, Py_None, rtol);
+}
+
+static PyObject *py_sysid_ij_discrete(PyObject *self, PyObject *args) {
+    PyObject *oA, *oB, *oC, *oD, *oCp, *oDp;
+    int form;
+    double rtol;
+    if (!PyArg_ParseTuple(args, "iOOOOOOd:sysid_ij_discrete", &form, &oA, &oB, &oC, &oD, &oCp, &oDp, &rtol))
+        return NULL;
+    return ij_convert(1, form, oA, oB, oC, oD, oCp, oDp, rtol);
+}
+
+static PyObject *py_sysid_discretize(PyObject *self, PyObject *args) {
     PyObject *oA, *oB;
     double dt;
     if (!PyArg_ParseTuple(args, "OOd:sysid_discretize", &oA, &oB, &dt)) return NULL;
@@ -463,7 +452,7 @@ static PyObject *py_discretize(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_ij_predict(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_ij_predict(PyObject *self, PyObject *args) {
     PyObject *oSy, *oSm, *oSp, *oY, *oU;
     if (!PyArg_ParseTuple(args, "OOOOO:sysid_ij_predict", &oSy, &oSm, &oSp, &oY, &oU)) return NULL;
     npy_intp dS[2] = {-1, -1};
@@ -490,7 +479,7 @@ done:
     return out;
 }
 
-static PyObject *py_resample(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_resample(PyObject *self, PyObject *args) {
     PyObject *oa, *ob;
     double ratio;
     if (!PyArg_ParseTuple(args, "OOd:sysid_resample", &oa, &ob, &ratio)) return NULL;
@@ -516,7 +505,7 @@ static PyObject *py_resample(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_eps_si(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_eps_si(PyObject *self, PyObject *args) {
     PyObject *oY, *oYb;
     double eps;
     if (!PyArg_ParseTuple(args, "OOd:sysid_eps_si", &oY, &oYb, &eps)) return NULL;
@@ -537,7 +526,7 @@ static PyObject *py_eps_si(PyObject *self, PyObject *args) {
     return out;
 }
 
-static PyObject *py_switch_factor(PyObject *self, PyObject *args) {
+static PyObject *py_sysid_switch_factor(PyObject *self, PyObject *args) {
     PyObject *ot;
     double ts, tsw;
     if (!PyArg_ParseTuple(args, "Odd:sysid_switch_factor", &ot, &ts, &tsw)) return NULL;
@@ -556,28 +545,27 @@ static PyObject *py_switch_factor(PyObject *self, PyObject *args) {
 }
 
 PyMethodDef cs_py_sysid_methods[] = {
-    {"sysid_moesp", py_moesp, METH_VARARGS, "sysid_moesp(u, y, r, order, threshold, method=0) -> dict (batch MOESP; method 1: PO-MOESP)."},
-    {"sysid_moesp_window_new", py_moesp_window_new, METH_VARARGS, "sysid_moesp_window_new(nu, ny, r, W) -> capsule."},
-    {"sysid_moesp_window_push", py_moesp_window_push, METH_VARARGS, "sysid_moesp_window_push(cap, U, Y) -> count."},
-    {"sysid_moesp_window_fit", py_moesp_window_fit, METH_VARARGS, "sysid_moesp_window_fit(cap, order, thr) -> dict."},
-    {"sysid_moesp_window_refresh", py_moesp_window_refresh, METH_VARARGS,
-     "sysid_moesp_window_refresh(cap[, every]) -> (n_refactor, n_downdate_fail, pushes since the last refactor)."},
-    {"sysid_moesp_window_info", py_moesp_window_info, METH_VARARGS,
-     "sysid_moesp_window_info(cap[, clear]) -> (count, min_samples, max_order)."},
-    {"sysid_rls_new", py_rls_new, METH_VARARGS, "sysid_rls_new(ny, nu, na, nb, lam, P0, trace_max) -> capsule."},
-    {"sysid_rls_update", (PyCFunction)(void (*)(void))py_rls_update, METH_FASTCALL,
+    CS_PY_FN(sysid_moesp, "(u, y, r, order, threshold, method=0) -> dict (batch MOESP; method 1: PO-MOESP)."),
+    CS_PY_FN(sysid_moesp_window_new, "(nu, ny, r, W) -> capsule."),
+    CS_PY_FN(sysid_moesp_window_push, "(cap, U, Y) -> count."),
+    CS_PY_FN(sysid_moesp_window_fit, "(cap, order, thr) -> dict."),
+    CS_PY_FN(sysid_moesp_window_refresh,
+             "(cap[, every]) -> (n_refactor, n_downdate_fail, pushes since the last refactor)."),
+    CS_PY_FN(sysid_moesp_window_info, "(cap[, clear]) -> (count, min_samples, max_order)."),
+    CS_PY_FN(sysid_rls_new, "(ny, nu, na, nb, lam, P0, trace_max) -> capsule."),
+    {"sysid_rls_update", (PyCFunction)(void (*)(void))py_sysid_rls_update, METH_FASTCALL,
      "sysid_rls_update(cap, u, y) -> a-priori errors."},
-    {"sysid_rls_update_many", py_rls_update_many, METH_VARARGS, "sysid_rls_update_many(cap, U, Y) -> E."},
-    {"sysid_rls_predict", py_rls_predict, METH_VARARGS, "sysid_rls_predict(cap, u_next) -> yhat."},
-    {"sysid_rls_get", py_rls_get, METH_VARARGS, "sysid_rls_get(cap, what)."},
-    {"sysid_rls_set", py_rls_set, METH_VARARGS, "sysid_rls_set(cap, what, x[, x2])."},
-    {"sysid_gilbert", py_gilbert, METH_VARARGS, "sysid_gilbert(a, b, rank_tol, pole_tol) -> dict."},
-    {"sysid_ij_continuous", py_ij_continuous, METH_VARARGS, "sysid_ij_continuous(A, B, C, D, rtol)."},
-    {"sysid_ij_discrete", py_ij_discrete, METH_VARARGS, "sysid_ij_discrete(form, PhiA, PhiB, C, D, Cp, Dp, rtol)."},
-    {"sysid_discretize", py_discretize, METH_VARARGS, "sysid_discretize(A, B, dt) -> (PhiA, PhiB)."},
-    {"sysid_ij_predict", py_ij_predict, METH_VARARGS, "sysid_ij_predict(Sy, Sum, Sup, Y, U) -> Ybar."},
-    {"sysid_resample", py_resample, METH_VARARGS, "sysid_resample(a, b, ratio) -> (a~, b~)."},
-    {"sysid_eps_si", py_eps_si, METH_VARARGS, "sysid_eps_si(Y, Ybar, eps) -> eps_SI,rel series."},
-    {"sysid_switch_factor", py_switch_factor, METH_VARARGS, "sysid_switch_factor(t, t_start, t_switch) -> fac_MBC."},
+    CS_PY_FN(sysid_rls_update_many, "(cap, U, Y) -> E."),
+    CS_PY_FN(sysid_rls_predict, "(cap, u_next) -> yhat."),
+    CS_PY_FN(sysid_rls_get, "(cap, what)."),
+    CS_PY_FN(sysid_rls_set, "(cap, what, x[, x2])."),
+    CS_PY_FN(sysid_gilbert, "(a, b, rank_tol, pole_tol) -> dict."),
+    CS_PY_FN(sysid_ij_continuous, "(A, B, C, D, rtol)."),
+    CS_PY_FN(sysid_ij_discrete, "(form, PhiA, PhiB, C, D, Cp, Dp, rtol)."),
+    CS_PY_FN(sysid_discretize, "(A, B, dt) -> (PhiA, PhiB)."),
+    CS_PY_FN(sysid_ij_predict, "(Sy, Sum, Sup, Y, U) -> Ybar."),
+    CS_PY_FN(sysid_resample, "(a, b, ratio) -> (a~, b~)."),
+    CS_PY_FN(sysid_eps_si, "(Y, Ybar, eps) -> eps_SI,rel series."),
+    CS_PY_FN(sysid_switch_factor, "(t, t_start, t_switch) -> fac_MBC."),
     {NULL, NULL, 0, NULL},
 };

@@ -28,6 +28,7 @@
 #include "schemes/iter_common.h"
 
 typedef struct implicit {
+    cs_iter_record rec;           /* first: cs_iter_scheme_iterations reads it */
     cs_iter_opts o;
     int nsub, nu, ny, ready;
     cs_unit **units;              /* not owned (for the snapshots' destruction) */
@@ -41,7 +42,6 @@ typedef struct implicit {
     int *ipiv, *goff;             /* goff: offset of unit i's block of G */
     double ell[CS_MAXDEG + 1];
     int deg;
-    cs_iter_record rec;
     struct implicit_par *par;     /* threads=n: the units' integrations on a pool (NULL: sequential) */
 } implicit;
 
@@ -424,18 +424,10 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     }
     if (converged || s->o.on_failure == CS_ONFAIL_CONTINUE) /* a failed step is retried (corConvFail): keep Δλ */
         for (int k = 0; k < nu; k++) s->lastdiff[k] = fabs(s->uj[k] - s->upre[k]);
-    CS_TRY(cs_iter_store(&s->rec, x->step, j, err));
-    if (!converged && s->o.on_failure != CS_ONFAIL_CONTINUE)
-        return cs_fail(err, CS_ERR_CONVERGENCE,
-                       "implicit: the corrector did not converge in macro step %ld [%.10g, %.10g] after %d "
-                       "iterations (||δ||_WRMS = %.3g, rate R = %.3g, tau = %g); use a smaller H, more max_iter, "
-                       "another jacobian or on_failure='continue'", x->step, T, T1, j, norm, R, s->o.tau);
-    cs_iter_publish_inputs(x, net, s->nsub, s->in, T1, s->uj);
-    return CS_OK;
-}
-
-static void implicit_iterations(const cs_scheme *sc, long n, const int **per_step, long *total) {
-    cs_iter_stats(&((implicit *)sc->content)->rec, n, per_step, total);
+    return cs_iter_end_step(&s->rec, x, net, s->nsub, s->in, T, T1, s->uj, j,
+                            !converged && s->o.on_failure != CS_ONFAIL_CONTINUE, err, "implicit: the corrector",
+                            "(||δ||_WRMS = %.3g, rate R = %.3g, tau = %g); use a smaller H, more max_iter, another "
+                            "jacobian or on_failure='continue'", norm, R, s->o.tau);
 }
 
 static void implicit_predictor(const cs_scheme *sc, const double **x, const double **u) {
@@ -447,10 +439,7 @@ static void implicit_predictor(const cs_scheme *sc, const double **x, const doub
 static void implicit_destroy(cs_scheme *sc) {
     implicit *s = sc->content;
     if (!s) return;
-    if (s->snap)
-        for (int i = 0; i < s->nsub; i++)
-            cs_unit_snapshot_destroy(s->units[i], s->snap[i]);
-    free(s->snap);
+    cs_iter_free_snapshots(s->units, s->nsub, s->snap);
     free(s->goff); free(s->in); free(s->coef); free(s->cpre);
     free(s->upre); free(s->uj); free(s->uprev); free(s->du); free(s->g); free(s->lastdiff); free(s->Wu);
     free(s->y); free(s->yprev); free(s->y0); free(s->Wy);
@@ -462,7 +451,7 @@ static void implicit_destroy(cs_scheme *sc) {
 }
 
 static const cs_scheme_ops IMPLICIT_OPS = {.macro_step = implicit_step, .destroy = implicit_destroy,
-                                           .iterations = implicit_iterations, .predictor = implicit_predictor};
+                                           .iterations = cs_iter_scheme_iterations, .predictor = implicit_predictor};
 
 int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err *err) {
     *out = NULL;

@@ -1,6 +1,8 @@
 #include "schemes/iter_common.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,10 @@ void cs_iter_stats(const cs_iter_record *r, long n, const int **per_step, long *
     *total = t;
 }
 
+void cs_iter_scheme_iterations(const cs_scheme *sc, long n, const int **per_step, long *total) {
+    cs_iter_stats((const cs_iter_record *)sc->content, n, per_step, total);
+}
+
 void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_input *in, double T1,
                             const double *uend) {
     if (uend) memcpy(x->uend, uend, sizeof(double) * net->nu);
@@ -48,6 +54,29 @@ void cs_iter_publish_inputs(cs_step_ctx *x, const cs_network *net, int nsub, cs_
         if (!uend) cs_input_eval(&in[i], T1, x->uend + net->uoff[i]);
         if (x->need_udot) cs_input_eval_dt(&in[i], T1, x->udot + net->uoff[i]);
     }
+}
+
+int cs_iter_end_step(cs_iter_record *r, cs_step_ctx *x, const cs_network *net, int nsub, cs_input *in, double T,
+                     double T1, const double *uend, int iterations, int failed, cs_err *err, const char *what,
+                     const char *detail, ...) {
+    CS_TRY(cs_iter_store(r, x->step, iterations, err));
+    if (failed) {
+        char d[CS_ERRMSG_LEN];
+        va_list ap;
+        va_start(ap, detail);
+        vsnprintf(d, sizeof d, detail, ap);
+        va_end(ap);
+        return cs_fail(err, CS_ERR_CONVERGENCE, "%s did not converge in macro step %ld [%.10g, %.10g] after %d "
+                       "iterations %s", what, x->step, T, T1, iterations, d);
+    }
+    cs_iter_publish_inputs(x, net, nsub, in, T1, uend);
+    return CS_OK;
+}
+
+void cs_iter_free_snapshots(cs_unit **units, int nsub, void **snap) {
+    if (snap)
+        for (int i = 0; i < nsub; i++) cs_unit_snapshot_destroy(units[i], snap[i]);
+    free(snap);
 }
 
 /* The parameters of cs_iter_opts (the implicit and the waveform kind). */

@@ -58,6 +58,7 @@ typedef struct wave_par {
 } wave_par;
 
 struct waveform {
+    cs_iter_record rec;           /* first: cs_iter_scheme_iterations reads it */
     cs_iter_opts o;
     int nsub, ready;
     int *order;
@@ -82,7 +83,6 @@ struct waveform {
     double T, H;
     int deg, ideg;
     double B[NC * NC];            /* polynomial mode: basis of nodes {1, s_N, s_{N-1}, ...} */
-    cs_iter_record rec;
     int ntrace;
 };
 
@@ -499,18 +499,10 @@ static int wave_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_err *
         }
     }
     cs_accel_end_window(w->acc);
-    CS_TRY(cs_iter_store(&w->rec, N, k, err));
-    if (!converged && w->o.on_failure != CS_ONFAIL_CONTINUE)
-        return cs_fail(err, CS_ERR_CONVERGENCE,
-                       "waveform relaxation did not converge in macro step %ld [%.10g, %.10g] after %d iterations "
-                       "(residual %.3g x tol); use a smaller H, more max_iter, acceleration='iqn-ils' or "
-                       "on_failure='continue'", N, T, T1, k, norm);
-    cs_iter_publish_inputs(x, net, w->nsub, w->in, T1, NULL);
-    return CS_OK;
-}
-
-static void wave_iterations(const cs_scheme *sc, long n, const int **per_step, long *total) {
-    cs_iter_stats(&((waveform *)sc->content)->rec, n, per_step, total);
+    return cs_iter_end_step(&w->rec, x, net, w->nsub, w->in, T, T1, NULL, k,
+                            !converged && w->o.on_failure != CS_ONFAIL_CONTINUE, err, "waveform relaxation",
+                            "(residual %.3g x tol); use a smaller H, more max_iter, acceleration='iqn-ils' or "
+                            "on_failure='continue'", norm);
 }
 
 static void wave_predictor(const cs_scheme *sc, const double **x, const double **u) {
@@ -522,14 +514,12 @@ static void wave_predictor(const cs_scheme *sc, const double **x, const double *
 static void wave_destroy(cs_scheme *sc) {
     waveform *w = sc->content;
     if (!w) return;
-    for (int i = 0; i < w->nsub; i++) {
-        if (w->snap && w->snap[i]) cs_unit_snapshot_destroy(w->units[i], w->snap[i]);
-        if (w->wu) {
-            wunit *q = &w->wu[i];
-            free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->scr); free(q->ext);
-        }
+    cs_iter_free_snapshots(w->units, w->nsub, w->snap);
+    for (int i = 0; w->wu && i < w->nsub; i++) {
+        wunit *q = &w->wu[i];
+        free(q->t); free(q->X); free(q->F); free(q->SX); free(q->SF); free(q->mode); free(q->scr); free(q->ext);
     }
-    free(w->snap); free(w->in); free(w->wc); free(w->wu); free(w->coef); free(w->yh); free(w->yN); free(w->uN); free(w->upre); free(w->yext);
+    free(w->in); free(w->wc); free(w->wu); free(w->coef); free(w->yh); free(w->yN); free(w->uN); free(w->upre); free(w->yext);
     free(w->vx); free(w->vf); free(w->vn); free(w->scr); free(w->order); free(w->ehint);
     wave_par_free(w->par);
     cs_accel_destroy(w->acc);
@@ -539,7 +529,7 @@ static void wave_destroy(cs_scheme *sc) {
 }
 
 static const cs_scheme_ops WAVE_OPS = {.macro_step = wave_step, .destroy = wave_destroy,
-                                       .iterations = wave_iterations, .predictor = wave_predictor};
+                                       .iterations = cs_iter_scheme_iterations, .predictor = wave_predictor};
 
 int cs_waveform_create(int nsub, const int *order, const cs_iter_opts *o, cs_scheme **out, cs_err *err) {
     *out = NULL;

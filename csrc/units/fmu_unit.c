@@ -230,8 +230,8 @@ static cs_unit *cs_unit_new_cs(const cs_fmu_spec *s, cs_err *err) {
         int *sig = malloc(sizeof(int) * (size_t)(s->nu + s->ny + 1));
         int rc = sig ? CS_OK : cs_fail(err, CS_ERR_NOMEM, "out of memory");
         for (int k = 0; sig && k < s->nu + s->ny; k++) sig[k] = k < s->nu ? k : k - s->nu;
-        if (!rc) rc = cs_fmi_io_init(&f->uio, s->nu, s->vr_u, s->type_u, sig, err);
-        if (!rc) rc = cs_fmi_io_init(&f->yio, s->ny, s->vr_y, s->type_y, sig + s->nu, err);
+        if (!rc) rc = cs_fmi_io_init(&f->uio, s->nu, s->vr_u, s->type_u, s->elem_u, sig, err);
+        if (!rc) rc = cs_fmi_io_init(&f->yio, s->ny, s->vr_y, s->type_y, s->elem_y, sig + s->nu, err);
         free(sig);
         if (rc) { cs_unit_destroy(u); return NULL; }
     }
@@ -537,8 +537,8 @@ static cs_unit *cs_unit_new_me(const cs_fmu_spec *s, const cs_solver_opts *solve
         cs_unit_destroy(u);
         return NULL;
     }
-    if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
-                            s->name, &f->model, err) ||
+    if (cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->elem_u,
+                            s->elem_y, s->feedthrough, s->name, &f->model, err) ||
         cs_fmu_model_set_discrete(f->model, s->di, s->nd, err)) { cs_unit_destroy(u); return NULL; }
     f->nd = s->nd;
     if (cs_model_unit_create(f->model, solver, &f->inner, err)) { cs_unit_destroy(u); return NULL; }
@@ -590,6 +590,6 @@ int cs_fmu_model_create_from_spec(const cs_fmu_spec *s, cs_model **out, cs_err *
         cs_fmi_inst_destroy(inst);
         return CS_ERR_ARG;
     }
-    return cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->feedthrough,
-                               s->name, out, err);
+    return cs_fmu_model_create(inst, s->nx, s->nz, s->nu, s->ny, s->vr_u, s->vr_y, s->type_u, s->type_y, s->elem_u,
+                               s->elem_y, s->feedthrough, s->name, out, err);
 }

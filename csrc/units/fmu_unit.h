@@ -15,6 +15,7 @@ typedef struct cs_fmu_spec {
     int nu, ny;
     const unsigned *vr_u, *vr_y;     /* inputs, outputs (value references, copied) ... */
     const int *type_u, *type_y;      /* ... and their variable types (CS_FMI_F64, CS_FMI_I32, ...; fmi/fmi.h) */
+    const int *elem_u, *elem_y;      /* element index within an FMI 3 array variable (NULL: scalars; cs_fmi_io) */
     int nx, nz;                      /* ME: continuous states, event indicators */
     cs_fmi_starts starts;
     int feedthrough;                 /* some output depends on some input */

@@ -1,4 +1,5 @@
-/* The model + integrator unit (units/model_unit.c). */
+/* The model + integrator unit (units/model_unit.c). It is made with an integrator spec, cs_solver_opts, whose
+ * parameter table cs_solver_kind (integrators/stepper.h) the registry lists as the "solver" spec. */
 #ifndef COSIM_MODEL_UNIT_H
 #define COSIM_MODEL_UNIT_H
 

@@ -4,25 +4,24 @@ The fixture notebook ``explore.ipynb`` shows the explorer for the two-mass oscil
 on a free localhost port (started and stopped here), waits for the figure, moves the macro-step slider with the
 keyboard and checks that the figure changed (screenshots before and after, pixel difference) and that the browser
 console shows no error. Run with ``make browser-test`` (``pytest -m browser``); the screenshots and Voila's log are
-left in ``out/screenshots`` (``COSIM_SCREENSHOTS``).
+left in ``out/screenshots`` (``COSIM_SCREENSHOTS``). The same check in JupyterLab: test_explore_jupyterlab.py.
 """
 import os
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from browser.pages import SCREENSHOTS, console_errors, screenshot
+from browser.pages import (SCREENSHOTS, changed_fraction, console_errors, element_pixels, explore_figure_src,
+                           free_port, open_page, screenshot, scroll_into_view, served, wait_for)
 
 pytestmark = pytest.mark.browser
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 NOTEBOOK = HERE / "explore.ipynb"
+FIGURE = ".cosim-explore-figure"
 #: the figure counts as changed when at least this fraction of its pixels changed
 MIN_CHANGED = 0.01
 #: Voila's page template links Font Awesome from this CDN unconditionally; offline (CI) the fetch fails, which is the
@@ -30,10 +29,10 @@ MIN_CHANGED = 0.01
 VOILA_CDN = "https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def kernel_env():
+    """The environment of a server whose kernels import the cosim of this checkout and draw with Agg."""
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return dict(os.environ, PYTHONPATH=path, MPLBACKEND="Agg")
 
 
 @pytest.fixture(scope="module")
@@ -41,94 +40,53 @@ def voila_url():
     """Voila serving the fixture notebook on a free localhost port; the server is stopped afterwards."""
     pytest.importorskip("voila", reason="voila is in the [jupyter] extra")
     pytest.importorskip("ipywidgets", reason="ipywidgets is in the [jupyter] extra")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-               MPLBACKEND="Agg")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    log_path = SCREENSHOTS / "voila.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, "-m", "voila", str(NOTEBOOK), f"--port={port}", "--no-browser",
-                             "--Voila.ip=127.0.0.1", "--ServerApp.port_retries=0"],
-                            cwd=str(HERE), env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                pytest.fail(f"voila exited with {proc.returncode} before serving:\n{log_path.read_text()[-3000:]}")
-            try:  # the port accepts connections once the server is up
-                socket.create_connection(("127.0.0.1", port), timeout=2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(f"voila did not answer within 60 s:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.3)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    port = free_port()
+    command = [sys.executable, "-m", "voila", str(NOTEBOOK), f"--port={port}", "--no-browser", "--Voila.ip=127.0.0.1",
+               "--ServerApp.port_retries=0"]
+    with served(command, port, SCREENSHOTS / "voila.log", env=kernel_env(), cwd=str(HERE)):
+        yield f"http://127.0.0.1:{port}/"
 
 
-def _figure_src(driver):
-    return driver.execute_script(
-        "const i = document.querySelector('.cosim-explore-figure'); return i && i.complete && i.naturalWidth > 0 "
-        "? i.src : null;")
-
-
-def _wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
-
-
-def _figure_pixels(path, driver):
-    """The figure's pixels in a page screenshot (RGB array)."""
-    from PIL import Image
-    rect = driver.execute_script(
-        "const r = document.querySelector('.cosim-explore-figure').getBoundingClientRect();"
-        "return [r.left, r.top, r.right, r.bottom, window.devicePixelRatio];")
-    *box, ratio = rect
-    with Image.open(path) as im:
-        return np.asarray(im.convert("RGB").crop(tuple(round(v * ratio) for v in box)), dtype=np.int16)
-
-
-def test_moving_the_H_slider_changes_the_figure(browser, voila_url):
+def move_H_slider(driver, steps=6):
+    """Move the explorer's macro-step slider ``steps`` options to the right with the keyboard, as a person does;
+    returns its readout before and after."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    browser.get_log("browser")  # drop entries of earlier tests
-    browser.get(voila_url)
-    src0 = _wait(lambda: _figure_src(browser), 120, "the explorer's figure")
-    label0 = browser.find_element(By.CSS_SELECTOR, ".cosim-explore-H .widget-readout").text
-    before = screenshot(browser, "explore_before")
-
-    handle = browser.find_element(By.CSS_SELECTOR, ".cosim-explore-H .noUi-handle")
+    readout = ".cosim-explore-H .widget-readout"
+    before = driver.find_element(By.CSS_SELECTOR, readout).text
+    handle = driver.find_element(By.CSS_SELECTOR, ".cosim-explore-H .noUi-handle")
     handle.click()
-    for _ in range(6):
+    for _ in range(steps):
         handle.send_keys(Keys.ARROW_RIGHT)
-    src1 = _wait(lambda: (s := _figure_src(browser)) != src0 and s, 60, "the figure to change after the slider moved")
-    label1 = browser.find_element(By.CSS_SELECTOR, ".cosim-explore-H .widget-readout").text
-    time.sleep(0.5)  # let the new image paint
-    after = screenshot(browser, "explore_after")
+    return before, driver.find_element(By.CSS_SELECTOR, readout).text
 
+
+def check_slider_changes_figure(driver, name, allowed_errors=lambda e: False):
+    """With the explorer's figure shown: move the H slider, wait for the new figure and check that it differs
+    from the old one in at least MIN_CHANGED of its pixels and that the console logged no error (other than those
+    ``allowed_errors`` accepts). Screenshots: ``{name}_before.png``, ``{name}_after.png``."""
+    src0 = explore_figure_src(driver)
+    scroll_into_view(driver, FIGURE)
+    time.sleep(0.5)  # let the image paint
+    before = screenshot(driver, f"{name}_before")
+    a = element_pixels(before, driver, FIGURE)
+    label0, label1 = move_H_slider(driver)
+    src1 = wait_for(lambda: (s := explore_figure_src(driver)) != src0 and s, 60,
+                    "the figure to change after the slider moved")
+    scroll_into_view(driver, FIGURE)  # clicking the slider may have scrolled the page
+    time.sleep(0.5)
+    after = screenshot(driver, f"{name}_after")
     assert label1 != label0, f"the H slider did not move: {label0!r} -> {label1!r}"
     assert src1 != src0
-    a, b = _figure_pixels(before, browser), _figure_pixels(after, browser)
-    assert a.shape == b.shape and a.size > 0
-    changed = float(np.mean(np.any(a != b, axis=2)))
+    changed = changed_fraction(a, element_pixels(after, driver, FIGURE))
     assert changed > MIN_CHANGED, f"only {changed:.2%} of the figure's pixels changed"
-    errors = [e for e in console_errors(browser)
-              if not (e.startswith(VOILA_CDN) and "Failed to load resource: net::ERR_" in e)]
+    errors = [e for e in console_errors(driver) if not allowed_errors(e)]
     assert not errors, errors
+
+
+def test_moving_the_H_slider_changes_the_figure(browser, voila_url):
+    open_page(browser, voila_url)
+    wait_for(lambda: explore_figure_src(browser), 120, "the explorer's figure")
+    check_slider_changes_figure(browser, "explore",
+                                lambda e: e.startswith(VOILA_CDN) and "Failed to load resource: net::ERR_" in e)

@@ -370,3 +370,51 @@ def build_types(out_dir, name="Types3"):
     parts += [f'    <Output valueReference="{30 + i}" dependencies=""/>' for i in range(len(TYPES3))]
     parts += ['    <Output valueReference="50" dependencies=""/>', "  </ModelStructure>", "</fmiModelDescription>"]
     return _pack_fmi3(out_dir / f"{name}.fmu", parts, lib, "Types3")
+
+
+def build_statespace(out_dir, name="StateSpace3", kinds=("cs", "me")):
+    """``<out_dir>/<name>.fmu``: the FMU of tests/fmus/statespace_fmi3.c (FMI 3.0; x' = A x + B u, y = C x + D u with
+    array variables sized by the structural parameters m = 2, n = 3, r = 2; the Binary parameter blob and the Int32
+    output blob_sum)."""
+    out_dir = pathlib.Path(out_dir)
+    lib = _compile_fixture(out_dir, "statespace_fmi3.c", 3, "bin_statespace3/StateSpace3.so")
+    state = ' canGetAndSetFMUState="true"'
+    parts = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<fmiModelDescription fmiVersion="3.0" modelName="StateSpace3" instantiationToken="{GUID}" '
+             'generationTool="cosim tests">']
+    if "me" in kinds:
+        parts.append(f'  <ModelExchange modelIdentifier="StateSpace3"{state}/>')
+    if "cs" in kinds:
+        parts.append(f'  <CoSimulation modelIdentifier="StateSpace3" canHandleVariableCommunicationStepSize="true"'
+                     f'{state}/>')
+
+    def dims(*vrs):
+        return "".join(f'<Dimension valueReference="{v}"/>' for v in vrs)
+
+    parts += ['  <DefaultExperiment startTime="0" stopTime="2" stepSize="0.1"/>', "  <ModelVariables>",
+              '    <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>',
+              '    <UInt64 name="m" valueReference="1" causality="structuralParameter" variability="fixed" start="2"/>',
+              '    <UInt64 name="n" valueReference="2" causality="structuralParameter" variability="fixed" start="3"/>',
+              '    <UInt64 name="r" valueReference="3" causality="structuralParameter" variability="fixed" start="2"/>',
+              '    <Float64 name="A" valueReference="4" causality="parameter" variability="tunable" '
+              f'start="-1 2 0 -2 -1 0 0 0 -3">{dims(2, 2)}</Float64>',
+              '    <Float64 name="B" valueReference="5" causality="parameter" variability="tunable" '
+              f'start="1 0 0 1 1 1">{dims(2, 1)}</Float64>',
+              '    <Float64 name="C" valueReference="6" causality="parameter" variability="tunable" '
+              f'start="1 0 0 0 1 1">{dims(3, 2)}</Float64>',
+              '    <Float64 name="D" valueReference="7" causality="parameter" variability="tunable" '
+              f'start="0.5 0 0 0">{dims(3, 1)}</Float64>',
+              '    <Float64 name="x0" valueReference="8" causality="parameter" variability="fixed" '
+              f'start="1 0 -1">{dims(2)}</Float64>',
+              f'    <Float64 name="u" valueReference="9" causality="input" start="1 -0.5">{dims(1)}</Float64>',
+              f'    <Float64 name="y" valueReference="10" causality="output">{dims(3)}</Float64>',
+              f'    <Float64 name="x" valueReference="11" causality="local" initial="calculated">{dims(2)}</Float64>',
+              f'    <Float64 name="der(x)" valueReference="12" causality="local" derivative="11">{dims(2)}'
+              '</Float64>',
+              '    <Binary name="blob" valueReference="20" causality="parameter" variability="tunable" maxSize="16">'
+              '<Start value="0A0B0C"/></Binary>',
+              '    <Int32 name="blob_sum" valueReference="21" causality="output" variability="discrete"/>',
+              "  </ModelVariables>", "  <ModelStructure>", '    <Output valueReference="10"/>',
+              '    <Output valueReference="21" dependencies=""/>',
+              '    <ContinuousStateDerivative valueReference="12"/>', "  </ModelStructure>", "</fmiModelDescription>"]
+    return _pack_fmi3(out_dir / f"{name}.fmu", parts, lib, "StateSpace3")
