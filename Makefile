@@ -6,12 +6,12 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS    := libsundials-dev libsuitesparse-dev liblapack-dev libblas-dev
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps docs docs-check
+.PHONY: mpi-deps demo test bench asan fuzz fuzz-asan deps venv build clean valgrind notebook wheel wheel-check browser-deps docs docs-check
 
 demo: build
 	$(VPY) -m cosim demo
 
-test: build
+test: mpi-deps build
 	$(VPY) -m pytest tests
 
 # Open the teaching notebooks in JupyterLab (installs the [jupyter] extra into .venv on first use).
@@ -55,6 +55,13 @@ venv: deps $(STAMP)
 
 build: venv
 	$(VPY) setup.py -q build_ext --inplace
+
+# MPI for units distributed over processes (cosim.MPI, tests/test_mpi.py): Debian's Open MPI, and mpi4py built from
+# source against it (a wheel may carry another MPI than the one cosim._mpi links); `build` then compiles cosim._mpi.
+mpi-deps: venv
+	@command -v mpiexec >/dev/null && dpkg -s libopenmpi-dev >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libopenmpi-dev openmpi-bin; }
+	@$(VPY) -c "import mpi4py" 2>/dev/null || $(VPY) -m pip install -q --no-binary mpi4py "mpi4py>=3.1"
 
 # Headless Chromium for the browser checks (tests/browser/): Debian's chromium and its WebDriver.
 browser-deps:

@@ -7,10 +7,16 @@ with one message naming the packages to install (Debian/Ubuntu, Fedora, conda, H
 ``COSIM_SANITIZE=1`` builds with AddressSanitizer/UBSan, without -fwrapv (``make asan``, ``make fuzz-asan``).
 ``COSIM_BLAS=scipy-openblas32`` links the OpenBLAS of SciPy's wheels (PyPI ``scipy-openblas32``) instead of the
 reference LAPACK/BLAS (only ``benchmarks/blas.py`` uses it: it changes the last bits of some results).
+The optional extension ``cosim._mpi`` (units distributed over MPI ranks, docs/chains.md) is built only where
+``mpicc`` reports an MPI library (``COSIM_MPI=0`` skips it, ``COSIM_MPI=1`` makes a failure to build it an error);
+it links the MPI that ``mpicc`` names, which must be the one mpi4py uses.
 """
 import glob
 import os
 import re
+import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -18,7 +24,9 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-sources = sorted(glob.glob("csrc/**/*.c", recursive=True))
+# the MPI glue goes into cosim._mpi only (the core links no MPI)
+MPI_SOURCES = ["csrc/parallel/mpi_exchange.c", "csrc/py/mpi_module.c"]
+sources = sorted(set(glob.glob("csrc/**/*.c", recursive=True)) - set(MPI_SOURCES))
 headers = sorted(glob.glob("csrc/**/*.h", recursive=True))
 extra_compile = ["-std=c11", "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Wno-format-truncation"]
 extra_link = []
@@ -65,6 +73,43 @@ A cosim wheel (make wheel) carries these libraries and needs none of them.
 """
 
 
+def mpi_flags():
+    """(include_dirs, library_dirs, libraries, extra_link_args) of the MPI that ``mpicc`` wraps, or None."""
+    mpicc = os.environ.get("MPICC") or shutil.which("mpicc")
+    if os.environ.get("COSIM_MPI") == "0" or not mpicc:
+        return None
+    words = []
+    for args in (["--showme:compile"], ["--showme:link"]):   # Open MPI
+        try:
+            out = subprocess.run([mpicc, *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.returncode:
+            break
+        words += shlex.split(out.stdout)
+    else:
+        return _split_flags(words)
+    try:  # MPICH and derivatives: the whole compiler line
+        out = subprocess.run([mpicc, "-show"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return _split_flags(shlex.split(out.stdout)[1:]) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def _split_flags(words):
+    inc, libdirs, libs, link = [], [], [], []
+    for w in words:
+        if w.startswith("-I"):
+            inc.append(w[2:])
+        elif w.startswith("-L"):
+            libdirs.append(w[2:])
+        elif w.startswith("-l"):
+            libs.append(w[2:])
+        elif w.startswith("-Wl,") or w == "-pthread":
+            link.append(w)
+    return inc, libdirs, libs, link
+
+
 class BuildExtWithProbe(build_ext):
     """build_ext that first checks, with the configured compiler, that each native dependency compiles and links."""
 
@@ -73,6 +118,16 @@ class BuildExtWithProbe(build_ext):
         if missing:
             sys.exit(MISSING_MESSAGE.format(missing=", ".join(missing)))
         super().build_extensions()
+
+    def build_extension(self, ext):
+        if ext.name != "cosim._mpi":
+            return super().build_extension(ext)
+        try:  # optional: without it cosim works and simulate(parallel=cosim.MPI()) says what is missing
+            super().build_extension(ext)
+        except Exception as exc:
+            if os.environ.get("COSIM_MPI") == "1":
+                raise
+            print(f"cosim: the optional MPI extension cosim._mpi was not built ({exc})", file=sys.stderr)
 
     def _probe(self, hdrs, libs, extra):
         ext = self.extensions[0]
@@ -110,4 +165,21 @@ core = Extension(
     extra_link_args=extra_link,
 )
 
-setup(ext_modules=[core], cmdclass={"build_ext": BuildExtWithProbe})
+extensions = [core]
+_mpi = mpi_flags()
+if _mpi:
+    extensions.append(Extension(
+        "cosim._mpi",
+        sources=["csrc/common.c", *MPI_SOURCES],
+        depends=["csrc/common.h", "csrc/parallel/share.h", "csrc/parallel/mpi_exchange.h"],
+        include_dirs=["csrc", *_mpi[0]],
+        library_dirs=_mpi[1],
+        runtime_library_dirs=_mpi[1],
+        libraries=_mpi[2],
+        extra_compile_args=extra_compile,
+        extra_link_args=extra_link + _mpi[3],
+    ))
+elif os.environ.get("COSIM_MPI") == "1":
+    sys.exit("cosim: COSIM_MPI=1 but no MPI found (mpicc): apt-get install libopenmpi-dev openmpi-bin")
+
+setup(ext_modules=extensions, cmdclass={"build_ext": BuildExtWithProbe})

@@ -15,6 +15,7 @@ from .schemes import Implicit, WaveformRelaxation
 from .result import Result, read_csv
 from .simulate import simulate, simulate_monolithic
 from .solvers import CVODE, RK4, Euler, Exact
+from .distributed import MPI
 from .solvers import AB2
 from .energy import BalanceCorrection, ECCO
 from .stepper import Stepper
@@ -28,7 +29,7 @@ from .explore import explore  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["simulate", "simulate_monolithic", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
+__all__ = ["simulate", "simulate_monolithic", "MPI", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
            "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "LeastSquares", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "CouplingInstabilityWarning", "verdict", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
            "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "MBCorr", "PythonCoupling", "NEPCE", "FOH", "Quadratic",

@@ -10,6 +10,7 @@ EXTRAS = {
     "doe": ("dask", "distributed", "statsmodels", "SALib", "tqdm"),
     "fmu": ("fmpy", "defusedxml"),
     "jupyter": ("ipywidgets",),
+    "mpi": ("mpi4py",),
 }
 
 

@@ -15,6 +15,7 @@ from . import _cancel, _check, _core, defaults, metrics
 from . import energy as _energy
 from . import control as _control
 from . import coupling as _coupling
+from . import distributed as _distributed
 from . import timing as _timing
 from .approximations import Approximation, Hermite, Lagrange, as_approximation
 from .errors import CosimError, CouplingInstabilityWarning, DivergenceError, SolverError, StepSizeError, name_signals
@@ -417,7 +418,8 @@ def simulate(system: CoupledSystem, t_end: float | None = None, H: float | None 
              last_step: str | None = None, divergence_bound: float | None = None,
              divergence_growth: float | None = None, step_finished=None, step_finished_every: int = 1,
              timing: bool = False, output_interval: float | None = None, t_eval=None,
-             coupling=None, step_control=None, threads: int = 1, t_start: float | None = None) -> Result:
+             coupling=None, step_control=None, threads: int = 1, t_start: float | None = None,
+             parallel=None) -> Result:
     """Co-simulate ``system`` from ``t_start`` (default 0) to ``t_end`` with macro step size ``H`` (T_{N+1} = T_N + H).
 
     ``t_start``, ``t_end``, ``H`` not given come from the DefaultExperiment of the system's SSP or of its FMUs
@@ -494,6 +496,10 @@ def simulate(system: CoupledSystem, t_end: float | None = None, H: float | None 
     threads : Jacobi: the subsystems of one macro step integrate concurrently on this many threads (kraft2021
         §16; one pool per run, a barrier at every macro point). Results are bit-identical for every ``threads``.
         Subsystems given as Python callables (:class:`ODE`) serialise on the GIL: use C models for speed-ups.
+    parallel : None (this process), or :class:`cosim.MPI` (``"mpi"``: on ``COMM_WORLD``): under
+        ``mpiexec -n P`` every process calls ``simulate`` with the same arguments and integrates its block of
+        subsystems; one collective per macro step exchanges the states, and every process returns the same result,
+        bit-identical to ``threads=1`` (:mod:`cosim.distributed`; docs/chains.md "Beyond one machine: MPI").
     timing : measure where the time goes (kraft2021 §16.3, Fig. 4.5): per subsystem ``solver_time``,
         ``idle_time`` (eq. 4.5), ``save_time``, ``interface_time`` in ``res.stats["subsystems"][name]``, and
         ``res.stats["timing"]`` for the run (see :mod:`cosim.timing`); ``cosim.plot.timing(res)`` draws them.
@@ -521,7 +527,8 @@ def simulate(system: CoupledSystem, t_end: float | None = None, H: float | None 
 def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, scheme=None, approximation=None,
               solver=None, order=None, update=None, startup=None, x0=None, start_values=None, last_step=None,
               divergence_bound=None, divergence_growth=None, step_finished=None, step_finished_every=1, timing=False,
-              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=None):
+              output_interval=None, t_eval=None, coupling=None, step_control=None, threads=1, t_start=None,
+              parallel=None):
     """:func:`simulate` with the test-only ``reject_steps``: macro step numbers whose first attempt the engine
     rejects and repeats (exercises the save/restore path of units and couplings without a step controller)."""
     if not isinstance(system, CoupledSystem):
@@ -651,6 +658,9 @@ def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, schem
     if cpl is not None:
         opts["coupling"] = cpl._options(system, H, t_end - t_start)
     opts["threads"] = _check_threads(threads, sname)
+    parallel = _distributed.as_parallel(parallel, opts["threads"])
+    if parallel is not None:
+        opts.update(parallel.run_options(len(system.subsystems)))
     if iterative is not None:
         opts["scheme"] = iterative.spec(approx.spec()[1])
     if kraft_control is not None:
@@ -664,6 +674,9 @@ def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, schem
     finally:
         flush_logs(system)  # FMU log messages -> Python logging (also when the run failed)
     names = system.names
+    if parallel is not None:   # each unit's counters from the process that integrated it
+        raw = dict(raw)
+        raw["stats"] = parallel.gather_stats(raw["stats"], opts["share_first"])
     _timing.augment(raw, names, t_end - t_start, _kappa(approx))
     options.update(last_step=last_step, divergence_growth=growth_limit)
     fields = _energy.result_fields(raw, system, balance, ecco)

@@ -20,6 +20,7 @@
 #include "coupling/coupling.h"
 #include "input/input.h"
 #include "network/network.h"
+#include "parallel/share.h"
 
 typedef struct cs_estimate_view {
     const cs_step_plan *plan;       /* T_N, T_{N+1}, H */
@@ -34,6 +35,7 @@ typedef struct cs_estimate_view {
     /* iterative schemes (scheme op `predictor`), else NULL: the predictor j = 0 of the step (kraft2021 §8.5/8.6) */
     const double *xpre;             /* stacked states of all units after the predictor integration */
     const double *upre0;            /* predicted inputs u^pre_{N+1} (upre above holds the converged end values) */
+    cs_share *share;                /* units distributed over processes (parallel/share.h), or NULL */
 } cs_estimate_view;
 
 /* Estimator kinds (cs_estimator.kind; type tests read this, never compare ops tables). Kraft's (kraft2021 §8,

@@ -38,6 +38,9 @@ typedef struct kraft_estimator {
     cs_err *errs;
     int *rc;
     const cs_estimate_view *v;      /* argument of the current estimate for the pool's task */
+    /* units distributed over processes (v->share): the monitored states by unit, mon_q[mon_off[i] ..
+     * mon_off[i+1]-1] those of unit i, the blocks of the exchange of the comparative states */
+    int *mon_off, *mon_q;
 } kraft_estimator;
 
 /* One comparative integration: unit i from its state at T_N over H with the comparative inputs, its monitored
@@ -177,6 +180,28 @@ static int constant_ratios(const kraft_estimator *ke, const cs_estimate_view *v,
     return CS_OK;
 }
 
+static void xcmp_pack(void *ctx, int i, double *dst) {
+    const kraft_estimator *ke = ctx;
+    for (int k = ke->mon_off[i]; k < ke->mon_off[i + 1]; k++) *dst++ = ke->xcmp[ke->mon_q[k]];
+}
+
+static void xcmp_unpack(void *ctx, int i, const double *src) {
+    kraft_estimator *ke = ctx;
+    for (int k = ke->mon_off[i]; k < ke->mon_off[i + 1]; k++) ke->xcmp[ke->mon_q[k]] = *src++;
+}
+
+/* Units distributed over processes: each process integrates its own monitored units, one exchange of their
+ * monitored comparative states. */
+static int comparative_shared(kraft_estimator *ke, const cs_estimate_view *v, cs_estimate *est, cs_err *err) {
+    int rc = CS_OK;
+    for (int i = 0; i < ke->nsub; i++) {
+        if (!ke->unit_mon[i]) continue;
+        est->integrations++;
+        if (!rc && cs_share_owns(v->share, i)) rc = comparative_unit(ke, v, i, err);
+    }
+    return cs_share_exchange(v->share, 0, ke->nsub, ke->mon_off, xcmp_pack, xcmp_unpack, ke, rc, err);
+}
+
 /* exLE / exMD: comparative integration from the saved state at T_N with p̂^pre (exLE: eq. 3.2/3.3, exMD: eq.
  * 3.7/3.8); at start-up (fewer than κ+2 macro points) with the inputs of startup_inputs and the Milne factors. The
  * step's degree κ is the plan's (the controller's propose). */
@@ -190,7 +215,8 @@ static int comparative_estimate(kraft_estimator *ke, const cs_estimate_view *v, 
         if (!startup) CS_TRY(cs_coupling_comparative(ke->coupling, cmp_kind, k, ke->cmp, err));
         else ke->startup_tests++;
         actual_states(ke);
-        if (ke->pool) {             /* the units' comparative integrations in parallel, as the scheme's steps */
+        if (v->share) CS_TRY(comparative_shared(ke, v, est, err));
+        else if (ke->pool) {             /* the units' comparative integrations in parallel, as the scheme's steps */
             ke->v = v;
             cs_pool_set_timing(ke->pool, 0);
             cs_pool_run(ke->pool, ke->nsub, comparative_task, ke);
@@ -278,7 +304,7 @@ static void est_destroy(cs_estimator *e) {
     free(ke->st_unit); free(ke->st_local); free(ke->unit_mon);
     free(ke->xact); free(ke->xcmp); free(ke->e); free(ke->w);
     free(ke->state_index); free(ke->state_group); free(ke->in_index); free(ke->state_atol); free(ke->in_atol);
-    free(ke->errs); free(ke->rc);
+    free(ke->errs); free(ke->rc); free(ke->mon_off); free(ke->mon_q);
 }
 
 static const cs_estimator_ops EXLE_OPS = {.estimate = exle_estimate, .commit = est_commit, .destroy = est_destroy};
@@ -310,6 +336,12 @@ static int locate_monitors(kraft_estimator *ke, cs_err *err) {
         if (!(ke->state_atol[q] >= 0.0)) return cs_fail(err, CS_ERR_ARG, "atol: must be >= 0");
         ke->st_unit[q] = i; ke->st_local[q] = g - off; ke->unit_mon[i] = 1;
     }
+    /* the monitored states ordered by unit (the exchange of distributed runs; once, at creation) */
+    for (int q = 0; q < o->nstate; q++) ke->mon_off[ke->st_unit[q] + 1]++;
+    for (int i = 0; i < ke->nsub; i++) ke->mon_off[i + 1] += ke->mon_off[i];
+    for (int i = 0, k = 0; i < ke->nsub; i++)
+        for (int q = 0; q < o->nstate; q++)
+            if (ke->st_unit[q] == i) ke->mon_q[k++] = q;
     int nu = 0;
     for (int i = 0; i < ke->nsub; i++) nu += cs_ua_nu(ke->units, i);
     for (int a = 0; a < o->nin; a++) {
@@ -352,9 +384,11 @@ int cs_kraft_estimator_create(const cs_kraft_opts *o, double t0, const cs_unit_a
     ke->e = malloc(sizeof(double) * nw); ke->w = malloc(sizeof(double) * nw);
     ke->errs = calloc(nunit, sizeof(cs_err));
     ke->rc = calloc(nunit, sizeof(int));
+    ke->mon_off = calloc(nunit + 1, sizeof(int));
+    ke->mon_q = malloc(sizeof(int) * ns);
     int rc = !ke->state_index || !ke->state_group || !ke->state_atol || !ke->in_index || !ke->in_atol ||
              !ke->st_unit || !ke->st_local || !ke->unit_mon || !ke->cur || !ke->cmp || !ke->xact || !ke->xcmp ||
-             !ke->e || !ke->w || !ke->errs || !ke->rc
+             !ke->e || !ke->w || !ke->errs || !ke->rc || !ke->mon_off || !ke->mon_q
                  ? cs_fail(err, CS_ERR_NOMEM, "estimator: out of memory")
                  : CS_OK;
     if (!rc) {

@@ -22,6 +22,7 @@ struct cs_algorithm {
     const cs_input **used;
     cs_states_ref *xs;                /* per unit: the states() view (fixed pointers) and its size */
     const double **xp;                /* per state: its address in the units' views (one flat pass per step) */
+    int *xoff;                        /* nsub+1 offsets of the units' states (the exchanges of cfg.share) */
     cs_run_view view;                 /* what observers see after a step (the fields that change are set per step) */
     double *yd, *ud;                  /* dense output: outputs and inputs at an output point */
     long kout;                        /* next output point */
@@ -65,7 +66,7 @@ void cs_algorithm_destroy(cs_algorithm *a) {
         if (a->dpre && a->dpre[i]) cs_unit_snapshot_destroy(a->cfg.units[i], a->dpre[i]);
         if (a->dpost && a->dpost[i]) cs_unit_snapshot_destroy(a->cfg.units[i], a->dpost[i]);
     }
-    free(a->dpre); free(a->dpost); free(a->used); free(a->xs); free(a->xp); free(a->yd); free(a->ud);
+    free(a->dpre); free(a->dpost); free(a->used); free(a->xoff); free(a->xs); free(a->xp); free(a->yd); free(a->ud);
     free(a->usnap);
     free(a->x0); free(a->y); free(a->u); free(a->ynew); free(a->unew);
     free(a->uend); free(a->udot); free(a->ystar); free(a->ydot); free(a->zero); free(a->work);
@@ -116,9 +117,12 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
         if (!ok) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory (snapshots)"); }
     }
     a->used = calloc((size_t)cfg->nsub, sizeof(cs_input *));
+    a->xoff = calloc((size_t)cfg->nsub + 1, sizeof(int));
+    if (a->xoff)
+        for (int i = 0; i < cfg->nsub; i++) a->xoff[i + 1] = a->xoff[i] + cfg->units[i]->nx;
     a->xs = calloc((size_t)cfg->nsub, sizeof(cs_states_ref));
     a->xp = calloc((size_t)a->nx + 1, sizeof(double *));
-    if (!a->used || !a->xs || !a->xp) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
+    if (!a->used || !a->xs || !a->xp || !a->xoff) { cs_algorithm_destroy(a); return cs_fail(err, CS_ERR_NOMEM, "algorithm: out of memory"); }
     if (cfg->nout > 0) {
         if (!cfg->t_out || cfg->t_out[0] != cfg->t0) {
             cs_algorithm_destroy(a);
@@ -143,9 +147,10 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
     a->ctx = (cs_step_ctx){.nsub = cfg->nsub, .units = cfg->units, .coupling = cfg->coupling, .net = cfg->net,
                            .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
                            .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
-                           .used = a->used, .exact_rollback = cfg->controller->may_reject};
+                           .used = a->used, .exact_rollback = cfg->controller->may_reject,
+                           .share = cfg->share, .xoff = a->xoff};
     a->ev = (cs_estimate_view){.nsub = cfg->nsub, .net = cfg->net, .coupling = cfg->coupling,
-                               .upre = a->uend, .used = a->used};
+                               .upre = a->uend, .used = a->used, .share = cfg->share};
     a->outs = (cs_outputs){.ctx = a, .eval = outs_eval, .jacobian = outs_jac};
     static const double no_state = 0.0;   /* what an inaccessible state reads as (recorded as 0, never diverges) */
     for (int i = 0, q = 0; i < cfg->nsub; i++) {
@@ -270,11 +275,17 @@ static int observe(cs_algorithm *a, int start, cs_err *err) {
     return observe_view(a, start ? OBSERVE_START : OBSERVE_STEP, v, err);
 }
 
+/* Unit i's inputs and outputs at the output point t, after it re-integrated up to t. */
+static int dense_outputs(cs_algorithm *a, int i, double t, cs_err *err) {
+    const cs_network *net = a->cfg.net;
+    cs_input_eval(a->used[i], t, a->ud + net->uoff[i]);
+    return cs_unit_get_outputs(a->cfg.units[i], t, a->ud + net->uoff[i], a->yd + net->yoff[i], err);
+}
+
 /* Dense output for the output points in (T, T1]: between macro points every unit re-integrates from its state at T
  * with the input function it used on this step (outputs with the input values at t); at T1 the accepted values. */
 static int dense_output(cs_algorithm *a, double T, double T1, cs_err *err) {
     const cs_algorithm_config *c = &a->cfg;
-    const cs_network *net = c->net;
     const double tol = 1e-9 * (T1 - T);
     int moved = 0, rc = CS_OK;
     while (a->kout < c->nout && c->t_out[a->kout] < T1 - tol) {
@@ -283,11 +294,16 @@ static int dense_output(cs_algorithm *a, double T, double T1, cs_err *err) {
             cs_unit *u = c->units[i];
             if (!moved) cs_unit_save_state(u, a->dpost[i]);
             cs_unit_restore_state(u, a->dpre[i]);
-            rc = cs_unit_do_step(u, T, t - T, a->used[i], CS_RESTART, err);
-            if (!rc) {
-                cs_input_eval(a->used[i], t, a->ud + net->uoff[i]);
-                rc = cs_unit_get_outputs(u, t, a->ud + net->uoff[i], a->yd + net->yoff[i], err);
+            if (!c->share) {
+                rc = cs_unit_do_step(u, T, t - T, a->used[i], CS_RESTART, err);
+                if (!rc) rc = dense_outputs(a, i, t, err);
+            } else if (cs_share_owns(c->share, i)) {
+                rc = cs_unit_do_step(u, T, t - T, a->used[i], CS_RESTART, err);
             }
+        }
+        if (c->share) { /* every process its own units, one exchange, then the outputs of all */
+            rc = cs_scheme_share_states(&a->ctx, 0, c->nsub, t, rc, err);
+            for (int i = 0; i < c->nsub && !rc; i++) rc = dense_outputs(a, i, t, err);
         }
         moved = 1;
         if (rc) { cs_err_prefix(err, "dense output at t = %.10g: ", t); break; }

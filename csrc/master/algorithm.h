@@ -49,6 +49,9 @@ typedef struct cs_algorithm_config {
                                  * step's own input functions (exact for exact LTI units) */
     long nout;
     int timing;                 /* wall clocks of the interface work and of the rollback snapshots */
+    cs_share *share;            /* not owned; units distributed over processes (parallel/share.h), or NULL: the
+                                 * scheme, the estimator and the dense output step only this process's units and
+                                 * exchange the results, so that every process holds the same data */
 } cs_algorithm_config;
 
 /* Timing of a run (cfg.timing): seconds in the scheme (units stepping, incl. waits), in the interface (predict,

@@ -8,6 +8,7 @@
 void cs_run_destroy(cs_run *r) {
     if (!r) return;
     cs_algorithm_destroy(r->alg);
+    cs_share_destroy(r->share);
     for (int k = 0; k < r->nobs; k++) cs_observer_destroy(r->observers[k]);
     cs_controller_destroy(r->controller);
     cs_estimator_destroy(r->estimator);
@@ -99,6 +100,23 @@ static int make_controller(const cs_run_config *c, cs_run *r, cs_network *net, c
                                       &r->controller, err);
 }
 
+/* Units distributed over processes: only what every process can reproduce bit for bit from the units' states (the
+ * model units; schemes, estimators and the signal coupling that exchange what they need, share.h). */
+static int make_share(const cs_run_config *c, cs_run *r, cs_err *err) {
+    if (c->monolithic) return cs_fail(err, CS_ERR_ARG, "parallel: the monolithic reference runs in one process");
+    if (c->threads > 1) return cs_fail(err, CS_ERR_ARG, "parallel: one thread per process (threads=1)");
+    for (int i = 0; i < r->nunits; i++)
+        if (r->units[i]->kind != CS_UNIT_GENERIC || !cs_unit_has_states(r->units[i]))
+            return cs_fail(err, CS_ERR_ARG, "parallel: subsystem %s is not a model with states (FMUs run in one "
+                           "process)", r->units[i]->name);
+    if (c->balance || c->coupling.kind)
+        return cs_fail(err, CS_ERR_ARG, "parallel: only the signal coupling (approximations) distributes its units");
+    if (r->scheme->kind != CS_SCHEME_JACOBI && r->scheme->kind != CS_SCHEME_GAUSS_SEIDEL &&
+        r->scheme->kind != CS_SCHEME_IMPLICIT)
+        return cs_fail(err, CS_ERR_ARG, "parallel: scheme must be Jacobi, Gauss-Seidel or Implicit");
+    return cs_share_create(c->share, r->nunits, c->share_first, &r->share, err);
+}
+
 int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     *out = NULL;
     cs_run *r = calloc(1, sizeof *r);
@@ -149,12 +167,13 @@ int cs_run_create(const cs_run_config *c, cs_run **out, cs_err *err) {
     FAIL(make_coupling(c, r, unit_net, &approx, err));
     FAIL(make_scheme(c, r, err));
     FAIL(make_controller(c, r, unit_net, err));
+    if (c->share) FAIL(make_share(c, r, err));
     cs_algorithm_config ac = {.nsub = r->nunits, .units = r->units, .net = unit_net, .coupling = r->coupling,
                               .scheme = r->scheme, .controller = r->controller, .estimator = r->estimator,
                               .observers = r->observers,
                               .nobs = 0, .update = update, .divergence_bound = c->divergence_bound,
                               .continue_always = c->monolithic, .t0 = c->t0, .t_end = c->t_end, .x0 = c->x0,
-                              .t_out = c->t_out, .nout = c->nout, .timing = c->timing};
+                              .t_out = c->t_out, .nout = c->nout, .timing = c->timing, .share = r->share};
     FAIL(cs_algorithm_create(&ac, &r->alg, err));
     r->nx = 0;
     for (int i = 0; i < r->nunits; i++) r->nx += r->units[i]->nx;

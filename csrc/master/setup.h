@@ -9,6 +9,7 @@
 #include "master/algorithm.h"
 #include "master/registry.h"
 #include "master/unit_binding.h"
+#include "parallel/share.h"
 #include "units/model_set.h"
 
 typedef struct cs_run_config {
@@ -48,6 +49,10 @@ typedef struct cs_run_config {
     int smooth;                 /* quintic smoothing of the input switch (coupling/smooth.h, moshagen §2.5) */
     cs_unit **units;            /* optional: nsub prebuilt units (FMUs); NULL entries wrap models[i], whose entry is
                                  * NULL where a unit is given. Ownership passes to the run (also on failure). */
+    /* optional: units distributed over processes (parallel/share.h; simulate(parallel=cosim.MPI())): the backend
+     * (not owned) and the first unit of each process (size+1 entries) */
+    const cs_share_backend *share;
+    const int *share_first;
 } cs_run_config;
 
 typedef struct cs_run {
@@ -67,6 +72,7 @@ typedef struct cs_run {
     int nobs;
     cs_observer *recorder;      /* the one that keeps the records (cs_run_add_recorder), or NULL */
     cs_algorithm *alg;
+    cs_share *share;            /* cfg.share: the units distributed over processes, or NULL */
     int nx, ny, nu;             /* sizes of the records */
     const double *balance_cum;  /* balance correction: cumulative imbalance per input (nu), or NULL */
     long max_steps;             /* the step controller's bound on the steps (0: the fixed controller's count) */

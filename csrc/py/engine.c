@@ -191,7 +191,7 @@ typedef struct run_args {
     cs_solver_opts *solvers;
     cs_unit **units;            /* FMU subsystems: prebuilt units (cfg.units) */
     PyArrayObject *x0, *cg, *r, *grid, *tout;
-    int *cin, *cout, *order;
+    int *cin, *cout, *order, *share_first;
     long *reject;
     long record_every, hook_every;
     double interrupt_interval, max_bytes;
@@ -267,6 +267,26 @@ static int parse_choice(PyObject *opts, const char *key, cs_choice *out, cs_py_k
     return d && d != Py_None ? cs_py_choice_read(d, key, out, keep) : 0;
 }
 
+/* Units distributed over processes (optional): opts["share"], the capsule of cosim._mpi.backend (the backend lives
+ * while the caller keeps the capsule, for the whole run), and opts["share_first"], the first unit of each process. */
+static int parse_share(PyObject *opts, run_args *a) {
+    PyObject *cap = PyDict_GetItemString(opts, "share");
+    if (!cap || cap == Py_None) return 0;
+    const cs_share_backend *b = PyCapsule_GetPointer(cap, "cosim.share_backend");
+    if (!b) return -1;
+    PyObject *ofirst = PyDict_GetItemString(opts, "share_first");
+    npy_intp n = 0;
+    if (!ofirst) { PyErr_SetString(PyExc_TypeError, "run options: share without share_first"); return -1; }
+    if (!(a->share_first = cs_py_int_vector(ofirst, "share_first", 1, &n))) return -1;
+    if (n != (npy_intp)b->size + 1) {
+        PyErr_SetString(PyExc_ValueError, "share_first: one entry per process and one more expected");
+        return -1;
+    }
+    a->cfg.share = b;
+    a->cfg.share_first = a->share_first;
+    return 0;
+}
+
 /* The run-level options, the chosen kinds (scheme, coupling, step control) and the recording options. */
 static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
     cs_run_config *c = &a->cfg;
@@ -285,6 +305,7 @@ static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
         return -1;
     c->threads = 1;   /* optional: default sequential */
     if (PyDict_GetItemString(opts, "threads") && cs_py_get_int(opts, RUN, "threads", &c->threads)) return -1;
+    if (parse_share(opts, a)) return -1;
     PyObject *ocoupling = PyDict_GetItemString(opts, "coupling");
     c->coupling.kind = NULL;
     if (parse_choice(opts, "scheme", &c->scheme, &a->keep) ||
@@ -367,7 +388,7 @@ static void free_run_args(run_args *a) {
         if (a->units)
             for (int i = 0; i < a->n; i++) cs_unit_destroy(a->units[i]);
     }
-    free(a->units); free(a->models); free(a->solvers); free(a->cin); free(a->cout); free(a->order); free(a->reject);
+    free(a->units); free(a->models); free(a->solvers); free(a->cin); free(a->cout); free(a->order); free(a->share_first); free(a->reject);
     Py_XDECREF(a->x0); Py_XDECREF(a->cg); Py_XDECREF(a->r); Py_XDECREF(a->grid); Py_XDECREF(a->tout);
 }
 

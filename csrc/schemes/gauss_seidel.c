@@ -18,7 +18,9 @@ static int gs_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err
     double T1 = T + H;
     for (int p = 0; p < g->nsub; p++) {
         int i = g->order[p];
-        CS_TRY(cs_scheme_step_unit(x, i, T, H, err));
+        int rcs = cs_scheme_step_unit(x, i, T, H, err);
+        if (x->share) rcs = cs_scheme_share_states(x, i, i + 1, T1, rcs, err);   /* the owner hands it on */
+        if (rcs) return rcs;
         cs_unit *u = x->units[i];
         double *ys = x->ystar + net->yoff[i], *yd = NULL;
         const double *ue = x->uend + net->uoff[i];

@@ -190,8 +190,30 @@ int cs_implicit_use_threads(cs_scheme *sc, int nthreads, cs_err *err) {
     return CS_OK;
 }
 
+/* Units distributed over processes (x->share): each process integrates its own units, one exchange of the states
+ * at T1, then every process evaluates the other units' outputs itself (the same function of the same state). */
+static int sweep_shared(implicit *s, cs_step_ctx *x, double T, double H, const double *u, double *y, int restore,
+                        cs_err *err) {
+    const cs_network *net = x->net;
+    int rc = CS_OK;
+    for (int i = 0; i < s->nsub; i++) {
+        if (!cs_share_owns(x->share, i)) {
+            set_input(s, i, net, u);   /* the input function is published for every unit (cs_iter_publish_inputs) */
+            continue;
+        }
+        if (!rc) rc = sweep_unit(s, x, i, T, H, u, y, restore, err);
+    }
+    if (rc) cs_err_prefix(err, "implicit, macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
+    CS_TRY(cs_scheme_share_states(x, 0, s->nsub, T + H, rc, err));
+    for (int i = 0; i < s->nsub; i++)
+        if (!cs_share_owns(x->share, i))
+            CS_TRY(cs_unit_get_outputs(x->units[i], T + H, u + net->uoff[i], y + net->yoff[i], err));
+    return CS_OK;
+}
+
 /* Restore every unit to T_N and integrate with the inputs u (end values); outputs at T1 into y. */
 static int sweep(implicit *s, cs_step_ctx *x, double T, double H, const double *u, double *y, int restore, cs_err *err) {
+    if (x->share) return sweep_shared(s, x, T, H, u, y, restore, err);
     if (s->par) return par_run(s, x, T, H, u, y, restore, 0, 0, err);
     const cs_network *net = x->net;
     for (int i = 0; i < s->nsub; i++) {
@@ -234,6 +256,13 @@ static int fd_columns(cs_unit *u, const void *snap, double T, double H, cs_input
 /* Interface Jacobian blocks by perturbed integrations (fd, §6.3): Δλ = max(|u^j - u^{j-1}|, Δλ_min) in the
  * corrector, max(|u_N - u^pre_N|, Δλ_min) in the predictor (j = 0). The base run is the sweep with u^j (outputs y). */
 static int jacobian_fd(implicit *s, cs_step_ctx *x, double T, double H, int j, cs_err *err) {
+    if (x->share) { /* each process its own units' columns, then one exchange of the blocks of G */
+        int rc = CS_OK;
+        for (int i = 0; i < s->nsub && !rc; i++)
+            if (cs_share_owns(x->share, i)) rc = fd_unit(s, x, i, T, H, j, s->ypert, err);
+        if (rc) cs_err_prefix(err, "implicit (fd Jacobian), macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
+        return cs_share_stacked(x->share, s->G, s->goff, 0, s->nsub, rc, err);
+    }
     if (s->par) return par_run(s, x, T, H, NULL, NULL, 0, j, 1, err);
     for (int i = 0; i < s->nsub; i++) {
         int rc = fd_unit(s, x, i, T, H, j, s->ypert, err);

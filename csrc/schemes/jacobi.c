@@ -86,7 +86,7 @@ static void account_idle(jacobi_content *j, cs_step_ctx *x) {
     j->critical += tm;
 }
 
-static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err) {
+static int jacobi_step_units(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err) {
     jacobi_content *j = s->content;
     if (!j) { /* created without a unit count (cs_jacobi_create): the plain sequential loop */
         for (int i = 0; i < x->nsub; i++) CS_TRY(cs_scheme_step_unit(x, i, T, H, err));
@@ -124,6 +124,12 @@ static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err 
     }
     if (timing && !rc) account_idle(j, x);
     return rc;
+}
+
+/* Units distributed over processes (x->share): each steps its own, then one exchange of the states at T + H. */
+static int jacobi_step(cs_scheme *s, cs_step_ctx *x, double T, double H, cs_err *err) {
+    int rc = jacobi_step_units(s, x, T, H, err);
+    return x->share ? cs_scheme_share_states(x, 0, x->nsub, T + H, rc, err) : rc;
 }
 
 static void jacobi_destroy(cs_scheme *s) {

@@ -12,6 +12,7 @@
 #include "kind.h"
 #include "coupling/coupling.h"
 #include "network/network.h"
+#include "parallel/share.h"
 #include "units/unit.h"
 
 /* What a scheme object is (cs_scheme.kind: type tests, the analysis's Gauss-Seidel rule): the scheme's index in the
@@ -41,6 +42,9 @@ typedef struct cs_step_ctx {
     double *uend, *udot;       /* stacked input values / rates at T_{N+1}- of the inputs the units used */
     double *ystar, *ydot;      /* Gauss-Seidel: outputs y* and rates of a unit at T_{N+1} with its own input */
     const cs_input **used;     /* the input function each unit used in this step (dense output re-integrates) */
+    cs_share *share;           /* units distributed over processes (parallel/share.h), or NULL: this process steps
+                                * only the units it owns, cs_scheme_share_states hands the states to the others */
+    const int *xoff;           /* with share: nsub+1 offsets of the units' states in the stacked state vector */
 } cs_step_ctx;
 
 typedef struct cs_scheme cs_scheme;
@@ -99,6 +103,11 @@ static inline void cs_scheme_predictor(const cs_scheme *s, const double **x, con
 
 void cs_scheme_step_failed(const cs_step_ctx *x, double T, double H, cs_err *err); /* prefixes the step to err */
 
+/* Units distributed over processes (x->share): after the units i0..i1-1 stepped to time t, every process gets the
+ * states of those it does not own (one collective; set_state of the copies). rc/err: this process's status (its
+ * lowest failing unit); returns the agreed one (share.h). Without a share, returns rc. */
+int cs_scheme_share_states(cs_step_ctx *x, int i0, int i1, double t, int rc, cs_err *err);
+
 /* Step unit i over [T, T+H] with the input the coupling forms for it now; records its input at T+H in uend/udot.
  * Shared by the schemes; inline, as it runs for every unit and step. */
 static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H, cs_err *err) {
@@ -115,7 +124,7 @@ static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H,
     } else if (!x->first) {
         restart = CS_CONTINUE;
     }
-    int rc = cs_unit_do_step(u, T, H, in, restart, err);
+    int rc = cs_share_owns(x->share, i) ? cs_unit_do_step(u, T, H, in, restart, err) : CS_OK;
     if (rc) {
         cs_scheme_step_failed(x, T, H, err);
         return rc;
