@@ -34,6 +34,9 @@ monolithic band-CVODE solve, idle time against H.
    3; the machine's load; from the timing instrumentation the master's serial fraction s (Amdahl: n / (1 + (n-1) s)),
    the units per thread and cpu_parallelism (the units' CPU time over the critical path of the threads' lists, which
    the machine's load does not change); results bit-identical for every thread count. Target threads = 2 >= 1.9x.
+12. Kraft's large-model studies (--large, or --only 12; Sec. 5.6 and 5.7): benchmarks/large_chains.py in a child
+   process (scaling order P of the dense and band monolithic solves, time per part against the time model (4.1)-(4.4),
+   speed-up at equal accuracy; about 9 min, 1 min with --quick).
    Sections: --only 1,3,5 (default all).
 Timings depend on the machine's load: the lead re-runs them on a quiet machine.
 """
@@ -42,6 +45,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import pathlib
+import subprocess
 import sys
 import time
 
@@ -458,13 +463,16 @@ def thread_scaling(t_end=5e-7, repeats=3, n_bodies=3200, n_s=64):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11", help="comma-separated sections to run")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12", help="comma-separated sections to run")
     ap.add_argument("--equal-accuracy", action="store_true", help="only section 9 (same as --only 9)")
     ap.add_argument("--threads", action="store_true", help="only section 11, thread scaling (same as --only 11)")
+    ap.add_argument("--large", action="store_true",
+                    help="only section 12, Kraft's Sec. 5.6/5.7 studies (benchmarks/large_chains.py; same as --only 12)")
     ap.add_argument("--t18-t-end", type=float, default=1e-5, help="simulated time of section 5 (thesis 1e-3 s)")
     a = ap.parse_args()
     q = a.quick
-    only = {9} if a.equal_accuracy else {11} if a.threads else {int(x) for x in a.only.split(",")}
+    only = ({9} if a.equal_accuracy else {11} if a.threads else {12} if a.large
+            else {int(x) for x in a.only.split(",")})
     if 1 in only:
         speedup(t_end=5e-7 if q else 2e-6, repeats=1 if q else 3)
     if 2 in only:
@@ -488,6 +496,17 @@ def main():
         t21_imMD(n_bodies=50 if q else 1000)
     if 11 in only:
         thread_scaling(t_end=2e-7 if q else 5e-7, repeats=1 if q else 3)
+    if 12 in only:
+        large_studies(q)
+
+
+def large_studies(quick):
+    """Section 12: Kraft's large-model studies (Sec. 5.6 and 5.7: scaling order P of the monolithic solvers, the
+    co-simulation's time per part against the time model (4.1)-(4.4), speed-up at equal accuracy), kept in their own
+    script; run here in a child process (QUICK=1 with --quick)."""
+    print("== 12. Kraft's large-model studies (Sec. 5.6/5.7): benchmarks/large_chains.py", flush=True)
+    env = dict(os.environ, QUICK="1" if quick else "0")
+    subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("large_chains.py"))], env=env, check=True)
 
 
 if __name__ == "__main__":
