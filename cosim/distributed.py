@@ -3,7 +3,7 @@
 kraft2021 §16 ran one MPI rank per subsystem. Here every process runs the whole master with the same data, so all
 of them take the same decisions (step sizes, rejections, Newton iterations) in the same order; only the units'
 integrations are split: process p integrates the contiguous block of units ``first[p] .. first[p+1]-1``
-(:func:`blocks`), and after each batch of integrations one ``MPI_Allgatherv`` hands every process the states (fd
+(``cosim.distributed.blocks``), and after each batch of integrations one ``MPI_Allgatherv`` hands every process the states (fd
 Jacobian blocks, comparative states of exLE/exMD) the others computed. Every number is computed once by the same
 code and copied, so the result is the one of ``threads=1`` bit for bit, on every process (``Result`` on each rank;
 the per-unit counters of ``res.stats["subsystems"]`` come from the process that integrated the unit).
@@ -40,7 +40,7 @@ class MPI:
     """The units of a co-simulation distributed over the processes of an MPI communicator.
 
     Every process of ``comm`` calls :func:`cosim.simulate` with the same arguments; each integrates its block of
-    units (:func:`blocks`), one collective per batch of integrations exchanges the results, and every process
+    units (``cosim.distributed.blocks``), one collective per batch of integrations exchanges the results, and every process
     returns the same :class:`cosim.Result`, bit-identical to ``threads=1`` in one process. Schemes: Jacobi (one
     exchange per macro step), Gauss-Seidel (one per unit and step: the units still run one after another),
     :class:`cosim.Implicit` (one per sweep and per fd Jacobian); Kraft's step control (exLE/exMD integrate their

@@ -499,7 +499,7 @@ def simulate(system: CoupledSystem, t_end: float | None = None, H: float | None 
     parallel : None (this process), or :class:`cosim.MPI` (``"mpi"``: on ``COMM_WORLD``): under
         ``mpiexec -n P`` every process calls ``simulate`` with the same arguments and integrates its block of
         subsystems; one collective per macro step exchanges the states, and every process returns the same result,
-        bit-identical to ``threads=1`` (:mod:`cosim.distributed`; docs/chains.md "Beyond one machine: MPI").
+        bit-identical to ``threads=1`` (``cosim.distributed``; docs/chains.md "Beyond one machine: MPI").
     timing : measure where the time goes (kraft2021 §16.3, Fig. 4.5): per subsystem ``solver_time``,
         ``idle_time`` (eq. 4.5), ``save_time``, ``interface_time`` in ``res.stats["subsystems"][name]``, and
         ``res.stats["timing"]`` for the run (see :mod:`cosim.timing`); ``cosim.plot.timing(res)`` draws them.
