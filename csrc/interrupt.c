@@ -3,6 +3,7 @@
 #include <string.h>
 
 volatile sig_atomic_t cs_interrupt_pending = 0;
+volatile sig_atomic_t cs_interrupt_seen = 0;
 
 static _Thread_local int watching = 0;
 static int depth = 0;                /* nesting of armed calls (main thread only) */
@@ -44,6 +45,7 @@ int cs_interrupt_arm(void) {
     if (depth == 0) {
         if (!install()) return -1;
         cs_interrupt_pending = 0;
+        cs_interrupt_seen = 0;
     } else if (!watching) {
         return -1;
     }
@@ -52,8 +54,12 @@ int cs_interrupt_arm(void) {
 }
 
 /* Our handler stays installed between calls (it passes every SIGINT on); the flag and the watch are reset. */
-void cs_interrupt_disarm(int token) {
-    if (token < 0) return;
+int cs_interrupt_disarm(int token) {
+    if (token < 0) return 0;
     cs_interrupt_watch(token);
-    if (--depth == 0) cs_interrupt_pending = 0;
+    if (--depth > 0) return 0;
+    int unseen = cs_interrupt_pending && !cs_interrupt_seen;
+    cs_interrupt_pending = 0;
+    cs_interrupt_seen = 0;
+    return unseen;
 }

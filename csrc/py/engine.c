@@ -3,6 +3,8 @@
  * with user-facing messages happens in cosim/simulate.py; the checks here guard the C core. */
 #include "py/pyutil.h"
 
+#include "interrupt.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +99,7 @@ static void keep_exception(run_ctx *k) {
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     if (value && tb) PyException_SetTraceback(value, tb);
+    if (type && PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt)) cs_interrupt_seen = 1;  /* acted on */
     if (!k->exc && value) { Py_INCREF(value); k->exc = value; }
     Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
 }

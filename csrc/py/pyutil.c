@@ -83,7 +83,11 @@ int cs_py_interrupt_arm(void) {
     return token;
 }
 
-void cs_py_interrupt_disarm(int token) { cs_interrupt_disarm(token); }
+/* A SIGINT the call did not act on goes back to Python (arm may have taken Python's own flag for it): without this
+ * a Ctrl-C that lands just before a call that has no check, or after a call's last check, was lost. */
+void cs_py_interrupt_disarm(int token) {
+    if (cs_interrupt_disarm(token)) PyErr_SetInterrupt();
+}
 
 static PyObject *py_error_type(PyObject *self, PyObject *args) {
     int code;
@@ -197,6 +201,9 @@ void cs_py_take_exception(const char *what, char *msg, size_t size, PyObject **k
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
     if (value && tb) PyException_SetTraceback(value, tb);
+    /* Ctrl-C raised inside a callback: the run stops on it and re-raises it (with the partial result), so the
+     * armed call has acted on the SIGINT (cs_py_interrupt_disarm must not hand it back a second time). */
+    if (type && PyErr_GivenExceptionMatches(type, PyExc_KeyboardInterrupt)) cs_interrupt_seen = 1;
     PyObject *s = value ? PyObject_Str(value) : NULL;
     const char *txt = s ? PyUnicode_AsUTF8(s) : NULL;
     if (!txt) PyErr_Clear();
