@@ -23,6 +23,6 @@ PyMODINIT_FUNC PyInit__core(void) {
                             cs_py_control_methods, cs_py_fmu_methods, cs_py_parallel_methods};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (PyModule_AddFunctions(m, tables[i]) < 0) { Py_DECREF(m); return NULL; }
-    if (cs_py_add_codes(m) < 0 || cs_py_add_kinds(m) < 0) { Py_DECREF(m); return NULL; }
+    if (cs_py_add_codes(m) < 0 || cs_py_add_kinds(m) < 0 || cs_py_interrupt_init() < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

@@ -53,23 +53,28 @@ PyObject *cs_py_raise(const cs_err *err) {
     return NULL;
 }
 
-/* signal.getsignal and signal.default_int_handler, looked up once (borrowed for the module's lifetime). */
+/* signal.getsignal and signal.default_int_handler, looked up once at import (borrowed for the module's lifetime).
+ * Not lazily in cs_py_interrupt_arm: the lookup runs Python code (threading.main_thread), which would raise a
+ * pending SIGINT there, and arm could only swallow it: a Ctrl-C just before the first long call was lost. */
 static PyObject *getsignal, *default_int_handler;
 static unsigned long main_thread;
 
-int cs_py_interrupt_arm(void) {
-    if (!getsignal) {
-        PyObject *mod = PyImport_ImportModule("_signal"), *threading = PyImport_ImportModule("threading");
-        PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
-        PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
-        if (mod && ident) {
-            getsignal = PyObject_GetAttrString(mod, "getsignal");
-            default_int_handler = PyObject_GetAttrString(mod, "default_int_handler");
-            main_thread = PyLong_AsUnsignedLong(ident);
-        }
-        Py_XDECREF(mod); Py_XDECREF(threading); Py_XDECREF(mt); Py_XDECREF(ident);
-        if (!getsignal || !default_int_handler) { PyErr_Clear(); Py_CLEAR(getsignal); return -1; }
+int cs_py_interrupt_init(void) {
+    PyObject *mod = PyImport_ImportModule("_signal"), *threading = mod ? PyImport_ImportModule("threading") : NULL;
+    PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+    PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+    if (ident) {
+        getsignal = PyObject_GetAttrString(mod, "getsignal");
+        default_int_handler = getsignal ? PyObject_GetAttrString(mod, "default_int_handler") : NULL;
+        main_thread = PyLong_AsUnsignedLong(ident);
     }
+    Py_XDECREF(mod); Py_XDECREF(threading); Py_XDECREF(mt); Py_XDECREF(ident);
+    if (!getsignal || !default_int_handler) { Py_CLEAR(getsignal); Py_CLEAR(default_int_handler); return -1; }
+    return 0;
+}
+
+int cs_py_interrupt_arm(void) {
+    if (!getsignal) return -1;
     if (PyThread_get_thread_ident() != main_thread) return -1;
     PyObject *h = PyObject_CallFunction(getsignal, "i", SIGINT);
     if (!h) { PyErr_Clear(); return -1; }

@@ -19,6 +19,8 @@ PyObject *cs_py_error_type(int code);
  * in Python's main thread while SIGINT has Python's default handler (KeyboardInterrupt); a custom handler keeps
  * its say at the checks between macro steps. CS_PY_RELEASED(stmt) runs stmt that way. */
 int cs_py_interrupt_arm(void);
+/* The lookups arm needs, done once at import (0, or -1 with an exception set). */
+int cs_py_interrupt_init(void);
 void cs_py_interrupt_disarm(int token);
 #define CS_PY_RELEASED(stmt)                                                                                        \
     do {                                                                                                            \
