@@ -10,9 +10,9 @@ stable is judged here, with what the run knows, by one of two rules:
    coupling errors then grow by ρ per macro step, however short the run. (The analysis assumes exact subsystem
    integration; with CVODE/RK4 it judges the coupling, not the integrators.)
 2. **amplitude** (every other run): geometric growth of a coupled output sustained to the end of the run
-   (:func:`cosim.metrics.sustained_growth`): each of the last 6 of 20 equal windows has a peak at least 1.2 times
-   the one before. A forced physical response (growth like a power of t) passes; an unstable coupling (growth like
-   ρ^N) does not.
+   (:func:`cosim.metrics.sustained_growth`): over the last 6 of 20 equal windows the peak grows in every window
+   and by at least 1.2 per window on average. A forced physical response (growth like a power of t) passes; an
+   unstable coupling (growth like ρ^N) does not.
 
 An unstable verdict sets ``res.status = Result.UNSTABLE`` (``res.success`` False, ``res.state == "unstable"``),
 puts the reason into ``res.message`` and issues a :class:`cosim.CouplingInstabilityWarning`.
@@ -105,5 +105,5 @@ def judge(result) -> Verdict:
     return Verdict(False, "amplitude", factor,
                    f"coupling unstable: {name} grew geometrically to the end of the run (by {factor:.3g} over its "
                    f"last {metrics.GROWTH_SUSTAINED} of {metrics.GROWTH_WINDOWS} windows, at least "
-                   f"{metrics.GROWTH_PER_WINDOW:g} per window); reduce H or change the approximation, scheme or "
-                   f"update")
+                   f"{metrics.GROWTH_PER_WINDOW:g} per window on average); reduce H or change the approximation, "
+                   f"scheme or update")
