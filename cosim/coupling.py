@@ -55,6 +55,12 @@ def _choice(v, name, options):
     return options[v.lower()]
 
 
+
+def _phase_log(raw, t, names):
+    """The per-step log of a coupling method that runs in phases: the step's start time and its phase by name."""
+    ph = np.asarray(raw["phase"])
+    return dict(t=np.arange(ph.size) * float(t), phase=np.array([names[p] for p in ph], dtype=object))
+
 class Coupling:
     """Base class of the coupling methods of ``simulate(coupling=...)``."""
 
@@ -426,11 +432,10 @@ class PreStep(Coupling):
     def _log(self, system, raw, t):
         if raw is None:
             return None
-        ph = np.asarray(raw["phase"])
-        n = ph.size
-        out = dict(t=np.arange(n) * float(t), phase=np.array([PHASES[p] for p in ph], dtype=object),
-                   reason=np.array([REASONS[p] for p in ph], dtype=object), eps_si=raw["eps_si"],
-                   delta=raw["delta"], u=raw["u"], rank=raw["rank"])
+        out = _phase_log(raw, t, PHASES)
+        n = len(out["t"])
+        out.update(reason=np.array([REASONS[p] for p in np.asarray(raw["phase"])], dtype=object),
+                   eps_si=raw["eps_si"], delta=raw["delta"], u=raw["u"], rank=raw["rank"])
         for key in ("eps_cor", "traced_steps", "macro_point_steps"):
             if key in raw:
                 out[key] = raw[key]
@@ -542,10 +547,9 @@ class MBCorr(Coupling):
     def _log(self, system, raw, t):
         if raw is None:
             return None
-        ph = np.asarray(raw["phase"])
-        n = ph.size
-        out = dict(t=np.arange(n) * float(t), phase=np.array([MBCORR_PHASES[p] for p in ph], dtype=object),
-                   yhat=raw["yhat"], u_coef=np.asarray(raw["u_coef"]).reshape(n, 3, -1), delta=raw["delta"])
+        out = _phase_log(raw, t, MBCORR_PHASES)
+        n = len(out["t"])
+        out.update(yhat=raw["yhat"], u_coef=np.asarray(raw["u_coef"]).reshape(n, 3, -1), delta=raw["delta"])
         for key in ("learning_steps", "corrected_steps", "fallback_steps"):
             out[key] = raw[key]
         return out
