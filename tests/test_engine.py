@@ -349,6 +349,28 @@ def test_low_level_entry_rejects_garbage_without_crashing():
         assert out["status"] == 1 and out["message"]
 
 
+@pytest.mark.parametrize("coupling", ["prestep", "mbcorr"])
+@pytest.mark.parametrize("key", ["Sy", "Su", "Sd", "moesp_cfg", "a0", "b0"])
+def test_low_level_entry_checks_the_coupling_arrays_lengths(coupling, key):
+    """A coupling spec's arrays of the wrong length passed to _core.run directly are refused with their names, not
+    read past their end (the pre-step's and MBCorr's given IJs, MOESP settings and RLS start parameters)."""
+    from cosim import _core
+    from cosim.simulate import _run_options
+    s = models.two_mass_oscillator()   # units with 1 and 2 outputs, 2 and 1 inputs: Sy 1 + 4, Su/Sd 2 + 2 entries
+    specs, solver = [x.spec() for x in s.subsystems], cosim.Exact().spec()
+    x0, ci, co, cg = np.zeros(4), np.array([0, 1, 2]), np.array([2, 0, 1]), np.ones(3)
+    source = {"Sy": 0, "Su": 0, "Sd": 0, "moesp_cfg": 2, "a0": 1, "b0": 1}[key]
+    spec = dict(kind=coupling, variant=1, ij_source=source, Sy=np.zeros(5), Su=np.zeros(4), Sd=np.zeros(4),
+                moesp_cfg=np.tile([8.0, 2.0, 1.0, 0.0], 2), a0=np.zeros(3), b0=np.zeros(4), rls_lambda=1.0,
+                rls_P0=1e4)
+    opts = _run_options(approx_k=0, t_end=0.002, H=1e-3, divergence_bound=0.0, coupling=spec)
+    out = _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), opts, False)   # the right lengths run
+    assert out["status"] == 0, out["message"]
+    short = dict(opts, coupling=dict(spec, **{key: np.zeros(1)}))
+    with pytest.raises(ValueError, match=key):
+        _core.run(specs, [solver] * 2, x0, ci, co, cg, np.zeros(3), short, False)
+
+
 def test_explicit_nonuniform_grid_and_t_eval():
     s = models.two_mass_oscillator(ck=1e5, dk=1e3)
     rng = np.random.default_rng(5)

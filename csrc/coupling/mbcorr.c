@@ -323,18 +323,20 @@ int cs_mbcorr_coupling_create(const cs_network *net, const cs_approx_spec *base,
 /* ---- the kind (master/registry.c) ---- */
 
 #define P(name, type, field) CS_PARAM_FIELD(cs_mbcorr_spec, name, type, field)
+#define V(name, field, len) CS_PARAM_VECTOR(cs_mbcorr_spec, name, CS_PARAM_DOUBLES, field, len)
 static const cs_param mbcorr_params[] = {
     P("variant", CS_PARAM_INT, ij.variant), P("ij_source", CS_PARAM_INT, ij.ij_source),
-    P("Sy", CS_PARAM_DOUBLES, ij.Sy), P("Su", CS_PARAM_DOUBLES, ij.Su), P("Sd", CS_PARAM_DOUBLES, ij.Sd),
+    V("Sy", ij.Sy, ij.nSy), V("Su", ij.Su, ij.nSu), V("Sd", ij.Sd, ij.nSd),
     P("time_learning", CS_PARAM_DOUBLE, ij.time_learning), P("time_switch", CS_PARAM_DOUBLE, ij.time_switch),
     P("rls_lambda", CS_PARAM_DOUBLE, ij.rls_lambda), P("rls_P0", CS_PARAM_DOUBLE, ij.rls_P0),
     P("rls_na", CS_PARAM_INT, ij.rls_na), P("rls_nb", CS_PARAM_INT, ij.rls_nb),
-    P("a0", CS_PARAM_DOUBLES, ij.rls_a0), P("b0", CS_PARAM_DOUBLES, ij.rls_b0), P("rtol", CS_PARAM_DOUBLE, ij.rtol),
-    P("moesp_cfg", CS_PARAM_DOUBLES, ij.moesp_cfg), P("moesp_threshold", CS_PARAM_DOUBLE, ij.moesp_threshold),
+    V("a0", ij.rls_a0, ij.na0), V("b0", ij.rls_b0, ij.nb0), P("rtol", CS_PARAM_DOUBLE, ij.rtol),
+    V("moesp_cfg", ij.moesp_cfg, ij.nmoesp_cfg), P("moesp_threshold", CS_PARAM_DOUBLE, ij.moesp_threshold),
     P("moesp_refresh", CS_PARAM_INT, ij.moesp_refresh), P("log_capacity", CS_PARAM_LONG, ij.log_capacity),
     P("shape", CS_PARAM_INT, shape),
 };
 #undef P
+#undef V
 
 static void mbcorr_defaults(void *spec) {
     cs_mbcorr_spec *s = spec;

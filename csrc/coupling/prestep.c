@@ -296,6 +296,25 @@ int cs_prestep_coupling_create(const cs_network *net, const cs_unit_access *unit
         return cs_fail(err, CS_ERR_ARG, "jacobians: the interface Jacobians are missing");
     if (spec->ij_source == CS_PRESTEP_IJ_MOESP && !spec->moesp_cfg)
         return cs_fail(err, CS_ERR_ARG, "jacobians: the MOESP window settings are missing");
+    /* the arrays' lengths follow from the network: a short one would be read past its end */
+    long ny = 0, ny2 = 0, nyu = 0;
+    for (int i = 0; i < net->nsub; i++) {
+        const long ni = net->yoff[i + 1] - net->yoff[i], mi = net->uoff[i + 1] - net->uoff[i];
+        ny += ni;
+        ny2 += ni * ni;
+        nyu += ni * mi;
+    }
+    if (spec->ij_source == CS_PRESTEP_IJ_GIVEN && (spec->nSy != ny2 || spec->nSu != nyu || spec->nSd != nyu))
+        return cs_fail(err, CS_ERR_ARG, "jacobians: Sy, Su, Sd have %d, %d, %d entries; the units need %ld, %ld, %ld "
+                       "(sum over units of ny_i^2, ny_i nu_i, ny_i nu_i)", spec->nSy, spec->nSu, spec->nSd, ny2, nyu,
+                       nyu);
+    if (spec->ij_source == CS_PRESTEP_IJ_MOESP && spec->nmoesp_cfg != 4L * net->nsub)
+        return cs_fail(err, CS_ERR_ARG, "jacobians: the MOESP settings (moesp_cfg) have %d entries; %d units need %d",
+                       spec->nmoesp_cfg, net->nsub, 4 * net->nsub);
+    if (spec->ij_source == CS_PRESTEP_IJ_RLS && spec->rls_a0 && spec->rls_b0 &&
+        (spec->na0 != ny * spec->rls_na || spec->nb0 != nyu * spec->rls_nb))
+        return cs_fail(err, CS_ERR_ARG, "a0, b0: %d and %d initial RLS parameters; the units need %ld and %ld "
+                       "(ny n_a, sum of ny_i nu_i n_b)", spec->na0, spec->nb0, ny * spec->rls_na, nyu * spec->rls_nb);
     if (spec->variant == CS_PRESTEP_CONTINUOUS && spec->ij_source != CS_PRESTEP_IJ_GIVEN)
         return cs_fail(err, CS_ERR_ARG, "variant: the continuous version needs given (exact) IJs");
     if (!(spec->time_learning >= 0.0) || !(spec->time_switch >= 0.0) || !(spec->th_mod <= spec->th_sbc))
@@ -512,10 +531,11 @@ int cs_prestep_get_log(const cs_coupling *c, cs_prestep_log *log, cs_err *err) {
 /* ---- the kind (master/registry.c) ---- */
 
 #define P(name, type, field) CS_PARAM_FIELD(cs_prestep_spec, name, type, field)
+#define V(name, field, len) CS_PARAM_VECTOR(cs_prestep_spec, name, CS_PARAM_DOUBLES, field, len)
 static const cs_param prestep_params[] = {
     P("variant", CS_PARAM_INT, variant), P("ij_source", CS_PARAM_INT, ij_source),
     P("modified", CS_PARAM_INT, modified), P("hold", CS_PARAM_INT, hold), P("sbc_foh", CS_PARAM_INT, sbc_foh),
-    P("Sy", CS_PARAM_DOUBLES, Sy), P("Su", CS_PARAM_DOUBLES, Su), P("Sd", CS_PARAM_DOUBLES, Sd),
+    V("Sy", Sy, nSy), V("Su", Su, nSu), V("Sd", Sd, nSd),
     P("use_ede", CS_PARAM_INT, use_ede), P("ede_exact", CS_PARAM_INT, ede_exact),
     P("ede_steps", CS_PARAM_INT, ede_steps), P("extrap_exact", CS_PARAM_INT, extrap_exact),
     P("extrap_steps", CS_PARAM_INT, extrap_steps), P("dsm_steps", CS_PARAM_INT, dsm_steps),
@@ -523,12 +543,13 @@ static const cs_param prestep_params[] = {
     P("th_sbc", CS_PARAM_DOUBLE, th_sbc), P("th_mod", CS_PARAM_DOUBLE, th_mod),
     P("rls_lambda", CS_PARAM_DOUBLE, rls_lambda), P("rls_P0", CS_PARAM_DOUBLE, rls_P0),
     P("rls_na", CS_PARAM_INT, rls_na), P("rls_nb", CS_PARAM_INT, rls_nb),
-    P("a0", CS_PARAM_DOUBLES, rls_a0), P("b0", CS_PARAM_DOUBLES, rls_b0), P("rtol", CS_PARAM_DOUBLE, rtol),
-    P("moesp_cfg", CS_PARAM_DOUBLES, moesp_cfg), P("moesp_threshold", CS_PARAM_DOUBLE, moesp_threshold),
+    V("a0", rls_a0, na0), V("b0", rls_b0, nb0), P("rtol", CS_PARAM_DOUBLE, rtol),
+    V("moesp_cfg", moesp_cfg, nmoesp_cfg), P("moesp_threshold", CS_PARAM_DOUBLE, moesp_threshold),
     P("moesp_refresh", CS_PARAM_INT, moesp_refresh), P("log_capacity", CS_PARAM_LONG, log_capacity),
     P("intermediate_correction", CS_PARAM_INT, intermediate_correction),
 };
 #undef P
+#undef V
 
 static void prestep_defaults(void *spec) {
     cs_prestep_spec *s = spec;

@@ -31,6 +31,7 @@ typedef struct cs_prestep_spec {
     /* Given IJs, per unit i stacked one unit after another: continuous dS/dy (ny_i x ny_i), dS/du (ny_i x nu_i),
      * dS/du' (ny_i x nu_i); discrete Sy_d, Su^-, Su^+ of the same sizes. */
     const double *Sy, *Su, *Sd;
+    int nSy, nSu, nSd;    /* their lengths: sum of ny_i^2, of ny_i nu_i, of ny_i nu_i */
     int use_ede;          /* useErrDiffEqu */
     int ede_exact;        /* optionErrDiffEqu: 1 exact, 0 explicit Euler with ede_steps (stepsErrDiffEqu) */
     int ede_steps;
@@ -44,11 +45,13 @@ typedef struct cs_prestep_spec {
                                                * realization of every unit's model (spec 6.3/6.4) */
     const double *rls_a0, *rls_b0;            /* initial parameters per unit: a (ny_i x na), b (ny_i x nu_i x nb), or
                                                * NULL */
+    int na0, nb0;                             /* their lengths */
     double rtol;                              /* pseudo-inverse cut-off */
     /* CS_PRESTEP_IJ_MOESP: per unit 4 values (window W, block rows r, order (< 0: by threshold), method
      * CS_MOESP_PLAIN/PO) of a recursive MOESP window (sysid/moesp.h) fed with the aligned samples (u^k, y^k), k >= 1;
      * each step's fit gives the IJs by the standard-form conversion (sysid/ij.h, spec 2.2 [EXT]). */
     const double *moesp_cfg;
+    int nmoesp_cfg;                           /* its length: 4 per unit */
     double moesp_threshold;                   /* relative singular-value threshold of the automatic order */
     int moesp_refresh;                        /* re-factor the window every this many pushes (0: never) */
     long log_capacity;                        /* steps the log keeps (later steps are not logged) */
