@@ -171,6 +171,23 @@ def test_presets_build_the_section_18_models():
     assert set(preset_config("table5.8")) >= {"n_bodies", "t_end"}
 
 
+def test_table_A4_preset_halves_the_bodies_into_sines_and_impulses():
+    """App. A Ex. 3 (Table A.4): a random half of the bodies carries a modified sine, the other half one impulse at a
+    random t_I ∈ [0, t_sim]; ±1e8 N each; nonlinear cut elements (C = 1e11, D = 1e-2) become K units."""
+    a4 = oscillator_chain(preset="tableA.4", n_bodies=60, masses=1e-3)
+    f = a4.params["forces"]
+    sine, imp = f["sine"][:, 0].astype(int), f["impulse"][:, 0].astype(int)
+    assert len(sine) == len(imp) == 30 and set(sine) | set(imp) == set(range(1, 61))
+    assert np.all(np.abs(f["sine"][:, 1]) == 1e8) and np.all(np.abs(f["impulse"][:, 1]) == 1e8)
+    assert (f["impulse"][:, 1] < 0).any() and (f["impulse"][:, 1] > 0).any()
+    assert np.all((f["impulse"][:, 2] >= 0) & (f["impulse"][:, 2] <= 0.1)) and len(set(f["impulse"][:, 2])) == 30
+    assert np.all((f["sine"][:, 2] >= 5e3) & (f["sine"][:, 2] <= 1e4)) and np.all(f["sine"][:, 4] == 95)
+    assert np.all(a4.params["m"] == 1e-3) and a4.params["n_subsystems"] == 15 and a4.params["t_end"] == 0.1
+    assert [u.name for u in a4.subsystems][-14:] == [f"K{L}" for L in range(1, 15)]
+    again = oscillator_chain(preset="tableA.4", n_bodies=60, masses=1e-3)
+    assert np.array_equal(again.params["forces"]["impulse"], f["impulse"])        # seeded
+
+
 def test_band_solver_matches_dense_and_is_used_for_units_too():
     s = oscillator_chain(preset="table5.4", n_bodies=300, n_subsystems=10)
     dense = cosim.simulate_monolithic(s, t_end=2e-7, H=2e-8, solver=cosim.CVODE(rtol=1e-9, atol=1e-13))
