@@ -132,7 +132,7 @@ def test_T16_critical_macro_step_of_the_nonlinear_table_5_1_chain(k, stable, uns
     """kraft2021 §21 T16, explicit rows: κ = 0 stable at 5e-5 s; κ = 2 stable at 1e-5 s and unstable at >= 2-2.5e-5
     s; κ = 3 needs about 5e-6 s (critical H within a factor 2). Reduced to t = 0.03 s (the unstable runs blow up
     before 0.012 s; the full t_sim = 0.25 s runs are recorded in benchmarks/README.md). The implicit and waveform
-    rows need the implicit scheme (other issue)."""
+    rows are in tests/test_chains_schemes.py."""
     s = oscillator_chain(preset="table5.1")
     assert not _diverges(s, k, stable, 0.03)
     if unstable is not None:
