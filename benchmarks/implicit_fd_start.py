@@ -53,7 +53,7 @@ def c_norms(system, H, n):
 def newton_norms(system, H, solver, central, kraft_delta, n):
     """Newton on g(u) = u − L y(u) − r at step 0 (κ = 0: the input is its end value over the step)."""
     units = system.subsystems
-    L, r = system.L.toarray() if hasattr(system.L, "toarray") else np.asarray(system.L, float), system.r
+    L, r = system.L, system.r
     uoff, yoff = np.cumsum([0] + [u.nu for u in units]), np.cumsum([0] + [u.ny for u in units])
     steppers = [Stepper(u, solver=solver) for u in units]
     snaps = [p.save() for p in steppers]
