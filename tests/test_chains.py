@@ -132,7 +132,7 @@ def test_T16_critical_macro_step_of_the_nonlinear_table_5_1_chain(k, stable, uns
     """kraft2021 §21 T16, explicit rows: κ = 0 stable at 5e-5 s; κ = 2 stable at 1e-5 s and unstable at >= 2-2.5e-5
     s; κ = 3 needs about 5e-6 s (critical H within a factor 2). Reduced to t = 0.03 s (the unstable runs blow up
     before 0.012 s; the full t_sim = 0.25 s runs are recorded in benchmarks/README.md). The implicit and waveform
-    rows need the implicit scheme (other issue)."""
+    rows are in tests/test_chains_schemes.py."""
     s = oscillator_chain(preset="table5.1")
     assert not _diverges(s, k, stable, 0.03)
     if unstable is not None:
@@ -169,6 +169,23 @@ def test_presets_build_the_section_18_models():
     h = oscillator_chain(preset="table4.2", n_bodies=200, contacts=True)
     assert len(h.params["forces"]["contact"]) == 40 and np.all(h.params["x0"][60:80] <= 0)
     assert set(preset_config("table5.8")) >= {"n_bodies", "t_end"}
+
+
+def test_table_A4_preset_halves_the_bodies_into_sines_and_impulses():
+    """App. A Ex. 3 (Table A.4): a random half of the bodies carries a modified sine, the other half one impulse at a
+    random t_I ∈ [0, t_sim]; ±1e8 N each; nonlinear cut elements (C = 1e11, D = 1e-2) become K units."""
+    a4 = oscillator_chain(preset="tableA.4", n_bodies=60, masses=1e-3)
+    f = a4.params["forces"]
+    sine, imp = f["sine"][:, 0].astype(int), f["impulse"][:, 0].astype(int)
+    assert len(sine) == len(imp) == 30 and set(sine) | set(imp) == set(range(1, 61))
+    assert np.all(np.abs(f["sine"][:, 1]) == 1e8) and np.all(np.abs(f["impulse"][:, 1]) == 1e8)
+    assert (f["impulse"][:, 1] < 0).any() and (f["impulse"][:, 1] > 0).any()
+    assert np.all((f["impulse"][:, 2] >= 0) & (f["impulse"][:, 2] <= 0.1)) and len(set(f["impulse"][:, 2])) == 30
+    assert np.all((f["sine"][:, 2] >= 5e3) & (f["sine"][:, 2] <= 1e4)) and np.all(f["sine"][:, 4] == 95)
+    assert np.all(a4.params["m"] == 1e-3) and a4.params["n_subsystems"] == 15 and a4.params["t_end"] == 0.1
+    assert [u.name for u in a4.subsystems][-14:] == [f"K{L}" for L in range(1, 15)]
+    again = oscillator_chain(preset="tableA.4", n_bodies=60, masses=1e-3)
+    assert np.array_equal(again.params["forces"]["impulse"], f["impulse"])        # seeded
 
 
 def test_band_solver_matches_dense_and_is_used_for_units_too():

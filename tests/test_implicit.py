@@ -1,5 +1,6 @@
 """Implicit co-simulation (kraft2021 §6, App. A): interface Jacobians (T3, T22), converged orders (T10), corrector
-iterations on a chain (T23), the corrector-failure path and argument checks."""
+iterations on the nonlinear chains (T23), the fd Newton on a chain, the corrector-failure path and argument
+checks."""
 import math
 
 import numpy as np
@@ -117,17 +118,84 @@ def test_implicit_jacobians_reach_the_same_fixed_point_and_count_iterations():
     assert np.all(res["exact"].stats["iterations_per_step"] == 2)
 
 
-def test_T23_corrector_iterations_fd_and_sap_on_a_chain():
-    """kraft2021 T23: mean corrector iterations with fd ≈ 2-2.5, with sap ≈ 3-4 (moderately damped chain, D = 0.75,
-    κ = 2; sap's approximate Jacobian costs the extra iterations)."""
-    sys = chain(ns=4, nb=2, d=150.0, dc=150.0)
-    kw = dict(solver=cosim.Exact(), approximation=cosim.Lagrange(2))
-    mean = {}
-    for j in ("fd", "sap"):
-        r = cosim.simulate(sys, 0.1, 2e-3, scheme=cosim.Implicit(jacobian=j, tol=1e-8, max_iter=30), **kw)
-        mean[j] = r.stats["iterations"] / r.stats["macro_steps"]
-    assert 2.0 <= mean["fd"] <= 2.5, mean
-    assert 3.0 <= mean["sap"] <= 4.0, mean
+def _mean_corrector_iterations(system, t_end, jacobian, rtol, atol, tau, max_iter):
+    """n̄_cor of an imMD run with full step and order control (kraft2021 §6, §19): corrector iterations per macro
+    step, the retried attempts after corrector failures included."""
+    r = cosim.simulate(system, t_end, H=1e-9, approximation=cosim.Lagrange(0), last_step="shorten",
+                       step_control=cosim.StepControl(estimator="imMD", rtol=rtol, atol=atol),
+                       scheme=cosim.Implicit(jacobian=jacobian, tol=rtol, max_iter=max_iter, convergence="y",
+                                             tau=tau))
+    return r.stats["iterations"] / r.stats["macro_steps"]
+
+
+@pytest.mark.parametrize("rtol", [1e-3, 1e-4])
+def test_T23_fd_corrector_iterations_on_the_table_5_8_chain(rtol):
+    """kraft2021 T23 / §18.10: on the nonlinear Table 5.8 chain "n̄_cor ≈ 2.3 for all implicit runs" (imMD, fd,
+    τ = 0.33); T23's band 2-2.5. Reduced: n_K = 40, n_s = 10, t = 5e-3 s. Measured 2.09 (rtol 1e-3) and 2.04
+    (1e-4) with seed 1, 2.04-2.24 over seeds 1-3; sap on the same chain needs 6.7-8.5 (seed 1; nonlinear damping D_i: fd
+    "clearly superior", App. A.6)."""
+    s = cosim.models.oscillator_chain(preset="table5.8", n_bodies=40)
+    n_cor = _mean_corrector_iterations(s, 5e-3, "fd", rtol, {"pos": 1e-3 * rtol, "vel": rtol, "u": 1e4 * rtol},
+                                       tau=0.33, max_iter=10)
+    assert 2.0 <= n_cor <= 2.5, n_cor
+
+
+def test_T23_fd_and_sap_corrector_iterations_on_the_table_A4_chain():
+    """kraft2021 T23 / App. A Ex. 3 (Table A.4 chain, imMD, rtol = 1e-4, atol^pos = rtol, atol^vel = 1e3 rtol,
+    τ = 0.01, n_cor^max = 5): n̄_cor ≈ 2 with fd and ≈ 4 with sap; T23's bands 2-2.5 and 3-4. Reduced: n_K = 30,
+    n_s = 15, m_i = 1e-2 kg, t = 3e-4 s (the random initial velocities ±1e3 m/s and the first sine peaks). Measured
+    2.02 and 3.75 (seed 1); fd 2.02-2.03, sap 3.46-3.75 over seeds 1-3."""
+    s = cosim.models.oscillator_chain(preset="tableA.4", n_bodies=30, masses=1e-2)
+    rtol = 1e-4
+    n_cor = {j: _mean_corrector_iterations(s, 3e-4, j, rtol, {"pos": rtol, "vel": 1e3 * rtol, "u": 1e4 * rtol},
+                                           tau=0.01, max_iter=5) for j in ("fd", "sap")}
+    assert 2.0 <= n_cor["fd"] <= 2.5, n_cor
+    assert 3.0 <= n_cor["sap"] <= 4.0, n_cor
+
+
+def test_fd_newton_on_the_nonlinear_chain_is_kraft_newton():
+    """The fd corrector on a multi-unit chain with feed-through cut-element units (Table 5.8, n_K = 20: S1..S10 and
+    K1..K9) is Newton's method on g(u) = u − L y(u) − r with the block-diagonal forward-difference Jacobian and
+    kraft's Δλ rule (§6.3: Δ = max(|u^j − u^{j−1}|, Δ_min)): two iterations of the C corrector match a Newton written
+    here with Steppers, state for state. Without the Δλ rule the states after two iterations differ by up to 90."""
+    from cosim.stepper import Stepper
+    H = 1e-7
+    s = cosim.models.oscillator_chain(preset="table5.8", n_bodies=20)
+    res = cosim.simulate(s, H, H, solver=cosim.CVODE(), approximation=cosim.Lagrange(0),
+                         scheme=cosim.Implicit(jacobian="fd", max_iter=2, on_failure="continue"))
+    units = s.subsystems
+    L, r = s.L, s.r
+    uoff, yoff = np.cumsum([0] + [u.nu for u in units]), np.cumsum([0] + [u.ny for u in units])
+    steppers = [Stepper(u, solver=cosim.CVODE()) for u in units]
+    snaps = [p.save() for p in steppers]
+
+    def out(i, ui):  # restore unit i to T_N, integrate with the constant input ui (κ = 0), outputs at T_N + H
+        steppers[i].restore(snaps[i])
+        if units[i].nx:
+            steppers[i].do_step(0.0, H, ui)
+        return steppers[i].output(ui)
+
+    u = np.zeros(uoff[-1])
+    for _ in range(2):  # the inputs at t = 0 (the S units have no feed-through, the K units do)
+        u = L @ np.concatenate([p.output(u[a:b]) for p, a, b in zip(steppers, uoff, uoff[1:])]) + r
+    du = np.zeros_like(u)
+    for _ in range(2):
+        y = np.concatenate([out(i, u[a:b]) for i, (a, b) in enumerate(zip(uoff, uoff[1:]))])
+        G = np.zeros((y.size, u.size))
+        for i, (a, b) in enumerate(zip(uoff, uoff[1:])):
+            for k in range(a, b):
+                d = max(abs(du[k]), 1e-6 * (1 + abs(u[k])))
+                up = u[a:b].copy()
+                up[k - a] += d
+                G[yoff[i]:yoff[i + 1], k] = (out(i, up) - y[yoff[i]:yoff[i + 1]]) / d
+        du = np.linalg.solve(np.eye(u.size) - L @ G, -(u - L @ y - r))
+        u = u + du
+    for i, (a, b) in enumerate(zip(uoff, uoff[1:])):
+        out(i, u[a:b])
+    x = np.concatenate([p.x for p in steppers])
+    assert res.stats["iterations"] == 2
+    assert np.max(np.abs(res.X[-1] - res.X[0])) > 100.0          # the step moves the states far
+    assert np.max(np.abs(res.X[-1] - x)) < 1e-6
 
 
 def test_fd_with_rk4_units_and_nonlinear_units_run():

@@ -396,7 +396,7 @@ def coupling_bodies(system):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Parameter sets of kraft2021 §18 (thesis Tables 4.2, 5.1, 5.3, 5.4, 5.5, 5.7, 5.8, 5.9)
+# Parameter sets of kraft2021 §18 (thesis Tables 4.2, 5.1, 5.3, 5.4, 5.5, 5.7, 5.8, 5.9) and §13.3 (Table A.4)
 
 def _c_table54(i):
     return 2.0e11 * (1.0 + 9.0 * np.sin(0.3142 * ((np.asarray(i) - 1) % 10)))
@@ -513,9 +513,31 @@ def _t59(n_bodies=1000, n_subsystems=10, seed=1):
                 if cb else None, seed=seed, t_end=1.0)
 
 
+def _tA4(n_bodies=15_000, n_subsystems=15, masses=1e-2, seed=1):
+    """App. A Ex. 3 (Table A.4, kraft2021 §13.3; sap against fd): n_K = 15 000, n_s = 15, c = 1e6 N/m,
+    d = 1e4 Ns/m, C = 1e11 N/m³, D = 1e-2 Ns³/m³, one mass for all bodies (the thesis varies it from 1e-2 down to
+    1e-4 kg); x0 ∈ [−0.1, 0.1] m, v0 ∈ [−1e3, 1e3] m/s; a random half of the bodies carries a modified sine
+    (A_S = 95) of ±1e8 N with Ω_S ∈ [5e3, 1e4] 1/s, the other half one impulse of ±1e8 N at a random
+    t_I ∈ [0, t_sim], Δt_I = 1e-3 s, δ_I = 1e-6 s; t_sim = 0.1 s."""
+    n = _check.integer(n_bodies, "n_bodies", 1, 1 << 22)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed: expected a non-negative int or None, got {seed!r}")
+    rng = np.random.default_rng(None if seed is None else [seed, 4])   # the split of the bodies and the t_I
+    order = rng.permutation(np.arange(1, n + 1))
+    sine, impulse = np.sort(order[: n // 2]), np.sort(order[n // 2:])
+    t_end = 0.1
+    forces = [dict(kind="sine", bodies=sine, amplitude=Uniform(1e8, 1e8, signed=True), omega=Uniform(5e3, 1e4),
+                   phase=0.0, power=95)] if sine.size else []
+    forces += [dict(kind="impulse", bodies=[int(b)], amplitude=Uniform(1e8, 1e8, signed=True), times=[t_I],
+                    duration=1e-3, width=1e-6) for b, t_I in zip(impulse, rng.uniform(0.0, t_end, impulse.size))]
+    return dict(n_bodies=n, n_subsystems=n_subsystems, masses=masses, stiffness=1e6, damping=1e4,
+                cubic=(1e11, 1e-2), x0=Uniform(-0.1, 0.1), v0=Uniform(-1e3, 1e3), forces=forces, seed=seed,
+                t_end=t_end)
+
+
 #: The §18 parameter sets by name: "table5.1" (options: linear), "table5.3" (seed), "table5.4" (n_subsystems),
 #: "table5.5" (scale, repartitioned, seed), "table5.7" (n_bodies, n_subsystems, contacts, seed; Sec. 5.6, the
 #: lost table's values chosen), "table5.8" (n_bodies, seed), "table4.2" (n_bodies, contacts, seed), "table5.9"
-#: (n_bodies, n_subsystems, seed).
+#: (n_bodies, n_subsystems, seed), "tableA.4" (n_bodies, n_subsystems, masses, seed; App. A Ex. 3).
 PRESETS = {"table5.1": _t51, "table5.3": _t53, "table5.4": _t54, "table5.5": _t55, "table5.7": _t57,
-           "table5.8": _t58, "table4.2": _t42, "table5.9": _t59}
+           "table5.8": _t58, "table4.2": _t42, "table5.9": _t59, "tableA.4": _tA4}
