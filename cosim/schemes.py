@@ -62,8 +62,12 @@ class Implicit(IterativeScheme):
     ----------
     jacobian : the interface Jacobian ∂y/∂u: "fd" (one perturbed integration per input from the saved state at T_N,
         perturbations Δλ of §6.3), "sap" (the first term of the series of App. A per entry: C_vel H/m for
-        velocities, C_pos H²/m for positions, Table A.1; needs no extra integration) or "exact" (LTI subsystems:
-        the exact sensitivity from the matrix exponential).
+        velocities, C_pos H²/m for positions, Table A.1; needs no extra integration; what the thesis calls sap),
+        "sap2" (the first two terms of that series per entry, (A.5): − C_pos d H²/m² on velocities, − c_2 d H³/m²
+        on positions; App. A's two-term variant, which the thesis found no better and unstable at high damping) or
+        "exact" (LTI subsystems: the exact sensitivity from the matrix exponential, once per step; nonlinear
+        subsystems: the forward sensitivity equations (A.8) Ṡ = f_x S + f_u L^κ integrated with the state by the
+        unit's own integrator, at the predictor and at every corrector iterate).
     tol : relative and absolute tolerance of the WRMS norm (2.32) (``atol`` separately if given).
     max_iter : n_cor^max, corrector iterations per macro step (kraft: 10).
     convergence : "u" (δ of the coupling variables, the imCV rule) or "y" (δ of the outputs, the imMD rule).
