@@ -9,11 +9,11 @@
 typedef struct sens_ctx {
     cs_model *inner, *self;
     double T, H;
-    int deg;
+    int deg, central;
     const double *ell;       /* deg + 1 coefficients, the caller's (valid during the integration) */
     double *sigma;           /* nu */
     double *xp, *up, *fp, *fm; /* nx, nu, nx, nx: the perturbed points of the difference quotients */
-    double *fx;              /* nx x nx: f_x for the Newton matrix */
+    double *fx;              /* nx x nx: f_x for the Newton matrix (the rhs borrows its first nx for a quotient) */
 } sens_ctx;
 
 static int keep(sens_ctx *q, int rc) {
@@ -21,8 +21,29 @@ static int keep(sens_ctx *q, int rc) {
     return rc;
 }
 
-/* f_x Z_a + ua f_u e_a as a central difference along (Z_a, ua e_a): its noise (eps / e) stays far below an
- * adaptive integrator's tolerances, where a one-sided quotient's (sqrt(eps)) would not. */
+/* (f(x + h dx, u + h du) - f(x, u)) / h, or the central quotient; out: nx values. */
+static int quotient(sens_ctx *q, double t, const double *x, const double *u, const double *f0, const double *dx,
+                    int a, double du, double h, double *out) {
+    cs_model *m = q->inner;
+    const int nx = m->nx;
+    int rc = CS_OK;
+    for (int sg = 0; sg <= q->central && !rc; sg++) {
+        double e = sg ? -h : h;
+        for (int i = 0; i < nx; i++) q->xp[i] = dx ? x[i] + e * dx[i] : x[i];
+        if (a >= 0) q->up[a] = u[a] + e * du;
+        m->nrhs++;
+        rc = m->ops->rhs(m->content, t, q->xp, q->up, sg ? q->fm : q->fp);
+        if (a >= 0) q->up[a] = u[a];
+    }
+    if (rc) return rc;
+    for (int i = 0; i < nx; i++) out[i] = q->central ? (q->fp[i] - q->fm[i]) / (2.0 * h) : (q->fp[i] - f0[i]) / h;
+    return CS_OK;
+}
+
+/* f_x Z_a + ua f_u e_a: two difference quotients, along Z_a in x and along e_a in u, each with a step sized to its
+ * own variable (one joint step would be too small for one of them, and its round-off would be amplified). Central
+ * for adaptive integrators (noise ~ eps^(2/3), far below their error test, where a one-sided quotient's sqrt(eps)
+ * would upset it), one-sided for fixed-step integrators (half the calls). */
 static int sens_rhs(void *c, double t, const double *x, const double *u, double *xdot) {
     sens_ctx *q = c;
     cs_model *m = q->inner;
@@ -30,7 +51,8 @@ static int sens_rhs(void *c, double t, const double *x, const double *u, double 
     m->nrhs++;
     int rc = m->ops->rhs(m->content, t, x, u, xdot);
     if (rc) return keep(q, rc);
-    const double s = (t - q->T) / q->H, eps = 6.0554544523933395e-06; /* cbrt(2^-52) */
+    const double s = (t - q->T) / q->H;
+    const double eps = q->central ? 6.0554544523933395e-06 : 1.4901161193847656e-08; /* cbrt, sqrt(2^-52) */
     double l = 0.0;
     for (int k = q->deg; k >= 0; k--) l = l * s + q->ell[k];
     double xs = 1.0;
@@ -41,21 +63,17 @@ static int sens_rhs(void *c, double t, const double *x, const double *u, double 
         double *Zdot = xdot + (size_t)nx * (a + 1);
         double zn = 0.0, ua = l * q->sigma[a];
         for (int i = 0; i < nx; i++) zn = fmax(zn, fabs(Z[i]));
-        /* one step e along the direction, relative to the sizes of x and u_a */
-        double r = fmax(zn / xs, fabs(ua) / fmax(1.0, fabs(u[a])));
-        if (r == 0.0) { memset(Zdot, 0, sizeof(double) * nx); continue; }
-        double e = eps / r;
-        for (int sg = 0; sg < 2; sg++) {
-            double h = sg ? -e : e;
-            for (int i = 0; i < nx; i++) q->xp[i] = x[i] + h * Z[i];
-            q->up[a] = u[a] + h * ua;
-            m->nrhs++;
-            rc = m->ops->rhs(m->content, t, q->xp, q->up, sg ? q->fm : q->fp);
-            if (rc) break;
+        memset(Zdot, 0, sizeof(double) * nx);
+        if (ua != 0.0) { /* ua f_u e_a */
+            rc = quotient(q, t, x, u, xdot, NULL, a, 1.0, eps * fmax(1.0, fabs(u[a])), q->fx);
+            if (rc) return keep(q, rc);
+            for (int i = 0; i < nx; i++) Zdot[i] = ua * q->fx[i];
         }
-        q->up[a] = u[a];
-        if (rc) return keep(q, rc);
-        for (int i = 0; i < nx; i++) Zdot[i] = (q->fp[i] - q->fm[i]) / (2.0 * e);
+        if (zn > 0.0) { /* f_x Z_a */
+            rc = quotient(q, t, x, u, xdot, Z, -1, 0.0, eps * xs / zn, q->fx);
+            if (rc) return keep(q, rc);
+            for (int i = 0; i < nx; i++) Zdot[i] += q->fx[i];
+        }
     }
     return CS_OK;
 }
@@ -106,7 +124,7 @@ static void sens_free(void *c) {
 
 static const cs_model_ops SENS_OPS = {CS_MODEL_GENERIC, sens_rhs, sens_output, NULL, sens_jac, NULL, sens_free};
 
-int cs_sensitivity_model_create(cs_model *inner, cs_model **out, cs_err *err) {
+int cs_sensitivity_model_create(cs_model *inner, int central, cs_model **out, cs_err *err) {
     const int nx = inner->nx, nu = inner->nu;
     cs_model *m = cs_model_new_empty(nx * (1 + nu), nu, inner->ny, inner->name);
     sens_ctx *q = calloc(1, sizeof *q);
@@ -126,6 +144,7 @@ int cs_sensitivity_model_create(cs_model *inner, cs_model **out, cs_err *err) {
     q->fm = q->fp + nx;
     q->fx = q->fm + nx;
     q->H = 1.0;
+    q->central = central != 0;
     for (int a = 0; a < nu; a++) q->sigma[a] = 1.0;
     cs_model_attach(m, &SENS_OPS, q);
     m->feedthrough = inner->feedthrough;

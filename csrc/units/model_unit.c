@@ -103,7 +103,7 @@ static int sensitivity_ode(cs_unit *u, double T, double H, const double *ell, in
         m->sens_w = calloc((size_t)na + 3 * (size_t)nu + (size_t)nx + 2 * (size_t)ny + (size_t)ny * nx + 1,
                            sizeof(double));
         if (!m->sens_w) return cs_fail(err, CS_ERR_NOMEM, "unit %s: out of memory (sensitivity)", u->name);
-        CS_TRY(cs_sensitivity_model_create(md, &m->sens, err));
+        CS_TRY(cs_sensitivity_model_create(md, o.kind == CS_SOLVER_CVODE, &m->sens, err));
         if (cs_stepper_create(m->sens, &o, &m->sens_st, err)) {
             cs_model_destroy(m->sens);
             m->sens = NULL;
