@@ -208,28 +208,30 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
     double t = T;
     const double *x = st->x, *u0 = uend; /* sap: the coupling-body masses; the state at T, inputs at their end value */
     if (lin) {
-        for (int i = 0; i < ny; i++)
-            for (int a = 0; a < nu; a++) {
+        for (int a = 0; a < nu; a++) {
+            for (int q = 0; q < nx; q++) { /* A B e_a (and A^2 B e_a) */
+                double v = 0.0;
+                for (int r = 0; r < nx; r++) v += lin->A[(size_t)q * nx + r] * lin->B[(size_t)r * nu + a];
+                ab[q] = v;
+            }
+            if (two)
+                for (int q = 0; q < nx; q++) {
+                    double v = 0.0;
+                    for (int r = 0; r < nx; r++) v += lin->A[(size_t)q * nx + r] * ab[r];
+                    a2b[q] = v;
+                }
+            for (int i = 0; i < ny; i++) {
                 double s0 = 0.0, s1 = 0.0, s2 = 0.0;
                 for (int q = 0; q < nx; q++) {
                     s0 += lin->C[(size_t)i * nx + q] * lin->B[(size_t)q * nu + a];
-                    double ab_q = 0.0;
-                    for (int r = 0; r < nx; r++) ab_q += lin->A[(size_t)q * nx + r] * lin->B[(size_t)r * nu + a];
-                    s1 += lin->C[(size_t)i * nx + q] * ab_q;
-                    if (two) { /* C A (A B) */
-                        double a2 = 0.0;
-                        for (int r = 0; r < nx; r++) {
-                            double abr = 0.0;
-                            for (int p = 0; p < nx; p++) abr += lin->A[(size_t)r * nx + p] * lin->B[(size_t)p * nu + a];
-                            a2 += lin->A[(size_t)q * nx + r] * abr;
-                        }
-                        s2 += lin->C[(size_t)i * nx + q] * a2;
-                    }
+                    s1 += lin->C[(size_t)i * nx + q] * ab[q];
+                    if (two) s2 += lin->C[(size_t)i * nx + q] * a2b[q];
                 }
                 CB[(size_t)i * nu + a] = s0;
                 CAB[(size_t)i * nu + a] = s1;
                 if (two) CA2B[(size_t)i * nu + a] = s2;
             }
+        }
     } else { /* directional difference quotients: b = f_u e_a, C B = g_x b, A B = f_x b, C A B = g_x (A B) */
         CS_TRY(cs_model_rhs(md, t, x, u0, f0, err));
         CS_TRY(cs_model_output(md, t, x, u0, y0, err));
