@@ -62,8 +62,12 @@ class Implicit(IterativeScheme):
     ----------
     jacobian : the interface Jacobian ∂y/∂u: "fd" (one perturbed integration per input from the saved state at T_N,
         perturbations Δλ of §6.3), "sap" (the first term of the series of App. A per entry: C_vel H/m for
-        velocities, C_pos H²/m for positions, Table A.1; needs no extra integration) or "exact" (LTI subsystems:
-        the exact sensitivity from the matrix exponential).
+        velocities, C_pos H²/m for positions, Table A.1; needs no extra integration; what the thesis calls sap),
+        "sap2" (the first two terms of that series per entry, (A.5): − C_pos d H²/m² on velocities, − c_2 d H³/m²
+        on positions; App. A's two-term variant, which the thesis found no better and unstable at high damping) or
+        "exact" (LTI subsystems: the exact sensitivity from the matrix exponential, once per step; nonlinear
+        subsystems: the forward sensitivity equations (A.8) Ṡ = f_x S + f_u L^κ integrated with the state by the
+        unit's own integrator, at the predictor and at every corrector iterate).
     tol : relative and absolute tolerance of the WRMS norm (2.32) (``atol`` separately if given).
     max_iter : n_cor^max, corrector iterations per macro step (kraft: 10).
     convergence : "u" (δ of the coupling variables, the imCV rule) or "y" (δ of the outputs, the imMD rule).
@@ -161,28 +165,58 @@ def end_basis(kappa, a=None):
     return _core.lagrange_end_basis(1.0 - a)   # the nodes T_{N+1-i}: s = 1 - a_i (the C schemes' basis)
 
 
-def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None, u=None, solver=None,
+def interface_jacobian(subsystem, H, *, method="exact", kappa=0, a=None, x=None, u=None, coefs=None, solver=None,
                        perturbation=1.0):
     """The interface Jacobian ∂y(T+H)/∂u_{N+1} of one subsystem over one window of length H from the state ``x``
-    (default its x0): the sensitivity of the outputs at the window end to the end value of the input polynomial
-    (kraft2021 §6.2-6.3, App. A), computed by the C core as the iterative schemes do: ``method`` "fd" (perturbed
-    integrations with Δ = ``perturbation``), "sap" (first series term per entry, Table A.1) or "exact" (LTI).
-    The input before the perturbation is the constant ``u`` (default 0); ``solver`` integrates (default Exact for
-    LTI, else RK4 with 100 micro steps)."""
+    (default its x0): the sensitivity of the outputs at the window end to the end value u_{N+1} of the input
+    polynomial (kraft2021 §6.2-6.3, App. A), computed by the C core as :class:`Implicit` does.
+
+    Parameters
+    ----------
+    subsystem : the unit's subsystem (:class:`cosim.LTI`, :class:`cosim.ODE`, a built-in or C model).
+    H : the window length H = T_{N+1} − T_N (s).
+    method : "fd" (perturbed integrations with Δ = ``perturbation``, kraft2021 §6.3), "sap" (the first series term
+        per entry, Table A.1), "sap2" (the first two series terms per entry, the two-term variant of App. A) or
+        "exact" (LTI: the exponential propagator; nonlinear subsystems: the forward sensitivity equations (A.8)
+        integrated along the trajectory by ``solver``).
+    kappa, a : degree κ of the end node's Lagrange basis L^κ and the step ratios a_i (:func:`end_basis`).
+    x : the state at T_N (default the subsystem's x0).
+    u : the constant input on the window (default 0); or
+    coefs : the input polynomial on the window, ``(κ' + 1, nu)`` coefficients of s = (t − T_N)/H in ascending
+        powers (κ' <= 7, ``_core.MAXDEG``); its value at s = 1 is u_{N+1}. Give ``u`` or ``coefs``, not both.
+    solver : integrates the window (default :class:`cosim.Exact` for LTI, else RK4 with 100 micro steps).
+    perturbation : Δ of "fd" (absolute, > 0).
+
+    Returns
+    -------
+    G : ndarray, shape (ny, nu), G[i, a] = ∂y_i(T_{N+1})/∂u_{a,N+1}.
+    """
     from .solvers import Exact, RK4, as_solver
     method = _choice("method", method, JACOBIANS)
     H = _check.real(H, "H", positive=True)
     ell = end_basis(kappa, a)
     x = np.asarray(subsystem.x0 if x is None else x, dtype=float).reshape(-1)
-    u = np.zeros(subsystem.nu) if u is None else np.asarray(u, dtype=float).reshape(-1)
-    if u.size != subsystem.nu:
-        raise ValueError(f"u: expected {subsystem.nu} input values, got {u.size}")
+    if u is not None and coefs is not None:
+        raise ValueError("u, coefs: give the input as a constant u or as polynomial coefs, not both")
+    if coefs is None:
+        u = np.zeros(subsystem.nu) if u is None else np.asarray(u, dtype=float).reshape(-1)
+        if u.size != subsystem.nu:
+            raise ValueError(f"u: expected {subsystem.nu} input values, got {u.size}")
+        coefs = u[None, :]
+    else:
+        coefs = _check.matrix(coefs, "coefs")
+        if coefs.shape[1] != subsystem.nu or not 1 <= coefs.shape[0] <= _core.MAXDEG + 1:
+            raise ValueError(f"coefs: expected (deg + 1, {subsystem.nu}) coefficients with deg <= {_core.MAXDEG}, "
+                             f"got shape {coefs.shape}")
     if solver is None:
         solver = Exact() if subsystem.is_lti else RK4(substeps=100)
     solver = as_solver(solver)
-    coefs = np.zeros((ell.size, subsystem.nu))
-    coefs[0] = u
+    # the window's polynomial carries both the input and the end basis ℓ (the C core's degree is the larger one)
+    deg = max(ell.size, coefs.shape[0]) - 1
+    poly = np.zeros((deg + 1, subsystem.nu))
+    poly[:coefs.shape[0]] = coefs
+    ellp = np.zeros(deg + 1)
+    ellp[:ell.size] = ell
     delta = np.full(subsystem.nu, _check.real(perturbation, "perturbation", positive=True))
-    from . import _core
-    return _core.interface_jacobian(subsystem.spec(), solver.spec(), x, 0.0, H, ell, coefs, delta,
+    return _core.interface_jacobian(subsystem.spec(), solver.spec(), x, 0.0, H, ellp, poly, delta,
                                     JACOBIANS[method])

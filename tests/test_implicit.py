@@ -235,13 +235,14 @@ def test_implicit_bad_arguments(kw, name):
         cosim.Implicit(**kw)
 
 
-def test_implicit_needs_lagrange_and_exact_jacobian_needs_lti():
+def test_implicit_needs_lagrange_and_exact_jacobian_of_nonlinear_units_runs():
     sys = cosim.models.precice_oscillator()
     with pytest.raises(ValueError, match="approximation"):
         cosim.simulate(sys, 0.1, 0.01, scheme=cosim.Implicit(), approximation=cosim.Hermite(1))
+    # nonlinear units: the sensitivity equations (tests/test_sensitivity.py), no longer an error
     nl = cosim.models.two_mass_oscillator(nonlinear=True)
-    with pytest.raises(ValueError, match="exact"):
-        cosim.simulate(nl, 1e-3, 1e-4, scheme=cosim.Implicit(jacobian="exact"), solver=cosim.RK4(substeps=2),
-                       approximation=cosim.ZOH())
+    kw = dict(solver=cosim.RK4(substeps=2), approximation=cosim.ZOH())
+    r = {j: cosim.simulate(nl, 1e-3, 1e-4, scheme=cosim.Implicit(jacobian=j), **kw) for j in ("exact", "fd")}
+    assert np.max(np.abs(r["exact"].X - r["fd"].X)) < 1e-8 * np.max(np.abs(r["fd"].X))
     with pytest.raises(TypeError, match="scheme"):
         cosim.simulate(sys, 0.1, 0.01, scheme=3)

@@ -41,7 +41,8 @@ static const code_name solvers[] = {{"euler", CS_SOLVER_EULER}, {"rk4", CS_SOLVE
                                     {"cvode", CS_SOLVER_CVODE}, {"ab2", CS_SOLVER_AB2}};
 static const code_name ab2_starters[] = {{"euler", CS_AB2_EULER}, {"heun", CS_AB2_HEUN}};
 static const code_name linear_solvers[] = {{"dense", CS_LINSOL_DENSE}, {"band", CS_LINSOL_BAND}};
-static const code_name jacobians[] = {{"fd", CS_JAC_FD}, {"sap", CS_JAC_SAP}, {"exact", CS_JAC_EXACT}};
+static const code_name jacobians[] = {{"fd", CS_JAC_FD}, {"sap", CS_JAC_SAP}, {"exact", CS_JAC_EXACT},
+                                     {"sap2", CS_JAC_SAP2}};
 static const code_name accelerations[] = {{"none", CS_ACCEL_NONE}, {"aitken", CS_ACCEL_AITKEN},
                                           {"iqn-ils", CS_ACCEL_IQN_ILS}};
 static const code_name waveforms[] = {{"polynomial", CS_WAVE_POLYNOMIAL}, {"substeps", CS_WAVE_SUBSTEPS}};

@@ -10,7 +10,8 @@
 #include "units/model_unit.h"
 
 /* interface_jacobian(model_spec, solver_spec, x, T, H, ell, coefs, delta, method) -> G (ny x nu)
- * coefs: (deg+1) x nu polynomial input in s (its end value is the uend of the outputs); method 0 fd, 1 sap, 2 exact */
+ * coefs: (deg+1) x nu polynomial input in s (its end value is the uend of the outputs); method 0 fd, 1 sap, 2 exact,
+ * 3 sap2 (the codes of CS_JAC_*) */
 static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
     PyObject *ospec, *osolver, *ox, *oell, *ocoef, *odelta;
     double T, H;
@@ -39,7 +40,10 @@ static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "interface_jacobian: sizes of x, ell, coefs or delta do not match the model");
         goto done;
     }
-    if (method < 0 || method > 2) { PyErr_SetString(PyExc_ValueError, "method: 0 (fd), 1 (sap) or 2 (exact)"); goto done; }
+    if (method < CS_JAC_FD || method > CS_JAC_SAP2) {
+        PyErr_SetString(PyExc_ValueError, "method: 0 (fd), 1 (sap), 2 (exact) or 3 (sap2)");
+        goto done;
+    }
     if (cs_model_unit_create(m, &so, &u, &err)) { cs_py_raise(&err); goto done; }
     npy_intp dg[2] = {m->ny, m->nu};
     out = PyArray_ZEROS(2, dg, NPY_DOUBLE, 0);
@@ -49,7 +53,7 @@ static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
     if (!out || !work || !snap || !c) { free(c); Py_CLEAR(out); PyErr_NoMemory(); goto done; }
     memcpy(c, PyArray_DATA(coef), sizeof(double) * (size_t)(deg + 1) * m->nu);
     cs_input in = {.nu = m->nu, .deg = deg, .T = T, .H = H, .c = c};
-    uend = work + 2 * m->ny;
+    uend = work + 2 * m->ny + m->nu; /* after the fd work (y0, y1, the perturbed end values) */
     cs_input_eval(&in, T + H, uend);
     int rc = cs_unit_set_state(u, T, PyArray_DATA(x), &err);
     double *G = PyArray_DATA((PyArrayObject *)out);
@@ -60,8 +64,8 @@ static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
             rc = cs_unit_window_jacobian_fd(u, snap, T, H, &in, PyArray_DATA(ell), deg, uend, PyArray_DATA(delta), G,
                                             work, &err);
         else
-            rc = cs_unit_sensitivity(u, T, H, PyArray_DATA(ell), deg, method == 1 ? CS_SENS_SAP : CS_SENS_EXACT, uend,
-                                     G, &err);
+            rc = cs_unit_sensitivity(u, T, H, PyArray_DATA(ell), deg, cs_jacobian_sensitivity_mode(method), &in,
+                                     uend, G, &err);
     }
     Py_END_ALLOW_THREADS
     free(c);

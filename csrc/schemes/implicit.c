@@ -10,7 +10,10 @@
  *          unit i gets p^j + Δ_a ℓ e_a, Δ_a = max(|u^j - u^{j-1}|, Δ_min) (corrector) or max(|u_N - u^pre_N|,
  *          Δ_min) (predictor: converged minus predicted value of the previous step);
  *   sap    kraft2021 App. A: the first series term per entry (the units' sensitivity op), once per step;
- *   exact  the units' exact sensitivity (LTI: exponential propagator), once per step.
+ *   sap2   the first two series terms per entry (App. A's "two-term" variant), once per step;
+ *   exact  the units' exact sensitivity: LTI units from the exponential propagator, once per step; nonlinear units
+ *          from their forward sensitivity equations along the trajectory of the iterate (the derivative of the
+ *          window map, what fd approximates), at the predictor and again in every corrector iteration.
  * Convergence (2.31)-(2.33): δ^j = u^j - u^{j-1} (or y^j - y^{j-1}), ||δ||_WRMS with W = 1/(atol + tol |v^0|) of
  * the predicted values, R^j = ||δ^j|| / ||δ^{j-1}||, converged when R/(1-R) ||δ^j|| < τ; for j = 1 (no rate yet) the
  * factor R/(1-R) is replaced by 20 (IDA's start value; kraft leaves R^1 open, spec §22.6). Fails when R^j > 0.9
@@ -39,6 +42,7 @@ typedef struct implicit {
     double *delta;                /* fd: Δλ per input (stacked) */
     double *xpre;                 /* states of all units after the predictor j = 0 (imMD, kraft2021 §8.5) */
     int nx, have_xpre;
+    int resens;                   /* jacobian exact and some unit nonlinear: its block is renewed per iteration */
     int *ipiv, *goff;             /* goff: offset of unit i's block of G */
     double ell[CS_MAXDEG + 1];
     int deg;
@@ -91,6 +95,8 @@ static int alloc_all(implicit *s, cs_step_ctx *x, cs_err *err) {
     s->ypert = calloc((size_t)(2 * maxb + maxu) + 1, sizeof(double)); /* work of cs_unit_window_jacobian_fd */
     s->xpre = calloc((size_t)s->nx + 1, sizeof(double));
     s->ipiv = calloc(nu, sizeof(int));
+    s->resens = 0;
+    for (int i = 0; i < s->nsub; i++) s->resens |= s->o.jacobian == CS_JAC_EXACT && !x->units[i]->linear;
     int ok = s->snap && s->in && s->coef && s->cpre && s->M && s->G && s->work && s->ypert && s->ipiv && s->xpre;
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) ok = ok && *v[k];
     for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) ok = ok && *w[k];
@@ -293,6 +299,31 @@ static int fd_unit(implicit *s, cs_step_ctx *x, int i, double T, double H, int j
     return rc;
 }
 
+/* The sensitivity blocks of unit i at the iterate u (exact for nonlinear units): from its saved state at T_N with
+ * the input p^j; the unit is left at T_N (the next sweep restores it anyway). */
+static int sensitivity_unit(implicit *s, cs_step_ctx *x, int i, double T, double H, const double *u, cs_err *err) {
+    const cs_network *net = x->net;
+    cs_unit *un = x->units[i];
+    if (!cs_unit_has_sensitivity(un))
+        return cs_fail(err, CS_ERR_ARG, "implicit: unit %s has no interface Jacobian (use jacobian='fd')", un->name);
+    set_input(s, i, net, u);
+    return cs_unit_sensitivity(un, T, H, s->ell, s->deg, cs_jacobian_sensitivity_mode(s->o.jacobian), &s->in[i],
+                               u + net->uoff[i], s->G + s->goff[i], err);
+}
+
+/* Corrector iteration j >= 1 with jacobian exact: the blocks of the nonlinear units at u^j (LTI blocks stay). */
+static int jacobian_renew(implicit *s, cs_step_ctx *x, double T, double H, cs_err *err) {
+    int rc = CS_OK;
+    for (int i = 0; i < s->nsub && !rc; i++) {
+        cs_unit *un = x->units[i];
+        if (un->linear || (x->share && !cs_share_owns(x->share, i))) continue;
+        cs_unit_restore_state(un, s->snap[i]);
+        rc = sensitivity_unit(s, x, i, T, H, s->uj, err);
+    }
+    if (rc) cs_err_prefix(err, "implicit (exact Jacobian), macro step %ld [%.10g, %.10g]: ", x->step, T, T + H);
+    return x->share ? cs_share_stacked(x->share, s->G, s->goff, 0, s->nsub, rc, err) : rc;
+}
+
 /* M = I - L G (dense nu x nu). */
 static void assemble(implicit *s, const cs_network *net) {
     const int n = s->nu;
@@ -358,15 +389,9 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
     for (int i = 0; i < s->nsub; i++) s->in[i].deg = deg;
     memset(s->ell, 0, sizeof s->ell);
     cs_lagrange_end_basis(kap, z, s->ell);
-    /* sap / exact: once per step, from the state at T_N */
+    /* sap / sap2 / exact: from the state at T_N and the predictor's input p^pre */
     if (s->o.jacobian != CS_JAC_FD)
-        for (int i = 0; i < s->nsub; i++) {
-            cs_unit *un = x->units[i];
-            if (!cs_unit_has_sensitivity(un))
-                return cs_fail(err, CS_ERR_ARG, "implicit: unit %s has no interface Jacobian (use jacobian='fd')", un->name);
-            CS_TRY(cs_unit_sensitivity(un, T, H, s->ell, deg, s->o.jacobian == CS_JAC_SAP ? CS_SENS_SAP : CS_SENS_EXACT,
-                                        s->upre + net->uoff[i], s->G + s->goff[i], err));
-        }
+        for (int i = 0; i < s->nsub; i++) CS_TRY(sensitivity_unit(s, x, i, T, H, s->upre, err));
     /* predictor j = 0 */
     memcpy(s->uj, s->upre, sizeof(double) * nu);
     CS_TRY(sweep(s, x, T, H, s->uj, s->y, 0, err));
@@ -390,6 +415,9 @@ static int implicit_step(cs_scheme *sc, cs_step_ctx *x, double T, double H, cs_e
         for (int k = 0; k < nu; k++) s->g[k] = s->uj[k] - s->g[k];
         if (s->o.jacobian == CS_JAC_FD) {
             CS_TRY(jacobian_fd(s, x, T, H, j, err));
+            assemble(s, net);
+        } else if (s->resens && j > 0) {
+            CS_TRY(jacobian_renew(s, x, T, H, err));
             assemble(s, net);
         }
         for (int k = 0; k < nu; k++) s->du[k] = -s->g[k];
@@ -458,7 +486,7 @@ int cs_implicit_create(int nsub, const cs_iter_opts *o, cs_scheme **out, cs_err 
     if (nsub < 1) return cs_fail(err, CS_ERR_ARG, "scheme: need at least one unit");
     if (!(o->tol > 0.0)) return cs_fail(err, CS_ERR_ARG, "tol: must be positive, got %g", o->tol);
     if (o->max_iter < 1) return cs_fail(err, CS_ERR_ARG, "max_iter: must be >= 1, got %d", o->max_iter);
-    if (o->jacobian < CS_JAC_FD || o->jacobian > CS_JAC_EXACT)
+    if (o->jacobian < CS_JAC_FD || o->jacobian > CS_JAC_SAP2)
         return cs_fail(err, CS_ERR_ARG, "jacobian: unknown code %d", o->jacobian);
     if (!(o->tau > 0.0 && o->tau < 1.0)) return cs_fail(err, CS_ERR_ARG, "tau: must be in (0, 1), got %g", o->tau);
     cs_scheme *sc = calloc(1, sizeof *sc);

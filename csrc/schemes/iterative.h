@@ -18,7 +18,11 @@
 #include "kind.h"
 #include "schemes/scheme.h"
 
-enum { CS_JAC_FD = 0, CS_JAC_SAP = 1, CS_JAC_EXACT = 2 };
+enum { CS_JAC_FD = 0, CS_JAC_SAP = 1, CS_JAC_EXACT = 2, CS_JAC_SAP2 = 3 };
+/* The units' sensitivity mode (units/unit.h CS_SENS_*) of an interface Jacobian choice other than fd. */
+static inline int cs_jacobian_sensitivity_mode(int jacobian) {
+    return jacobian == CS_JAC_SAP ? CS_SENS_SAP : jacobian == CS_JAC_SAP2 ? CS_SENS_SAP2 : CS_SENS_EXACT;
+}
 enum { CS_ACCEL_NONE = 0, CS_ACCEL_AITKEN = 1, CS_ACCEL_IQN_ILS = 2 };
 enum { CS_WAVE_POLYNOMIAL = 0, CS_WAVE_SUBSTEPS = 1 };
 enum { CS_ONFAIL_RAISE = 0, CS_ONFAIL_CONTINUE = 1 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/quadrature.h"
+#include "models/sensitivity.h"
 #include "linalg/dense.h"
 #include "linalg/expm.h"
 
@@ -19,6 +20,12 @@ typedef struct model_unit {
     /* sensitivity: work for kraft2021 App. A (sap) and the exact LTI propagator */
     double *sw;
     int *ipiv;
+    /* exact sensitivity of a nonlinear model (models/sensitivity.h): made at the first use, integrated by the
+     * unit's own integrator kind (opts) */
+    cs_solver_opts opts;
+    cs_model *sens;
+    cs_stepper *sens_st;
+    double *sens_w;    /* nx (1 + nu) start values, nu scales σ, nu + nx + 2 ny scratch, g_x (ny x nx) */
 } model_unit;
 
 static cs_stepper *ST(const cs_unit *u) { return ((model_unit *)u->content)->st; }
@@ -77,22 +84,96 @@ static int mu_trace(const cs_unit *u, cs_trace *tr) {
     return CS_OK;
 }
 
+/* The exact interface Jacobian of a nonlinear model: the forward sensitivities S = ∂x/∂u_end integrated with the
+ * state over the window (kraft2021 eqs. A.2/A.8 for any model; models/sensitivity.h) by the unit's integrator kind,
+ * from the current state at T and the window's input `in`; then dy/du_end = g_x S + g_u at T+H. */
+static int sensitivity_ode(cs_unit *u, double T, double H, const double *ell, int deg, const cs_input *in,
+                           const double *uend, double *G, cs_err *err) {
+    model_unit *m = u->content;
+    cs_model *md = m->st->model;
+    const int nx = md->nx, nu = md->nu, ny = md->ny, na = nx * (1 + nu);
+    if (!in) return cs_fail(err, CS_ERR_ARG, "unit %s: the exact sensitivity of a nonlinear model needs the input", u->name);
+    if (!m->sens) { /* once per unit: the augmented model, its stepper (dense: Z couples to x) and the work */
+        cs_solver_opts o = m->opts;
+        o.linear_solver = CS_LINSOL_DENSE;
+        o.continue_smooth = 0;
+        /* the sensitivity rhs is a central difference (relative noise ~ eps^(2/3) = 4e-11): a tighter error test
+         * could not pass; a Jacobian to 1e-10 is far more than Newton needs */
+        if (o.kind == CS_SOLVER_CVODE && o.rtol < 1e-10) o.rtol = 1e-10;
+        m->sens_w = calloc((size_t)na + 3 * (size_t)nu + (size_t)nx + 2 * (size_t)ny + (size_t)ny * nx + 1,
+                           sizeof(double));
+        if (!m->sens_w) return cs_fail(err, CS_ERR_NOMEM, "unit %s: out of memory (sensitivity)", u->name);
+        CS_TRY(cs_sensitivity_model_create(md, o.kind == CS_SOLVER_CVODE, &m->sens, err));
+        if (cs_stepper_create(m->sens, &o, &m->sens_st, err)) {
+            cs_model_destroy(m->sens);
+            m->sens = NULL;
+            return err->code;
+        }
+    }
+    double *xa = m->sens_w, *sigma = xa + na, *u0 = sigma + nu, *f0 = u0 + nu, *y0 = f0 + nx, *y1 = y0 + ny,
+           *f1 = m->work; /* nx of the unit's work */
+    const double eps = 1.4901161193847656e-08; /* sqrt(2^-52) */
+    const double *x = m->st->x;
+    double xs = 1.0;
+    for (int i = 0; i < nx; i++) xs = fmax(xs, fabs(x[i]));
+    /* σ_a: Z_a = σ_a S_a of the size of the state (S_a ~ H f_u e_a over the window) */
+    cs_input_eval(in, T, u0);
+    CS_TRY(cs_model_rhs(md, T, x, u0, f0, err));
+    for (int a = 0; a < nu; a++) {
+        double d = eps * fmax(1.0, fabs(u0[a])), ua = u0[a], bn = 0.0;
+        u0[a] = ua + d;
+        int rc = cs_model_rhs(md, T, x, u0, f1, err);
+        u0[a] = ua;
+        if (rc) return rc;
+        for (int i = 0; i < nx; i++) bn = fmax(bn, fabs(f1[i] - f0[i]) / d);
+        sigma[a] = bn > 0.0 ? xs / (H * bn) : 1.0;
+    }
+    memcpy(xa, x, sizeof(double) * nx);
+    memset(xa + nx, 0, sizeof(double) * (size_t)nx * nu);
+    cs_sensitivity_model_window(m->sens, T, H, ell, deg, sigma);
+    cs_stepper_set_state(m->sens_st, T, xa);
+    int rc = cs_stepper_step(m->sens_st, T, H, in, CS_RESTART, err);
+    if (rc) { cs_err_prefix(err, "unit %s, sensitivity equations: ", u->name); return rc; }
+    const double *x1 = m->sens_st->x;
+    CS_TRY(cs_model_output_du(md, T + H, x1, uend, G, m->work, err));
+    CS_TRY(cs_model_output(md, T + H, x1, uend, y0, err));
+    /* g_x by columns (steps exact in binary, so that outputs linear in x come out exact), then G += g_x S: per entry
+     * accurate where one difference along Z_a would lose the small entries (x_λ ~ H^2 beside v_λ ~ H) */
+    double *xp = xa, *gx = y1 + ny; /* the start values are spent: nx of them hold the perturbed end state */
+    memcpy(xp, x1, sizeof(double) * nx);
+    for (int j = 0; j < nx; j++) {
+        volatile double xj = x1[j] + eps * fmax(1.0, fabs(x1[j]));
+        double h = xj - x1[j];
+        xp[j] = xj;
+        CS_TRY(cs_model_output(md, T + H, xp, uend, y1, err));
+        xp[j] = x1[j];
+        for (int i = 0; i < ny; i++) gx[(size_t)i * nx + j] = (y1[i] - y0[i]) / h;
+    }
+    for (int a = 0; a < nu; a++) {
+        const double *Z = x1 + (size_t)nx * (a + 1);
+        for (int i = 0; i < ny; i++) {
+            double v = 0.0;
+            for (int j = 0; j < nx; j++) v += gx[(size_t)i * nx + j] * Z[j];
+            G[(size_t)i * nu + a] += v / sigma[a];
+        }
+    }
+    return CS_OK;
+}
+
 /* Interface Jacobian of one window (unit.h "sensitivity"; kraft2021 §6.2, App. A). */
-static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int deg, int mode, const double *uend,
-                          double *G, cs_err *err) {
+static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int deg, int mode, const cs_input *in,
+                          const double *uend, double *G, cs_err *err) {
     model_unit *m = u->content;
     cs_stepper *st = m->st;
     cs_model *md = st->model;
     const int nx = md->nx, nu = md->nu, ny = md->ny;
     if (deg < 0 || deg > CS_MAXDEG) return cs_fail(err, CS_ERR_ARG, "unit %s: sensitivity degree %d", u->name, deg);
+    const cs_linear_data *lin = cs_model_linear(md);
+    if (mode == CS_SENS_EXACT && !lin && nx > 0) return sensitivity_ode(u, T, H, ell, deg, in, uend, G, err);
     /* D (feed-through) part: outputs at T+H see the end value directly */
     CS_TRY(cs_model_output_du(md, T + H, st->x, uend, G, m->work, err));
     if (nx == 0) return CS_OK;
-    const cs_linear_data *lin = cs_model_linear(md);
     if (mode == CS_SENS_EXACT) {
-        if (!lin)
-            return cs_fail(err, CS_ERR_ARG, "unit %s: jacobian='exact' needs an LTI subsystem (use 'fd' or 'sap')",
-                           u->name);
         double *Phi = m->sw, *Gam = Phi + (size_t)nx * nx, *dx = Gam + (size_t)nx * nu * (CS_MAXDEG + 1);
         double *work = dx + nx;
         CS_TRY(cs_poly_propagator(nx, nu, deg, lin->A, lin->B, H, Phi, Gam, work, m->ipiv, err));
@@ -110,28 +191,47 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
         }
         return CS_OK;
     }
-    if (mode != CS_SENS_SAP) return cs_fail(err, CS_ERR_ARG, "unit %s: unknown sensitivity mode %d", u->name, mode);
-    /* c0 = int_0^1 ell(s) ds, c1 = int_0^1 (1 - s) ell(s) ds: C_vel and C_pos of kraft2021 eq. 3.11/3.15 */
-    double c0 = 0.0, c1 = 0.0;
-    for (int k = 0; k <= deg; k++) { c0 += ell[k] / (k + 1); c1 += ell[k] / ((k + 1.0) * (k + 2.0)); }
+    if (mode != CS_SENS_SAP && mode != CS_SENS_SAP2)
+        return cs_fail(err, CS_ERR_ARG, "unit %s: unknown sensitivity mode %d", u->name, mode);
+    const int two = mode == CS_SENS_SAP2;
+    /* c_k = int_0^1 (1 - s)^k / k! ell(s) ds: c0 = C_vel, c1 = C_pos of kraft2021 eq. 3.11/3.15, c2 the third
+     * coefficient of (A.5) (1/6, 1/24, 7/240, 17/720 for κ = 0..3) */
+    double c0 = 0.0, c1 = 0.0, c2 = 0.0;
+    for (int k = 0; k <= deg; k++) {
+        c0 += ell[k] / (k + 1);
+        c1 += ell[k] / ((k + 1.0) * (k + 2.0));
+        c2 += ell[k] / ((k + 1.0) * (k + 2.0) * (k + 3.0));
+    }
     double *CB = m->sw, *CAB = CB + (size_t)ny * nu, *f0 = CAB + (size_t)ny * nu, *b = f0 + nx, *ab = b + nx,
-           *xp = ab + nx, *y0 = xp + nx, *y1 = y0 + ny, *up = y1 + ny;
+           *xp = ab + nx, *y0 = xp + nx, *y1 = y0 + ny, *up = y1 + ny, *CA2B = up + nu, *a2b = CA2B + (size_t)ny * nu;
     const double eps = 1.4901161193847656e-08; /* sqrt(2^-52) */
     double t = T;
     const double *x = st->x, *u0 = uend; /* sap: the coupling-body masses; the state at T, inputs at their end value */
     if (lin) {
-        for (int i = 0; i < ny; i++)
-            for (int a = 0; a < nu; a++) {
-                double s0 = 0.0, s1 = 0.0;
+        for (int a = 0; a < nu; a++) {
+            for (int q = 0; q < nx; q++) { /* A B e_a (and A^2 B e_a) */
+                double v = 0.0;
+                for (int r = 0; r < nx; r++) v += lin->A[(size_t)q * nx + r] * lin->B[(size_t)r * nu + a];
+                ab[q] = v;
+            }
+            if (two)
+                for (int q = 0; q < nx; q++) {
+                    double v = 0.0;
+                    for (int r = 0; r < nx; r++) v += lin->A[(size_t)q * nx + r] * ab[r];
+                    a2b[q] = v;
+                }
+            for (int i = 0; i < ny; i++) {
+                double s0 = 0.0, s1 = 0.0, s2 = 0.0;
                 for (int q = 0; q < nx; q++) {
                     s0 += lin->C[(size_t)i * nx + q] * lin->B[(size_t)q * nu + a];
-                    double ab_q = 0.0;
-                    for (int r = 0; r < nx; r++) ab_q += lin->A[(size_t)q * nx + r] * lin->B[(size_t)r * nu + a];
-                    s1 += lin->C[(size_t)i * nx + q] * ab_q;
+                    s1 += lin->C[(size_t)i * nx + q] * ab[q];
+                    if (two) s2 += lin->C[(size_t)i * nx + q] * a2b[q];
                 }
                 CB[(size_t)i * nu + a] = s0;
                 CAB[(size_t)i * nu + a] = s1;
+                if (two) CA2B[(size_t)i * nu + a] = s2;
             }
+        }
     } else { /* directional difference quotients: b = f_u e_a, C B = g_x b, A B = f_x b, C A B = g_x (A B) */
         CS_TRY(cs_model_rhs(md, t, x, u0, f0, err));
         CS_TRY(cs_model_output(md, t, x, u0, y0, err));
@@ -146,6 +246,7 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
             double bn = 0.0;
             for (int q = 0; q < nx; q++) { b[q] = (b[q] - f0[q]) / d; bn = fmax(bn, fabs(b[q])); }
             double e = bn > 0.0 ? eps * fmax(1.0, xs) / bn : 0.0;
+            if (two) for (int i = 0; i < ny; i++) CA2B[(size_t)i * nu + a] = 0.0;
             if (e > 0.0) {
                 for (int q = 0; q < nx; q++) xp[q] = x[q] + e * b[q];
                 CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
@@ -158,6 +259,17 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
                     for (int q = 0; q < nx; q++) xp[q] = x[q] + e2 * ab[q];
                     CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
                     for (int i = 0; i < ny; i++) CAB[(size_t)i * nu + a] = (y1[i] - y0[i]) / e2;
+                    if (two) { /* A^2 B = f_x (A B), C A^2 B = g_x (A^2 B) */
+                        CS_TRY(cs_model_rhs(md, t, xp, u0, a2b, err));
+                        double a2n = 0.0;
+                        for (int q = 0; q < nx; q++) { a2b[q] = (a2b[q] - f0[q]) / e2; a2n = fmax(a2n, fabs(a2b[q])); }
+                        double e3 = a2n > 0.0 ? eps * fmax(1.0, xs) / a2n : 0.0;
+                        if (e3 > 0.0) {
+                            for (int q = 0; q < nx; q++) xp[q] = x[q] + e3 * a2b[q];
+                            CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
+                            for (int i = 0; i < ny; i++) CA2B[(size_t)i * nu + a] = (y1[i] - y0[i]) / e3;
+                        }
+                    }
                 } else {
                     for (int i = 0; i < ny; i++) CAB[(size_t)i * nu + a] = 0.0;
                 }
@@ -167,12 +279,19 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
         }
     }
     /* per entry the first non-vanishing term (kraft2021 §13.2: v_b ~ C_vel H/m_b, x_b ~ C_pos H^2/m_b, cross terms
-     * of bodies not loaded directly ~ 0); "vanishing" relative to the largest first-order term (difference noise) */
+     * of bodies not loaded directly ~ 0); "vanishing" relative to the largest first-order term (difference noise).
+     * Two terms (CS_SENS_SAP2, the "two-term" variant of §13.2): plus the next power of H of the same entry, the
+     * damping terms -C_pos d H^2/m^2 and -c2 d H^3/m^2 of (A.5) */
     double cbmax = 0.0, cabmax = 0.0;
     for (size_t k = 0; k < (size_t)ny * nu; k++) { cbmax = fmax(cbmax, fabs(CB[k])); cabmax = fmax(cabmax, fabs(CAB[k])); }
     for (size_t k = 0; k < (size_t)ny * nu; k++) {
-        if (fabs(CB[k]) > 1e-6 * cbmax) G[k] += H * c0 * CB[k];
-        else if (fabs(CAB[k]) > 1e-6 * cabmax) G[k] += H * H * c1 * CAB[k];
+        if (fabs(CB[k]) > 1e-6 * cbmax) {
+            G[k] += H * c0 * CB[k];
+            if (two) G[k] += H * H * c1 * CAB[k];
+        } else if (fabs(CAB[k]) > 1e-6 * cabmax) {
+            G[k] += H * H * c1 * CAB[k];
+            if (two) G[k] += H * H * H * c2 * CA2B[k];
+        }
     }
     return CS_OK;
 }
@@ -231,6 +350,9 @@ static void mu_destroy(cs_unit *u) {
     free(m->work);
     free(m->tr_y); free(m->tr_ydot); free(m->tr_u);
     free(m->sw); free(m->ipiv);
+    cs_stepper_destroy(m->sens_st);
+    cs_model_destroy(m->sens);
+    free(m->sens_w);
     free(m);
     u->content = NULL;
 }
@@ -263,7 +385,7 @@ int cs_model_unit_create(cs_model *model, const cs_solver_opts *opts, cs_unit **
     if (!m->work) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     {
         size_t nx = (size_t)model->nx, nu = (size_t)model->nu, ny = (size_t)model->ny;
-        size_t sap = 2 * ny * nu + 5 * nx + 2 * ny + nu;
+        size_t sap = 3 * ny * nu + 6 * nx + 2 * ny + nu; /* two-term sap: CA2B and a2b */
         size_t ex = cs_model_linear(model) ? nx * nx + nx * nu * (CS_MAXDEG + 1) + nx +
                                                  cs_poly_propagator_work_size(model->nx, model->nu, CS_MAXDEG)
                                            : 0;
@@ -272,6 +394,7 @@ int cs_model_unit_create(cs_model *model, const cs_solver_opts *opts, cs_unit **
         if (!m->sw || !m->ipiv) { cs_unit_destroy(u); return cs_fail(err, CS_ERR_NOMEM, "out of memory"); }
     }
     if (cs_stepper_create(model, opts, &m->st, err)) { cs_unit_destroy(u); return err->code; }
+    m->opts = *opts;
     u->feedthrough = model->feedthrough;
     u->linear = cs_model_linear(model) != NULL; /* LTI: dy/du = D */
     u->ignores_restart = !cs_stepper_reads_restart(m->st);

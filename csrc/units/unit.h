@@ -21,14 +21,18 @@
  *                                   (its own micro-step times t_0 = T < ... < t_n = T+H, outputs there, output rates
  *                                   where it knows them); waveform relaxation with sub-step waveforms and NEPCE's
  *                                   integral of the extrapolation error read it. Off by default (no cost).
- *   sensitivity(T, H, ell, deg, mode, uend, G)
+ *   sensitivity(T, H, ell, deg, mode, in, uend, G)
  *                                   interface Jacobian dy(T+H)/du_end (ny x nu, row-major) from the current state at
- *                                   T, when the input on [T, T+H] changes by e_a ell(s), s = (t - T)/H (ell: deg+1
- *                                   coefficients of s^m, ell(1) = 1: the Lagrange basis polynomial of the end node,
- *                                   kraft2021 §6.2/§8.1), outputs with the end input value uend. mode CS_SENS_EXACT:
- *                                   exact (LTI units: exponential propagator; others fail with CS_ERR_ARG);
+ *                                   T, when the input `in` on [T, T+H] changes by e_a ell(s), s = (t - T)/H (ell:
+ *                                   deg+1 coefficients of s^m, ell(1) = 1: the Lagrange basis polynomial of the end
+ *                                   node, kraft2021 §6.2/§8.1), outputs with the end input value uend = in(T+H).
+ *                                   mode CS_SENS_EXACT: exact (LTI units: exponential propagator; nonlinear model
+ *                                   units: the forward sensitivity equations integrated along the trajectory with
+ *                                   `in`, which they need; the current state is kept);
  *                                   CS_SENS_SAP: kraft2021 App. A "sap", per entry the first non-vanishing series
- *                                   term, D + H c0 C B or D + H^2 c1 C A B (c0 = int ell, c1 = int (1-s) ell; Table A.1)
+ *                                   term, D + H c0 C B or D + H^2 c1 C A B (c0 = int ell, c1 = int (1-s) ell; Table A.1);
+ *                                   CS_SENS_SAP2: the first two terms of the series per entry (+ H^2 c1 C A B or
+ *                                   + H^3 c2 C A^2 B, c2 = int (1-s)^2/2 ell; §13.2's "two-term" variant)
  *   destroy()                       free `content`
  *   step_integral(Q)                ∫_T^{T+H} y dt over the last do_step (ny values), from a quadrature state
  *                                   integrated by the unit's own integrator (moshagen §2.6: the sender's exact
@@ -64,7 +68,7 @@ typedef struct cs_trace {
     const double *ydot;      /* n x ny output rates, or NULL */
 } cs_trace;
 
-enum { CS_SENS_EXACT = 0, CS_SENS_SAP = 1 };
+enum { CS_SENS_EXACT = 0, CS_SENS_SAP = 1, CS_SENS_SAP2 = 2 };
 
 typedef struct cs_unit_ops {
     int (*do_step)(cs_unit *u, double T, double H, const cs_input *in, int restart, cs_err *err);
@@ -82,8 +86,8 @@ typedef struct cs_unit_ops {
     void (*get_stats)(const cs_unit *u, cs_unit_stats *s);
     void (*destroy)(cs_unit *u);
     int (*step_integral)(const cs_unit *u, double *Q);
-    int (*sensitivity)(cs_unit *u, double T, double H, const double *ell, int deg, int mode, const double *uend,
-                       double *G, cs_err *err);
+    int (*sensitivity)(cs_unit *u, double T, double H, const double *ell, int deg, int mode, const cs_input *in,
+                       const double *uend, double *G, cs_err *err);
 } cs_unit_ops;
 
 struct cs_unit {
@@ -152,8 +156,8 @@ static inline int cs_unit_has_step_integral(const cs_unit *u) { return u->ops->s
 static inline int cs_unit_step_integral(const cs_unit *u, double *Q) { return u->ops->step_integral(u, Q); }
 static inline int cs_unit_has_sensitivity(const cs_unit *u) { return u->ops->sensitivity != NULL; }
 static inline int cs_unit_sensitivity(cs_unit *u, double T, double H, const double *ell, int deg, int mode,
-                                      const double *uend, double *G, cs_err *err) {
-    return u->ops->sensitivity(u, T, H, ell, deg, mode, uend, G, err);
+                                      const cs_input *in, const double *uend, double *G, cs_err *err) {
+    return u->ops->sensitivity(u, T, H, ell, deg, mode, in, uend, G, err);
 }
 
 /* int y dt over the last step [T1 - H, T1] of each output into yint (ny values): the trapezoidal rule on the unit's
