@@ -21,7 +21,8 @@ static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
     cs_approx_spec spec = {0};
     PyObject *oT;
     double TN, H;
-    if (!PyArg_ParseTuple(args, "iipOdd|i:approx_weights", &spec.kind, &spec.k, &interpolate, &oT, &TN, &H, &spec.nsp))
+    if (!PyArg_ParseTuple(args, "iipOdd|iid:approx_weights", &spec.kind, &spec.k, &interpolate, &oT, &TN, &H, &spec.nsp,
+                          &spec.k2, &spec.omega))
         return NULL;
     npy_intp d[1] = {-1};
     PyArrayObject *T = cs_py_darray(oT, "T", 1, d, 1);
@@ -136,7 +137,7 @@ PyMethodDef cs_py_coupling_methods[] = {
     {"prestep_step3", py_prestep_step3, METH_VARARGS,
      "prestep_step3(A, rhs, target, rtol) -> (x, rank): x = target + pinv(A) (rhs - A target) (genser section 5.3)."},
     {"approx_weights", py_approx_weights, METH_VARARGS,
-     "approx_weights(kind, k, interpolate, T, TN, H, nsp=0) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
+     "approx_weights(kind, k, interpolate, T, TN, H, nsp=0, k2=0, omega=0) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
      "Polynomial p(s) = sum_m c_m s^m, s = (t-TN)/H, with c_m = W[m,0,:] @ values + W[m,1,:] @ derivatives of the\n"
      "samples at T (newest first)."},
     {NULL, NULL, 0, NULL},
