@@ -189,6 +189,30 @@ int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T,
     return CS_OK;
 }
 
+int cs_approx_acc_positions(const cs_approx_spec *spec, const int *integral_of, int ny, const double *hv, double *c,
+                            int dv, double H, const cs_approx_weights *wacc, const double *ell) {
+    enum { NC = CS_MAXDEG + 1, NV = CS_APPROX_NV };
+    for (int j = 0; j < ny; j++) {
+        const int p = integral_of[j];
+        if (p < 0) continue;
+        double *cx = c + (size_t)j * NC;
+        if (spec->kind == CS_APPROX_ACC) {
+            const double *cv = c + (size_t)p * NC;
+            cx[0] = hv[(size_t)j * NV];
+            for (int m = 0; m <= dv; m++) cx[m + 1] = H * cv[m] / (m + 1);
+            continue;
+        }
+        double cv[NC], cown[NC];
+        cs_approx_coefs(wacc, hv + (size_t)p * NV, cv);
+        cs_approx_coefs(wacc, hv + (size_t)j * NV, cown);
+        double integrated = hv[(size_t)j * NV], own = 0.0;
+        for (int m = 0; m <= wacc->deg; m++) { integrated += H * cv[m] / (m + 1); own += cown[m]; }
+        const double shift = (1.0 - spec->omega) * (integrated - own);
+        for (int m = 0; m <= dv; m++) cx[m] += shift * ell[m];
+    }
+    return spec->kind == CS_APPROX_ACC ? dv + 1 : dv;
+}
+
 int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int navail, const double *T, double TN,
                               double H, cs_approx_weights *w, cs_err *err) {
     CS_TRY(cs_approx_check(spec, err));

@@ -91,6 +91,26 @@ int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int n
 int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T, double TN, double H, int deg,
                         cs_approx_weights *wacc, double *ell, cs_err *err);
 
+/* Polynomial coefficients c[0..W->deg] of one signal from its data vector v (CS_APPROX_NV entries). */
+static inline void cs_approx_coefs(const cs_approx_weights *W, const double *v, double *c) {
+    for (int m = 0; m <= W->deg; m++) {
+        const double *w = W->W + (size_t)m * CS_APPROX_NV;
+        double s = 0.0;
+        for (int q = 0; q < W->npts; q++) s += w[q] * v[q];
+        if (W->uses_deriv)
+            for (int q = 0; q < W->npts; q++) s += w[CS_MAXHIST + q] * v[CS_MAXHIST + q];
+        c[m] = s;
+    }
+}
+
+/* acc/accRel positions (kraft2021 App. C): given the velocity-level coefficients c (ny x (CS_MAXDEG + 1), degree dv,
+ * from the weights of `spec` with step H) of all ny signals and their data hv (ny x CS_APPROX_NV), output j with
+ * integral_of[j] = p >= 0 gets x̃(s) = x_N + H ∫_0^s ṽ_p (ACC, degree dv + 1), or for ACC_REL its relaxed polynomial
+ * shifted by (1 - ω) (integrated - own ACC end value) ell(s) (wacc, ell from cs_approx_acc_parts). Returns the
+ * degree of the step's polynomials. */
+int cs_approx_acc_positions(const cs_approx_spec *spec, const int *integral_of, int ny, const double *hv, double *c,
+                            int dv, double H, const cs_approx_weights *wacc, const double *ell);
+
 /* Coefficients B[q * nn + m] of s^m in the Lagrange basis polynomials of the nn distinct nodes s_q (product form):
  * the iterative schemes' extrapolants and end bases. */
 void cs_lagrange_basis(int nn, const double *s, double *B);

@@ -67,16 +67,7 @@ typedef struct signal_snapshot {
 } signal_snapshot;
 
 /* Polynomial coefficients c[0..deg] of one signal from its data vector v (NV entries). */
-static inline void coefs(const cs_approx_weights *W, const double *v, double *c) {
-    for (int m = 0; m <= W->deg; m++) {
-        const double *w = W->W + (size_t)m * NV;
-        double s = 0.0;
-        for (int q = 0; q < W->npts; q++) s += w[q] * v[q];
-        if (W->uses_deriv)
-            for (int q = 0; q < W->npts; q++) s += w[CS_MAXHIST + q] * v[CS_MAXHIST + q];
-        c[m] = s;
-    }
-}
+static inline void coefs(const cs_approx_weights *W, const double *v, double *c) { cs_approx_coefs(W, v, c); }
 
 /* Are the newest `n` samples (and, for interpolation, the step itself) on the uniform grid of step Hnom? */
 static int uniform(const signal_coupling *s, int n, double Hnom) {
@@ -145,35 +136,13 @@ static void build_all_extrapolated(signal_coupling *s);
  * integrated polynomial instead of the one from the position's own derivative samples: the difference of the two
  * ACC end values moves the relaxed end node (approx.h: cs_approx_acc_parts). */
 static int integrate_positions(signal_coupling *s, cs_err *err) {
-    const cs_network *net = s->net;
     const int dv = s->Wext->deg;
-    const double H = s->Hw;
-    if (s->spec.kind == CS_APPROX_ACC) {
-        for (int j = 0; j < net->ny; j++) {
-            const int p = s->integral_of[j];
-            if (p < 0) continue;
-            double *cx = s->cext + (size_t)j * NC;
-            const double *cv = s->cext + (size_t)p * NC;
-            cx[0] = s->hv[(size_t)j * NV];
-            for (int m = 0; m <= dv; m++) cx[m + 1] = H * cv[m] / (m + 1);
-        }
-        s->dext = dv + 1;
-        return CS_OK;
+    if (s->spec.kind == CS_APPROX_ACC_REL) {
+        int navail = s->nhist < s->need ? s->nhist : s->need;
+        CS_TRY(cs_approx_acc_parts(&s->spec, navail, s->hT, s->T, s->Hw, dv, &s->wacc, s->ell, err));
     }
-    int navail = s->nhist < s->need ? s->nhist : s->need;
-    CS_TRY(cs_approx_acc_parts(&s->spec, navail, s->hT, s->T, H, dv, &s->wacc, s->ell, err));
-    for (int j = 0; j < net->ny; j++) {
-        const int p = s->integral_of[j];
-        if (p < 0) continue;
-        double cv[NC], cown[NC];
-        coefs(&s->wacc, s->hv + (size_t)p * NV, cv);
-        coefs(&s->wacc, s->hv + (size_t)j * NV, cown);
-        double integrated = s->hv[(size_t)j * NV], own = 0.0;
-        for (int m = 0; m <= s->wacc.deg; m++) { integrated += H * cv[m] / (m + 1); own += cown[m]; }
-        const double shift = (1.0 - s->spec.omega) * (integrated - own);
-        double *cx = s->cext + (size_t)j * NC;
-        for (int m = 0; m <= dv; m++) cx[m] += shift * s->ell[m];
-    }
+    s->dext = cs_approx_acc_positions(&s->spec, s->integral_of, s->net->ny, s->hv, s->cext, dv, s->Hw, &s->wacc,
+                                      s->ell);
     return CS_OK;
 }
 
