@@ -57,7 +57,9 @@ ACC_REL_ROWS = [  # kraft2021 Fig. C.2 (spec §15.3): κ_a, κ_λ, ω, loc x, lo
 @pytest.mark.parametrize("ka,kl,omega,loc_x,loc_v,glob", ACC_REL_ROWS)
 def test_kraft_T11_accRel_rows(ka, kl, omega, loc_x, loc_v, glob):
     """kraft2021 T11 (App. C, Fig. C.2), accRel rows, force/force Jacobi, symmetric damped model, ±0.3.
-    Measured global slopes: 1.03, 2.00, 1.99, 2.00, 1.00, 2.03, 3.02, 1.99 (with update; without it the same)."""
+    Measured (loc x, loc v): (3.00, 2.00), (3.00, 3.00), (4.00, 3.00), (4.00, 3.00), (2.99, 1.98), (2.98, 3.02),
+    (4.03, 4.00), (3.99, 2.99); global slopes with update 1.04, 2.00, 1.98, 2.01, 0.99, 2.06, 3.04, 1.98, without
+    1.05, 1.98, 1.95, 1.99, 1.00, 1.99, 3.01, 1.95."""
     s = _symmetric()
     approx = RelaxedAcceleration(ka, kl, omega)
     x, v = _local_orders(s, approx)
