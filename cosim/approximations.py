@@ -318,7 +318,8 @@ class IntegratedAcceleration(Approximation):
     its matrices (output i is the position of output j when C_i A = C_j, C_i B = 0 and D_i = D_j = 0). An output
     without a pair (a force, a unit without matrices) gets the velocity-level rule: its own derivative samples,
     extrapolated and integrated once. Jacobi only (the thesis's Gauss-Seidel variants are not implemented here); not
-    with the stability analysis, step-size control or iterative schemes.
+    with Kraft's step-size/order control, iterative schemes or coupling methods. :func:`cosim.analysis.spectral_radius`
+    analyses it (LTI units without feed-through; the accelerations are part of the recurrence).
 
     Parameters
     ----------
