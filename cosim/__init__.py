@@ -8,7 +8,8 @@ strongly coupled reference. Shared defaults of :func:`simulate` and :mod:`cosim.
 :mod:`cosim.defaults`; amplitude measures (growth, genser2020's 20 % rule) in :mod:`cosim.metrics`.
 """
 from . import _core  # noqa: F401
-from .approximations import ExtrapolatedInterpolation, Hermite, Lagrange, LeastSquares, ZOH
+from .approximations import (ExtrapolatedInterpolation, Hermite, IntegratedAcceleration, Lagrange, LeastSquares,
+                             RelaxedAcceleration, ZOH)
 from .coupling import FOH, NEPCE, MBCorr, PreStep, PythonCoupling, Quadratic
 from .errors import CosimError, ConvergenceError, CouplingInstabilityWarning, DivergenceError, SolverError, StepSizeError
 from .schemes import Implicit, WaveformRelaxation
@@ -30,7 +31,8 @@ from .explore import explore  # noqa: E402
 __version__ = "0.1.0"
 
 __all__ = ["simulate", "simulate_monolithic", "MPI", "CoupledSystem", "LTI", "ODE", "CModel", "Subsystem", "connect",
-           "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "LeastSquares", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
+           "ZOH", "Lagrange", "ExtrapolatedInterpolation", "Hermite", "LeastSquares", "IntegratedAcceleration",
+           "RelaxedAcceleration", "CVODE", "RK4", "Euler", "Exact", "Result", "Stepper",
            "CosimError", "DivergenceError", "CouplingInstabilityWarning", "verdict", "SolverError", "cfunc_signature", "models", "sysid", "analysis", "plot",
            "defaults", "metrics", "AB2", "BalanceCorrection", "ECCO", "PreStep", "MBCorr", "PythonCoupling", "NEPCE", "FOH", "Quadratic",
            "Implicit", "WaveformRelaxation", "read_csv", "ConvergenceError", "control", "StepControl", "StepSizeError", "FMU", "explore"]

@@ -3,7 +3,9 @@
 * linear stability and local error of explicit schemes for LTI systems (busch2016 §3-4, kraft2021 §15):
   :func:`amplification_matrix`, :func:`recurrence`, :func:`spectral_radius`, :func:`stability_map`,
   :func:`two_mass_stability_map`, :func:`local_error`, :func:`fit_order`, :func:`result_spectral_radius`
-  (defined in :mod:`cosim.stability`);
+  (defined in :mod:`cosim.stability`); :func:`spectral_radius` and :func:`amplification_matrix` also take Kraft's
+  acc/accRel predictors (:class:`cosim.IntegratedAcceleration`, :class:`cosim.RelaxedAcceleration`; kraft2021 App. C),
+  whose recurrence carries the accelerations (``cosim.stability_acc``);
 * genser2020's stability theory of the pre-step method (§13): :func:`extrapolation_matrix`, :func:`coupele`,
   :func:`coupele_matrix`, :func:`prestep_closed_loop`, :func:`bohl_exponent`, :func:`boundedness`
   (:mod:`cosim.stability_theory`);

@@ -11,10 +11,12 @@ import numbers
 
 import numpy as np
 
-from . import _core
+from . import _check, _core
 
-_KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE, _KIND_LSQ = (_core.codes["approximation"][n] for n in (
-    "lagrange", "extripol-c0", "extripol-c1", "hermite", "lsq"))
+_KIND_LAGRANGE, _KIND_C0, _KIND_C1, _KIND_HERMITE, _KIND_LSQ, _KIND_ACC, _KIND_ACC_REL = (
+    _core.codes["approximation"][n] for n in ("lagrange", "extripol-c0", "extripol-c1", "hermite", "lsq", "acc",
+                                              "acc-rel"))
+_READS_RATES = (_KIND_HERMITE, _KIND_ACC, _KIND_ACC_REL)   # kinds whose weights read output derivatives
 MAXDEG = _core.MAXDEG    # highest polynomial degree of a coupling signal (CS_MAXDEG)
 MAXHIST = _core.MAXHIST  # samples the C weights can read (CS_MAXHIST)
 
@@ -48,6 +50,8 @@ class Approximation:
     k = 0
     smooth = False
     _nsp = 0
+    _k2 = 0        # acc-rel: κ_λ
+    _omega = 0.0   # acc-rel: ω
 
     def spec(self):
         return (self.kind, self.k, self._nsp)
@@ -72,7 +76,9 @@ class Approximation:
             source; busch2016 eq. 13): the newest sample is T_{N+1} = ``t_hist[-1]`` and the step is
             [T_{N+1} − H, T_{N+1}]. Default: the last sample spacing.
         ydot_hist : array like ``y_hist``
-            Time derivatives of the samples; needed by :class:`Hermite` only.
+            Time derivatives of the samples; needed by :class:`Hermite`, :class:`IntegratedAcceleration` and
+            :class:`RelaxedAcceleration` only (for the last two the polynomial of each column is the velocity-level
+            one: a position integrates its velocity's polynomial in the engine, see their docstrings).
 
         With fewer samples than the degree needs, the degree is reduced (start-up), as in the engine.
 
@@ -102,14 +108,14 @@ class Approximation:
         if not np.all(np.isfinite(Y)):
             raise ValueError("y_hist: contains NaN or infinite values")
         Yd = None
-        if self.kind == _KIND_HERMITE:
+        if self.kind in _READS_RATES:
             if ydot_hist is None:
-                raise ValueError("ydot_hist: the Hermite approximation needs the output derivatives of the samples")
+                raise ValueError(f"ydot_hist: {type(self).__name__} needs the output derivatives of the samples")
             Yd = np.asarray(ydot_hist, dtype=float).reshape(Y.shape) if np.size(ydot_hist) == Y.size else None
             if Yd is None or not np.all(np.isfinite(Yd)):
                 raise ValueError(f"ydot_hist: expected {Y.shape} finite values like y_hist")
         elif ydot_hist is not None:
-            raise ValueError(f"ydot_hist: only used by Hermite, not by {self!r}")
+            raise ValueError(f"ydot_hist: only used by Hermite and the acceleration predictors, not by {self!r}")
         if not isinstance(interpolate, bool):
             raise TypeError(f"interpolate: expected True or False, got {interpolate!r}")
         if H is None:
@@ -132,7 +138,8 @@ class Approximation:
         T = th[::-1][:n]                       # newest first, as the C weights expect
         V = Y[::-1][:n]
         TN = T[0] - H if interpolate else T[0]
-        W, deg, npts = _core.approx_weights(self.kind, self.k, interpolate, np.ascontiguousarray(T), TN, H, self._nsp)
+        W, deg, npts = _core.approx_weights(self.kind, self.k, interpolate, np.ascontiguousarray(T), TN, H, self._nsp,
+                                            self._k2, self._omega)
         c = W[:, 0, :n] @ V                    # (deg+1, m) coefficients of p(s) = sum_m c_m s^m
         if Yd is not None:
             c = c + W[:, 1, :n] @ Yd[::-1][:n]
@@ -291,6 +298,163 @@ class LeastSquares(Approximation):
         return f"LeastSquares(k={self.k}, n_points={self.n_points})"
 
 
+class IntegratedAcceleration(Approximation):
+    """Kraft's *acc* predictor (kraft2021 App. C, after [LLSS17]): extrapolated accelerations of the coupling bodies,
+    integrated into their velocity and position polynomials.
+
+    On [T_N, T_{N+1}] the acceleration a of a coupling body is the degree-κ_a Lagrange extrapolant ã(t) through its
+    values at T_N, ..., T_{N−κ_a}; the velocity output becomes ṽ(t) = v_N + ∫_{T_N}^t ã dτ and the position output
+    x̃(t) = x_N + ∫_{T_N}^t ṽ dτ, both starting from the exchanged states at T_N. The network then substitutes them
+    into the coupling law (force/force: λ̃ = c (x̃_2 − x̃_1) + d (ṽ_2 − ṽ_1)) or passes them on as displacement inputs.
+    The accelerations are the time derivatives of the velocity outputs, from each unit's model (LTI: ẏ = C (A x +
+    B u)).
+
+    ``update=True`` recomputes a_{N+1} from the equations of motion with the updated (consistent) coupling
+    variables at T_{N+1}; ``update=False`` keeps the acceleration the unit ended the step with (its input
+    polynomial's end value): no access to the equations of motion is needed, the stability region shrinks, the
+    convergence order stays (thesis App. C).
+
+    Positions and velocities are paired by ``pairs``; by default the pairs of each :class:`cosim.LTI` are found from
+    its matrices (output i is the position of output j when C_i A = C_j, C_i B = 0 and D_i = D_j = 0). An output
+    without a pair (a force, a unit without matrices) gets the velocity-level rule: its own derivative samples,
+    extrapolated and integrated once. Jacobi only (the thesis's Gauss-Seidel variants are not implemented here); not
+    with Kraft's step-size/order control, iterative schemes or coupling methods. :func:`cosim.analysis.spectral_radius`
+    analyses it (LTI units without feed-through; the accelerations are part of the recurrence).
+
+    Parameters
+    ----------
+    k : int
+        Degree κ_a of the acceleration extrapolant, 0..MAXDEG − 2 (a position polynomial has degree κ_a + 2).
+    update : bool
+        Recompute the accelerations at T_{N+1} with the updated coupling variables (thesis "u"), or not ("n").
+    pairs : dict, optional
+        ``{"S1.x1": "S1.v1", ...}``: each position output and the velocity output it integrates (global names
+        ``"Subsystem.output"``). Default: found from the LTI subsystems' matrices.
+    """
+
+    def __init__(self, k: int = 0, update: bool = True, pairs: dict | None = None):
+        self.k = _check_degree(k, MAXDEG - 2, type(self).__name__)
+        if not isinstance(update, bool):
+            raise TypeError(f"update: expected True or False, got {update!r}")
+        self.update = update
+        self.pairs = _check_pairs(pairs)
+        self.kind = _KIND_ACC
+
+    def _run_options(self, system):
+        """The run options beyond (kind, k, nsp): κ_λ, ω, the pairs as integral_of (per global output, the output
+        whose polynomial it integrates, −1 none) and the lagged rates of update=False."""
+        return dict(approx_k2=self._k2, approx_omega=self._omega,
+                    approx_integral_of=integral_of(system, self.pairs), rates_lagged=0 if self.update else 1)
+
+    def __repr__(self):
+        return f"IntegratedAcceleration(k={self.k}, update={self.update}{_pairs_repr(self.pairs)})"
+
+
+class RelaxedAcceleration(IntegratedAcceleration):
+    """Kraft's *accRel* predictor (kraft2021 App. C, after [LYL+20]): the :class:`IntegratedAcceleration` value at
+    T_{N+1}, relaxed against the classic extrapolant, as the end node of a Lagrange polynomial of degree κ_λ.
+
+    With p_acc the acc polynomial of an output (degree-κ_a accelerations integrated, see
+    :class:`IntegratedAcceleration`) and P_κλ the classic extrapolant through T_N, ..., T_{N−κ_λ}::
+
+        ũ_{N+1} = (1 − ω) p_acc(T_{N+1}) + ω P_κλ(T_{N+1})
+        p(t) = P_κλ(t; [T_{N−κ_λ+1}, u_{N−κ_λ+1}], ..., [T_N, u_N], [T_{N+1}, ũ_{N+1}])   (as eq. 2.24)
+
+    The thesis does not print the relaxation formula ([LYL+20]'s abstract: "with the predicted, current and previous
+    coupling variables ... using a relaxation approach"); this one is **our reconstruction**. It has the thesis's
+    optimal parameters: with ω = 1/2 and κ_λ = 0 the constant is the mean of u_N and the acc prediction (one order
+    more), with ω = 1/6 and κ_λ = 1 the line's mean matches the step's mean to O(H³) (the 2u_N − u_{N−1} term cancels
+    the H²/6 u'' defect of the end value), both when κ_a ≥ κ_λ (thesis App. C). Positions relax the end value of their
+    integrated polynomial. Jacobi only, as :class:`IntegratedAcceleration`.
+
+    Parameters
+    ----------
+    k : int
+        Degree κ_a of the acceleration extrapolant, 0..MAXDEG − 2.
+    k_lambda : int
+        Degree κ_λ of the relaxed polynomial, 0..MAXHIST − 1.
+    omega : float, optional
+        Relaxation parameter ω in [0, 1]. Default: the thesis's optimum, 1/2 for κ_λ = 0 and 1/6 for κ_λ ≥ 1.
+    update : bool
+        Recompute the accelerations at T_{N+1} with the updated coupling variables, or not.
+    pairs : dict, optional
+        Position → velocity outputs, as for :class:`IntegratedAcceleration`.
+    """
+
+    def __init__(self, k: int = 0, k_lambda: int = 0, omega: float | None = None, update: bool = True,
+                 pairs: dict | None = None):
+        super().__init__(k, update, pairs)
+        self.k_lambda = _check_degree(k_lambda, min(MAXDEG, MAXHIST - 1), type(self).__name__ + " k_lambda")
+        self.omega = (0.5 if self.k_lambda == 0 else 1.0 / 6.0) if omega is None else \
+            _check.real(omega, "omega", minimum=0.0, maximum=1.0)
+        self.kind = _KIND_ACC_REL
+        self._k2, self._omega = self.k_lambda, self.omega
+
+    def __repr__(self):
+        return (f"RelaxedAcceleration(k={self.k}, k_lambda={self.k_lambda}, omega={self.omega!r}, "
+                f"update={self.update}{_pairs_repr(self.pairs)})")
+
+
+def _check_pairs(pairs):
+    if pairs is None:
+        return None
+    if not isinstance(pairs, dict):
+        raise TypeError(f"pairs: expected a dict {{position output: velocity output}}, got {type(pairs).__name__}")
+    for pos, vel in pairs.items():
+        if not isinstance(pos, str) or not isinstance(vel, str):
+            raise TypeError(f"pairs: names must be strings 'Subsystem.output', got {pos!r}: {vel!r}")
+        if pos == vel:
+            raise ValueError(f"pairs: {pos!r} cannot integrate itself")
+    if set(pairs) & set(pairs.values()):
+        raise ValueError(f"pairs: a velocity output cannot itself be a position ({sorted(set(pairs) & set(pairs.values()))})")
+    return dict(pairs)
+
+
+def _pairs_repr(pairs):
+    return "" if pairs is None else f", pairs={pairs!r}"
+
+
+def _lti_pairs(sub):
+    """Local (position, velocity) output index pairs of an LTI subsystem: ẏ_i = C_i (A x + B u) is output j exactly
+    when C_i A = C_j, C_i B = 0 and D_i = D_j = 0."""
+    A, B, C, D = sub.A, sub.B, sub.C, sub.D
+    CA, CB = C @ A, C @ B
+    out = []
+    for i in range(sub.ny):
+        if not np.any(C[i]) or np.any(CB[i]) or np.any(D[i]):
+            continue
+        scale = np.max(np.abs(CA[i]))
+        for j in range(sub.ny):
+            if j != i and not np.any(D[j]) and np.any(C[j]) and np.allclose(CA[i], C[j], rtol=1e-12,
+                                                                            atol=1e-14 * scale):
+                out.append((i, j))
+                break
+    return out
+
+
+def integral_of(system, pairs=None) -> np.ndarray:
+    """Per global output of ``system`` (a :class:`cosim.CoupledSystem`), the index of the velocity output whose
+    polynomial it integrates under :class:`IntegratedAcceleration` / :class:`RelaxedAcceleration`, or −1.
+
+    ``pairs``: ``{"S1.x1": "S1.v1"}`` by name; None: the pairs of the LTI subsystems found from their matrices."""
+    ny = sum(s.ny for s in system.subsystems)
+    out = np.full(ny, -1, dtype=np.int64)
+    if pairs is None:
+        off = 0
+        for sub in system.subsystems:
+            if getattr(sub, "is_lti", False):
+                for i, j in _lti_pairs(sub):
+                    out[off + i] = off + j
+            off += sub.ny
+    else:
+        for pos, vel in _check_pairs(pairs).items():
+            out[system._global_index(pos, "y")] = system._global_index(vel, "y")
+    for i in np.flatnonzero(out >= 0):
+        if out[out[i]] >= 0:
+            raise ValueError(f"pairs: output {system.signal_names('y')[out[i]]} is a velocity and a position")
+    return out
+
+
 def as_approximation(obj, name="approximation") -> Approximation:
     if isinstance(obj, Approximation):
         return obj
@@ -300,5 +464,6 @@ def as_approximation(obj, name="approximation") -> Approximation:
             return table[obj.lower()]()
         raise ValueError(f"{name}: unknown approximation {obj!r}; use cosim.ZOH(), cosim.Lagrange(k), "
                          "cosim.ExtrapolatedInterpolation(k, continuity), cosim.Hermite(k) or "
-                         "cosim.LeastSquares(k, n_points)")
+                         "cosim.LeastSquares(k, n_points), cosim.IntegratedAcceleration(k) or "
+                         "cosim.RelaxedAcceleration(k, k_lambda)")
     raise TypeError(f"{name}: expected a cosim approximation object, got {type(obj).__name__}")

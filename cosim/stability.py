@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core, defaults
-from .approximations import (Approximation, ExtrapolatedInterpolation, Hermite, Lagrange, LeastSquares,
-                             as_approximation)
+from .approximations import (Approximation, ExtrapolatedInterpolation, Hermite, IntegratedAcceleration, Lagrange,
+                             LeastSquares, as_approximation)
 from . import _check
+from . import stability_acc as _acc
 from .system import CoupledSystem
 
 __all__ = ["amplification_matrix", "recurrence", "spectral_radius", "result_spectral_radius", "stability_map",
@@ -98,6 +99,9 @@ def _order_array(system, order):
 
 def _approx(approximation):
     a = as_approximation(approximation)
+    if isinstance(a, IntegratedAcceleration):
+        raise ValueError(f"approximation: {a!r} carries output derivatives in its recurrence; "
+                         "cosim.analysis.spectral_radius and amplification_matrix analyse it (not this function)")
     if isinstance(a, Hermite):
         raise ValueError("approximation: Hermite needs output derivatives and is not supported by the stability "
                          "analysis; use cosim.ZOH(), cosim.Lagrange(k), cosim.ExtrapolatedInterpolation(k, c) or "
@@ -268,8 +272,24 @@ def amplification_matrix(system, H, scheme=None, approximation=None, *, order=No
     Returns
     -------
     ndarray (dim, dim) acting on X_N = (x(T_N); y(T_N); ...; y(T_{N-P+1})); see :func:`recurrence` for the labels.
+    With :class:`cosim.IntegratedAcceleration` / :class:`cosim.RelaxedAcceleration` the state also carries the
+    output derivatives (``cosim.stability_acc.amplification_matrix``).
     """
+    if isinstance(approximation, IntegratedAcceleration):
+        _check_system(system)
+        return _acc.amplification_matrix(system, _check_H(H, allow_array=False), _acc_args(scheme, order, update,
+                                                                                          approximation))
     return recurrence(system, H, scheme, approximation, order=order, update=update).Omega
+
+
+def _acc_args(scheme, order, update, approximation):
+    """acc/accRel: explicit Jacobi predictors with their own update flag (kraft2021 App. C)."""
+    if scheme is not None and _scheme_code(scheme) != _scheme_code("jacobi"):
+        raise ValueError(f"scheme: {approximation!r} is analysed for the Jacobi scheme only")
+    if order is not None or update is not None:
+        raise ValueError(f"order/update: not used with {approximation!r} (its update= says whether the accelerations "
+                         "are recomputed)")
+    return approximation
 
 
 def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, update=None,
@@ -291,6 +311,8 @@ def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, u
     """
     _check_system(system)
     Harr = _check_H(H)
+    if isinstance(approximation, IntegratedAcceleration):
+        return _acc.spectral_radius(system, Harr, _acc_args(scheme, order, update, approximation))
     st = _Structure(system, scheme, approximation, order, update)
     rho, nfail, msg = _core.rho_map(*st.args, _pack(system)[None, :], np.atleast_1d(Harr), _threads(threads))
     if nfail:
@@ -322,6 +344,8 @@ def result_spectral_radius(result) -> float:
                              "H (call cosim.analysis.spectral_radius with the H of interest)")
     system = result.system
     _check_system(system, "result.system")
+    if isinstance(opts["approximation"], IntegratedAcceleration):   # acc/accRel: the update is the predictor's own
+        return spectral_radius(system, H, opts["scheme"], opts["approximation"])
     return spectral_radius(system, H, opts["scheme"], opts["approximation"], order=opts.get("order"),
                            update=opts["update"])
 

@@ -24,6 +24,8 @@ typedef struct cs_coupling_env {
     const cs_unit_access *units; /* the net->nsub units (not owned) */
     const struct cs_approx_spec *approx; /* the signal-based approximation (NEPCE: its base) */
     int rates_lagged;           /* Hermite: lagged output derivatives */
+    const int *integral_of;     /* acc/accRel: per output the velocity output it integrates (-1 none), or NULL */
+    int integral_of_n;
     double H;                   /* the (constant) macro step */
 } cs_coupling_env;
 

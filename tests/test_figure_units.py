@@ -73,6 +73,10 @@ def run_first_cosimulation(out, monkeypatch=None):
     plt.gcf().savefig(out / "first_cosimulation.png")
 
 
+def run_acceleration(out):
+    example("acceleration_predictors").main(out, quick=True)
+
+
 RUNS = {"demo": (run_demo, ["coupling_force.png"]),
         "busch_figures": (run_busch, [f"busch_fig{n:02d}.png" for n in range(9, 16)]
                           + ["busch_slice_fd_gs_k1.png", "busch_slices_fd_gs.png"]),
@@ -81,7 +85,8 @@ RUNS = {"demo": (run_demo, ["coupling_force.png"]),
                                         "genser_rls_phases.png"]),
         "genser_doe": (run_genser_doe, [f"zoh_{n}.png" for n in ("main_effects", "heatmap", "sorted", "histograms")]),
         "helicopter_study": (run_helicopter, ["helicopter_study.png", "helicopter_study_timeseries.png"]),
-        "first_cosimulation": (run_first_cosimulation, ["first_cosimulation.png"])}
+        "first_cosimulation": (run_first_cosimulation, ["first_cosimulation.png"]),
+        "acceleration_predictors": (run_acceleration, ["acceleration_stability.png", "acceleration_convergence.png"])}
 
 
 @pytest.mark.parametrize("name", list(RUNS))

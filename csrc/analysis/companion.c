@@ -37,6 +37,11 @@ cs_amp_plan *cs_amp_plan_create(int nsub, const int *nx, const int *nu, const in
                                  "Lagrange/ZOH and EXTRIPOL-C0/C1");
         return NULL;
     }
+    if (cs_approx_is_acc(spec.kind)) {
+        cs_fail(err, CS_ERR_ARG, "approximation: acc/accRel read output derivatives and position/velocity pairs; the "
+                                 "stability analysis supports Lagrange/ZOH, EXTRIPOL-C0/C1 and LSQ");
+        return NULL;
+    }
     for (int i = 0; i < nsub; i++)
         if (nx[i] < 0 || nu[i] < 0 || ny[i] < 0) {
             cs_fail(err, CS_ERR_ARG, "system: negative size in subsystem %d", i);

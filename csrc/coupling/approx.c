@@ -6,15 +6,23 @@
 #include <string.h>
 
 int cs_approx_check(const cs_approx_spec *spec, cs_err *err) {
-    if (spec->kind < CS_APPROX_LAGRANGE || spec->kind > CS_APPROX_LSQ)
+    if (spec->kind < CS_APPROX_LAGRANGE || spec->kind > CS_APPROX_ACC_REL)
         return cs_fail(err, CS_ERR_ARG, "approximation: unknown kind %d", spec->kind);
     int kmax = spec->kind == CS_APPROX_EXTRIPOL_C0 || spec->kind == CS_APPROX_EXTRIPOL_C1 ? CS_MAXHIST - 2 : CS_MAXDEG;
+    if (cs_approx_is_acc(spec->kind)) kmax = CS_MAXDEG - 2;
     if (kmax > CS_MAXDEG) kmax = CS_MAXDEG;
     if (spec->k < 0 || spec->k > kmax)
         return cs_fail(err, CS_ERR_ARG, "approximation: degree k must be in 0..%d, got %d", kmax, spec->k);
     if (spec->kind == CS_APPROX_LSQ && (spec->nsp < spec->k + 1 || spec->nsp > CS_MAXHIST))
         return cs_fail(err, CS_ERR_ARG, "approximation: least-squares points must be in %d..%d for degree %d, got %d",
                        spec->k + 1, CS_MAXHIST, spec->k, spec->nsp);
+    if (spec->kind == CS_APPROX_ACC_REL) {
+        if (spec->k2 < 0 || spec->k2 > CS_MAXHIST - 1 || spec->k2 > CS_MAXDEG)
+            return cs_fail(err, CS_ERR_ARG, "approximation: degree k_lambda must be in 0..%d, got %d", CS_MAXHIST - 1,
+                           spec->k2);
+        if (!(spec->omega >= 0.0 && spec->omega <= 1.0))
+            return cs_fail(err, CS_ERR_ARG, "approximation: relaxation omega must be in [0, 1], got %g", spec->omega);
+    }
     return CS_OK;
 }
 
@@ -24,6 +32,7 @@ int cs_approx_points_needed(const cs_approx_spec *spec) {
     case CS_APPROX_EXTRIPOL_C1: return spec->k + 2;
     case CS_APPROX_HERMITE: return (spec->k + 2) / 2;
     case CS_APPROX_LSQ: return spec->nsp;
+    case CS_APPROX_ACC_REL: return (spec->k > spec->k2 ? spec->k : spec->k2) + 1;
     default: return spec->k + 1;
     }
 }
@@ -122,6 +131,88 @@ static void lagrange_point(int k, const double *sv, int first, double s0, double
     }
 }
 
+/* ACC on the s-values sv of navail samples: the degree-κ_a Lagrange extrapolant of the derivative samples (slots
+ * CS_MAXHIST + j), integrated once from the newest value: c_0 = y_N, c_{m+1} = H a_m / (m + 1) (d/ds = H d/dt). */
+static void acc_weights(int k, int navail, const double *sv, double H, cs_approx_weights *w) {
+    double L[(CS_MAXDEG + 1) * CS_APPROX_NV];
+    int idx[CS_MAXDEG + 1] = {0};
+    if (k > navail - 1) k = navail - 1;
+    if (k < 0) k = 0;
+    for (int i = 0; i <= k; i++) idx[i] = i;
+    memset(L, 0, sizeof L);
+    newton_weights(k + 1, sv, idx, H, L);          /* on the value slots 0..k: moved to the derivative slots */
+    memset(w, 0, sizeof *w);
+    w->W[0] = 1.0;
+    for (int m = 0; m <= k; m++)
+        for (int j = 0; j <= k; j++) w->W[(m + 1) * CS_APPROX_NV + CS_MAXHIST + j] = H * L[m * CS_APPROX_NV + j] / (m + 1);
+    w->deg = k + 1;
+    w->npts = k + 1;
+    w->uses_deriv = 1;
+}
+
+/* ACC_REL: ũ = (1 - ω) p_acc(1) + ω P_κλ(1) as a weight row, then the degree-κ_λ polynomial through the κ_λ newest
+ * samples and (1, ũ). */
+static void acc_rel_weights(const cs_approx_spec *spec, int navail, const double *sv, double H,
+                            cs_approx_weights *w) {
+    cs_approx_weights acc;
+    double row[CS_APPROX_NV], ext[CS_APPROX_NV], der[CS_APPROX_NV], z[CS_MAXDEG + 1];
+    int idx[CS_MAXDEG + 1];
+    int k2 = spec->k2 < navail - 1 ? spec->k2 : navail - 1;
+    acc_weights(spec->k, navail, sv, H, &acc);
+    lagrange_point(k2, sv, 0, 1.0, ext, der);
+    for (int j = 0; j < CS_APPROX_NV; j++) {
+        double end = 0.0;
+        for (int m = 0; m <= acc.deg; m++) end += acc.W[m * CS_APPROX_NV + j];
+        row[j] = (1.0 - spec->omega) * end + spec->omega * ext[j];
+    }
+    z[0] = 1.0;
+    idx[0] = -1;
+    for (int i = 1; i <= k2; i++) { z[i] = sv[i - 1]; idx[i] = i - 1; }
+    memset(w, 0, sizeof *w);
+    newton_weights_row(k2 + 1, z, idx, row, H, w->W);
+    w->deg = k2;
+    w->npts = acc.npts > k2 + 1 ? acc.npts : k2 + 1;
+    w->uses_deriv = 1;
+}
+
+int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T, double TN, double H, int deg,
+                        cs_approx_weights *wacc, double *ell, cs_err *err) {
+    if (spec->kind != CS_APPROX_ACC_REL) return cs_fail(err, CS_ERR_ARG, "approximation: not ACC_REL");
+    if (navail < 1 || !(H > 0.0) || deg < 0 || deg > navail - 1 || deg > CS_MAXDEG)
+        return cs_fail(err, CS_ERR_ARG, "approximation: bad ACC_REL parts request");
+    if (navail > CS_MAXHIST) navail = CS_MAXHIST;
+    double sv[CS_MAXHIST];
+    for (int i = 0; i < navail; i++) sv[i] = (T[i] - TN) / H;
+    acc_weights(spec->k, navail, sv, H, wacc);
+    for (int m = 0; m <= CS_MAXDEG; m++) ell[m] = 0.0;
+    cs_lagrange_end_basis(deg, sv, ell);
+    return CS_OK;
+}
+
+int cs_approx_acc_positions(const cs_approx_spec *spec, const int *integral_of, int ny, const double *hv, double *c,
+                            int dv, double H, const cs_approx_weights *wacc, const double *ell) {
+    enum { NC = CS_MAXDEG + 1, NV = CS_APPROX_NV };
+    for (int j = 0; j < ny; j++) {
+        const int p = integral_of[j];
+        if (p < 0) continue;
+        double *cx = c + (size_t)j * NC;
+        if (spec->kind == CS_APPROX_ACC) {
+            const double *cv = c + (size_t)p * NC;
+            cx[0] = hv[(size_t)j * NV];
+            for (int m = 0; m <= dv; m++) cx[m + 1] = H * cv[m] / (m + 1);
+            continue;
+        }
+        double cv[NC], cown[NC];
+        cs_approx_coefs(wacc, hv + (size_t)p * NV, cv);
+        cs_approx_coefs(wacc, hv + (size_t)j * NV, cown);
+        double integrated = hv[(size_t)j * NV], own = 0.0;
+        for (int m = 0; m <= wacc->deg; m++) { integrated += H * cv[m] / (m + 1); own += cown[m]; }
+        const double shift = (1.0 - spec->omega) * (integrated - own);
+        for (int m = 0; m <= dv; m++) cx[m] += shift * ell[m];
+    }
+    return spec->kind == CS_APPROX_ACC ? dv + 1 : dv;
+}
+
 int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int navail, const double *T, double TN,
                               double H, cs_approx_weights *w, cs_err *err) {
     CS_TRY(cs_approx_check(spec, err));
@@ -135,6 +226,10 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
     if (interpolate && (kind == CS_APPROX_EXTRIPOL_C0 || kind == CS_APPROX_EXTRIPOL_C1)) kind = CS_APPROX_LAGRANGE;
 
     if (interpolate && kind == CS_APPROX_LSQ) kind = CS_APPROX_LAGRANGE;
+    if (interpolate && cs_approx_is_acc(kind))
+        return cs_fail(err, CS_ERR_ARG, "approximation: acc/accRel are explicit Jacobi predictors (no interpolation)");
+    if (kind == CS_APPROX_ACC) { acc_weights(k, navail, sv, H, w); return CS_OK; }
+    if (kind == CS_APPROX_ACC_REL) { acc_rel_weights(spec, navail, sv, H, w); return CS_OK; }
 
     if (kind == CS_APPROX_LSQ) {
         /* Interpolate the k newest samples and the predicted point at s = 1 (kraft2021 eq. 2.24). */

@@ -12,6 +12,14 @@
  *   - LSQ (kraft2021 §2.4.1, §5.1): the predicted value y^pre_{N+1} is the ordinary least-squares polynomial of
  *     degree k through the nsp newest samples, evaluated at T_{N+1}; the input polynomial interpolates the k newest
  *     samples and (T_{N+1}, y^pre_{N+1}) (eq. 2.24). With nsp = k + 1 it is Lagrange extrapolation.
+ *   - ACC (kraft2021 App. C, [LLSS17]): the derivative samples (the accelerations of a velocity output) are
+ *     extrapolated with degree k = κ_a and integrated once from the newest value: p(s) = y_N + H ∫_0^s P_κa(σ) dσ.
+ *     A position output is the integral of its velocity's polynomial; the signal coupling does that step, since
+ *     it reads another signal (cs_signal_coupling_create: integral_of).
+ *   - ACC_REL (kraft2021 App. C, [LYL+20]; the relaxation formula is our reconstruction, spec §15.1/§22 item 7):
+ *     the end value is relaxed between the ACC value and the classic extrapolant of degree k2 = κ_λ,
+ *     ũ_{N+1} = (1 - ω) p_acc(1) + ω P_κλ(T_{N+1}; T_N, ..., T_{N-κλ}), and the polynomial of degree κ_λ
+ *     interpolates the κ_λ newest samples and (T_{N+1}, ũ_{N+1}) (as eq. 2.24).
  * The polynomial is a linear function of the history data, so it is returned as weights: with v the data vector
  * (v[j] = value at the j-th newest sample, v[CS_MAXHIST + j] = its time derivative dy/dt),
  *     p(s) = sum_m c_m s^m,   c_m = sum_j W[m * CS_APPROX_NV + j] v[j].
@@ -32,14 +40,21 @@ enum {
     CS_APPROX_EXTRIPOL_C0 = 1,
     CS_APPROX_EXTRIPOL_C1 = 2,
     CS_APPROX_HERMITE = 3,
-    CS_APPROX_LSQ = 4
+    CS_APPROX_LSQ = 4,
+    CS_APPROX_ACC = 5,
+    CS_APPROX_ACC_REL = 6
 };
 
 typedef struct cs_approx_spec {
     int kind; /* CS_APPROX_* */
     int k;    /* polynomial degree of the underlying Lagrange/Hermite polynomial, 0..CS_MAXDEG */
     int nsp;  /* LSQ: samples of the least-squares fit, k+1..CS_MAXHIST (Kraft's N_sp); ignored by the others */
+    int k2;   /* ACC_REL: degree κ_λ of the relaxed polynomial (k is κ_a); ignored by the others */
+    double omega; /* ACC_REL: relaxation parameter ω in [0, 1]; ignored by the others */
 } cs_approx_spec;
+
+/* Does the approximation integrate extrapolated derivatives (ACC, ACC_REL)? */
+static inline int cs_approx_is_acc(int kind) { return kind == CS_APPROX_ACC || kind == CS_APPROX_ACC_REL; }
 
 typedef struct cs_approx_weights {
     int deg;         /* degree of p(s) actually used (reduced during start-up) */
@@ -48,11 +63,12 @@ typedef struct cs_approx_weights {
     double W[(CS_MAXDEG + 1) * CS_APPROX_NV];
 } cs_approx_weights;
 
-/* Validate a spec (kind known, 0 <= k <= CS_MAXDEG, EXTRIPOL k <= CS_MAXHIST - 2, LSQ k + 1 <= nsp <= CS_MAXHIST). */
+/* Validate a spec (kind known, 0 <= k <= CS_MAXDEG, EXTRIPOL k <= CS_MAXHIST - 2, LSQ k + 1 <= nsp <= CS_MAXHIST,
+ * ACC/ACC_REL κ_a <= CS_MAXDEG - 2 (a position's polynomial has degree κ_a + 2), κ_λ <= CS_MAXHIST - 1, ω in [0, 1]). */
 int cs_approx_check(const cs_approx_spec *spec, cs_err *err);
 
 /* Samples the approximation needs for its full degree (k+1, k+2 for EXTRIPOL, ceil((k+1)/2) for Hermite, nsp for
- * LSQ). */
+ * LSQ, max(κ_a, κ_λ) + 1 for ACC_REL). */
 int cs_approx_points_needed(const cs_approx_spec *spec);
 
 /* Weights for the step [TN, TN+H].
@@ -68,6 +84,32 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
  * both. navail: samples available (1..CS_MAXHIST). */
 int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int navail, double H, cs_approx_weights *w,
                               cs_err *err);
+
+/* ACC_REL: the weights of the ACC polynomial alone (degree κ_a + 1) and the Lagrange basis polynomial ell[0..deg]
+ * of the relaxed end node s = 1 of `w` (deg = w->deg, the κ_λ in use): a position output's relaxed polynomial is
+ * its own one plus (1 - ω) (its integrated ACC end value - its own ACC end value) ell(s). */
+int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T, double TN, double H, int deg,
+                        cs_approx_weights *wacc, double *ell, cs_err *err);
+
+/* Polynomial coefficients c[0..W->deg] of one signal from its data vector v (CS_APPROX_NV entries). */
+static inline void cs_approx_coefs(const cs_approx_weights *W, const double *v, double *c) {
+    for (int m = 0; m <= W->deg; m++) {
+        const double *w = W->W + (size_t)m * CS_APPROX_NV;
+        double s = 0.0;
+        for (int q = 0; q < W->npts; q++) s += w[q] * v[q];
+        if (W->uses_deriv)
+            for (int q = 0; q < W->npts; q++) s += w[CS_MAXHIST + q] * v[CS_MAXHIST + q];
+        c[m] = s;
+    }
+}
+
+/* acc/accRel positions (kraft2021 App. C): given the velocity-level coefficients c (ny x (CS_MAXDEG + 1), degree dv,
+ * from the weights of `spec` with step H) of all ny signals and their data hv (ny x CS_APPROX_NV), output j with
+ * integral_of[j] = p >= 0 gets x̃(s) = x_N + H ∫_0^s ṽ_p (ACC, degree dv + 1), or for ACC_REL its relaxed polynomial
+ * shifted by (1 - ω) (integrated - own ACC end value) ell(s) (wacc, ell from cs_approx_acc_parts). Returns the
+ * degree of the step's polynomials. */
+int cs_approx_acc_positions(const cs_approx_spec *spec, const int *integral_of, int ny, const double *hv, double *c,
+                            int dv, double H, const cs_approx_weights *wacc, const double *ell);
 
 /* Coefficients B[q * nn + m] of s^m in the Lagrange basis polynomials of the nn distinct nodes s_q (product form):
  * the iterative schemes' extrapolants and end bases. */

@@ -31,6 +31,13 @@ typedef struct signal_coupling {
     cs_approx_weights cache[2][CS_MAXHIST + 1];
     unsigned char cached[2][CS_MAXHIST + 1];
     double cache_H;                /* nominal step of the cache (derivative weights scale with it) */
+    double Hw;                     /* the step the extrapolation weights of this step were computed with */
+    int dext;                      /* degree of this step's extrapolants (acc positions: Wext->deg + 1) */
+    /* acc/accRel (kraft2021 App. C): per output the velocity output whose polynomial it integrates (-1: none), or
+     * NULL; the ACC part of accRel's weights and the relaxed end node's basis polynomial */
+    int *integral_of;
+    cs_approx_weights wacc;
+    double ell[NC];
     /* the extrapolation weights of the last step while they stay valid: same nominal step and history length,
      * and the newest sample on the same uniform grid (the older ones were checked when the weights were chosen);
      * NULL after a restore */
@@ -60,16 +67,7 @@ typedef struct signal_snapshot {
 } signal_snapshot;
 
 /* Polynomial coefficients c[0..deg] of one signal from its data vector v (NV entries). */
-static inline void coefs(const cs_approx_weights *W, const double *v, double *c) {
-    for (int m = 0; m <= W->deg; m++) {
-        const double *w = W->W + (size_t)m * NV;
-        double s = 0.0;
-        for (int q = 0; q < W->npts; q++) s += w[q] * v[q];
-        if (W->uses_deriv)
-            for (int q = 0; q < W->npts; q++) s += w[CS_MAXHIST + q] * v[CS_MAXHIST + q];
-        c[m] = s;
-    }
-}
+static inline void coefs(const cs_approx_weights *W, const double *v, double *c) { cs_approx_coefs(W, v, c); }
 
 /* Are the newest `n` samples (and, for interpolation, the step itself) on the uniform grid of step Hnom? */
 static int uniform(const signal_coupling *s, int n, double Hnom) {
@@ -92,6 +90,7 @@ static int weights_on_times(signal_coupling *s, const cs_approx_spec *sp, int in
         Tv = Ti;
     }
     *W = tmp;
+    if (!interpolate) s->Hw = H;
     return cs_approx_weights_compute(sp, interpolate, navail, Tv, T, H, tmp, err);
 }
 
@@ -118,6 +117,7 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
             s->cached[interpolate][n] = 1;
         }
         *W = &s->cache[interpolate][n];
+        if (!interpolate) s->Hw = Hnom;
         if (!interpolate) {
             s->wext_last = *W;
             s->wext_last_H = Hnom;
@@ -131,6 +131,21 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
 static void build_input(signal_coupling *s, int i);
 static void build_all_extrapolated(signal_coupling *s);
 
+/* acc/accRel: a position output's polynomial is the integral of its velocity's, x̃(s) = x_N + H ∫_0^s ṽ(σ) dσ
+ * (kraft2021 App. C: the extrapolated accelerations integrated twice). accRel relaxes the end value of that
+ * integrated polynomial instead of the one from the position's own derivative samples: the difference of the two
+ * ACC end values moves the relaxed end node (approx.h: cs_approx_acc_parts). */
+static int integrate_positions(signal_coupling *s, cs_err *err) {
+    const int dv = s->Wext->deg;
+    if (s->spec.kind == CS_APPROX_ACC_REL) {
+        int navail = s->nhist < s->need ? s->nhist : s->need;
+        CS_TRY(cs_approx_acc_parts(&s->spec, navail, s->hT, s->T, s->Hw, dv, &s->wacc, s->ell, err));
+    }
+    s->dext = cs_approx_acc_positions(&s->spec, s->integral_of, s->net->ny, s->hv, s->cext, dv, s->Hw, &s->wacc,
+                                      s->ell);
+    return CS_OK;
+}
+
 static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *err) {
     signal_coupling *s = c->content;
     const cs_network *net = s->net;
@@ -138,7 +153,10 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     s->T = T; s->H = H; s->Hnom = Hnom;
     if (s->wext_last && Hnom == s->wext_last_H && s->nhist == s->wext_last_nhist && s->hH[0] == Hnom &&
         !s->kappa_set)
+    {
         s->Wext = s->wext_last;   /* the grid stays uniform: the weights of the last step */
+        s->Hw = s->wext_last_H;
+    }
     else
         CS_TRY(weights(s, 0, T, H, Hnom, &s->Wext, err));
     const cs_approx_weights *W = s->Wext;
@@ -148,6 +166,8 @@ static int sig_predict(cs_coupling *c, double T, double H, double Hnom, cs_err *
     } else {
         for (int j = 0; j < net->ny; j++) coefs(W, s->hv + (size_t)j * NV, s->cext + (size_t)j * NC);
     }
+    s->dext = W->deg;
+    if (s->integral_of) CS_TRY(integrate_positions(s, err));
     s->interp_ready = 0;
     if (s->ndone) memset(s->done, 0, (size_t)net->nsub);
     s->ndone = 0;
@@ -168,7 +188,7 @@ static void build_input(signal_coupling *s, int i) {
     const unsigned char *restrict done = s->done;
     const double *restrict cext = s->cext, *restrict cint = s->cint;
     double *restrict cin = in->c;
-    const int dext = s->Wext->deg, dint = s->interp_ready ? s->Wint->deg : 0, dmax = dext > dint ? dext : dint;
+    const int dext = s->dext, dint = s->interp_ready ? s->Wint->deg : 0, dmax = dext > dint ? dext : dint;
     int interp = 0, deg = 0;
     in->T = s->T;
     in->H = s->H;
@@ -203,7 +223,7 @@ static void build_all_extrapolated(signal_coupling *s) {
     const int *restrict rowptr = net->rowptr, *restrict col = net->col, *restrict pos = s->inpos;
     const double *restrict gain = net->gain, *restrict r = net->r, *restrict cext = s->cext;
     double *restrict coef = s->incoef;
-    const int dext = s->Wext->deg, kind = s->spec.kind;
+    const int dext = s->dext, kind = s->spec.kind;
     int cont = CS_INPUT_JUMPS;
     if (s->accepted > 0)
         cont = kind == CS_APPROX_EXTRIPOL_C1 ? CS_INPUT_C1 : kind == CS_APPROX_EXTRIPOL_C0 ? CS_INPUT_C0 : CS_INPUT_JUMPS;
@@ -339,7 +359,7 @@ static void sig_destroy(cs_coupling *c) {
     signal_coupling *s = c->content;
     if (!s) return;
     free(s->hv); free(s->cext); free(s->cint); free(s->in); free(s->incoef); free(s->inpos); free(s->done); free(s->cont);
-    free(s->cmp_in); free(s->cmp_incoef); free(s->chat);
+    free(s->cmp_in); free(s->cmp_incoef); free(s->chat); free(s->integral_of);
     free(s);
     c->content = NULL;
 }
@@ -460,7 +480,7 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
     if (!c || !s) { free(c); free(s); return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory"); }
     c->ops = &SIGNAL_OPS;
     c->content = s;
-    c->needs_rates = spec->kind == CS_APPROX_HERMITE && spec->k >= 1;
+    c->needs_rates = (spec->kind == CS_APPROX_HERMITE && spec->k >= 1) || cs_approx_is_acc(spec->kind);
     c->rates_lagged = rates_lagged;
     s->net = net;
     s->spec = *spec;
@@ -504,8 +524,33 @@ int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err) {
     return cs_coupling_set_history_depth(c, depth, err);
 }
 
+int cs_signal_coupling_set_integrals(cs_coupling *c, const int *integral_of, int n, cs_err *err) {
+    signal_coupling *s = c->content;
+    const int ny = s->net->ny;
+    if (!cs_approx_is_acc(s->spec.kind))
+        return cs_fail(err, CS_ERR_ARG, "approximation: position/velocity pairs are read by acc and accRel only");
+    if (n != ny) return cs_fail(err, CS_ERR_ARG, "approximation: %d position/velocity entries for %d outputs", n, ny);
+    for (int j = 0; j < ny; j++) {
+        const int p = integral_of[j];
+        if (p < -1 || p >= ny || p == j || (p >= 0 && integral_of[p] >= 0))
+            return cs_fail(err, CS_ERR_ARG, "approximation: output %d cannot integrate output %d (a velocity output "
+                           "that is not itself a position is needed)", j, p);
+    }
+    int *copy = malloc(sizeof(int) * (size_t)(ny + 1));
+    if (!copy) return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory");
+    memcpy(copy, integral_of, sizeof(int) * (size_t)ny);
+    free(s->integral_of);
+    s->integral_of = copy;
+    return CS_OK;
+}
+
 static int signal_create(const void *spec, const cs_coupling_env *e, cs_coupling **out, cs_err *err) {
-    return cs_signal_coupling_create(e->net, e->approx, e->rates_lagged, out, err);
+    CS_TRY(cs_signal_coupling_create(e->net, e->approx, e->rates_lagged, out, err));
+    if (e->integral_of) {
+        int rc = cs_signal_coupling_set_integrals(*out, e->integral_of, e->integral_of_n, err);
+        if (rc) { cs_coupling_destroy(*out); *out = NULL; return rc; }
+    }
+    return CS_OK;
 }
 
 const cs_kind cs_coupling_signal_kind = {"signal", NULL, 0, 0, NULL, {.coupling = signal_create}, NULL};

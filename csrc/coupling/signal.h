@@ -18,6 +18,10 @@ int cs_signal_coupling_create(const cs_network *net, const cs_approx_spec *spec,
  * reaches a signal coupling through the couplings that wrap it). */
 int cs_signal_coupling_set_depth(cs_coupling *c, int depth, cs_err *err);
 
+/* acc/accRel: integral_of[j] >= 0 makes output j a position whose polynomial integrates that of the velocity output
+ * integral_of[j] (kraft2021 App. C); n must be the number of outputs. Copied. */
+int cs_signal_coupling_set_integrals(cs_coupling *c, const int *integral_of, int n, cs_err *err);
+
 /* The kind (master/registry.c). */
 extern const cs_kind cs_coupling_signal_kind;
 

@@ -55,7 +55,8 @@ static int make_coupling(const cs_run_config *c, cs_run *r, cs_network *net, con
     const cs_kind *signal = cs_registry_capability("coupling")->kinds[0];   /* the registry's default */
     const cs_kind *kind = c->monolithic || !c->coupling.kind ? signal : c->coupling.kind;
     const cs_coupling_env env = {.net = net, .units = &r->unit_access, .approx = approx,
-                                 .rates_lagged = c->rates_lagged, .H = c->H};
+                                 .rates_lagged = c->rates_lagged, .integral_of = c->integral_of,
+                                 .integral_of_n = c->integral_of_n, .H = c->H};
     CS_TRY(kind->create.coupling(kind == c->coupling.kind ? c->coupling.spec : NULL, &env, &r->coupling, err));
     r->coupling_kind = kind;
     if (c->smooth && !c->monolithic) {

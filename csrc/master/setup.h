@@ -24,6 +24,9 @@ typedef struct cs_run_config {
     const int *order;           /* Gauss-Seidel order, NULL = as given */
     cs_approx_spec approx;
     int rates_lagged;           /* Hermite: lagged output derivatives */
+    const int *integral_of;     /* acc/accRel: per output, the output whose polynomial it integrates (-1 none);
+                                 * NULL: none; integral_of_n entries */
+    int integral_of_n;
     int update;                 /* CS_UPDATE_* */
     double t0, t_end, H;
     int startup;                /* CS_STARTUP_* */

@@ -36,7 +36,8 @@ static const code_name updates[] = {{"consistent", CS_UPDATE_CONSISTENT}, {"simp
 static const code_name startups[] = {{"none", CS_STARTUP_NONE}, {"kraft", CS_STARTUP_KRAFT}};
 static const code_name approximations[] = {{"lagrange", CS_APPROX_LAGRANGE}, {"extripol-c0", CS_APPROX_EXTRIPOL_C0},
                                            {"extripol-c1", CS_APPROX_EXTRIPOL_C1}, {"hermite", CS_APPROX_HERMITE},
-                                           {"lsq", CS_APPROX_LSQ}};
+                                           {"lsq", CS_APPROX_LSQ},
+                                           {"acc", CS_APPROX_ACC}, {"acc-rel", CS_APPROX_ACC_REL}};
 static const code_name solvers[] = {{"euler", CS_SOLVER_EULER}, {"rk4", CS_SOLVER_RK4}, {"exact", CS_SOLVER_EXACT},
                                     {"cvode", CS_SOLVER_CVODE}, {"ab2", CS_SOLVER_AB2}};
 static const code_name ab2_starters[] = {{"euler", CS_AB2_EULER}, {"heun", CS_AB2_HEUN}};

@@ -1,5 +1,6 @@
 /* Bindings for csrc/coupling (approximation weights; used by tests and cosim.analysis). */
 #include "py/pyutil.h"
+#include "py/params.h"
 
 #include "coupling/approx.h"
 #include "coupling/prestep.h"
@@ -21,7 +22,8 @@ static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
     cs_approx_spec spec = {0};
     PyObject *oT;
     double TN, H;
-    if (!PyArg_ParseTuple(args, "iipOdd|i:approx_weights", &spec.kind, &spec.k, &interpolate, &oT, &TN, &H, &spec.nsp))
+    if (!PyArg_ParseTuple(args, "iipOdd|iid:approx_weights", &spec.kind, &spec.k, &interpolate, &oT, &TN, &H, &spec.nsp,
+                          &spec.k2, &spec.omega))
         return NULL;
     npy_intp d[1] = {-1};
     PyArrayObject *T = cs_py_darray(oT, "T", 1, d, 1);
@@ -42,6 +44,72 @@ static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
     if (!W) return NULL;
     memcpy(PyArray_DATA((PyArrayObject *)W), w.W, sizeof(double) * (w.deg + 1) * CS_APPROX_NV);
     return Py_BuildValue("(Nii)", W, w.deg, w.npts);
+}
+
+/* acc_coefficients(kind, k, k2, omega, T, TN, H, data, integral_of) -> (c[ncol, ny, deg+1], deg): the input
+ * polynomials of acc/accRel for every column of data[ncol, ny, 2 * MAXHIST] (values newest first, then derivatives;
+ * the coefficients are linear in the data, so the stability analysis passes a basis), as the signal coupling forms
+ * them (velocity-level weights, then the positions of integral_of). */
+static PyObject *py_acc_coefficients(PyObject *self, PyObject *args) {
+    cs_approx_spec spec = {0};
+    PyObject *oT, *odata, *oint;
+    double TN, H;
+    if (!PyArg_ParseTuple(args, "iiidOddOO:acc_coefficients", &spec.kind, &spec.k, &spec.k2, &spec.omega, &oT, &TN,
+                          &H, &odata, &oint))
+        return NULL;
+    if (!cs_approx_is_acc(spec.kind)) return PyErr_Format(PyExc_ValueError, "kind: not acc or acc-rel (%d)", spec.kind);
+    npy_intp d1[1] = {-1}, d3[3] = {-1, -1, CS_APPROX_NV}, nint = 0;
+    PyArrayObject *T = cs_py_darray(oT, "T", 1, d1, 1);
+    if (!T) return NULL;
+    PyArrayObject *data = cs_py_darray(odata, "data", 3, d3, 1);
+    if (!data) { Py_DECREF(T); return NULL; }
+    int *integ = cs_py_int_vector(oint, "integral_of", 0, &nint);
+    PyObject *out = NULL;
+    const int n = (int)PyArray_DIM(T, 0), ny = (int)PyArray_DIM(data, 1);
+    const npy_intp ncol = PyArray_DIM(data, 0);
+    const int need = cs_approx_points_needed(&spec);
+    cs_approx_weights w, wacc = {0};
+    double ell[CS_MAXDEG + 1] = {0};
+    cs_err err = {0};
+    int rc = CS_OK;
+    if (!integ) goto done;
+    if (n < 1 || n > CS_MAXHIST || nint != ny) {
+        PyErr_Format(PyExc_ValueError, "T: need 1..%d sample times and integral_of one entry per output (%d), got %d "
+                     "and %ld", CS_MAXHIST, ny, n, (long)nint);
+        goto done;
+    }
+    for (int j = 0; j < ny; j++)
+        if (integ[j] < -1 || integ[j] >= ny || integ[j] == j || (integ[j] >= 0 && integ[integ[j]] >= 0)) {
+            PyErr_Format(PyExc_ValueError, "integral_of: output %d cannot integrate output %d", j, integ[j]);
+            goto done;
+        }
+    const int navail = n < need ? n : need;
+    rc = cs_approx_weights_compute(&spec, 0, navail, PyArray_DATA(T), TN, H, &w, &err);
+    if (!rc && spec.kind == CS_APPROX_ACC_REL)
+        rc = cs_approx_acc_parts(&spec, navail, PyArray_DATA(T), TN, H, w.deg, &wacc, ell, &err);
+    if (rc) { cs_py_raise(&err); goto done; }
+    const int deg = spec.kind == CS_APPROX_ACC ? w.deg + 1 : w.deg;
+    npy_intp dc[3] = {ncol, ny, deg + 1};
+    out = PyArray_ZEROS(3, dc, NPY_DOUBLE, 0);
+    double *c = malloc(sizeof(double) * ((size_t)ny * (CS_MAXDEG + 1) + 1));
+    if (!out || !c) { free(c); Py_XDECREF(out); out = c ? NULL : PyErr_NoMemory(); goto done; }
+    const double *dv = PyArray_DATA(data);
+    double *co = PyArray_DATA((PyArrayObject *)out);
+    for (npy_intp q = 0; q < ncol; q++) {
+        const double *hv = dv + (size_t)q * ny * CS_APPROX_NV;
+        memset(c, 0, sizeof(double) * (size_t)ny * (CS_MAXDEG + 1));
+        for (int j = 0; j < ny; j++) cs_approx_coefs(&w, hv + (size_t)j * CS_APPROX_NV, c + (size_t)j * (CS_MAXDEG + 1));
+        cs_approx_acc_positions(&spec, integ, ny, hv, c, w.deg, H, &wacc, ell);
+        for (int j = 0; j < ny; j++)
+            memcpy(co + ((size_t)q * ny + j) * (deg + 1), c + (size_t)j * (CS_MAXDEG + 1), sizeof(double) * (deg + 1));
+    }
+    free(c);
+    out = Py_BuildValue("(Ni)", out, deg);
+done:
+    free(integ);
+    Py_DECREF(T);
+    Py_DECREF(data);
+    return out;
 }
 
 /* prestep_phi(Sy, Su, Sd, H, steps) -> (phiA, phiB, phiC + phiD) */
@@ -135,8 +203,11 @@ PyMethodDef cs_py_coupling_methods[] = {
      "prestep_phi(dSdy, dSdu, dSdud, H, steps) -> (phiA, phiB, phiC + phiD) of genser eq. 2.44-2.47 (steps = 0: exact)."},
     {"prestep_step3", py_prestep_step3, METH_VARARGS,
      "prestep_step3(A, rhs, target, rtol) -> (x, rank): x = target + pinv(A) (rhs - A target) (genser section 5.3)."},
+    {"acc_coefficients", py_acc_coefficients, METH_VARARGS,
+     "acc_coefficients(kind, k, k2, omega, T, TN, H, data, integral_of) -> (c[ncol, ny, deg+1], deg): acc/accRel\n"
+     "input polynomials (coefficients of s^m, s = (t-TN)/H) of every column of data[ncol, ny, 2*MAXHIST]."},
     {"approx_weights", py_approx_weights, METH_VARARGS,
-     "approx_weights(kind, k, interpolate, T, TN, H, nsp=0) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
+     "approx_weights(kind, k, interpolate, T, TN, H, nsp=0, k2=0, omega=0) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
      "Polynomial p(s) = sum_m c_m s^m, s = (t-TN)/H, with c_m = W[m,0,:] @ values + W[m,1,:] @ derivatives of the\n"
      "samples at T (newest first)."},
     {NULL, NULL, 0, NULL},

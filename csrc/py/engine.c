@@ -194,7 +194,7 @@ typedef struct run_args {
     cs_solver_opts *solvers;
     cs_unit **units;            /* FMU subsystems: prebuilt units (cfg.units) */
     PyArrayObject *x0, *cg, *r, *grid, *tout;
-    int *cin, *cout, *order, *share_first;
+    int *cin, *cout, *order, *share_first, *integral_of;
     long *reject;
     long record_every, hook_every;
     double interrupt_interval, max_bytes;
@@ -306,6 +306,17 @@ static int parse_options(PyObject *opts, int nu, run_args *a, run_ctx *k) {
         cs_py_get_double(opts, RUN, "interrupt_interval", &a->interrupt_interval) ||
         cs_py_get_double(opts, RUN, "max_record_bytes", &a->max_bytes))
         return -1;
+    /* optional: acc/accRel (kraft2021 App. C) */
+    if (PyDict_GetItemString(opts, "approx_k2") && cs_py_get_int(opts, RUN, "approx_k2", &c->approx.k2)) return -1;
+    if (PyDict_GetItemString(opts, "approx_omega") && cs_py_get_double(opts, RUN, "approx_omega", &c->approx.omega))
+        return -1;
+    PyObject *ointeg = PyDict_GetItemString(opts, "approx_integral_of");
+    if (ointeg && ointeg != Py_None) {
+        npy_intp n = 0;
+        if (!(a->integral_of = cs_py_int_vector(ointeg, "approx_integral_of", 0, &n))) return -1;
+        c->integral_of = a->integral_of;
+        c->integral_of_n = (int)n;
+    }
     c->threads = 1;   /* optional: default sequential */
     if (PyDict_GetItemString(opts, "threads") && cs_py_get_int(opts, RUN, "threads", &c->threads)) return -1;
     if (parse_share(opts, a)) return -1;
@@ -391,7 +402,7 @@ static void free_run_args(run_args *a) {
         if (a->units)
             for (int i = 0; i < a->n; i++) cs_unit_destroy(a->units[i]);
     }
-    free(a->units); free(a->models); free(a->solvers); free(a->cin); free(a->cout); free(a->order); free(a->share_first); free(a->reject);
+    free(a->units); free(a->models); free(a->solvers); free(a->cin); free(a->cout); free(a->order); free(a->share_first); free(a->integral_of); free(a->reject);
     Py_XDECREF(a->x0); Py_XDECREF(a->cg); Py_XDECREF(a->r); Py_XDECREF(a->grid); Py_XDECREF(a->tout);
 }
 

@@ -1,0 +1,111 @@
+"""Linear stability of Kraft's acc and accRel predictors (kraft2021 App. C, spec §15.2): the amplification matrix of
+one Jacobi macro step of LTI subsystems integrated exactly, with the accelerations in the recurrence state.
+
+The companion matrix of :mod:`cosim.stability` carries output samples only; acc/accRel also read the output
+derivatives ẏ (the accelerations of the velocity outputs) at the macro points, and a position's polynomial depends
+on its velocity's data. The state here is::
+
+    Z_N = ( x(T_N); y(T_N), ..., y(T_{N-P+1}); ẏ(T_N), ..., ẏ(T_{N-P+1}) )
+
+The input polynomials are linear in the history, so the engine's own rule (``_core.acc_coefficients``, the code the
+signal coupling runs) applied to the unit vectors of Z_N gives their coefficients as rows over Z_N; the exact step
+x(T_{N+1}) = Φ x(T_N) + Σ_m Γ_m c_m (``_core.poly_propagator``) and the update y = C x, ẏ = C (A x + B u) close the
+recurrence Z_{N+1} = Ω Z_N + g. ``update=True`` takes u(T_{N+1}) = L y(T_{N+1}) + r (the accelerations recomputed
+with the updated coupling variables); ``update=False`` the input polynomial's end value (the acceleration the unit
+ended the step with). Units with feed-through (D ≠ 0) are not covered.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from .approximations import IntegratedAcceleration, MAXHIST, integral_of
+from .subsystem import LTI
+
+_NV = 2 * MAXHIST   # data slots per signal: values newest first, then derivatives
+
+
+def _check(system, approximation):
+    if not isinstance(approximation, IntegratedAcceleration):
+        raise TypeError(f"approximation: expected cosim.IntegratedAcceleration or cosim.RelaxedAcceleration, got "
+                        f"{type(approximation).__name__}")
+    subs = getattr(system, "subsystems", None)
+    if subs is None or len(subs) < 2:
+        raise ValueError("system: need a cosim.CoupledSystem of two or more subsystems")
+    for s in subs:
+        if not isinstance(s, LTI):
+            raise ValueError(f"system: subsystem {s.name!r} is not a cosim.LTI (the analysis integrates exactly)")
+        if np.any(s.D):
+            raise ValueError(f"system: subsystem {s.name!r} has feed-through (D != 0); the acc/accRel analysis "
+                             "covers units without it (force/force, force/displacement with feedthrough=False)")
+
+
+def amplification_matrix(system, H: float, approximation) -> np.ndarray:
+    """Ω of one acc/accRel Jacobi macro step (module docstring) at the macro step ``H`` > 0.
+
+    Parameters
+    ----------
+    system : cosim.CoupledSystem
+        LTI subsystems without feed-through.
+    H : float
+        Macro step size H.
+    approximation : cosim.IntegratedAcceleration or cosim.RelaxedAcceleration
+        The predictor, with its degrees κ_a (and κ_λ, ω) and ``update``.
+
+    Returns
+    -------
+    ndarray (dim, dim), dim = n_x + 2 P n_y with P the samples the predictor reads.
+    """
+    _check(system, approximation)
+    subs = system.subsystems
+    nx = [s.nx for s in subs]
+    ny = [s.ny for s in subs]
+    xo, yo = np.r_[0, np.cumsum(nx)], np.r_[0, np.cumsum(ny)]
+    uo = np.r_[0, np.cumsum([s.nu for s in subs])]
+    nxt, nyt = int(xo[-1]), int(yo[-1])
+    a = approximation
+    P = max(a.k, getattr(a, "k_lambda", 0)) + 1
+    dim = nxt + 2 * P * nyt
+    iy = lambda s, j: nxt + s * nyt + j                  # noqa: E731  (index of y_j(T_{N-s}) in Z)
+    iyd = lambda s, j: nxt + (P + s) * nyt + j           # noqa: E731  (index of ẏ_j(T_{N-s}))
+    data = np.zeros((dim, nyt, _NV))
+    for s in range(P):
+        for j in range(nyt):
+            data[iy(s, j), j, s] = 1.0
+            data[iyd(s, j), j, MAXHIST + s] = 1.0
+    T = -H * np.arange(P, dtype=float)
+    c, deg = _core.acc_coefficients(a.kind, a.k, a._k2, a._omega, T, 0.0, float(H), data,
+                                    integral_of(system, a.pairs))
+    L, _ = system.connection_matrix()
+    U = np.einsum("aj,qjm->qam", L, c)                  # input coefficients as rows over Z: (dim, nu, deg+1)
+    Xn = np.zeros((nxt, dim))
+    for i, s in enumerate(subs):
+        Phi, Gam = _core.poly_propagator(s.A, s.B, float(H), deg)
+        xi = slice(xo[i], xo[i + 1])
+        Xn[xi, xi] = Phi
+        Xn[xi] += np.einsum("mxu,qum->xq", Gam, U[:, uo[i]:uo[i + 1], :])
+    Cb = np.zeros((nyt, nxt))
+    for i, s in enumerate(subs):
+        Cb[yo[i]:yo[i + 1], xo[i]:xo[i + 1]] = s.C
+    Yn = Cb @ Xn
+    Un = L @ Yn if a.update else U.sum(axis=2).T        # u(T_{N+1}): updated, or the polynomial's end value
+    Ydn = np.zeros((nyt, dim))
+    for i, s in enumerate(subs):
+        Ydn[yo[i]:yo[i + 1]] = s.C @ (s.A @ Xn[xo[i]:xo[i + 1]] + s.B @ Un[uo[i]:uo[i + 1]])
+    Om = np.zeros((dim, dim))
+    Om[:nxt] = Xn
+    Om[iy(0, 0):iy(0, 0) + nyt] = Yn
+    Om[iyd(0, 0):iyd(0, 0) + nyt] = Ydn
+    for s in range(1, P):                               # shifted history
+        for j in range(nyt):
+            Om[iy(s, j), iy(s - 1, j)] = 1.0
+            Om[iyd(s, j), iyd(s - 1, j)] = 1.0
+    return Om
+
+
+def spectral_radius(system, H, approximation):
+    """ρ(Ω) of :func:`amplification_matrix` for one H (float) or a 1-D array of H (array): the acc/accRel
+    co-simulation of ``system`` is numerically stable where ρ ≤ 1 (kraft2021 App. C, [SLL15])."""
+    Hs = np.atleast_1d(np.asarray(H, dtype=float))
+    rho = np.array([_core.spectral_radius(amplification_matrix(system, h, approximation)) for h in Hs])
+    return float(rho[0]) if np.ndim(H) == 0 else rho

@@ -1,0 +1,214 @@
+"""Kraft's acc and accRel predictors (kraft2021 App. C, spec §15): convergence orders of Fig. C.2 (T11) and the
+stability statements of Figs. C.3/C.5 on the symmetric two-mass oscillator of Fig. C.1 (m = c = 1).
+
+The convergence rows use the damped symmetric model (d = 0.5 in all three spring/dampers): the thesis's accRel
+rows need a coupling force that reads the velocities (with d = 0 the κ_a = 0, κ_λ = 1, ω = 1/6 row converges with
+order 3, not 2). Global errors come from the engine with Kraft's start-up (Listing 5.1), local errors from one step
+of the acc/accRel recurrence (cosim.stability_acc) from exact history; the recurrence is checked against the engine
+here too. The relaxation formula of accRel is our reconstruction (the thesis does not print it)."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+import cosim
+from cosim import _core, analysis as an
+from cosim.approximations import IntegratedAcceleration, Lagrange, RelaxedAcceleration
+from cosim.models.two_mass import two_mass_oscillator
+from cosim import stability_acc
+
+
+def _symmetric(c=1.0, d=0.5, coupling="force/force"):
+    kw = dict(feedthrough=False) if coupling == "force/displacement" else {}
+    return two_mass_oscillator(ck=c, dk=d, coupling=coupling, m1=1, m2=1, c1=c, c2=c, d1=d, d2=d, **kw)
+
+
+def _global_order(system, approx):
+    Hs = 0.1 * 2.0 ** -np.arange(5)
+    errors = []
+    for H in Hs:
+        res = cosim.simulate(system, 2.0, H, approximation=approx, solver=cosim.Exact(), startup="kraft")
+        ref = cosim.simulate_monolithic(system, 2.0, t_eval=res.t)
+        errors.append(np.max(np.abs(res.X[-1] - ref.X[-1])))
+    return np.polyfit(np.log(Hs), np.log(errors), 1)[0]
+
+
+def _local_orders(system, approx, t=1.0):
+    """Orders of the local errors of positions and velocities: one step of the recurrence from exact history."""
+    A, _, z0 = system.monolithic_lti()
+    P = max(approx.k, getattr(approx, "k_lambda", 0)) + 1
+    Hs = 0.02 * 2.0 ** -np.arange(5)
+    err = []
+    for H in Hs:
+        T = t - H * np.arange(P)
+        Z = [scipy.linalg.expm(A * s) @ z0 for s in T]              # outputs are the states (x1, v1, x2, v2)
+        Z = np.concatenate([Z[0]] + Z + [A @ z for z in Z])
+        step = stability_acc.amplification_matrix(system, H, approx)[:4] @ Z
+        err.append(np.abs(step - scipy.linalg.expm(A * (t + H)) @ z0))
+    err = np.array(err)
+    order = [an.fit_order(Hs, err[:, i]) for i in range(4)]
+    return min(order[0], order[2]), min(order[1], order[3])
+
+
+ACC_REL_ROWS = [  # kraft2021 Fig. C.2 (spec §15.3): κ_a, κ_λ, ω, loc x, loc v, global
+    (0, 0, 1 / 6, 3, 2, 1), (0, 0, 1 / 2, 3, 3, 2), (0, 1, 1 / 6, 4, 3, 2), (0, 1, 1 / 2, 4, 3, 2),
+    (1, 0, 1 / 6, 3, 2, 1), (1, 0, 1 / 2, 3, 3, 2), (1, 1, 1 / 6, 4, 4, 3), (1, 1, 1 / 2, 4, 3, 2)]
+
+
+@pytest.mark.parametrize("ka,kl,omega,loc_x,loc_v,glob", ACC_REL_ROWS)
+def test_kraft_T11_accRel_rows(ka, kl, omega, loc_x, loc_v, glob):
+    """kraft2021 T11 (App. C, Fig. C.2), accRel rows, force/force Jacobi, symmetric damped model, ±0.3.
+    Measured (loc x, loc v): (3.00, 2.00), (3.00, 3.00), (4.00, 3.00), (4.00, 3.00), (2.99, 1.98), (2.98, 3.02),
+    (4.03, 4.00), (3.99, 2.99); global slopes with update 1.04, 2.00, 1.98, 2.01, 0.99, 2.06, 3.04, 1.98, without
+    1.05, 1.98, 1.95, 1.99, 1.00, 1.99, 3.01, 1.95."""
+    s = _symmetric()
+    approx = RelaxedAcceleration(ka, kl, omega)
+    x, v = _local_orders(s, approx)
+    assert abs(x - loc_x) <= 0.3 and abs(v - loc_v) <= 0.3, (x, v)
+    assert abs(_global_order(s, approx) - glob) <= 0.3
+    assert abs(_global_order(s, RelaxedAcceleration(ka, kl, omega, update=False)) - glob) <= 0.3
+
+
+@pytest.mark.xfail(strict=True, reason="measured (loc x, loc v, global) = (4, 3, 2) for κ_a = 0 and (5, 4, 3) for "
+                   "κ_a = 1 on the damped symmetric model (with d = 0: global 3 and 4): one order above the thesis's "
+                   "(3, 2, 1) and (4, 3, 2); the integrated polynomials from the exchanged states at T_N leave a "
+                   "velocity error O(H^(κ_a+2)) in the coupling force, the thesis's rows are those of an O(H^(κ_a+1)) "
+                   "input error")
+@pytest.mark.parametrize("ka,loc_x,loc_v,glob", [(0, 3, 2, 1), (1, 4, 3, 2)])
+def test_kraft_T11_acc_rows(ka, loc_x, loc_v, glob):
+    """kraft2021 T11 (App. C, Fig. C.2), acc rows (κ_a = 0: 3, 2, 1; κ_a = 1: 4, 3, 2), ±0.3."""
+    s = _symmetric()
+    approx = IntegratedAcceleration(ka)
+    x, v = _local_orders(s, approx)
+    assert (round(x), round(v), round(_global_order(s, approx))) == (loc_x, loc_v, glob)
+
+
+@pytest.mark.parametrize("approx", [IntegratedAcceleration(0), IntegratedAcceleration(1, update=False),
+                                    RelaxedAcceleration(1, 1), RelaxedAcceleration(0, 0, update=False)],
+                         ids=repr)
+def test_recurrence_is_the_engine(approx):
+    """ρ of the acc/accRel recurrence is the growth per step of a long Exact run (unstable H, so the dominant mode
+    shows after a few steps), and with the update one step of Ω from recorded states is the engine's next state."""
+    s = _symmetric()
+    H, n = 1.5, 60
+    rho = an.spectral_radius(s, H, approximation=approx)
+    assert rho > 1.2
+    res = cosim.simulate(s, n * H, H, approximation=approx, solver=cosim.Exact(), divergence_bound=np.inf,
+                         divergence_growth=np.inf)
+    norm = np.linalg.norm(res.X, axis=1)
+    growth = np.exp(np.polyfit(np.arange(n // 2, n + 1), np.log(norm[n // 2:]), 1)[0])
+    assert growth == pytest.approx(rho, rel=1e-6)
+    assert res.spectral_radius() == rho                                # the run's verdict reads the same ρ
+    if approx.update:
+        A, B = np.zeros((4, 4)), np.zeros((4, 2))
+        for i, sub in enumerate(s.subsystems):
+            A[2 * i:2 * i + 2, 2 * i:2 * i + 2], B[2 * i:2 * i + 2, i] = sub.A, sub.B[:, 0]
+        L, _ = s.connection_matrix()
+        xdot = lambda x: A @ x + B @ (L @ x)                          # noqa: E731  (consistent rates, y = x)
+        Om = an.amplification_matrix(s, H, approximation=approx)
+        P = (Om.shape[0] - 4) // 8
+        for N in (10, 20):
+            X = [res.X[N - q] for q in range(P)]
+            Z = np.concatenate([X[0]] + X + [xdot(x) for x in X])
+            assert np.allclose(Om[:4] @ Z, res.X[N + 1], rtol=1e-12, atol=1e-12 * np.abs(res.X[N + 1]).max())
+
+
+ROWS = [IntegratedAcceleration(0), IntegratedAcceleration(1)] + [
+    RelaxedAcceleration(ka, kl, w) for ka in (0, 1) for kl in (0, 1) for w in (1 / 6, 1 / 2)]
+# kraft2021 Figs. C.3 (FF-JAC) and C.5 (FD-JAC), column d = 0, (with update, without), in the order of ROWS
+UNDAMPED = {"force/force": ["++", "++", "++", "++", "++", "--", "++", "++", "--", "--"],
+            "force/displacement": ["--", "--", "--", "-+", "--", "--", "--", "++", "--", "--"]}
+
+
+def _without_update(a):
+    if isinstance(a, RelaxedAcceleration):
+        return RelaxedAcceleration(a.k, a.k_lambda, a.omega, update=False)
+    return IntegratedAcceleration(a.k, update=False)
+
+
+@pytest.mark.parametrize("coupling", ["force/force", "force/displacement"])
+def test_kraft_appC_undamped_column(coupling):
+    """kraft2021 App. C, Figs. C.3/C.5, d = 0: "+" (stable for some H: ρ = 1 to rounding) or "−" (ρ > 1 for every
+    H), with and without the acceleration update, all 20 entries, on H √(c/m) in [0.05, 0.5]. Force/displacement
+    is the decomposition whose S2 reports its states and the master forms the force (feedthrough=False). Measured:
+    the "−" entries have ρ − 1 >= 2e-8 there. Beyond H √(c/m) = 0.5 several "−" rows have stable windows (e.g.
+    FF κ_a = κ_λ = 1, ω = 1/6 at H √(c/m) = 0.7-1.0): the thesis's plots presumably end before."""
+    s = _symmetric(d=0.0, coupling=coupling)
+    Hs = np.geomspace(0.05, 0.5, 20)
+    got = []
+    for a in ROWS:
+        got.append("".join("+" if np.any(an.spectral_radius(s, Hs, approximation=b) <= 1 + 1e-13) else "-"
+                           for b in (a, _without_update(a))))
+    assert got == UNDAMPED[coupling]
+
+
+def _stable_share(approx, coupling, n=10):
+    """Stable share of the quarter plane of subsystem 1's eigenvalue λH in (−1, 0) x (0, 1) (H = 1, m = 1,
+    c = |λ|², d = −2 Re λ), n x n cell centres."""
+    g = (np.arange(n) + 0.5) / n
+    return np.mean([an.spectral_radius(_symmetric(c=re**2 + im**2, d=2 * re, coupling=coupling), 1.0,
+                                       approximation=approx) <= 1 for re in g for im in g])
+
+
+@pytest.mark.parametrize("coupling", ["force/force", "force/displacement"])
+def test_kraft_appC_update_enlarges_the_stable_region(coupling):
+    """kraft2021 App. C: "the stability region of the methods based on extrapolated accelerations is significantly
+    larger if the update is accomplished", every (κ_a, κ_λ, ω) of Figs. C.3/C.5 (d > 0 columns u > n). Force/force
+    Jacobi also keeps the classes of Fig. C.3's u column: "++" (κ_λ = 0, ω = 1/6) < "++++" < "+++++" (κ_λ = 1,
+    ω = 1/2). Measured FF shares with / without update: acc 0.40/0.11, 0.40/0.05; accRel (0,0,1/6) 0.22/0.11,
+    (0,0,1/2) 0.37/0.19, (0,1,1/6) 0.44/0.13, (0,1,1/2) 0.66/0.17, (1,0,1/6) 0.22/0.05, (1,0,1/2) 0.37/0.11,
+    (1,1,1/6) 0.44/0.06, (1,1,1/2) 0.67/0.12; FD 0.47/0.16, 0.47/0.06; 0.23/0.16, 0.47/0.27, 0.49/0.18, 0.77/0.23,
+    0.24/0.08, 0.47/0.14, 0.49/0.09, 0.77/0.16."""
+    up = [_stable_share(a, coupling) for a in ROWS]
+    down = [_stable_share(_without_update(a), coupling) for a in ROWS]
+    assert all(u > d for u, d in zip(up, down)), (up, down)
+    if coupling == "force/force":
+        classes = dict(zip(map(repr, ROWS), up))
+        two = [up[2], up[6]]                            # accRel κ_λ = 0, ω = 1/6
+        five = [up[5], up[9]]                           # accRel κ_λ = 1, ω = 1/2
+        four = [u for i, u in enumerate(up) if i not in (2, 6, 5, 9)]
+        assert max(two) < min(four) and max(four) < min(five), classes
+
+
+def test_bad_arguments():
+    s = _symmetric()
+    with pytest.raises(ValueError, match="k"):
+        IntegratedAcceleration(6)
+    with pytest.raises(TypeError, match="update"):
+        IntegratedAcceleration(0, update="yes")
+    with pytest.raises(ValueError, match="omega"):
+        RelaxedAcceleration(0, 0, omega=1.5)
+    with pytest.raises(TypeError, match="omega"):
+        RelaxedAcceleration(0, 0, omega="0.5")
+    with pytest.raises(ValueError, match="k_lambda"):
+        RelaxedAcceleration(0, 8)
+    with pytest.raises(TypeError, match="pairs"):
+        IntegratedAcceleration(0, pairs=[("S1.x1", "S1.v1")])
+    with pytest.raises(ValueError, match="pairs"):
+        IntegratedAcceleration(0, pairs={"S1.x1": "S1.v1", "S1.v1": "S2.v2"})
+    with pytest.raises(ValueError, match="unknown output"):
+        cosim.simulate(s, 0.1, 0.01, approximation=IntegratedAcceleration(0, pairs={"S1.x9": "S1.v1"}))
+    with pytest.raises(ValueError, match="Jacobi"):
+        cosim.simulate(s, 0.1, 0.01, scheme="gauss-seidel", approximation=IntegratedAcceleration(0))
+    with pytest.raises(ValueError, match="Jacobi"):
+        an.spectral_radius(s, 0.1, "gauss-seidel", IntegratedAcceleration(0))
+    with pytest.raises(ValueError, match="feed-through"):
+        an.spectral_radius(two_mass_oscillator(), 1e-3,
+                           approximation=IntegratedAcceleration(0))
+    with pytest.raises(ValueError, match="spectral_radius"):
+        an.local_error(s, [1e-3], approximation=IntegratedAcceleration(0))
+    with pytest.raises(ValueError, match="ydot_hist"):
+        IntegratedAcceleration(1).evaluate([0.0, 0.1], [1.0, 2.0], 0.15)
+    with pytest.raises(ValueError, match="integral_of"):
+        _core.acc_coefficients(IntegratedAcceleration(0).kind, 0, 0, 0.0, np.zeros(1), 0.0, 0.1,
+                               np.zeros((1, 2, 16)), np.array([1, 0]))
+
+
+def test_explicit_pairs_equal_the_detected_ones():
+    """The pairs of the LTI halves found from their matrices are (x1, v1), (x2, v2); naming them gives the same run,
+    and a run without pairs (every output integrates its own derivative) differs."""
+    s = _symmetric()
+    named = {"S1.x1": "S1.v1", "S2.x2": "S2.v2"}
+    runs = [cosim.simulate(s, 1.0, 0.05, approximation=RelaxedAcceleration(1, 1, pairs=p), solver=cosim.Exact()).X
+            for p in (None, named, {})]
+    assert np.array_equal(runs[0], runs[1])
+    assert not np.allclose(runs[0], runs[2], rtol=1e-9, atol=0)
