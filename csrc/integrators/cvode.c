@@ -3,7 +3,10 @@
  * At every macro point the integrator is re-initialised (CVodeReInit): the coupling input may jump or have a
  * kink at T_N, and a multistep history across it would be wrong. CVodeSetStopTime lands exactly on T_{N+1}.
  * The re-initialisation also makes (t, x) the complete state, so rollback is exact. With `continue_smooth`, the
- * master may ask to keep the history where the input is C1 (EXTRIPOL-C1): fewer restarts of BDF at order 1. */
+ * master may ask to keep the history where the input is continuous (EXTRIPOL): fewer restarts of BDF at order 1.
+ * With `continue_agreeing` the history is also kept where an input that may jump (Lagrange, ZOH, ...) agrees at
+ * T_N with the old one to the tolerance (input_agrees), and under step control; a rolled-back step restarts (the
+ * public API cannot save the Nordsieck history: kraft2021 §12.1's workspace dump is out of reach). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +42,11 @@ typedef struct cvode_content {
     char sun_msg[256];    /* last message from SUNDIALS' error handler */
     int initialized;
     long initialized_steps; /* steps since the last re-initialisation */
-    int continue_smooth;  /* honour restart = 0 from the master */
+    int continue_smooth;  /* keep the history where the master says the input is continuous (CS_SMOOTH) */
+    int continue_agreeing; /* and where the input's value agrees (CS_JUMPS), also under step control */
+    double *u_end;        /* nu: the input at the end of the last step (continue_agreeing) */
+    double *f_new, *f_old; /* nx scratch of input_agrees */
+    N_Vector ewt;         /* CVODE's error weights (input_agrees) */
     double *jac_buf;      /* nx * nx row-major */
     int band;             /* band linear solver (linear_solver="band") */
     int ml, mu;           /* its half-bandwidths (< 0: found from the model at the first step) */
@@ -154,18 +161,62 @@ int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu) {
     return 1;
 }
 
+/* The master's restart code (input/input.h) against the options: 1 re-initialise, 0 keep the history, -1 keep it
+ * if the input agrees (input_agrees). */
+static int restart_rule(const cvode_content *c, int restart) {
+    if (restart == CS_CONTINUE) return 0;
+    if (restart == CS_RESTART) return 1;
+    if ((restart & CS_MAY_ROLL_BACK) && !c->continue_agreeing) return 1;
+    if ((restart & ~CS_MAY_ROLL_BACK) == CS_SMOOTH) return !(c->continue_smooth || c->continue_agreeing);
+    return c->continue_agreeing ? -1 : 1;
+}
+
+/* Whether the new input agrees at T with the one the history was built with: equal values, or a jump of the
+ * right-hand side at (T, x) that moves the state over CVODE's next micro step h by no more than its error weights
+ * allow, h ||f(T, x, u_new) - f(T, x, u_old)||_WRMS <= 1. The history then describes the new problem as well as
+ * the error test asks; a larger jump restarts (the error test would cut h and the order down anyway). Two
+ * right-hand sides per macro point where the values differ (counted in the model's rhs_calls). */
+static int input_agrees(cs_stepper *st, double T, const cs_input *in, int *agrees, cs_err *err) {
+    cvode_content *c = st->content;
+    const int nx = st->model->nx, nu = st->model->nu;
+    cs_input_eval(in, T, st->u);
+    *agrees = 1;
+    if (nu == 0 || !memcmp(st->u, c->u_end, sizeof(double) * (size_t)nu)) return CS_OK;
+    sunrealtype h = 0.0;
+    if (CVodeGetCurrentStep(c->mem, &h) != CV_SUCCESS || CVodeGetErrWeights(c->mem, c->ewt) != CV_SUCCESS) {
+        *agrees = 0;
+        return CS_OK;
+    }
+    CS_TRY(cs_model_rhs(st->model, T, st->x, st->u, c->f_new, err));
+    CS_TRY(cs_model_rhs(st->model, T, st->x, c->u_end, c->f_old, err));
+    const sunrealtype *w = N_VGetArrayPointer(c->ewt);
+    double sum = 0.0;
+    for (int i = 0; i < nx; i++) {
+        double d = (c->f_new[i] - c->f_old[i]) * w[i];
+        sum += d * d;
+    }
+    *agrees = (double)h * (double)h * sum <= (double)nx;   /* false for NaN */
+    return CS_OK;
+}
+
 static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     cvode_content *c = st->content;
     int nx = st->model->nx;
     if (c->band && !c->LS && nx > 0) CS_TRY(band_setup(st, T, in, err));
     c->in = in;
     int same_input = restart == CS_CONTINUE;
-    if (restart == CS_SMOOTH) restart = c->continue_smooth ? CS_CONTINUE : CS_RESTART;
     c->cb_err.code = 0;
     c->sun_msg[0] = 0;
     sunrealtype *y = N_VGetArrayPointer(c->y);
     if (nx == 0) { st->t = T + H; return CS_OK; }
-    if (restart || !c->initialized || st->t != T) {
+    restart = restart_rule(c, restart);
+    if (!c->initialized || st->t != T) restart = 1;
+    if (restart < 0) {
+        int agrees = 0;
+        CS_TRY(input_agrees(st, T, in, &agrees, err));
+        restart = !agrees;
+    }
+    if (restart) {
         memcpy(y, st->x, sizeof(double) * nx);
         if (CVodeReInit(c->mem, T, c->y) != CV_SUCCESS)
             return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVodeReInit failed: %s", st->model->name, c->sun_msg);
@@ -217,6 +268,7 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     }
     memcpy(st->x, y, sizeof(double) * nx);
     st->t = T + H;
+    if (c->continue_agreeing) cs_input_eval(in, T + H, c->u_end);
     return CS_OK;
 }
 
@@ -228,7 +280,11 @@ static void cvode_destroy(cs_stepper *st) {
     if (c->J) SUNMatDestroy(c->J);
     if (c->y) N_VDestroy(c->y);
     if (c->sunctx) SUNContext_Free(&c->sunctx);
+    if (c->ewt) N_VDestroy(c->ewt);
     free(c->jac_buf);
+    free(c->u_end);
+    free(c->f_new);
+    free(c->f_old);
     free(c);
     st->content = NULL;
 }
@@ -245,7 +301,14 @@ int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **ou
     st->content = c;
     c->st = st;
     c->continue_smooth = opts->continue_smooth;
+    c->continue_agreeing = opts->continue_agreeing;
     int nx = model->nx > 0 ? model->nx : 1;
+    if (c->continue_agreeing) {
+        c->u_end = calloc((size_t)model->nu + 1, sizeof(double));
+        c->f_new = calloc((size_t)nx, sizeof(double));
+        c->f_old = calloc((size_t)nx, sizeof(double));
+        if (!c->u_end || !c->f_new || !c->f_old) goto nomem;
+    }
     if (SUNContext_Create(CS_SUN_COMM_NULL, &c->sunctx) != 0) goto fail;
 #if SUNDIALS_VERSION_MAJOR >= 7
     SUNContext_ClearErrHandlers(c->sunctx);
@@ -256,6 +319,7 @@ int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **ou
     c->mu = opts->band_upper;
     c->y = N_VNew_Serial(nx, c->sunctx);
     if (!c->y) goto fail;
+    if (c->continue_agreeing && !(c->ewt = N_VNew_Serial(nx, c->sunctx))) goto fail;
     if (!c->band) { /* band: matrix and solver at the first step, when the bandwidth is known */
         c->J = SUNDenseMatrix(nx, nx, c->sunctx);
         if (!c->J) goto fail;

@@ -130,7 +130,7 @@ int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **
 static const cs_param solver_params[] = {
     P(kind, CS_PARAM_INT), P(substeps, CS_PARAM_INT), P(h, CS_PARAM_DOUBLE), P(rtol, CS_PARAM_DOUBLE),
     P(atol, CS_PARAM_DOUBLE), P(adams, CS_PARAM_INT), P(max_steps, CS_PARAM_LONG), P(max_h, CS_PARAM_DOUBLE),
-    P(continue_smooth, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
+    P(continue_smooth, CS_PARAM_FLAG), P(continue_agreeing, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
     P(band_lower, CS_PARAM_INT), P(band_upper, CS_PARAM_INT),
 };
 #undef P

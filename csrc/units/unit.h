@@ -5,8 +5,8 @@
  *
  * Required ops:
  *   do_step(T, H, input, restart)   integrate over [T, T+H] with the input function `input` (input/input.h);
- *                                   restart: CS_RESTART (input may jump at T), CS_CONTINUE (same input continues),
- *                                   CS_SMOOTH (new input, C1 across T: an integrator may keep its history)
+ *                                   restart: CS_RESTART, CS_CONTINUE (same input continues), CS_SMOOTH (new input,
+ *                                   continuous across T), CS_JUMPS (new input, may jump), input/input.h
  *   get_outputs(t, u, y)            outputs y = g(t, x, u) at the current state for input values u
  *   snapshot_create / save_state / restore_state / snapshot_destroy
  *                                   opaque copy of everything a rollback needs (a state copy, CVODE's state, an
