@@ -1,5 +1,5 @@
 """Subsystem integrators (the "solver" of a stepper). All restart at every macro point, where the coupling input
-may jump (kraft2021 §12, moshagen.md §6.8)."""
+may jump (kraft2021 §12, moshagen.md §6.8), except CVODE where its ``restart`` option lets it keep its history."""
 from __future__ import annotations
 
 import math
@@ -97,10 +97,13 @@ class CVODE(Solver):
     may be rolled back re-initialise at every macro point either way, so that a repeated step is exact.
     ``"continuous"`` keeps the history also where an input that may jump is continuous at the macro point T_N to
     CVODE's tolerance, h ‖f(T_N, x, u_new(T_N)) − f(T_N, x, u_old(T_N))‖_WRMS ≤ 1 with CVODE's next micro step h
-    and error weights (Lagrange κ ≥ 1 jumps by its extrapolation error only), and under step control too: a
-    rolled-back step restarts from the saved (t, x), the steps after an accepted one continue (kraft2021 §12.1 keeps
-    the whole solver workspace instead; SUNDIALS' public API cannot restore the Nordsieck history). Results differ
-    from ``"auto"`` by the solver tolerance; two right-hand sides per macro point where the input values differ.
+    and error weights (Lagrange κ ≥ 1 jumps by its extrapolation error only), and under step control too. A
+    rolled-back step restarts from the saved (t, x) (kraft2021 §12.1 reloads the whole solver workspace instead;
+    SUNDIALS' public API cannot set the Nordsieck history). A second CVODE instance takes the restarts, so the
+    history at T_N survives a step that restarted and was rejected, and dense output. Under exLE/exMD, whose
+    comparative integrations restart, the step restarts too, as with ``"auto"``. Results differ from ``"auto"`` by
+    about the solver tolerance. The check costs two right-hand sides per unit at each macro point where the input
+    values differ.
 
     ``linear_solver="dense"`` (default) factors the full Newton matrix; ``"band"`` uses SUNDIALS' band solver with
     half-bandwidths ``bandwidth=(ml, mu)``, or, by default, the bandwidths found from the model's right-hand side at

@@ -25,6 +25,9 @@ typedef struct cs_input cs_input;
  * unit restarts, so an integrator that keeps its history here gives a retried step a different start. */
 enum { CS_CONTINUE = 0, CS_RESTART = 1, CS_SMOOTH = 2, CS_JUMPS = 3 };
 enum { CS_MAY_ROLL_BACK = 4 };
+/* Or'ed the same way when an estimator integrates the step again from T_N and compares (kraft2021 §8.2/8.3): those
+ * integrations restart, so the step itself must start alike (restart) or the estimate measures the history. */
+enum { CS_SIDE_RUNS = 8 };
 
 /* u (nu values) when u != NULL and du/dt when udot != NULL, at time t. Returns 0 on success. */
 typedef int (*cs_input_eval_fn)(const cs_input *in, double t, double *u, double *udot);

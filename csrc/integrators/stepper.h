@@ -5,7 +5,8 @@
  * rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. The one exception is
  * opt-in: CVODE with `continue_smooth` keeps its multistep history across a macro point where the master knows the
  * input to be continuous (EXTRIPOL, busch2016 §2), with `continue_agreeing` also where the input's value there
- * agrees to the solver's tolerance (integrators/cvode.c); set_state/restore always force a restart. */
+ * agrees to the solver's tolerance (integrators/cvode.c). set_state forces a restart; so does restore, unless the
+ * integrator still holds the restored state with its history (ops->resume: CVODE's second instance). */
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
 
@@ -24,6 +25,9 @@ typedef struct cs_stepper_ops {
     void (*destroy)(cs_stepper *st);
     int reads_restart;   /* do_step reads `restart` (keeps history across smooth macro points: CVODE); 0: it restarts
                           * or has no history anyway, and the scheme need not work out the input's continuity */
+    /* optional: after cs_stepper_restore of the state st->gen had when saved (`gen` > 0), 1 if the integrator still
+     * holds that state with its history and continues from it, 0 if the next step must restart (CVODE) */
+    int (*resume)(cs_stepper *st, long gen);
 } cs_stepper_ops;
 
 typedef struct cs_stepper_stats {
@@ -41,6 +45,8 @@ struct cs_stepper {
     double *x;         /* nx, owned */
     double *u;         /* nu scratch for the input value, owned */
     int reset;         /* state was set from outside: the next step must restart the integrator */
+    long gen;          /* names the state after a step for ops->resume (0: none; set by the integrator) */
+    long pinned;       /* gen at the last cs_stepper_save: a restart should not overwrite that state's history */
     cs_stepper_stats stats;
     /* Micro-step trace (units/unit.h set_trace/trace): with `tracing` on, the points (t, x) of the last step, from
      * (T, x(T)) to (T+H, x(T+H)); integrators push the end of every micro step, the buffers grow by doubling
@@ -54,6 +60,7 @@ struct cs_stepper {
 typedef struct cs_stepper_state {
     double t;
     double *x;
+    long gen;
     cs_stepper_stats stats;
     long nrhs, nout;
 } cs_stepper_state;
@@ -104,7 +111,7 @@ static inline int cs_stepper_trace_push(cs_stepper *st, double t, cs_err *err) {
 }
 int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_state_free(cs_stepper_state *s);
-void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s);
+void cs_stepper_save(cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s);
 
 /* Cap on the micro steps of a fixed-step integrator (Euler/RK4) per macro step: n = substeps, or n = ceil(H/h)

@@ -11,6 +11,8 @@
  *   snapshot_create / save_state / restore_state / snapshot_destroy
  *                                   opaque copy of everything a rollback needs (a state copy, CVODE's state, an
  *                                   FMU's FMUstate); restore makes the next do_step reproduce the saved one bit for bit
+ *                                   (CVODE(restart="continuous"): only where that step restarted or the history of
+ *                                   the saved state is still held; else it restarts: the tolerance, not the bits)
  *   set_state(t, x)                 start values (x may be NULL for units whose state is not accessible)
  * Optional ops (NULL when absent):
  *   output_jacobian(t, u, G)        dy/du (ny x nu, row-major), exact where the unit knows it (LTI: D)
