@@ -184,7 +184,8 @@ static int restart_rule(const cvode_content *c, int restart) {
     if (restart == CS_RESTART) return 1;
     if ((restart & CS_MAY_ROLL_BACK) && !c->continue_agreeing) return 1;
     if ((restart & CS_SIDE_RUNS) && c->continue_agreeing) return 1;
-    if ((restart & ~(CS_MAY_ROLL_BACK | CS_SIDE_RUNS)) == CS_SMOOTH) return !(c->continue_smooth || c->continue_agreeing);
+    if ((restart & ~(CS_MAY_ROLL_BACK | CS_SIDE_RUNS)) == CS_SMOOTH)
+        return !(c->continue_smooth || c->continue_agreeing);
     return c->continue_agreeing ? -1 : 1;
 }
 

@@ -122,8 +122,8 @@ static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H,
     } else if (!x->continue_always) {
         int cont = cpl->ready ? cpl->ready_cont[i] : cs_coupling_continuity(cpl, i);
         restart = x->first ? CS_RESTART
-                           : (cont == CS_INPUT_JUMPS ? CS_JUMPS : CS_SMOOTH) | (x->exact_rollback ? CS_MAY_ROLL_BACK : 0) |
-                                 (x->side_runs ? CS_SIDE_RUNS : 0);
+                           : (cont == CS_INPUT_JUMPS ? CS_JUMPS : CS_SMOOTH) |
+                                 (x->exact_rollback ? CS_MAY_ROLL_BACK : 0) | (x->side_runs ? CS_SIDE_RUNS : 0);
     } else if (!x->first) {
         restart = CS_CONTINUE;
     }
