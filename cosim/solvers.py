@@ -1,5 +1,5 @@
 """Subsystem integrators (the "solver" of a stepper). All restart at every macro point, where the coupling input
-may jump (kraft2021 §12, moshagen.md §6.8)."""
+may jump (kraft2021 §12, moshagen.md §6.8), except CVODE where its ``restart`` option lets it keep its history."""
 from __future__ import annotations
 
 import math
@@ -82,6 +82,9 @@ class Exact(Solver):
         return "Exact()"
 
 
+_RESTARTS = ("always", "auto", "continuous")
+
+
 class CVODE(Solver):
     """SUNDIALS CVODE: variable-order, variable-step BDF (``method="bdf"``, stiff) or Adams-Moulton
     (``method="adams"``) with dense Newton iterations, tolerances ``rtol``/``atol``, stopping exactly at each macro
@@ -92,6 +95,15 @@ class CVODE(Solver):
     busch2016 §1: the point of EXTRIPOL for implicit solvers) and re-initialises where it may jump (ZOH, Lagrange,
     Hermite, interpolated Gauss-Seidel inputs). ``"always"`` re-initialises at every macro point. Runs whose steps
     may be rolled back re-initialise at every macro point either way, so that a repeated step is exact.
+    ``"continuous"`` keeps the history also where an input that may jump is continuous at the macro point T_N to
+    CVODE's tolerance, h ‖f(T_N, x, u_new(T_N)) − f(T_N, x, u_old(T_N))‖_WRMS ≤ 1 with CVODE's next micro step h
+    and error weights (Lagrange κ ≥ 1 jumps by its extrapolation error only), and under step control too. A
+    rolled-back step restarts from the saved (t, x) (kraft2021 §12.1 reloads the whole solver workspace instead;
+    SUNDIALS' public API cannot set the Nordsieck history). A second CVODE instance takes the restarts, so the
+    history at T_N survives a step that restarted and was rejected, and dense output. Under exLE/exMD, whose
+    comparative integrations restart, the step restarts too, as with ``"auto"``. Results differ from ``"auto"`` by
+    about the solver tolerance. The check costs two right-hand sides per unit at each macro point where the input
+    values differ.
 
     ``linear_solver="dense"`` (default) factors the full Newton matrix; ``"band"`` uses SUNDIALS' band solver with
     half-bandwidths ``bandwidth=(ml, mu)``, or, by default, the bandwidths found from the model's right-hand side at
@@ -116,8 +128,8 @@ class CVODE(Solver):
             bandwidth = (int(bandwidth[0]), int(bandwidth[1]))
         self.bandwidth = bandwidth
         self.rtol, self.atol = _check.real(rtol, "rtol", positive=True), _check.real(atol, "atol", positive=True)
-        if restart not in ("always", "auto"):
-            raise ValueError(f"restart: must be 'always' or 'auto', got {restart!r}")
+        if restart not in _RESTARTS:
+            raise ValueError(f"restart: must be 'always', 'auto' or 'continuous', got {restart!r}")
         self.restart = restart
         if method not in ("bdf", "adams"):
             raise ValueError(f"method: must be 'bdf' or 'adams', got {method!r}")
@@ -128,11 +140,13 @@ class CVODE(Solver):
     def spec(self):
         ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
         return dict(kind=self.kind, substeps=1, rtol=self.rtol, atol=self.atol, adams=int(self.method == "adams"),
-                    max_steps=self.max_steps, max_h=self.max_step or 0.0, continue_smooth=self.restart == "auto",
+                    max_steps=self.max_steps, max_h=self.max_step or 0.0, continue_smooth=self.restart != "always",
+                    continue_agreeing=self.restart == "continuous",
                     linear_solver=_LINEAR_SOLVERS[self.linear_solver], band_lower=ml, band_upper=mu)
 
     def __repr__(self):
         extra = f", linear_solver='band'" if self.linear_solver == "band" else ""
+        extra += f", restart={self.restart!r}" if self.restart != "auto" else ""
         return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r}{extra})"
 
 

@@ -18,9 +18,16 @@
 typedef struct cs_input cs_input;
 
 /* How the input of a new macro step continues the previous one at T_N (integrators decide whether to restart):
- * CS_RESTART: it may jump or kink; CS_CONTINUE: the same input function goes on (monolithic system);
- * CS_SMOOTH: a new function, but C1 across T_N (EXTRIPOL-C1, busch2016 §2). */
-enum { CS_CONTINUE = 0, CS_RESTART = 1, CS_SMOOTH = 2 };
+ * CS_RESTART: restart (first step, new states); CS_CONTINUE: the same input function goes on (monolithic system);
+ * CS_SMOOTH: a new function, but C0/C1 across T_N (EXTRIPOL, busch2016 §2); CS_JUMPS: a new function that may jump
+ * or kink at T_N (an integrator may check whether its value agrees with the old one's there).
+ * CS_MAY_ROLL_BACK is or'ed onto CS_SMOOTH / CS_JUMPS when the step may be rolled back (step control): a restored
+ * unit restarts, so an integrator that keeps its history here gives a retried step a different start. */
+enum { CS_CONTINUE = 0, CS_RESTART = 1, CS_SMOOTH = 2, CS_JUMPS = 3 };
+enum { CS_MAY_ROLL_BACK = 4 };
+/* Or'ed the same way when an estimator integrates the step again from T_N and compares (kraft2021 §8.2/8.3): those
+ * integrations restart, so the step itself must start alike (restart) or the estimate measures the history. */
+enum { CS_SIDE_RUNS = 8 };
 
 /* u (nu values) when u != NULL and du/dt when udot != NULL, at time t. Returns 0 on success. */
 typedef int (*cs_input_eval_fn)(const cs_input *in, double t, double *u, double *udot);

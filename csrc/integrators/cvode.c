@@ -3,7 +3,10 @@
  * At every macro point the integrator is re-initialised (CVodeReInit): the coupling input may jump or have a
  * kink at T_N, and a multistep history across it would be wrong. CVodeSetStopTime lands exactly on T_{N+1}.
  * The re-initialisation also makes (t, x) the complete state, so rollback is exact. With `continue_smooth`, the
- * master may ask to keep the history where the input is C1 (EXTRIPOL-C1): fewer restarts of BDF at order 1. */
+ * master may ask to keep the history where the input is continuous (EXTRIPOL): fewer restarts of BDF at order 1.
+ * With `continue_agreeing` the history is also kept where an input that may jump (Lagrange, ZOH, ...) agrees at
+ * T_N with the old one to the tolerance (input_agrees), and under step control; a rolled-back step restarts (the
+ * public API cannot save the Nordsieck history: kraft2021 §12.1's workspace dump is out of reach). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +30,36 @@
 #define CS_SUN_COMM_NULL NULL
 #endif
 
-typedef struct cvode_content {
-    SUNContext sunctx;
+/* One CVODE integrator with its linear solver. `tag` names the stepper state (cs_stepper.gen) it stands at with
+ * its history, 0 when none (re-initialised, failed, or stepping). */
+typedef struct cvode_slot {
     void *mem;
-    N_Vector y;
     SUNMatrix J;
     SUNLinearSolver LS;
+    int initialized;
+    long initialized_steps; /* steps since the last re-initialisation */
+    long tag;
+    double *u_end;        /* nu: the input at the end of its last step (continue_agreeing) */
+} cvode_slot;
+
+typedef struct cvode_content {
+    SUNContext sunctx;
+    N_Vector y;
+    /* With continue_agreeing two integrators: a restart re-initialises the spare one, so that the history of the
+     * last step survives a side integration from a restored state (kraft2021 §8.2/8.3's comparative runs, dense
+     * output), and restoring that step's state (cs_stepper_restore) resumes it (cvode_resume). One otherwise. */
+    cvode_slot slot[2];
+    int nslots;
+    cvode_slot *a;        /* the active one */
+    long gen;             /* the last cs_stepper.gen handed out */
     const cs_input *in;   /* input of the current macro step */
     cs_stepper *st;
     cs_err cb_err;        /* error of a model callback, reported after CVode returns */
     char sun_msg[256];    /* last message from SUNDIALS' error handler */
-    int initialized;
-    long initialized_steps; /* steps since the last re-initialisation */
-    int continue_smooth;  /* honour restart = 0 from the master */
+    int continue_smooth;  /* keep the history where the master says the input is continuous (CS_SMOOTH) */
+    int continue_agreeing; /* and where the input's value agrees (CS_JUMPS), also under step control */
+    double *f_new, *f_old; /* nx scratch of input_agrees */
+    N_Vector ewt;         /* CVODE's error weights (input_agrees) */
     double *jac_buf;      /* nx * nx row-major */
     int band;             /* band linear solver (linear_solver="band") */
     int ml, mu;           /* its half-bandwidths (< 0: found from the model at the first step) */
@@ -84,9 +104,9 @@ static void cv_errhandler(int code, const char *module, const char *function, ch
 static void update_stats(cs_stepper *st) {
     cvode_content *c = st->content;
     long ns = 0, nef = 0, ncf = 0;
-    CVodeGetNumSteps(c->mem, &ns);
-    CVodeGetNumErrTestFails(c->mem, &nef);
-    CVodeGetNumNonlinSolvConvFails(c->mem, &ncf);
+    CVodeGetNumSteps(c->a->mem, &ns);
+    CVodeGetNumErrTestFails(c->a->mem, &nef);
+    CVodeGetNumNonlinSolvConvFails(c->a->mem, &ncf);
     /* Counters restart with CVodeReInit: accumulate per macro step. */
     st->stats.steps += ns;
     st->stats.failures += nef + ncf;
@@ -138,11 +158,14 @@ static int band_setup(cs_stepper *st, double T, const cs_input *in, cs_err *err)
     }
     if (c->ml > nx - 1) c->ml = nx - 1;
     if (c->mu > nx - 1) c->mu = nx - 1;
-    c->J = SUNBandMatrix(nx, c->mu, c->ml, c->sunctx);
-    c->LS = c->J ? SUNLinSol_Band(c->y, c->J, c->sunctx) : NULL;
-    if (!c->J || !c->LS || CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS)
-        return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVODE band linear solver set-up failed%s%s", st->model->name,
-                       c->sun_msg[0] ? ": " : "", c->sun_msg);
+    for (int k = 0; k < c->nslots; k++) {
+        cvode_slot *sl = &c->slot[k];
+        sl->J = SUNBandMatrix(nx, c->mu, c->ml, c->sunctx);
+        sl->LS = sl->J ? SUNLinSol_Band(c->y, sl->J, c->sunctx) : NULL;
+        if (!sl->J || !sl->LS || CVodeSetLinearSolver(sl->mem, sl->LS, sl->J) != CV_SUCCESS)
+            return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVODE band linear solver set-up failed%s%s",
+                           st->model->name, c->sun_msg[0] ? ": " : "", c->sun_msg);
+    }
     return CS_OK;
 }
 
@@ -154,60 +177,117 @@ int cs_cvode_bandwidth(const cs_stepper *st, int *ml, int *mu) {
     return 1;
 }
 
+/* The master's restart code (input/input.h) against the options: 1 re-initialise, 0 keep the history, -1 keep it
+ * if the input agrees (input_agrees). */
+static int restart_rule(const cvode_content *c, int restart) {
+    if (restart == CS_CONTINUE) return 0;
+    if (restart == CS_RESTART) return 1;
+    if ((restart & CS_MAY_ROLL_BACK) && !c->continue_agreeing) return 1;
+    if ((restart & CS_SIDE_RUNS) && c->continue_agreeing) return 1;
+    if ((restart & ~(CS_MAY_ROLL_BACK | CS_SIDE_RUNS)) == CS_SMOOTH)
+        return !(c->continue_smooth || c->continue_agreeing);
+    return c->continue_agreeing ? -1 : 1;
+}
+
+/* Whether the new input agrees at T with the one the history was built with: equal values, or a jump of the
+ * right-hand side at (T, x) that moves the state over CVODE's next micro step h by no more than its error weights
+ * allow, h ||f(T, x, u_new) - f(T, x, u_old)||_WRMS <= 1. The history then describes the new problem as well as
+ * the error test asks; a larger jump restarts (the error test would cut h and the order down anyway). Two
+ * right-hand sides per macro point where the values differ (counted in the model's rhs_calls). */
+static int input_agrees(cs_stepper *st, double T, const cs_input *in, int *agrees, cs_err *err) {
+    cvode_content *c = st->content;
+    const int nx = st->model->nx, nu = st->model->nu;
+    cs_input_eval(in, T, st->u);
+    *agrees = 1;
+    if (nu == 0 || !memcmp(st->u, c->a->u_end, sizeof(double) * (size_t)nu)) return CS_OK;
+    sunrealtype h = 0.0;
+    if (CVodeGetCurrentStep(c->a->mem, &h) != CV_SUCCESS || CVodeGetErrWeights(c->a->mem, c->ewt) != CV_SUCCESS) {
+        *agrees = 0;
+        return CS_OK;
+    }
+    CS_TRY(cs_model_rhs(st->model, T, st->x, st->u, c->f_new, err));
+    CS_TRY(cs_model_rhs(st->model, T, st->x, c->a->u_end, c->f_old, err));
+    const sunrealtype *w = N_VGetArrayPointer(c->ewt);
+    double sum = 0.0;
+    for (int i = 0; i < nx; i++) {
+        double d = (c->f_new[i] - c->f_old[i]) * w[i];
+        sum += d * d;
+    }
+    *agrees = (double)h * (double)h * sum <= (double)nx;   /* false for NaN */
+    return CS_OK;
+}
+
+/* The integrator a restart re-initialises: the active one, unless it stands at the state saved last (which a
+ * restore may come back to: the step before a rollback, a comparative integration or a dense output); then the
+ * other one. */
+static cvode_slot *slot_to_restart(cvode_content *c) {
+    if (c->nslots == 2 && c->a->tag && c->a->tag == c->st->pinned)
+        c->a = c->a == &c->slot[0] ? &c->slot[1] : &c->slot[0];
+    return c->a;
+}
+
 static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err) {
     cvode_content *c = st->content;
     int nx = st->model->nx;
-    if (c->band && !c->LS && nx > 0) CS_TRY(band_setup(st, T, in, err));
+    if (c->band && !c->a->LS && nx > 0) CS_TRY(band_setup(st, T, in, err));
     c->in = in;
     int same_input = restart == CS_CONTINUE;
-    if (restart == CS_SMOOTH) restart = c->continue_smooth ? CS_CONTINUE : CS_RESTART;
     c->cb_err.code = 0;
     c->sun_msg[0] = 0;
     sunrealtype *y = N_VGetArrayPointer(c->y);
     if (nx == 0) { st->t = T + H; return CS_OK; }
-    if (restart || !c->initialized || st->t != T) {
+    restart = restart_rule(c, restart);
+    if (!c->a->initialized || st->t != T) restart = 1;
+    if (restart < 0) {
+        int agrees = 0;
+        CS_TRY(input_agrees(st, T, in, &agrees, err));
+        restart = !agrees;
+    }
+    cvode_slot *a = restart ? slot_to_restart(c) : c->a;
+    a->tag = 0;   /* leaves the state it stood at */
+    if (restart) {
         memcpy(y, st->x, sizeof(double) * nx);
-        if (CVodeReInit(c->mem, T, c->y) != CV_SUCCESS)
+        if (CVodeReInit(a->mem, T, c->y) != CV_SUCCESS)
             return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVodeReInit failed: %s", st->model->name, c->sun_msg);
-        c->initialized = 1;
-        c->initialized_steps = 0;
+        a->initialized = 1;
+        a->initialized_steps = 0;
         st->stats.restarts++;
     }
     /* Land exactly on T+H when the next input may differ; when the same input continues (monolithic), let CVODE
      * step past output points and interpolate there (its dense output is accurate to the tolerance). */
-    CVodeSetStopTime(c->mem, same_input && c->initialized_steps && !st->tracing ? 1e300 : T + H);
+    CVodeSetStopTime(a->mem, same_input && a->initialized_steps && !st->tracing ? 1e300 : T + H);
     sunrealtype tret = T;
     long ns0 = 0, nef0 = 0, ncf0 = 0;
     if (!restart) {
-        CVodeGetNumSteps(c->mem, &ns0);
-        CVodeGetNumErrTestFails(c->mem, &nef0);
-        CVodeGetNumNonlinSolvConvFails(c->mem, &ncf0);
+        CVodeGetNumSteps(a->mem, &ns0);
+        CVodeGetNumErrTestFails(a->mem, &nef0);
+        CVodeGetNumNonlinSolvConvFails(a->mem, &ncf0);
     }
     int flag;
     if (st->tracing) { /* one internal step at a time, each recorded (units/unit.h trace) */
         do {
-            flag = CVode(c->mem, T + H, c->y, &tret, CV_ONE_STEP);
+            flag = CVode(a->mem, T + H, c->y, &tret, CV_ONE_STEP);
             if (flag >= 0) {
                 memcpy(st->x, y, sizeof(double) * nx);
                 int rc = cs_stepper_trace_push(st, (double)tret, err);
-                if (rc) { c->initialized = 0; return rc; }
+                if (rc) { a->initialized = 0; return rc; }
             }
         } while (flag >= 0 && tret < T + H);
     } else {
-        flag = CVode(c->mem, T + H, c->y, &tret, CV_NORMAL);
+        flag = CVode(a->mem, T + H, c->y, &tret, CV_NORMAL);
     }
     if (restart) update_stats(st);
     else {
         long ns = 0, nef = 0, ncf = 0;
-        CVodeGetNumSteps(c->mem, &ns);
-        CVodeGetNumErrTestFails(c->mem, &nef);
-        CVodeGetNumNonlinSolvConvFails(c->mem, &ncf);
+        CVodeGetNumSteps(a->mem, &ns);
+        CVodeGetNumErrTestFails(a->mem, &nef);
+        CVodeGetNumNonlinSolvConvFails(a->mem, &ncf);
         st->stats.steps += ns - ns0;
         st->stats.failures += (nef - nef0) + (ncf - ncf0);
     }
-    c->initialized_steps++;
+    a->initialized_steps++;
     if (flag < 0) {
-        c->initialized = 0;
+        a->initialized = 0;
         if (c->cb_err.code) {
             if (err) *err = c->cb_err;
             return c->cb_err.code;
@@ -217,23 +297,71 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     }
     memcpy(st->x, y, sizeof(double) * nx);
     st->t = T + H;
+    if (c->continue_agreeing) {
+        cs_input_eval(in, T + H, a->u_end);
+        a->tag = st->gen = ++c->gen;
+    }
     return CS_OK;
+}
+
+/* After cs_stepper_restore of the state `gen`: 1 (and that integrator active) if one of the two still stands
+ * there with its history, 0 (restart) otherwise. */
+static int cvode_resume(cs_stepper *st, long gen) {
+    cvode_content *c = st->content;
+    for (int k = 0; gen > 0 && k < c->nslots; k++)
+        if (c->slot[k].tag == gen && c->slot[k].initialized) {
+            c->a = &c->slot[k];
+            return 1;
+        }
+    return 0;
 }
 
 static void cvode_destroy(cs_stepper *st) {
     cvode_content *c = st->content;
     if (!c) return;
-    if (c->mem) CVodeFree(&c->mem);
-    if (c->LS) SUNLinSolFree(c->LS);
-    if (c->J) SUNMatDestroy(c->J);
+    for (int k = 0; k < 2; k++) {
+        cvode_slot *sl = &c->slot[k];
+        if (sl->mem) CVodeFree(&sl->mem);
+        if (sl->LS) SUNLinSolFree(sl->LS);
+        if (sl->J) SUNMatDestroy(sl->J);
+        free(sl->u_end);
+    }
     if (c->y) N_VDestroy(c->y);
+    if (c->ewt) N_VDestroy(c->ewt);
     if (c->sunctx) SUNContext_Free(&c->sunctx);
     free(c->jac_buf);
+    free(c->f_new);
+    free(c->f_old);
     free(c);
     st->content = NULL;
 }
 
-static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy, 1};
+static const cs_stepper_ops CVODE_OPS = {cvode_step, cvode_destroy, 1, cvode_resume};
+
+/* One integrator with its (dense) linear solver and options; nonzero on failure. */
+static int slot_create(cvode_content *c, cvode_slot *sl, const cs_model *model, const cs_solver_opts *opts) {
+    int nx = model->nx > 0 ? model->nx : 1;
+    if (c->continue_agreeing && !(sl->u_end = calloc((size_t)model->nu + 1, sizeof(double)))) return 1;
+    if (!c->band) { /* band: matrix and solver at the first step, when the bandwidth is known */
+        sl->J = SUNDenseMatrix(nx, nx, c->sunctx);
+        sl->LS = sl->J ? SUNLinSol_Dense(c->y, sl->J, c->sunctx) : NULL;
+        if (!sl->LS) return 1;
+    }
+    sl->mem = CVodeCreate(opts->adams ? CV_ADAMS : CV_BDF, c->sunctx);
+    if (!sl->mem) return 1;
+#if SUNDIALS_VERSION_MAJOR < 7
+    CVodeSetErrHandlerFn(sl->mem, cv_errhandler, c);
+#endif
+    N_VConst(0.0, c->y);
+    if (CVodeInit(sl->mem, cv_rhs, 0.0, c->y) != CV_SUCCESS) return 1;
+    if (CVodeSStolerances(sl->mem, opts->rtol, opts->atol) != CV_SUCCESS) return 1;
+    if (CVodeSetUserData(sl->mem, c) != CV_SUCCESS) return 1;
+    if (!c->band && CVodeSetLinearSolver(sl->mem, sl->LS, sl->J) != CV_SUCCESS) return 1;
+    if (c->jac_buf) CVodeSetJacFn(sl->mem, cv_jac);
+    CVodeSetMaxNumSteps(sl->mem, opts->max_steps > 0 ? opts->max_steps : 100000);
+    if (opts->max_h > 0.0) CVodeSetMaxStep(sl->mem, opts->max_h);
+    return 0;
+}
 
 int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **out, cs_err *err) {
     if (!(opts->rtol > 0.0) || !(opts->atol > 0.0))
@@ -245,40 +373,30 @@ int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **ou
     st->content = c;
     c->st = st;
     c->continue_smooth = opts->continue_smooth;
+    c->continue_agreeing = opts->continue_agreeing;
+    c->nslots = c->continue_agreeing ? 2 : 1;
+    c->a = &c->slot[0];
     int nx = model->nx > 0 ? model->nx : 1;
+    if (c->continue_agreeing) {
+        c->f_new = calloc((size_t)nx, sizeof(double));
+        c->f_old = calloc((size_t)nx, sizeof(double));
+        if (!c->f_new || !c->f_old) goto nomem;
+    }
+    /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
+    c->band = opts->linear_solver == CS_LINSOL_BAND;
+    if (cs_model_has_jac(model) && !c->band && !(c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx))) goto nomem;
     if (SUNContext_Create(CS_SUN_COMM_NULL, &c->sunctx) != 0) goto fail;
 #if SUNDIALS_VERSION_MAJOR >= 7
     SUNContext_ClearErrHandlers(c->sunctx);
     SUNContext_PushErrHandler(c->sunctx, cv_errhandler, c);
 #endif
-    c->band = opts->linear_solver == CS_LINSOL_BAND;
     c->ml = opts->band_lower;
     c->mu = opts->band_upper;
     c->y = N_VNew_Serial(nx, c->sunctx);
     if (!c->y) goto fail;
-    if (!c->band) { /* band: matrix and solver at the first step, when the bandwidth is known */
-        c->J = SUNDenseMatrix(nx, nx, c->sunctx);
-        if (!c->J) goto fail;
-        c->LS = SUNLinSol_Dense(c->y, c->J, c->sunctx);
-    }
-    c->mem = CVodeCreate(opts->adams ? CV_ADAMS : CV_BDF, c->sunctx);
-    if ((!c->band && !c->LS) || !c->mem) goto fail;
-#if SUNDIALS_VERSION_MAJOR < 7
-    CVodeSetErrHandlerFn(c->mem, cv_errhandler, c);
-#endif
-    N_VConst(0.0, c->y);
-    if (CVodeInit(c->mem, cv_rhs, 0.0, c->y) != CV_SUCCESS) goto fail;
-    if (CVodeSStolerances(c->mem, opts->rtol, opts->atol) != CV_SUCCESS) goto fail;
-    if (CVodeSetUserData(c->mem, c) != CV_SUCCESS) goto fail;
-    if (!c->band && CVodeSetLinearSolver(c->mem, c->LS, c->J) != CV_SUCCESS) goto fail;
-    /* a model's Jacobian is dense; the band solver uses CVODE's band differences */
-    if (cs_model_has_jac(model) && !c->band) {
-        c->jac_buf = malloc(sizeof(double) * (size_t)nx * nx);
-        if (!c->jac_buf) goto nomem;
-        CVodeSetJacFn(c->mem, cv_jac);
-    }
-    CVodeSetMaxNumSteps(c->mem, opts->max_steps > 0 ? opts->max_steps : 100000);
-    if (opts->max_h > 0.0) CVodeSetMaxStep(c->mem, opts->max_h);
+    if (c->continue_agreeing && !(c->ewt = N_VNew_Serial(nx, c->sunctx))) goto fail;
+    for (int k = 0; k < c->nslots; k++)
+        if (slot_create(c, &c->slot[k], model, opts)) goto fail;
     *out = st;
     return CS_OK;
 nomem:

@@ -83,6 +83,7 @@ int cs_stepper_check_finite(const cs_stepper *st, double T, double H, cs_err *er
 
 void cs_stepper_set_state(cs_stepper *st, double t, const double *x) {
     st->reset = 1;
+    st->gen = 0;
     st->t = t;
     memcpy(st->x, x, sizeof(double) * st->model->nx);
 }
@@ -95,8 +96,9 @@ int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s) {
 
 void cs_stepper_state_free(cs_stepper_state *s) { free(s->x); s->x = NULL; }
 
-void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s) {
+void cs_stepper_save(cs_stepper *st, cs_stepper_state *s) {
     s->t = st->t;
+    s->gen = st->pinned = st->gen;
     memcpy(s->x, st->x, sizeof(double) * st->model->nx);
     s->stats = st->stats;
     s->nrhs = st->model->nrhs;
@@ -104,7 +106,8 @@ void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s) {
 }
 
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s) {
-    st->reset = 1;
+    st->reset = !(s->gen > 0 && st->ops->resume && st->ops->resume(st, s->gen));
+    st->gen = st->reset ? 0 : s->gen;
     st->tr_n = 0;
     st->t = s->t;
     memcpy(st->x, s->x, sizeof(double) * st->model->nx);
@@ -130,7 +133,7 @@ int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **
 static const cs_param solver_params[] = {
     P(kind, CS_PARAM_INT), P(substeps, CS_PARAM_INT), P(h, CS_PARAM_DOUBLE), P(rtol, CS_PARAM_DOUBLE),
     P(atol, CS_PARAM_DOUBLE), P(adams, CS_PARAM_INT), P(max_steps, CS_PARAM_LONG), P(max_h, CS_PARAM_DOUBLE),
-    P(continue_smooth, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
+    P(continue_smooth, CS_PARAM_FLAG), P(continue_agreeing, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
     P(band_lower, CS_PARAM_INT), P(band_upper, CS_PARAM_INT),
 };
 #undef P

@@ -4,7 +4,9 @@
  * Integrators restart at each macro point (the input may jump there), so the full state needed for an exact
  * rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. The one exception is
  * opt-in: CVODE with `continue_smooth` keeps its multistep history across a macro point where the master knows the
- * input to be continuously differentiable (EXTRIPOL-C1, busch2016 §2); set_state/restore always force a restart. */
+ * input to be continuous (EXTRIPOL, busch2016 §2), with `continue_agreeing` also where the input's value there
+ * agrees to the solver's tolerance (integrators/cvode.c). set_state forces a restart; so does restore, unless the
+ * integrator still holds the restored state with its history (ops->resume: CVODE's second instance). */
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
 
@@ -16,12 +18,16 @@ typedef struct cs_stepper cs_stepper;
 
 typedef struct cs_stepper_ops {
     /* Integrate from (st->t, st->x) over [T, T+H] with input `in`; on success st->t = T+H and st->x updated.
-     * `restart`: CS_RESTART (input may jump or kink at T), CS_CONTINUE (same input function continues, e.g. the
-     * monolithic system), CS_SMOOTH (new input, but C1 across T: an integrator may keep its history if allowed). */
+     * `restart`: CS_RESTART, CS_CONTINUE (same input function continues, e.g. the monolithic system), CS_SMOOTH
+     * (new input, continuous across T), CS_JUMPS (new input that may jump), possibly | CS_MAY_ROLL_BACK
+     * (input/input.h); an integrator with a history may keep it where its options allow. */
     int (*do_step)(cs_stepper *st, double T, double H, const cs_input *in, int restart, cs_err *err);
     void (*destroy)(cs_stepper *st);
     int reads_restart;   /* do_step reads `restart` (keeps history across smooth macro points: CVODE); 0: it restarts
                           * or has no history anyway, and the scheme need not work out the input's continuity */
+    /* optional: after cs_stepper_restore of the state st->gen had when saved (`gen` > 0), 1 if the integrator still
+     * holds that state with its history and continues from it, 0 if the next step must restart (CVODE) */
+    int (*resume)(cs_stepper *st, long gen);
 } cs_stepper_ops;
 
 typedef struct cs_stepper_stats {
@@ -39,6 +45,8 @@ struct cs_stepper {
     double *x;         /* nx, owned */
     double *u;         /* nu scratch for the input value, owned */
     int reset;         /* state was set from outside: the next step must restart the integrator */
+    long gen;          /* names the state after a step for ops->resume (0: none; set by the integrator) */
+    long pinned;       /* gen at the last cs_stepper_save: a restart should not overwrite that state's history */
     cs_stepper_stats stats;
     /* Micro-step trace (units/unit.h set_trace/trace): with `tracing` on, the points (t, x) of the last step, from
      * (T, x(T)) to (T+H, x(T+H)); integrators push the end of every micro step, the buffers grow by doubling
@@ -52,6 +60,7 @@ struct cs_stepper {
 typedef struct cs_stepper_state {
     double t;
     double *x;
+    long gen;
     cs_stepper_stats stats;
     long nrhs, nout;
 } cs_stepper_state;
@@ -102,7 +111,7 @@ static inline int cs_stepper_trace_push(cs_stepper *st, double t, cs_err *err) {
 }
 int cs_stepper_state_alloc(const cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_state_free(cs_stepper_state *s);
-void cs_stepper_save(const cs_stepper *st, cs_stepper_state *s);
+void cs_stepper_save(cs_stepper *st, cs_stepper_state *s);
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s);
 
 /* Cap on the micro steps of a fixed-step integrator (Euler/RK4) per macro step: n = substeps, or n = ceil(H/h)
@@ -121,7 +130,8 @@ typedef struct cs_solver_opts {
     int adams;         /* CVODE: 1 = Adams-Moulton, 0 = BDF */
     long max_steps;    /* CVODE: per macro step */
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
-    int continue_smooth; /* CVODE: keep the history across macro points where the input is C1 */
+    int continue_smooth; /* CVODE: keep the history across macro points where the input is C0/C1 */
+    int continue_agreeing; /* CVODE: also where it agrees to the tolerance, and under step control */
     int starter;       /* AB2: CS_AB2_EULER or CS_AB2_HEUN */
     int linear_solver;   /* CVODE: CS_LINSOL_DENSE (0) or CS_LINSOL_BAND */
     int band_lower, band_upper; /* CVODE band: half-bandwidths ml, mu (< 0: found from the model) */

@@ -148,6 +148,7 @@ int cs_algorithm_create(const cs_algorithm_config *cfg, cs_algorithm **out, cs_e
                            .continue_always = cfg->continue_always, .need_udot = cfg->coupling->needs_rates,
                            .uend = a->uend, .udot = a->udot, .ystar = a->ystar, .ydot = a->ydot,
                            .used = a->used, .exact_rollback = cfg->controller->may_reject,
+                           .side_runs = cfg->estimator && cfg->estimator->needs_snapshot,
                            .share = cfg->share, .xoff = a->xoff};
     a->ev = (cs_estimate_view){.nsub = cfg->nsub, .net = cfg->net, .coupling = cfg->coupling,
                                .upre = a->uend, .used = a->used, .share = cfg->share};

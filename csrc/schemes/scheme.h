@@ -36,8 +36,9 @@ typedef struct cs_step_ctx {
     long step;                 /* index N of the macro step */
     int first;                 /* the first step of a run, or the first after a rollback: integrators restart */
     int continue_always;       /* the same input function goes on across macro points (monolithic system) */
-    int exact_rollback;        /* steps may be rolled back: integrators restart at every macro point, because a
-                                * restored unit restarts too (CVODE's history cannot be saved) */
+    int exact_rollback;        /* steps may be rolled back: CS_MAY_ROLL_BACK on the restart code (a restored unit
+                                * restarts, as CVODE's history cannot be saved; the integrator decides) */
+    int side_runs;             /* the estimator re-integrates each step from T_N (CS_SIDE_RUNS) */
     int need_udot;             /* fill udot (Hermite rates) */
     double *uend, *udot;       /* stacked input values / rates at T_{N+1}- of the inputs the units used */
     double *ystar, *ydot;      /* Gauss-Seidel: outputs y* and rates of a unit at T_{N+1} with its own input */
@@ -120,7 +121,9 @@ static inline int cs_scheme_step_unit(cs_step_ctx *x, int i, double T, double H,
         /* nothing to work out */
     } else if (!x->continue_always) {
         int cont = cpl->ready ? cpl->ready_cont[i] : cs_coupling_continuity(cpl, i);
-        restart = (x->first || cont == CS_INPUT_JUMPS || x->exact_rollback) ? CS_RESTART : CS_SMOOTH;
+        restart = x->first ? CS_RESTART
+                           : (cont == CS_INPUT_JUMPS ? CS_JUMPS : CS_SMOOTH) |
+                                 (x->exact_rollback ? CS_MAY_ROLL_BACK : 0) | (x->side_runs ? CS_SIDE_RUNS : 0);
     } else if (!x->first) {
         restart = CS_CONTINUE;
     }

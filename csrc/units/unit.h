@@ -5,12 +5,14 @@
  *
  * Required ops:
  *   do_step(T, H, input, restart)   integrate over [T, T+H] with the input function `input` (input/input.h);
- *                                   restart: CS_RESTART (input may jump at T), CS_CONTINUE (same input continues),
- *                                   CS_SMOOTH (new input, C1 across T: an integrator may keep its history)
+ *                                   restart: CS_RESTART, CS_CONTINUE (same input continues), CS_SMOOTH (new input,
+ *                                   continuous across T), CS_JUMPS (new input, may jump), input/input.h
  *   get_outputs(t, u, y)            outputs y = g(t, x, u) at the current state for input values u
  *   snapshot_create / save_state / restore_state / snapshot_destroy
  *                                   opaque copy of everything a rollback needs (a state copy, CVODE's state, an
  *                                   FMU's FMUstate); restore makes the next do_step reproduce the saved one bit for bit
+ *                                   (CVODE(restart="continuous"): only where that step restarted or the history of
+ *                                   the saved state is still held; else it restarts: the tolerance, not the bits)
  *   set_state(t, x)                 start values (x may be NULL for units whose state is not accessible)
  * Optional ops (NULL when absent):
  *   output_jacobian(t, u, G)        dy/du (ny x nu, row-major), exact where the unit knows it (LTI: D)
