@@ -24,10 +24,11 @@ from ..simulate import parallel_runs
 
 #: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
 ABORT_JOIN = 0.5
-#: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch (about a
-#: millisecond per task for a process pool, several for Dask's scheduler and client) is lost in it, short enough
-#: that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost little
-BATCH_SECONDS = {"processes": 0.25, "dask": 0.5}
+#: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch is lost in
+#: it, short enough that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost
+#: little. A task costs about a millisecond of CPU with a process pool, 6-8 ms with Dask (measured on 2 loaded cores:
+#: scheduler and client 4, the worker's event loop 2.5, the study layer 0.6), taken from the cores the runs need
+BATCH_SECONDS = {"processes": 0.25, "dask": 1.0}
 
 
 class _Done(cf.Future):
