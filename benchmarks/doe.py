@@ -97,15 +97,21 @@ def _ticks(path):
         return 0.0
 
 
-def worker_split(threads):
-    """CPU seconds of the worker processes, split into their task threads (the co-simulations) and their other
-    threads (a Dask worker's event loop, heartbeats, monitors): ``threads`` = {pid: task thread ids} (Linux /proc)."""
-    runs = other = 0.0
-    for pid, tids in threads.items():
-        total = _ticks(f"/proc/{pid}/stat")
-        mine = sum(_ticks(f"/proc/{pid}/task/{tid}/stat") for tid in tids)
-        runs, other = runs + mine, other + total - mine
-    return runs, other
+def worker_cpu(threads):
+    """CPU seconds of the worker processes and of their task threads: ``threads`` = {pid: task thread ids}
+    (Linux /proc) -> ({pid: seconds}, {(pid, tid): seconds})."""
+    procs = {pid: _ticks(f"/proc/{pid}/stat") for pid in threads}
+    tasks = {(pid, tid): _ticks(f"/proc/{pid}/task/{tid}/stat") for pid, tids in threads.items() for tid in tids}
+    return procs, tasks
+
+
+def worker_split(before, after):
+    """The worker processes' CPU between two :func:`worker_cpu` snapshots, split into their task threads (the
+    co-simulations; a task thread that started in between counts from 0) and their other threads (a Dask worker's
+    event loop, heartbeats, monitors)."""
+    total = sum(after[0].get(pid, 0.0) - t for pid, t in before[0].items())
+    runs = sum(t - before[1].get(key, 0.0) for key, t in after[1].items())
+    return runs, total - runs
 
 
 class Processes:
@@ -185,11 +191,13 @@ def _measure(pool, n):
     threads, this process's main thread (the study layer) and its other threads (Dask: client, scheduler,
     nannies; threads: the runs)."""
     threads = pool.task_threads()                    # (asking the workers costs this process CPU: not timed)
-    w0, m0, c0 = worker_split(threads), time.thread_time(), cpu()
+    w0, m0, c0 = worker_cpu(threads), time.thread_time(), cpu()
     wall, df = timed_study(n, **pool.kw)
-    w1, m1, c1 = worker_split(threads), time.thread_time(), cpu()
+    m1, c1 = time.thread_time(), cpu()
+    w1 = worker_cpu({pid: set(tids) | set(pool.task_threads().get(pid, ())) for pid, tids in threads.items()})
+    runs, wother = worker_split(w0, w1)
     main = m1 - m0
-    return dict(wall=wall, df=df, runs=w1[0] - w0[0], wother=w1[1] - w0[1], main=main, pother=c1 - c0 - main)
+    return dict(wall=wall, df=df, runs=runs, wother=wother, main=main, pother=c1 - c0 - main)
 
 
 def scaling(n, repeats):
