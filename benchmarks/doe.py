@@ -10,9 +10,11 @@ examples/genser_doe.py builds them: §12.2 (512 runs) and the rows of §12.3 the
 n_a = n_b = 1: 4 410 of 17 640; MOESP: none yet), and projects the thesis's full run counts from the measured rate.
 
 Default: the study layer's per-run overhead (serial study against a bare loop), then 1 and 2 workers of processes,
-Dask (LocalCluster of worker processes) and threads, interleaved, best of N: runs/s, speed-up, busy fraction, the
-parent's CPU per run and the speed-up the measured CPU times allow on two free cores (about 40 s on a quiet
-machine; QUICK=1: 120 runs per study, best of 2, about 20 s).
+Dask (a LocalCluster of worker processes with Dask's default settings, and cosim.doe.local_cluster with
+DASK_SETTINGS) and threads, interleaved, best of N: runs/s, speed-up, busy fraction, the CPU per run of each kind
+of thread (the runs, the workers' other threads, the study layer, the study process's other threads), the share of
+CPU that is not the runs' and the speed-up the measured CPU times allow on two free cores (about 60 s on a quiet
+machine; QUICK=1: 120 runs per study, best of 2, about 30 s).
 
 Run: .venv/bin/python benchmarks/doe.py [--runs 300] [--repeats 3] [--full | --only-full] [--workers 2] [--stride 1]
      QUICK=1 .venv/bin/python benchmarks/doe.py
@@ -85,17 +87,31 @@ def busy(df, wall, workers):
     return float(df["wall"].sum()) / (workers * wall)
 
 
-def proc_cpu(pids):
-    """CPU seconds (user + system) of the processes ``pids`` (Linux /proc)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+def _ticks(path):
+    """CPU seconds (user + system) in a /proc stat file; 0 for a process or thread that is gone."""
+    try:
+        with open(path) as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def worker_cpu(threads):
+    """CPU seconds of the worker processes and of their task threads: ``threads`` = {pid: task thread ids}
+    (Linux /proc) -> ({pid: seconds}, {(pid, tid): seconds})."""
+    procs = {pid: _ticks(f"/proc/{pid}/stat") for pid in threads}
+    tasks = {(pid, tid): _ticks(f"/proc/{pid}/task/{tid}/stat") for pid, tids in threads.items() for tid in tids}
+    return procs, tasks
+
+
+def worker_split(before, after):
+    """The worker processes' CPU between two :func:`worker_cpu` snapshots, split into their task threads (the
+    co-simulations; a task thread that started in between counts from 0) and their other threads (a Dask worker's
+    event loop, heartbeats, monitors)."""
+    total = sum(after[0].get(pid, 0.0) - t for pid, t in before[0].items())
+    runs = sum(t - before[1].get(key, 0.0) for key, t in after[1].items())
+    return runs, total - runs
 
 
 class Processes:
@@ -111,30 +127,41 @@ class Processes:
     def __exit__(self, *exc):
         pass
 
-    def worker_cpu(self):
+    def task_threads(self):
+        """{pid: [thread ids]} of the threads that run the tasks (a pool process runs them in its main thread)."""
         from cosim.doe import backends
         ex = backends._idle.get(self.workers)
-        return proc_cpu(list((getattr(ex, "_processes", None) or {}).keys()))
+        return {pid: [pid] for pid in (getattr(ex, "_processes", None) or {})}
 
 
 class Threads(Processes):
     def __init__(self, workers):
         self.workers, self.kw = workers, dict(backend="threads", workers=workers)
 
-    def worker_cpu(self):
-        return 0.0                                                   # counted in this process
+    def task_threads(self):
+        return {}                                                    # counted in this process
+
+
+def _dask_task_threads():
+    import threading
+    return os.getpid(), [t.native_id for t in threading.enumerate() if "Dask-Default-Threads" in t.name]
 
 
 class DaskCluster(Processes):
-    """A LocalCluster of ``workers`` single-thread worker processes, started once (outside the timing)."""
+    """A LocalCluster of ``workers`` single-thread worker processes, started and warmed up outside the timing: with
+    Dask's default settings as a user creates one (``cosim_settings=False``), or cosim.doe.local_cluster (its
+    DASK_SETTINGS). Closed after each measurement: an idle cluster's scheduler, nannies and workers take CPU."""
 
-    def __init__(self, workers):
-        self.workers = workers
+    def __init__(self, workers, cosim_settings):
+        self.workers, self.cosim_settings = workers, cosim_settings
 
     def __enter__(self):
         import distributed
-        self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                                dashboard_address=None)
+        if self.cosim_settings:
+            self.cluster = doe.local_cluster(self.workers)
+        else:
+            self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                                    dashboard_address=None)
         self.client = distributed.Client(self.cluster)
         self.kw = dict(backend=self.client)
         study(2 * self.workers).run(**self.kw)
@@ -144,48 +171,73 @@ class DaskCluster(Processes):
         self.client.close()
         self.cluster.close()
 
-    def worker_cpu(self):
-        return sum(self.client.run(cpu).values())
+    def task_threads(self):
+        return dict(self.client.run(_dask_task_threads).values())
+
+
+def _kinds():
+    kinds = [("processes", Processes)]
+    try:
+        import distributed  # noqa: F401
+        kinds += [("Dask LocalCluster, Dask's defaults", lambda w: DaskCluster(w, False)),
+                  ("Dask doe.local_cluster (DASK_SETTINGS)", lambda w: DaskCluster(w, True))]
+    except ImportError:
+        print("Dask: distributed is not installed")
+    return kinds + [("threads", Threads)]
+
+
+def _measure(pool, n):
+    """One study on ``pool`` -> wall, its rows, and CPU seconds: runs (worker task threads), the workers' other
+    threads, this process's main thread (the study layer) and its other threads (Dask: client, scheduler,
+    nannies; threads: the runs)."""
+    threads = pool.task_threads()                    # (asking the workers costs this process CPU: not timed)
+    w0, m0, c0 = worker_cpu(threads), time.thread_time(), cpu()
+    wall, df = timed_study(n, **pool.kw)
+    m1, c1 = time.thread_time(), cpu()
+    w1 = worker_cpu({pid: set(tids) | set(pool.task_threads().get(pid, ())) for pid, tids in threads.items()})
+    runs, wother = worker_split(w0, w1)
+    main = m1 - m0
+    return dict(wall=wall, df=df, runs=runs, wother=wother, main=main, pother=c1 - c0 - main)
 
 
 def scaling(n, repeats):
     """1 and 2 workers of each backend, interleaved (1, 2, 1, 2, ...: a slow phase of the shared machine slows both),
-    best of ``repeats``: runs/s, speed-up, the parent's CPU per run (the study layer's work in this process), the
-    workers' busy fraction (their co-simulation time over workers x wall) and the speed-up that the CPU times allow
-    on two free cores (insensitive to the load). Target on 2 cores: 2 workers >= 1.9x one (issue 28)."""
-    kinds = [("processes", Processes), ("threads", Threads)]
-    try:
-        import distributed  # noqa: F401
-        kinds.insert(1, ("Dask LocalCluster (processes)", DaskCluster))
-    except ImportError:
-        print("Dask: distributed is not installed")
+    best of ``repeats``: runs/s, speed-up, the workers' busy fraction (their co-simulation time over workers x
+    wall), the CPU per run of each kind of thread at 2 workers (CPU seconds do not depend on the machine's load as
+    wall times do) and the speed-up those CPU times allow on two free cores. Target on 2 cores: 2 workers >= 1.9x
+    one (issue 28)."""
     print(f"\nscaling, {n} runs per study, 1 and 2 workers interleaved, best of {repeats}")
-    print("| backend | 1 worker | 2 workers | speed-up | busy 1 / 2 | parent CPU/run | CPU ceiling on 2 free cores |")
-    print("|---|---|---|---|---|---|---|")
-    for name, kind in kinds:
-        with kind(1) as one, kind(2) as two:
-            best = {1: None, 2: None}
-            for _ in range(repeats):
-                for w, pool in ((1, one), (2, two)):
-                    k0 = pool.worker_cpu()                   # (asking the workers costs this process CPU too)
-                    c0 = cpu()
-                    wall, df = timed_study(n, **pool.kw)
-                    c = cpu() - c0
-                    k = pool.worker_cpu() - k0
-                    if best[w] is None or wall < best[w][0]:
-                        best[w] = (wall, c, k, df)
-        (t1, c1, k1, df1), (t2, c2, k2, df2) = best[1], best[2]
-        b1, b2 = busy(df1, t1, 1), busy(df2, t2, 2)
-        if kind is Threads:   # the workers are threads of this process: its CPU is theirs
-            ceiling = 2 * c1 / c2 if c2 > 0 else float("nan")
-        else:                 # 1 worker: bound by its own CPU per run; 2 workers: by the CPU of 2 cores
-            ceiling = 2 * k1 / (k2 + c2) if k2 + c2 > 0 else float("nan")
-        parent = "(workers inside)" if kind is Threads else f"{c2 / n * 1e3:.3f} ms"
+    print("| backend | 1 worker | 2 workers | speed-up | busy 1 / 2 | CPU/run at 2 workers: runs + workers' other "
+          "threads + study layer + parent's other threads | not runs | CPU ceiling on 2 free cores |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, kind in _kinds():
+        best = {1: None, 2: None}
+        for _ in range(repeats):
+            for w in (1, 2):
+                with kind(w) as pool:    # one cluster at a time: an idle Dask cluster takes CPU too
+                    m = _measure(pool, n)
+                if best[w] is None or m["wall"] < best[w]["wall"]:
+                    best[w] = m
+        m1, m2 = best[1], best[2]
+        t1, t2 = m1["wall"], m2["wall"]
+        b1, b2 = busy(m1["df"], t1, 1), busy(m2["df"], t2, 2)
+        total = lambda m: m["runs"] + m["wother"] + m["main"] + m["pother"]   # noqa: E731
+        if kind is Threads:   # the runs are threads of this process: its CPU is theirs
+            ceiling = 2 * total(m1) / total(m2)
+            split = f"{total(m2) / n * 1e3:.3f} ms (all in this process; study layer {m2['main'] / n * 1e3:.3f})"
+            extra = "-"
+        else:                 # 1 worker: bound by its task thread's CPU per run; 2 workers: by the CPU of 2 cores
+            ceiling = 2 * m1["runs"] / total(m2)
+            split = " + ".join(f"{m2[k] / n * 1e3:.3f}" for k in ("runs", "wother", "main", "pother")) + \
+                f" = {total(m2) / n * 1e3:.3f} ms"
+            extra = f"{1 - m2['runs'] / total(m2):.1%}"
         print(f"| {name} | {n / t1:.1f} runs/s | {n / t2:.1f} runs/s | **{t1 / t2:.2f}x** | {b1:.0%} / {b2:.0%} | "
-              f"{parent} | {ceiling:.2f}x |", flush=True)
-    print(f"co-simulation {df2['wall'].median() * 1e3:.2f} ms/run (median); target: 2 workers >= 1.9x one for "
-          "processes and Dask. Parent CPU/run: this process (the study layer; with Dask also the LocalCluster's "
-          "scheduler); CPU ceiling: 2 x (worker CPU per run, 1 worker) / (CPU per run of workers + parent, 2 workers)",
+              f"{split} | {extra} | {ceiling:.2f}x |", flush=True)
+    print(f"co-simulation {m2['df']['wall'].median() * 1e3:.2f} ms/run (median); target: 2 workers >= 1.9x one for "
+          "processes and Dask. CPU/run (Linux /proc): the worker processes' task threads (runs), their other threads, "
+          "this process's main thread (the study layer) and its other threads (Dask: client, the LocalCluster's "
+          "scheduler and nannies); not runs: the share of all CPU at 2 workers that is not the runs' (at most 5 % for 1.9x); "
+          "CPU ceiling: 2 x (task-thread CPU per run, 1 worker) / (all CPU per run, 2 workers)",
           flush=True)
 
 

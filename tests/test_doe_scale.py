@@ -119,3 +119,33 @@ def test_process_pool_is_kept_and_the_reference_computed_once(monkeypatch):
     for df in (first, second):
         pd.testing.assert_series_equal(df.eps, serial.eps)
         assert np.isfinite(df.eps).all()
+
+
+def test_local_cluster_quiets_its_own_workers_only():
+    """cosim.doe.local_cluster: single-thread worker processes that run under DASK_SETTINGS (no sampling profiler,
+    slower monitors), the serial table on it; the Dask settings of this process (the user's) are unchanged."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+    before = {k: dask.config.get(k) for k in doe.DASK_SETTINGS}
+    assert before["distributed.worker.profile.enabled"] is True   # Dask's default: the settings are not global
+    with doe.local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        seen = client.run(lambda: ({k: dask.config.get(k) for k in doe.DASK_SETTINGS}, os.getpid()))
+        assert len(seen) == 2 and {pid for _, pid in seen.values()} & {os.getpid()} == set()
+        assert all(s == doe.DASK_SETTINGS for s, _ in seen.values())
+        assert set(client.nthreads().values()) == {1}
+        df = doe.Study(_build, {"ck": CKS}, responses=["growth"]).run(backend=client)
+    assert {k: dask.config.get(k) for k in doe.DASK_SETTINGS} == before
+    serial = doe.Study(_build, {"ck": CKS}, responses=["growth"]).run()
+    pd.testing.assert_frame_equal(df.drop(columns="wall"), serial.drop(columns="wall"))
+
+
+@pytest.mark.parametrize("kwargs, error, name", [(dict(workers=0), ValueError, "workers"),
+                                                 (dict(workers=1.5), TypeError, "workers"),
+                                                 (dict(workers=True), TypeError, "workers"),
+                                                 (dict(workers=2, processes=False), ValueError, "processes"),
+                                                 (dict(workers=2, threads_per_worker=2), ValueError,
+                                                  "threads_per_worker")])
+def test_local_cluster_refuses_bad_arguments(kwargs, error, name):
+    pytest.importorskip("distributed")
+    with pytest.raises(error, match=name):
+        doe.local_cluster(**kwargs)

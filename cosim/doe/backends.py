@@ -24,10 +24,11 @@ from ..simulate import parallel_runs
 
 #: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
 ABORT_JOIN = 0.5
-#: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch (about a
-#: millisecond per task for a process pool, several for Dask's scheduler and client) is lost in it, short enough
-#: that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost little
-BATCH_SECONDS = {"processes": 0.25, "dask": 0.5}
+#: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch is lost in
+#: it, short enough that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost
+#: little. A task costs about a millisecond of CPU with a process pool, 6-8 ms with Dask (measured on 2 loaded cores:
+#: scheduler and client 4, the worker's event loop 2.5, the study layer 0.6), taken from the cores the runs need
+BATCH_SECONDS = {"processes": 0.25, "dask": 1.0}
 
 
 class _Done(cf.Future):
@@ -205,6 +206,7 @@ class Dask:
             self.workers = 1
         self.window = 2 * self.workers
         self.batch_seconds = BATCH_SECONDS["dask"]
+        self.finished = threading.Event()    # set when a task of this study finishes
         try:  # a LocalCluster(processes=False): the workers share this process (nothing to serialise)
             addresses = list(client.scheduler_info()["workers"])
             self.in_process = bool(addresses) and all(str(a).startswith("inproc://") for a in addresses)
@@ -212,14 +214,22 @@ class Dask:
             self.in_process = False
 
     def submit(self, fn, *args):
-        return self.client.submit(_dask_task, self.key, self.hosts, fn, *args, pure=False)
+        f = self.client.submit(_dask_task, self.key, self.hosts, fn, *args, pure=False)
+        f.add_done_callback(self._finished)
+        return f
+
+    def _finished(self, future):
+        self.finished.set()
 
     def wait(self, futures, timeout=None):
-        import distributed
-        try:
-            return set(distributed.wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED").done)
-        except TimeoutError:
-            return set()
+        # the futures' own state, woken by their done callbacks: a distributed.wait per call costs the client's
+        # event loop about a millisecond of CPU, four times a second, on the cores of the runs
+        self.finished.clear()
+        done = {f for f in futures if f.done()}
+        if not done:
+            self.finished.wait(timeout)
+            done = {f for f in futures if f.done()}
+        return done
 
     def share(self, obj):
         # a copy on every worker: each task finds the reference in its worker's memory (no transfer per task)
