@@ -37,7 +37,11 @@ monolithic band-CVODE solve, idle time against H.
 12. Kraft's large-model studies (--large, or --only 12; Sec. 5.6 and 5.7): benchmarks/large_chains.py in a child
    process (scaling order P of the dense and band monolithic solves, time per part against the time model (4.1)-(4.4),
    speed-up at equal accuracy; about 9 min, 1 min with --quick).
-   Sections: --only 1,3,5 (default all).
+13. T18 over t_sim from windows (--only 13; about 6 min of CPU, 1.5 min with --quick): exMD and imMD restarted from the
+   monolithic state at t0 = 0, 2e-5, 1e-4, 3e-4, 6e-4, 9e-4 s over 2 µs each, with the units' CVODE at rtol 1e-6
+   (the thesis' subsystem tolerance) and 1e-9; the late mean H of each window, the corrector failures, and the step
+   counts over t_sim = 1e-3 s integrated from the late H (issue 31 part 5: imMD's steps follow CVODE's error).
+   Sections: --only 1,3,5 (default all but 13).
 Timings depend on the machine's load: the lead re-runs them on a quiet machine.
 """
 from __future__ import annotations
@@ -410,6 +414,49 @@ def t21_imMD(n_bodies, t_end=1.2e-4, rtol=1e-4):
                   f"mean H {H[m].mean():.2e} s")
 
 
+def t18_windows(t0s, sub_rtols, window=2e-6, t_sim=1e-3):
+    """Section 13: T18's step counts over t_sim from short windows (the full run takes hours here). Each window starts
+    from the monolithic state at t0 (band CVODE, rtol 1e-10) with the controller's start-up; the mean H over its
+    second half stands for H(t0 + 1.5 µs), and the steps over t_sim are the first window's count plus the integral
+    of 1/H with log-linear interpolation. A contiguous imMD run over [0, 1e-4] s (units at rtol 1e-9) took 1754
+    steps where the windows predict 2406: the windows overstate imMD's steps by about 1.4."""
+    print(f"== 13. T18 windows: Table 5.4 chain (n_K = 1000, n_s = 100), rtol 1e-6, {window:.0e} s from t0 = {t0s}")
+    base = oscillator_chain(preset="table5.4", n_subsystems=100)
+    rtol = 1e-6
+    atol = {"pos": 1e-9, "vel": 1e-6, "u": 1e4 * rtol}
+    starts = {}
+    for t0 in t0s:
+        if t0 > 0:
+            z = cosim.simulate_monolithic(base, t0, t_eval=[0.0, t0],
+                                          solver=cosim.CVODE(rtol=1e-10, atol=1e-14, **BAND)).X[-1]
+            starts[t0] = oscillator_chain(preset="table5.4", n_subsystems=100, x0=z[0:2000:2], v0=z[1:2000:2])
+        else:
+            starts[t0] = base
+    for sub in sub_rtols:
+        counts = {}
+        for est in ("exMD", "imMD"):
+            kw = dict(scheme=cosim.Implicit(jacobian="fd", tol=rtol, max_iter=10, convergence="y")) if est == "imMD" else {}
+            first, mid, late = 0, [], []
+            for t0 in t0s:
+                r, t = run(starts[t0], t_end=window, H=1e-9, approximation=cosim.Lagrange(k=0), last_step="shorten",
+                           step_control=cosim.StepControl(estimator=est, rtol=rtol, atol=atol), output_interval=window,
+                           solver=cosim.CVODE(rtol=sub, atol=1e-3 * sub, **BAND), **kw)
+                H = np.asarray(r.H)
+                Hl = float(H[np.cumsum(H) > 0.5 * window].mean())
+                if t0 == 0:
+                    first = r.stats["macro_steps"]
+                mid.append(t0 + 0.75 * window)
+                late.append(Hl)
+                print(f"  units rtol {sub:.0e}, {est}, t0 = {t0:.0e}: {r.stats['macro_steps']} steps, "
+                      f"{r.stats['rejected_steps']} rejected ({r.stats.get('corrector_failures', 0)} corrector "
+                      f"failures), late mean H {Hl:.2e} s [{t:.0f} s]", flush=True)
+            tt = np.linspace(window, t_sim, 200001)
+            Hi = np.exp(np.interp(tt, mid, np.log(late)))
+            counts[est] = first + float(np.trapezoid(1.0 / Hi, tt))
+        print(f"  units rtol {sub:.0e}: steps over t_sim exMD {counts['exMD']:.3g}, imMD {counts['imMD']:.3g}, ratio "
+              f"{counts['exMD'] / counts['imMD']:.1f} (thesis ≈ 2.5e5, ≈ 1.6e4, ≈ 15)", flush=True)
+
+
 def _load():
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
@@ -463,7 +510,8 @@ def thread_scaling(t_end=5e-7, repeats=3, n_bodies=3200, n_s=64):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes")
-    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12", help="comma-separated sections to run")
+    ap.add_argument("--only", default="1,2,3,4,5,6,7,8,9,10,11,12", help="comma-separated sections to run (13: T18 "
+                    "windows, not in the default)")
     ap.add_argument("--equal-accuracy", action="store_true", help="only section 9 (same as --only 9)")
     ap.add_argument("--threads", action="store_true", help="only section 11, thread scaling (same as --only 11)")
     ap.add_argument("--large", action="store_true",
@@ -498,6 +546,8 @@ def main():
         thread_scaling(t_end=2e-7 if q else 5e-7, repeats=1 if q else 3)
     if 12 in only:
         large_studies(q)
+    if 13 in only:
+        t18_windows([0.0, 3e-4] if q else [0.0, 2e-5, 1e-4, 3e-4, 6e-4, 9e-4], [1e-6, 1e-9])
 
 
 def large_studies(quick):
