@@ -277,19 +277,25 @@ def amplification_matrix(system, H, scheme=None, approximation=None, *, order=No
     """
     if isinstance(approximation, IntegratedAcceleration):
         _check_system(system)
-        return _acc.amplification_matrix(system, _check_H(H, allow_array=False), _acc_args(scheme, order, update,
-                                                                                          approximation))
+        return _acc.amplification_matrix(system, _check_H(H, allow_array=False),
+                                         *_acc_args(system, scheme, order, update, approximation))
     return recurrence(system, H, scheme, approximation, order=order, update=update).Omega
 
 
-def _acc_args(scheme, order, update, approximation):
-    """acc/accRel: explicit Jacobi predictors with their own update flag (kraft2021 App. C)."""
-    if scheme is not None and _scheme_code(scheme) != _scheme_code("jacobi"):
-        raise ValueError(f"scheme: {approximation!r} is analysed for the Jacobi scheme only")
-    if order is not None or update is not None:
-        raise ValueError(f"order/update: not used with {approximation!r} (its update= says whether the accelerations "
-                         "are recomputed)")
-    return approximation
+def _acc_args(system, scheme, order, update, approximation):
+    """acc/accRel (kraft2021 App. C): (approximation, Gauss-Seidel order or None for Jacobi); their update flag is
+    the predictor's own."""
+    if update is not None:
+        raise ValueError(f"update: not used with {approximation!r} (its update= says whether the accelerations are "
+                         "recomputed)")
+    code, sch_order = _scheme_code(scheme) if scheme is not None else (0, None)
+    order = sch_order if order is None else order
+    if code == 0:
+        if order is not None:
+            raise ValueError("order: only meaningful for scheme='gauss-seidel'")
+        return approximation, None
+    o = _order_array(system, order)
+    return approximation, np.arange(len(system.subsystems)) if o is None else o
 
 
 def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, update=None,
@@ -312,7 +318,7 @@ def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, u
     _check_system(system)
     Harr = _check_H(H)
     if isinstance(approximation, IntegratedAcceleration):
-        return _acc.spectral_radius(system, Harr, _acc_args(scheme, order, update, approximation))
+        return _acc.spectral_radius(system, Harr, *_acc_args(system, scheme, order, update, approximation))
     st = _Structure(system, scheme, approximation, order, update)
     rho, nfail, msg = _core.rho_map(*st.args, _pack(system)[None, :], np.atleast_1d(Harr), _threads(threads))
     if nfail:
@@ -345,7 +351,7 @@ def result_spectral_radius(result) -> float:
     system = result.system
     _check_system(system, "result.system")
     if isinstance(opts["approximation"], IntegratedAcceleration):   # acc/accRel: the update is the predictor's own
-        return spectral_radius(system, H, opts["scheme"], opts["approximation"])
+        return spectral_radius(system, H, opts["scheme"], opts["approximation"], order=opts.get("order"))
     return spectral_radius(system, H, opts["scheme"], opts["approximation"], order=opts.get("order"),
                            update=opts["update"])
 
