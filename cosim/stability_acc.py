@@ -20,6 +20,7 @@ ended the step with). Units with feed-through (D ≠ 0) are not covered.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from . import _core
 from .approximations import IntegratedAcceleration, MAXHIST, integral_of
@@ -63,6 +64,11 @@ def amplification_matrix(system, H: float, approximation, order=None) -> np.ndar
     -------
     ndarray (dim, dim), dim = n_x + 2 P n_y with P the samples the predictor reads.
     """
+    return _step(system, H, approximation, order)[:-1, :-1]
+
+
+def _step(system, H, approximation, order):
+    """The affine step as a matrix on (Z_N; 1): Ω and, in the last column, the part of the offsets r."""
     _check(system, approximation)
     subs = system.subsystems
     nx = [s.nx for s in subs]
@@ -72,7 +78,7 @@ def amplification_matrix(system, H: float, approximation, order=None) -> np.ndar
     nxt, nyt = int(xo[-1]), int(yo[-1])
     a = approximation
     P = max(a.k, getattr(a, "k_lambda", 0)) + 1
-    dim = nxt + 2 * P * nyt
+    dim = nxt + 2 * P * nyt + 1                          # the last entry of Z is the constant 1
     iy = lambda s, j: nxt + s * nyt + j                  # noqa: E731  (index of y_j(T_{N-s}) in Z)
     iyd = lambda s, j: nxt + (P + s) * nyt + j           # noqa: E731  (index of ẏ_j(T_{N-s}))
     data = np.zeros((dim, nyt, _NV))
@@ -83,7 +89,7 @@ def amplification_matrix(system, H: float, approximation, order=None) -> np.ndar
     integ = integral_of(system, a.pairs)
     T = -H * np.arange(P, dtype=float)
     c, deg = _core.acc_coefficients(a.kind, a.k, a._k2, a._omega, T, 0.0, float(H), data, integ)
-    L, _ = system.connection_matrix()
+    L, r = system.connection_matrix()
     Cb = np.zeros((nyt, nxt))
     for i, s in enumerate(subs):
         Cb[yo[i]:yo[i + 1], xo[i]:xo[i + 1]] = s.C
@@ -94,6 +100,7 @@ def amplification_matrix(system, H: float, approximation, order=None) -> np.ndar
     Uend = np.zeros((L.shape[0], dim))
     for group in seq:                                    # Jacobi: one group; Gauss-Seidel: one unit after another
         U = np.einsum("aj,qjm->qam", L, src)             # input coefficients as rows over Z: (dim, nu, m)
+        U[-1, :, 0] += r
         for i in group:
             s, xi, ui = subs[i], slice(xo[i], xo[i + 1]), slice(uo[i], uo[i + 1])
             d = deg if order is None else src.shape[2] - 1
@@ -117,6 +124,8 @@ def amplification_matrix(system, H: float, approximation, order=None) -> np.ndar
         src[:, yi, :dgi + 1] = ci[:, yi, :]
     Yn = Cb @ Xn
     Un = L @ Yn if a.update else Uend                   # u(T_{N+1}): updated, or the polynomial's end value
+    if a.update:
+        Un[:, -1] += r
     Ydn = np.zeros((nyt, dim))
     for i, s in enumerate(subs):
         Ydn[yo[i]:yo[i + 1]] = s.C @ (s.A @ Xn[xo[i]:xo[i + 1]] + s.B @ Un[uo[i]:uo[i + 1]])
@@ -128,6 +137,7 @@ def amplification_matrix(system, H: float, approximation, order=None) -> np.ndar
         for j in range(nyt):
             Om[iy(s, j), iy(s - 1, j)] = 1.0
             Om[iyd(s, j), iyd(s - 1, j)] = 1.0
+    Om[-1, -1] = 1.0
     return Om
 
 
@@ -137,3 +147,29 @@ def spectral_radius(system, H, approximation, order=None):
     Hs = np.atleast_1d(np.asarray(H, dtype=float))
     rho = np.array([_core.spectral_radius(amplification_matrix(system, h, approximation, order)) for h in Hs])
     return float(rho[0]) if np.ndim(H) == 0 else rho
+
+
+def local_error(system, H, approximation, order, t, z0):
+    """One acc/accRel step from the exact history of the strongly coupled system (states z(T_N), outputs and their
+    rates at T_N, ..., T_{N-P+1}, T_N = t, from z(0) = z0) against the exact states and outputs at T_N + H, for each
+    H of the 1-D array ``H``: (eps, exact), each (len(H), n_x + n_y), states then outputs."""
+    A, b, _ = system.monolithic_lti()
+    subs = system.subsystems
+    nxt = A.shape[0]
+    Cb = scipy.linalg.block_diag(*[s.C for s in subs])
+    Aug = np.zeros((nxt + 1, nxt + 1))
+    Aug[:nxt, :nxt], Aug[:nxt, nxt] = A, b
+    exact_z = lambda tau: (scipy.linalg.expm(Aug * tau) @ np.r_[z0, 1.0])[:nxt]   # noqa: E731
+    P = max(approximation.k, getattr(approximation, "k_lambda", 0)) + 1
+    eps, exact = [], []
+    for h in H:
+        zs = [exact_z(t - q * h) for q in range(P)]
+        Z = np.concatenate([zs[0]] + [Cb @ z for z in zs] + [Cb @ (A @ z + b) for z in zs] + [[1.0]])
+        M = _step(system, float(h), approximation, order)
+        step = M @ Z
+        z1 = exact_z(t + h)
+        want = np.r_[z1, Cb @ z1]
+        got = np.r_[step[:nxt], step[nxt:nxt + Cb.shape[0]]]
+        eps.append(got - want)
+        exact.append(want)
+    return np.array(eps), np.array(exact)

@@ -36,21 +36,11 @@ def _global_order(system, approx):
     return np.polyfit(np.log(Hs), np.log(errors), 1)[0]
 
 
-def _local_orders(system, approx, t=1.0):
-    """Orders of the local errors of positions and velocities: one step of the recurrence from exact history."""
-    A, _, z0 = system.monolithic_lti()
-    P = max(approx.k, getattr(approx, "k_lambda", 0)) + 1
-    Hs = 0.02 * 2.0 ** -np.arange(5)
-    err = []
-    for H in Hs:
-        T = t - H * np.arange(P)
-        Z = [scipy.linalg.expm(A * s) @ z0 for s in T]              # outputs are the states (x1, v1, x2, v2)
-        Z = np.concatenate([Z[0]] + Z + [A @ z for z in Z])
-        step = stability_acc.amplification_matrix(system, H, approx)[:4] @ Z
-        err.append(np.abs(step - scipy.linalg.expm(A * (t + H)) @ z0))
-    err = np.array(err)
-    order = [an.fit_order(Hs, err[:, i]) for i in range(4)]
-    return min(order[0], order[2]), min(order[1], order[3])
+def _local_orders(system, approx, t=1.0, scheme=None):
+    """Orders of the local errors of positions and velocities: one step of the recurrence from exact history
+    (cosim.analysis.local_error)."""
+    order = an.local_error(system, 0.02 * 2.0 ** -np.arange(5), scheme, approx, t=t).order
+    return min(order["S1.x1"], order["S2.x2"]), min(order["S1.v1"], order["S2.v2"])
 
 
 ACC_REL_ROWS = [  # kraft2021 Fig. C.2 (spec §15.3): κ_a, κ_λ, ω, loc x, loc v, global
@@ -266,6 +256,25 @@ def test_kraft_appC_classes_missed(coupling, scheme, update):
     assert _classes(_stable_shares(coupling, scheme, update), CLASSES[coupling, scheme][0 if update else 1])
 
 
+@pytest.mark.parametrize("scheme", [JAC, GS])
+def test_local_error_and_stability_map_take_acc(scheme):
+    """cosim.analysis.local_error and stability_map analyse acc/accRel (the recurrence with the rates): with constant
+    offsets r in the coupling (the affine part of the step) the local orders stay those of Fig. C.2 (accRel
+    κ_a = κ_λ = 1, ω = 1/6: 4, 4; κ_a = 0, κ_λ = 0, ω = 1/2: 3, 3), and the map is ρ point by point."""
+    base = _symmetric()
+    s = cosim.CoupledSystem(base.subsystems, base.connections + [cosim.connect(0.3, "S1.lam"),
+                                                                 cosim.connect(-0.2, "S2.lam")])
+    assert np.any(s.connection_matrix()[1])
+    for approx, want in ((RelaxedAcceleration(1, 1), (4, 4)), (RelaxedAcceleration(0, 0), (3, 3))):
+        x, v = _local_orders(s, approx, scheme=scheme)
+        assert abs(x - want[0]) <= 0.3 and abs(v - want[1]) <= 0.3, (approx, x, v)
+    approx, Hs, cks = RelaxedAcceleration(1, 1, update=False), [0.5, 1.0, 1.5], [0.5, 2.0]
+    m = an.stability_map(lambda ck: _symmetric(c=ck), {"ck": cks}, Hs, scheme, approx, order=None)
+    assert m.rho.shape == (2, 3) and m.scheme == scheme
+    for i, ck in enumerate(cks):
+        assert np.array_equal(m.rho[i], an.spectral_radius(_symmetric(c=ck), Hs, scheme, approx))
+
+
 def test_bad_arguments():
     s = _symmetric()
     with pytest.raises(ValueError, match="k"):
@@ -296,8 +305,10 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="feed-through"):
         an.spectral_radius(two_mass_oscillator(), 1e-3,
                            approximation=IntegratedAcceleration(0))
-    with pytest.raises(ValueError, match="spectral_radius"):
-        an.local_error(s, [1e-3], approximation=IntegratedAcceleration(0))
+    with pytest.raises(ValueError, match="feed-through"):
+        an.local_error(two_mass_oscillator(), [1e-3], approximation=IntegratedAcceleration(0))
+    with pytest.raises(ValueError, match="feed-through"):
+        an.two_mass_stability_map([1e5], [1e3], [1e-3], approximation=IntegratedAcceleration(0))
     with pytest.raises(ValueError, match="ydot_hist"):
         IntegratedAcceleration(1).evaluate([0.0, 0.1], [1.0, 2.0], 0.15)
     with pytest.raises(ValueError, match="integral_of"):
