@@ -267,23 +267,9 @@ static const cs_input *sig_input(cs_coupling *c, int i) {
 
 static int sig_continuity(const cs_coupling *c, int i) { return ((signal_coupling *)c->content)->cont[i]; }
 
-/* A Gauss-Seidel unit done under acc/accRel: its outputs' interpolants, velocities first, then the positions that
- * integrate them (each pair lies in one unit: cs_signal_coupling_set_integrals). */
-static void acc_unit_done(signal_coupling *s, int i, const double *y_i, const double *ydot_i) {
-    const cs_network *net = s->net;
-    const int j0 = net->yoff[i], j1 = net->yoff[i + 1];
-    for (int j = j0; j < j1; j++) {
-        const double *h = s->hv + (size_t)j * NV;
-        double *v = s->hvi + (size_t)j * NV, *c = s->cint + (size_t)j * NC;
-        v[0] = y_i[j - j0];
-        v[CS_MAXHIST] = ydot_i ? ydot_i[j - j0] : 0.0;
-        for (int q = 1; q < CS_MAXHIST; q++) { v[q] = h[q - 1]; v[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1]; }
-        for (int m = 0; m < NC; m++) c[m] = 0.0;
-        coefs(s->Wint, v, c);
-    }
-    cs_approx_acc_positions(&s->spec, 1, s->integral_of, j0, j1, s->hvi, s->cint, s->Wint->deg, s->Hwi, NULL, NULL);
-}
-
+/* The outputs of a unit at T_{N+1} (Gauss-Seidel): their interpolants for the units stepped later (busch2016
+ * eq. 13); under acc/accRel the data are kept in hvi, since a position's polynomial then integrates its velocity's
+ * (each pair lies in one unit: cs_signal_coupling_set_integrals). */
 static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
     signal_coupling *s = c->content;
     const cs_network *net = s->net;
@@ -292,19 +278,21 @@ static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i,
         s->dint = s->Wint->deg + (s->integral_of && s->spec.kind == CS_APPROX_ACC);
         s->interp_ready = 1;
     }
-    if (s->integral_of) {
-        acc_unit_done(s, i, y_i, ydot_i);
-    } else {
-        double v[NV];
-        for (int j = net->yoff[i]; j < net->yoff[i + 1]; j++) {
-            const double *h = s->hv + (size_t)j * NV;
-            int lj = j - net->yoff[i];
-            v[0] = y_i[lj];
-            v[CS_MAXHIST] = ydot_i ? ydot_i[lj] : 0.0;
-            for (int q = 1; q < CS_MAXHIST; q++) { v[q] = h[q - 1]; v[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1]; }
-            coefs(s->Wint, v, s->cint + (size_t)j * NC);
-        }
+    const int j0 = net->yoff[i], j1 = net->yoff[i + 1];
+    double vloc[NV];
+    for (int j = j0; j < j1; j++) {
+        const double *h = s->hv + (size_t)j * NV;
+        double *v = s->integral_of ? s->hvi + (size_t)j * NV : vloc, *cj = s->cint + (size_t)j * NC;
+        v[0] = y_i[j - j0];
+        v[CS_MAXHIST] = ydot_i ? ydot_i[j - j0] : 0.0;
+        for (int q = 1; q < CS_MAXHIST; q++) { v[q] = h[q - 1]; v[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1]; }
+        if (s->integral_of)
+            for (int m = 0; m < NC; m++) cj[m] = 0.0;   /* velocities: no stale coefficient up to dint */
+        coefs(s->Wint, v, cj);
     }
+    if (s->integral_of)
+        cs_approx_acc_positions(&s->spec, 1, s->integral_of, j0, j1, s->hvi, s->cint, s->Wint->deg, s->Hwi, NULL,
+                                NULL);
     s->done[i] = 1;
     s->ndone++;
     c->ready = NULL;   /* the inputs of units stepped later interpolate this unit (busch2016 eq. 13) */
