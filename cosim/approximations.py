@@ -317,9 +317,16 @@ class IntegratedAcceleration(Approximation):
     Positions and velocities are paired by ``pairs``; by default the pairs of each :class:`cosim.LTI` are found from
     its matrices (output i is the position of output j when C_i A = C_j, C_i B = 0 and D_i = D_j = 0). An output
     without a pair (a force, a unit without matrices) gets the velocity-level rule: its own derivative samples,
-    extrapolated and integrated once. Jacobi only (the thesis's Gauss-Seidel variants are not implemented here); not
-    with Kraft's step-size/order control, iterative schemes or coupling methods. :func:`cosim.analysis.spectral_radius`
-    analyses it (LTI units without feed-through; the accelerations are part of the recurrence).
+    extrapolated and integrated once.
+
+    Under ``scheme="gauss-seidel"`` a unit stepped later reads the outputs of a unit already at T_{N+1} through
+    the interpolating form (our reading; the thesis shows the Gauss-Seidel results, Figs. C.4/C.6, not the rule):
+    ã interpolates the accelerations at T_{N+1}, T_N, ..., T_{N−κ_a+1} (the one at T_{N+1} is the rate the unit
+    ended the step with) and the polynomials end at the exchanged states, ṽ(t) = v_{N+1} − ∫_t^{T_{N+1}} ã dτ,
+    x̃(t) = x_{N+1} − ∫_t^{T_{N+1}} ṽ dτ. With it the d = 0 columns of Figs. C.4/C.6 reproduce but for one entry
+    (docs/concepts.md). Not with Kraft's step-size/order control, iterative schemes or coupling methods.
+    :func:`cosim.analysis.spectral_radius` analyses both schemes (LTI units without feed-through; the
+    accelerations are part of the recurrence).
 
     Parameters
     ----------
@@ -365,7 +372,8 @@ class RelaxedAcceleration(IntegratedAcceleration):
     optimal parameters: with ω = 1/2 and κ_λ = 0 the constant is the mean of u_N and the acc prediction (one order
     more), with ω = 1/6 and κ_λ = 1 the line's mean matches the step's mean to O(H³) (the 2u_N − u_{N−1} term cancels
     the H²/6 u'' defect of the end value), both when κ_a ≥ κ_λ (thesis App. C). Positions relax the end value of their
-    integrated polynomial. Jacobi only, as :class:`IntegratedAcceleration`.
+    integrated polynomial. Under Gauss-Seidel the acc value of a unit already at T_{N+1} is its exchanged value
+    there (:class:`IntegratedAcceleration`), relaxed against the same classic extrapolant through T_N, ....
 
     Parameters
     ----------
@@ -447,8 +455,12 @@ def integral_of(system, pairs=None) -> np.ndarray:
                     out[off + i] = off + j
             off += sub.ny
     else:
+        owner = np.repeat(np.arange(len(system.subsystems)), [s.ny for s in system.subsystems])
         for pos, vel in _check_pairs(pairs).items():
-            out[system._global_index(pos, "y")] = system._global_index(vel, "y")
+            i, j = system._global_index(pos, "y"), system._global_index(vel, "y")
+            if owner[i] != owner[j]:   # a body's position and velocity come from one unit (Gauss-Seidel reads them so)
+                raise ValueError(f"pairs: {pos!r} and {vel!r} are outputs of different subsystems")
+            out[i] = j
     for i in np.flatnonzero(out >= 0):
         if out[out[i]] >= 0:
             raise ValueError(f"pairs: output {system.signal_names('y')[out[i]]} is a velocity and a position")

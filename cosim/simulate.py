@@ -650,10 +650,10 @@ def _simulate(system, t_end=None, H=None, *, reject_steps=None, grid=None, schem
                         grid=grid, timing=int(bool(timing)), step_finished=_hook(system, step_finished, options),
                         step_finished_every=int(step_finished_every),
                         reject=None if reject_steps is None else np.asarray(reject_steps, dtype=np.int64))
-    if isinstance(approx, IntegratedAcceleration):   # acc / accRel (kraft2021 App. C): explicit Jacobi predictors
-        if sname != "jacobi" or iterative is not None or kraft_control is not None or cpl is not None:
-            raise ValueError(f"approximation: {approx!r} is an explicit Jacobi predictor (kraft2021 App. C); not with "
-                             "Gauss-Seidel, iterative schemes, Kraft's step/order control or a coupling method")
+    if isinstance(approx, IntegratedAcceleration):   # acc / accRel (kraft2021 App. C): explicit predictors
+        if iterative is not None or kraft_control is not None or cpl is not None:
+            raise ValueError(f"approximation: {approx!r} is an explicit Jacobi/Gauss-Seidel predictor (kraft2021 "
+                             "App. C); not with iterative schemes, Kraft's step/order control or a coupling method")
         opts.update(approx._run_options(system))
     balance = None if cpl is not None else coupling
     ecco = None if kraft_control is not None else step_control

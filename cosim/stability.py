@@ -277,19 +277,25 @@ def amplification_matrix(system, H, scheme=None, approximation=None, *, order=No
     """
     if isinstance(approximation, IntegratedAcceleration):
         _check_system(system)
-        return _acc.amplification_matrix(system, _check_H(H, allow_array=False), _acc_args(scheme, order, update,
-                                                                                          approximation))
+        return _acc.amplification_matrix(system, _check_H(H, allow_array=False),
+                                         *_acc_args(system, scheme, order, update, approximation))
     return recurrence(system, H, scheme, approximation, order=order, update=update).Omega
 
 
-def _acc_args(scheme, order, update, approximation):
-    """acc/accRel: explicit Jacobi predictors with their own update flag (kraft2021 App. C)."""
-    if scheme is not None and _scheme_code(scheme) != _scheme_code("jacobi"):
-        raise ValueError(f"scheme: {approximation!r} is analysed for the Jacobi scheme only")
-    if order is not None or update is not None:
-        raise ValueError(f"order/update: not used with {approximation!r} (its update= says whether the accelerations "
-                         "are recomputed)")
-    return approximation
+def _acc_args(system, scheme, order, update, approximation):
+    """acc/accRel (kraft2021 App. C): (approximation, Gauss-Seidel order or None for Jacobi); their update flag is
+    the predictor's own."""
+    if update is not None:
+        raise ValueError(f"update: not used with {approximation!r} (its update= says whether the accelerations are "
+                         "recomputed)")
+    code, sch_order = _scheme_code(scheme) if scheme is not None else (0, None)
+    order = sch_order if order is None else order
+    if code == 0:
+        if order is not None:
+            raise ValueError("order: only meaningful for scheme='gauss-seidel'")
+        return approximation, None
+    o = _order_array(system, order)
+    return approximation, np.arange(len(system.subsystems)) if o is None else o
 
 
 def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, update=None,
@@ -312,7 +318,7 @@ def spectral_radius(system, H, scheme=None, approximation=None, *, order=None, u
     _check_system(system)
     Harr = _check_H(H)
     if isinstance(approximation, IntegratedAcceleration):
-        return _acc.spectral_radius(system, Harr, _acc_args(scheme, order, update, approximation))
+        return _acc.spectral_radius(system, Harr, *_acc_args(system, scheme, order, update, approximation))
     st = _Structure(system, scheme, approximation, order, update)
     rho, nfail, msg = _core.rho_map(*st.args, _pack(system)[None, :], np.atleast_1d(Harr), _threads(threads))
     if nfail:
@@ -345,7 +351,7 @@ def result_spectral_radius(result) -> float:
     system = result.system
     _check_system(system, "result.system")
     if isinstance(opts["approximation"], IntegratedAcceleration):   # acc/accRel: the update is the predictor's own
-        return spectral_radius(system, H, opts["scheme"], opts["approximation"])
+        return spectral_radius(system, H, opts["scheme"], opts["approximation"], order=opts.get("order"))
     return spectral_radius(system, H, opts["scheme"], opts["approximation"], order=opts.get("order"),
                            update=opts["update"])
 
@@ -534,6 +540,8 @@ def stability_map(build, params, H, scheme=None, approximation=None, *, order=No
     nthreads = _threads(threads)
     if affine not in (None, True, False):
         raise ValueError("affine: must be None, True or False")
+    if isinstance(approximation, IntegratedAcceleration):
+        return _acc_stability_map(build, grids, Hg, scheme, approximation, order, update)
     packs, shape, s0 = _build_packs(build, grids, affine)
     L_pattern = np.zeros_like(s0.L, dtype=bool)
     nL = s0.L.size
@@ -548,6 +556,26 @@ def stability_map(build, params, H, scheme=None, approximation=None, *, order=No
     order_names = tuple(s0.names[i] for i in st.order) if st.order is not None else None
     return StabilityMap(rho.reshape(shape + (Hg.size,)), dims, coords, sch, st.approximation, st.update, order_names,
                         int(nfail), msg, {"threads": nthreads})
+
+
+def _acc_stability_map(build, grids, Hg, scheme, approximation, order, update):
+    """stability_map for acc/accRel: the system built at every grid point, ρ of the recurrence with the rates
+    (cosim.stability_acc) in Python, one point after another."""
+    names = list(grids)
+    shape = tuple(len(g) for g in grids.values())
+    rho = np.empty(shape + (Hg.size,))
+    order_names = None
+    for idx in np.ndindex(*shape):
+        s = build(**{n: grids[n][i] for n, i in zip(names, idx)})
+        if not isinstance(s, CoupledSystem):
+            raise TypeError(f"build: must return a cosim.CoupledSystem, got {type(s).__name__}")
+        _check_system(s, "build(...)")
+        a, o = _acc_args(s, scheme, order, update, approximation)
+        rho[idx] = _acc.spectral_radius(s, Hg, a, o)
+        order_names = None if o is None else tuple(s.names[i] for i in o)
+    sch = "jacobi" if order_names is None else "gauss-seidel"
+    return StabilityMap(rho, tuple(names) + ("H",), dict(grids, H=Hg), sch, approximation, None, order_names, 0, "",
+                        {"threads": 1})   # update: the predictor's own (approximation.update)
 
 
 def two_mass_stability_map(ck, dk, H, coupling="force/displacement", scheme=None, approximation=None, *,
@@ -627,7 +655,6 @@ def local_error(system, H, scheme=None, approximation=None, *, order=None, updat
         raise TypeError("t: expected a real number") from None
     if not np.isfinite(t):
         raise ValueError("t: must be finite")
-    st = _Structure(system, scheme, approximation, order, update)
     n = sum(s.nx for s in system.subsystems)
     if x0 is None:
         z0 = np.concatenate([s.x0 for s in system.subsystems])
@@ -638,7 +665,11 @@ def local_error(system, H, scheme=None, approximation=None, *, order=None, updat
             raise TypeError(f"x0: expected {n} real numbers (all states stacked)") from None
         if z0.size != n or not np.all(np.isfinite(z0)):
             raise ValueError(f"x0: expected {n} finite values (all states stacked), got {z0.size}")
-    eps, exact, _ = _core.local_error(*st.args, _pack(system), z0, t, Hg)
+    if isinstance(approximation, IntegratedAcceleration):   # acc/accRel: the recurrence with the rates
+        eps, exact = _acc.local_error(system, Hg, *_acc_args(system, scheme, order, update, approximation), t, z0)
+    else:
+        st = _Structure(system, scheme, approximation, order, update)
+        eps, exact, _ = _core.local_error(*st.args, _pack(system), z0, t, Hg)
     labels = _labels(system, 1)
     orders = {}
     for i, name in enumerate(_signal_names(system)):

@@ -86,7 +86,9 @@ RUNS = {"demo": (run_demo, ["coupling_force.png"]),
         "genser_doe": (run_genser_doe, [f"zoh_{n}.png" for n in ("main_effects", "heatmap", "sorted", "histograms")]),
         "helicopter_study": (run_helicopter, ["helicopter_study.png", "helicopter_study_timeseries.png"]),
         "first_cosimulation": (run_first_cosimulation, ["first_cosimulation.png"]),
-        "acceleration_predictors": (run_acceleration, ["acceleration_stability.png", "acceleration_convergence.png"])}
+        "acceleration_predictors": (run_acceleration, ["acceleration_stability.png",
+                                                       "acceleration_stability_gauss_seidel.png",
+                                                       "acceleration_convergence.png"])}
 
 
 @pytest.mark.parametrize("name", list(RUNS))

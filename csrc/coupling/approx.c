@@ -131,9 +131,11 @@ static void lagrange_point(int k, const double *sv, int first, double s0, double
     }
 }
 
-/* ACC on the s-values sv of navail samples: the degree-κ_a Lagrange extrapolant of the derivative samples (slots
- * CS_MAXHIST + j), integrated once from the newest value: c_0 = y_N, c_{m+1} = H a_m / (m + 1) (d/ds = H d/dt). */
-static void acc_weights(int k, int navail, const double *sv, double H, cs_approx_weights *w) {
+/* ACC on the s-values sv of navail samples: the degree-κ_a Lagrange polynomial P of the derivative samples (slots
+ * CS_MAXHIST + j) integrated once, c_{m+1} = H a_m / (m + 1) (d/ds = H d/dt). Extrapolation: from the value at T_N,
+ * c_0 = y_N. Interpolation (Gauss-Seidel: sample 0 is the source's T_{N+1}, so P passes through its derivative
+ * there): back from the source's exchanged value at T_{N+1}, p(s) = y_{N+1} - H ∫_s^1 P, c_0 = y_{N+1} - Σ c_{m+1}. */
+static void acc_weights(int k, int navail, const double *sv, double H, int interpolate, cs_approx_weights *w) {
     double L[(CS_MAXDEG + 1) * CS_APPROX_NV];
     int idx[CS_MAXDEG + 1] = {0};
     if (k > navail - 1) k = navail - 1;
@@ -144,35 +146,41 @@ static void acc_weights(int k, int navail, const double *sv, double H, cs_approx
     memset(w, 0, sizeof *w);
     w->W[0] = 1.0;
     for (int m = 0; m <= k; m++)
-        for (int j = 0; j <= k; j++) w->W[(m + 1) * CS_APPROX_NV + CS_MAXHIST + j] = H * L[m * CS_APPROX_NV + j] / (m + 1);
+        for (int j = 0; j <= k; j++) {
+            const double a = H * L[m * CS_APPROX_NV + j] / (m + 1);
+            w->W[(m + 1) * CS_APPROX_NV + CS_MAXHIST + j] = a;
+            if (interpolate) w->W[CS_MAXHIST + j] -= a;
+        }
     w->deg = k + 1;
     w->npts = k + 1;
     w->uses_deriv = 1;
 }
 
-/* ACC_REL: ũ = (1 - ω) p_acc(1) + ω P_κλ(1) as a weight row, then the degree-κ_λ polynomial through the κ_λ newest
- * samples and (1, ũ). */
-static void acc_rel_weights(const cs_approx_spec *spec, int navail, const double *sv, double H,
+/* ACC_REL: ũ = (1 - ω) p_acc(1) + ω P_κλ(1) as a weight row, P_κλ the classic extrapolant through T_N, ...,
+ * T_{N-κλ}, then the degree-κ_λ polynomial through the κ_λ newest samples up to T_N and (1, ũ). Interpolating
+ * (Gauss-Seidel), p_acc ends at the source's exchanged value (acc_weights), so p_acc(1) is that sample (slot 0). */
+static void acc_rel_weights(const cs_approx_spec *spec, int interpolate, int navail, const double *sv, double H,
                             cs_approx_weights *w) {
     cs_approx_weights acc;
     double row[CS_APPROX_NV], ext[CS_APPROX_NV], der[CS_APPROX_NV], z[CS_MAXDEG + 1];
     int idx[CS_MAXDEG + 1];
-    int k2 = spec->k2 < navail - 1 ? spec->k2 : navail - 1;
-    acc_weights(spec->k, navail, sv, H, &acc);
-    lagrange_point(k2, sv, 0, 1.0, ext, der);
+    const int base = interpolate ? 1 : 0;
+    int k2 = spec->k2 < navail - 1 - base ? spec->k2 : navail - 1 - base;
+    acc_weights(spec->k, navail, sv, H, 0, &acc);
+    lagrange_point(k2, sv, base, 1.0, ext, der);
     for (int j = 0; j < CS_APPROX_NV; j++) {
-        double end = 0.0;
-        for (int m = 0; m <= acc.deg; m++) end += acc.W[m * CS_APPROX_NV + j];
+        double end = interpolate ? (j == 0 ? 1.0 : 0.0) : 0.0;
+        for (int m = 0; m <= acc.deg && !interpolate; m++) end += acc.W[m * CS_APPROX_NV + j];
         row[j] = (1.0 - spec->omega) * end + spec->omega * ext[j];
     }
     z[0] = 1.0;
     idx[0] = -1;
-    for (int i = 1; i <= k2; i++) { z[i] = sv[i - 1]; idx[i] = i - 1; }
+    for (int i = 1; i <= k2; i++) { z[i] = sv[i - 1 + base]; idx[i] = i - 1 + base; }
     memset(w, 0, sizeof *w);
     newton_weights_row(k2 + 1, z, idx, row, H, w->W);
     w->deg = k2;
-    w->npts = acc.npts > k2 + 1 ? acc.npts : k2 + 1;
-    w->uses_deriv = 1;
+    w->npts = interpolate ? k2 + 2 : (acc.npts > k2 + 1 ? acc.npts : k2 + 1);
+    w->uses_deriv = !interpolate;
 }
 
 int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T, double TN, double H, int deg,
@@ -183,25 +191,28 @@ int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T,
     if (navail > CS_MAXHIST) navail = CS_MAXHIST;
     double sv[CS_MAXHIST];
     for (int i = 0; i < navail; i++) sv[i] = (T[i] - TN) / H;
-    acc_weights(spec->k, navail, sv, H, wacc);
+    acc_weights(spec->k, navail, sv, H, 0, wacc);
     for (int m = 0; m <= CS_MAXDEG; m++) ell[m] = 0.0;
     cs_lagrange_end_basis(deg, sv, ell);
     return CS_OK;
 }
 
-int cs_approx_acc_positions(const cs_approx_spec *spec, const int *integral_of, int ny, const double *hv, double *c,
-                            int dv, double H, const cs_approx_weights *wacc, const double *ell) {
+int cs_approx_acc_positions(const cs_approx_spec *spec, int interpolate, const int *integral_of, int j0, int j1,
+                            const double *hv, double *c, int dv, double H, const cs_approx_weights *wacc,
+                            const double *ell) {
     enum { NC = CS_MAXDEG + 1, NV = CS_APPROX_NV };
-    for (int j = 0; j < ny; j++) {
+    for (int j = j0; j < j1; j++) {
         const int p = integral_of[j];
         if (p < 0) continue;
         double *cx = c + (size_t)j * NC;
         if (spec->kind == CS_APPROX_ACC) {
             const double *cv = c + (size_t)p * NC;
-            cx[0] = hv[(size_t)j * NV];
-            for (int m = 0; m <= dv; m++) cx[m + 1] = H * cv[m] / (m + 1);
+            double rest = 0.0;
+            for (int m = 0; m <= dv; m++) { cx[m + 1] = H * cv[m] / (m + 1); rest += cx[m + 1]; }
+            cx[0] = interpolate ? hv[(size_t)j * NV] - rest : hv[(size_t)j * NV];  /* ends at / starts from x */
             continue;
         }
+        if (interpolate) continue;   /* accRel: both ACC end values are the exchanged x_{N+1}: no shift */
         double cv[NC], cown[NC];
         cs_approx_coefs(wacc, hv + (size_t)p * NV, cv);
         cs_approx_coefs(wacc, hv + (size_t)j * NV, cown);
@@ -226,10 +237,10 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
     if (interpolate && (kind == CS_APPROX_EXTRIPOL_C0 || kind == CS_APPROX_EXTRIPOL_C1)) kind = CS_APPROX_LAGRANGE;
 
     if (interpolate && kind == CS_APPROX_LSQ) kind = CS_APPROX_LAGRANGE;
-    if (interpolate && cs_approx_is_acc(kind))
-        return cs_fail(err, CS_ERR_ARG, "approximation: acc/accRel are explicit Jacobi predictors (no interpolation)");
-    if (kind == CS_APPROX_ACC) { acc_weights(k, navail, sv, H, w); return CS_OK; }
-    if (kind == CS_APPROX_ACC_REL) { acc_rel_weights(spec, navail, sv, H, w); return CS_OK; }
+    if (interpolate && cs_approx_is_acc(kind) && navail < 2)
+        return cs_fail(err, CS_ERR_ARG, "approximation: interpolated acc/accRel need the sample at T_N");
+    if (kind == CS_APPROX_ACC) { acc_weights(k, navail, sv, H, interpolate, w); return CS_OK; }
+    if (kind == CS_APPROX_ACC_REL) { acc_rel_weights(spec, interpolate, navail, sv, H, w); return CS_OK; }
 
     if (kind == CS_APPROX_LSQ) {
         /* Interpolate the k newest samples and the predicted point at s = 1 (kraft2021 eq. 2.24). */

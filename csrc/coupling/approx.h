@@ -13,7 +13,11 @@
  *     degree k through the nsp newest samples, evaluated at T_{N+1}; the input polynomial interpolates the k newest
  *     samples and (T_{N+1}, y^pre_{N+1}) (eq. 2.24). With nsp = k + 1 it is Lagrange extrapolation.
  *   - ACC (kraft2021 App. C, [LLSS17]): the derivative samples (the accelerations of a velocity output) are
- *     extrapolated with degree k = κ_a and integrated once from the newest value: p(s) = y_N + H ∫_0^s P_κa(σ) dσ.
+ *     extrapolated with degree k = κ_a and integrated once from the value at T_N: p(s) = y_N + H ∫_0^s P_κa(σ) dσ;
+ *     Interpolating (Gauss-Seidel; our reading of the thesis's GS variants, which it does not spell out) P_κa
+ *     passes through the source's derivative at T_{N+1}, T_N, ..., T_{N-κa+1} and the polynomial ends at the
+ *     source's exchanged value there: p(s) = y_{N+1} - H ∫_s^1 P_κa; accRel then relaxes that value against the
+ *     classic extrapolant through T_N, ... as in the Jacobi case.
  *     A position output is the integral of its velocity's polynomial; the signal coupling does that step, since
  *     it reads another signal (cs_signal_coupling_create: integral_of).
  *   - ACC_REL (kraft2021 App. C, [LYL+20]; the relaxation formula is our reconstruction, spec §15.1/§22 item 7):
@@ -85,9 +89,9 @@ int cs_approx_weights_compute(const cs_approx_spec *spec, int interpolate, int n
 int cs_approx_uniform_weights(const cs_approx_spec *spec, int interpolate, int navail, double H, cs_approx_weights *w,
                               cs_err *err);
 
-/* ACC_REL: the weights of the ACC polynomial alone (degree κ_a + 1) and the Lagrange basis polynomial ell[0..deg]
- * of the relaxed end node s = 1 of `w` (deg = w->deg, the κ_λ in use): a position output's relaxed polynomial is
- * its own one plus (1 - ω) (its integrated ACC end value - its own ACC end value) ell(s). */
+/* ACC_REL (extrapolating): the weights of the ACC polynomial alone (degree κ_a + 1) and the Lagrange basis
+ * polynomial ell[0..deg] of the relaxed end node s = 1 of `w` (deg = w->deg, the κ_λ in use): a position output's
+ * relaxed polynomial is its own one plus (1 - ω) (its integrated ACC end value - its own ACC end value) ell(s). */
 int cs_approx_acc_parts(const cs_approx_spec *spec, int navail, const double *T, double TN, double H, int deg,
                         cs_approx_weights *wacc, double *ell, cs_err *err);
 
@@ -104,12 +108,15 @@ static inline void cs_approx_coefs(const cs_approx_weights *W, const double *v, 
 }
 
 /* acc/accRel positions (kraft2021 App. C): given the velocity-level coefficients c (ny x (CS_MAXDEG + 1), degree dv,
- * from the weights of `spec` with step H) of all ny signals and their data hv (ny x CS_APPROX_NV), output j with
- * integral_of[j] = p >= 0 gets x̃(s) = x_N + H ∫_0^s ṽ_p (ACC, degree dv + 1), or for ACC_REL its relaxed polynomial
- * shifted by (1 - ω) (integrated - own ACC end value) ell(s) (wacc, ell from cs_approx_acc_parts). Returns the
- * degree of the step's polynomials. */
-int cs_approx_acc_positions(const cs_approx_spec *spec, const int *integral_of, int ny, const double *hv, double *c,
-                            int dv, double H, const cs_approx_weights *wacc, const double *ell);
+ * from the weights of `spec` with step H) of all ny signals and their data hv (ny x CS_APPROX_NV), output j in
+ * [j0, j1) with integral_of[j] = p >= 0 gets x̃(s) = x_N + H ∫_0^s ṽ_p (ACC, degree dv + 1), or for ACC_REL its
+ * relaxed polynomial shifted by (1 - ω) (integrated - own ACC end value) ell(s) (wacc, ell from
+ * cs_approx_acc_parts). With `interpolate` (Gauss-Seidel: the data's slot 0 is the source's T_{N+1}) the ACC
+ * position ends at x_{N+1}, x̃(s) = x_{N+1} - H ∫_s^1 ṽ_p, and accRel positions need no shift (both ACC end values
+ * are x_{N+1}). Returns the degree of the step's polynomials. */
+int cs_approx_acc_positions(const cs_approx_spec *spec, int interpolate, const int *integral_of, int j0, int j1,
+                            const double *hv, double *c, int dv, double H, const cs_approx_weights *wacc,
+                            const double *ell);
 
 /* Coefficients B[q * nn + m] of s^m in the Lagrange basis polynomials of the nn distinct nodes s_q (product form):
  * the iterative schemes' extrapolants and end bases. */

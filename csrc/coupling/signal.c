@@ -32,12 +32,17 @@ typedef struct signal_coupling {
     unsigned char cached[2][CS_MAXHIST + 1];
     double cache_H;                /* nominal step of the cache (derivative weights scale with it) */
     double Hw;                     /* the step the extrapolation weights of this step were computed with */
+    double Hwi;                    /* ... and the interpolation weights (Gauss-Seidel) */
     int dext;                      /* degree of this step's extrapolants (acc positions: Wext->deg + 1) */
     /* acc/accRel (kraft2021 App. C): per output the velocity output whose polynomial it integrates (-1: none), or
      * NULL; the ACC part of accRel's weights and the relaxed end node's basis polynomial */
     int *integral_of;
     cs_approx_weights wacc;
     double ell[NC];
+    /* Gauss-Seidel (interpolated) acc/accRel: data of a done unit's outputs with its T_{N+1} sample in slot 0; the
+     * degree of the interpolants (acc positions: one more than Wint) */
+    double *hvi;
+    int dint;
     /* the extrapolation weights of the last step while they stay valid: same nominal step and history length,
      * and the newest sample on the same uniform grid (the older ones were checked when the weights were chosen);
      * NULL after a restore */
@@ -90,7 +95,8 @@ static int weights_on_times(signal_coupling *s, const cs_approx_spec *sp, int in
         Tv = Ti;
     }
     *W = tmp;
-    if (!interpolate) s->Hw = H;
+    if (interpolate) s->Hwi = H;
+    else s->Hw = H;
     return cs_approx_weights_compute(sp, interpolate, navail, Tv, T, H, tmp, err);
 }
 
@@ -105,7 +111,7 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
         cs_approx_spec sp = {CS_APPROX_LAGRANGE, s->kappa};
         return weights_on_times(s, &sp, interpolate, navail, T, H, W, err);
     }
-    int need = s->need;
+    int need = s->need + (interpolate && cs_approx_is_acc(s->spec.kind));  /* acc: also y(T_N) behind T_{N+1} */
     int n = navail < need ? navail : need;          /* samples the weights read */
     if (uniform(s, interpolate ? n - 1 : n, Hnom)) {
         if (Hnom != s->cache_H) {
@@ -117,7 +123,8 @@ static int weights(signal_coupling *s, int interpolate, double T, double H, doub
             s->cached[interpolate][n] = 1;
         }
         *W = &s->cache[interpolate][n];
-        if (!interpolate) s->Hw = Hnom;
+        if (interpolate) s->Hwi = Hnom;
+        else s->Hw = Hnom;
         if (!interpolate) {
             s->wext_last = *W;
             s->wext_last_H = Hnom;
@@ -141,8 +148,8 @@ static int integrate_positions(signal_coupling *s, cs_err *err) {
         int navail = s->nhist < s->need ? s->nhist : s->need;
         CS_TRY(cs_approx_acc_parts(&s->spec, navail, s->hT, s->T, s->Hw, dv, &s->wacc, s->ell, err));
     }
-    s->dext = cs_approx_acc_positions(&s->spec, s->integral_of, s->net->ny, s->hv, s->cext, dv, s->Hw, &s->wacc,
-                                      s->ell);
+    s->dext = cs_approx_acc_positions(&s->spec, 0, s->integral_of, 0, s->net->ny, s->hv, s->cext, dv, s->Hw,
+                                      &s->wacc, s->ell);
     return CS_OK;
 }
 
@@ -188,7 +195,7 @@ static void build_input(signal_coupling *s, int i) {
     const unsigned char *restrict done = s->done;
     const double *restrict cext = s->cext, *restrict cint = s->cint;
     double *restrict cin = in->c;
-    const int dext = s->dext, dint = s->interp_ready ? s->Wint->deg : 0, dmax = dext > dint ? dext : dint;
+    const int dext = s->dext, dint = s->interp_ready ? s->dint : 0, dmax = dext > dint ? dext : dint;
     int interp = 0, deg = 0;
     in->T = s->T;
     in->H = s->H;
@@ -260,22 +267,32 @@ static const cs_input *sig_input(cs_coupling *c, int i) {
 
 static int sig_continuity(const cs_coupling *c, int i) { return ((signal_coupling *)c->content)->cont[i]; }
 
+/* The outputs of a unit at T_{N+1} (Gauss-Seidel): their interpolants for the units stepped later (busch2016
+ * eq. 13); under acc/accRel the data are kept in hvi, since a position's polynomial then integrates its velocity's
+ * (each pair lies in one unit: cs_signal_coupling_set_integrals). */
 static int sig_on_unit_done(cs_coupling *c, int i, double T1, const double *y_i, const double *ydot_i, cs_err *err) {
     signal_coupling *s = c->content;
     const cs_network *net = s->net;
     if (!s->interp_ready) {
         CS_TRY(weights(s, 1, s->T, s->H, s->Hnom, &s->Wint, err));
+        s->dint = s->Wint->deg + (s->integral_of && s->spec.kind == CS_APPROX_ACC);
         s->interp_ready = 1;
     }
-    double v[NV];
-    for (int j = net->yoff[i]; j < net->yoff[i + 1]; j++) {
+    const int j0 = net->yoff[i], j1 = net->yoff[i + 1];
+    double vloc[NV];
+    for (int j = j0; j < j1; j++) {
         const double *h = s->hv + (size_t)j * NV;
-        int lj = j - net->yoff[i];
-        v[0] = y_i[lj];
-        v[CS_MAXHIST] = ydot_i ? ydot_i[lj] : 0.0;
+        double *v = s->integral_of ? s->hvi + (size_t)j * NV : vloc, *cj = s->cint + (size_t)j * NC;
+        v[0] = y_i[j - j0];
+        v[CS_MAXHIST] = ydot_i ? ydot_i[j - j0] : 0.0;
         for (int q = 1; q < CS_MAXHIST; q++) { v[q] = h[q - 1]; v[CS_MAXHIST + q] = h[CS_MAXHIST + q - 1]; }
-        coefs(s->Wint, v, s->cint + (size_t)j * NC);
+        if (s->integral_of)
+            for (int m = 0; m < NC; m++) cj[m] = 0.0;   /* velocities: no stale coefficient up to dint */
+        coefs(s->Wint, v, cj);
     }
+    if (s->integral_of)
+        cs_approx_acc_positions(&s->spec, 1, s->integral_of, j0, j1, s->hvi, s->cint, s->Wint->deg, s->Hwi, NULL,
+                                NULL);
     s->done[i] = 1;
     s->ndone++;
     c->ready = NULL;   /* the inputs of units stepped later interpolate this unit (busch2016 eq. 13) */
@@ -359,7 +376,7 @@ static void sig_destroy(cs_coupling *c) {
     signal_coupling *s = c->content;
     if (!s) return;
     free(s->hv); free(s->cext); free(s->cint); free(s->in); free(s->incoef); free(s->inpos); free(s->done); free(s->cont);
-    free(s->cmp_in); free(s->cmp_incoef); free(s->chat); free(s->integral_of);
+    free(s->cmp_in); free(s->cmp_incoef); free(s->chat); free(s->integral_of); free(s->hvi);
     free(s);
     c->content = NULL;
 }
@@ -535,12 +552,18 @@ int cs_signal_coupling_set_integrals(cs_coupling *c, const int *integral_of, int
         if (p < -1 || p >= ny || p == j || (p >= 0 && integral_of[p] >= 0))
             return cs_fail(err, CS_ERR_ARG, "approximation: output %d cannot integrate output %d (a velocity output "
                            "that is not itself a position is needed)", j, p);
+        if (p >= 0 && s->net->out_sub[p] != s->net->out_sub[j])
+            return cs_fail(err, CS_ERR_ARG, "approximation: output %d cannot integrate output %d of another unit", j,
+                           p);
     }
     int *copy = malloc(sizeof(int) * (size_t)(ny + 1));
-    if (!copy) return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory");
+    double *hvi = calloc((size_t)ny * NV + 1, sizeof(double));
+    if (!copy || !hvi) { free(copy); free(hvi); return cs_fail(err, CS_ERR_NOMEM, "coupling: out of memory"); }
     memcpy(copy, integral_of, sizeof(int) * (size_t)ny);
     free(s->integral_of);
+    free(s->hvi);
     s->integral_of = copy;
+    s->hvi = hvi;
     return CS_OK;
 }
 

@@ -46,16 +46,18 @@ static PyObject *py_approx_weights(PyObject *self, PyObject *args) {
     return Py_BuildValue("(Nii)", W, w.deg, w.npts);
 }
 
-/* acc_coefficients(kind, k, k2, omega, T, TN, H, data, integral_of) -> (c[ncol, ny, deg+1], deg): the input
- * polynomials of acc/accRel for every column of data[ncol, ny, 2 * MAXHIST] (values newest first, then derivatives;
- * the coefficients are linear in the data, so the stability analysis passes a basis), as the signal coupling forms
- * them (velocity-level weights, then the positions of integral_of). */
+/* acc_coefficients(kind, k, k2, omega, T, TN, H, data, integral_of, interpolate=0) -> (c[ncol, ny, deg+1], deg):
+ * the input polynomials of acc/accRel for every column of data[ncol, ny, 2 * MAXHIST] (values newest first, then
+ * derivatives; the coefficients are linear in the data, so the stability analysis passes a basis), as the signal
+ * coupling forms them (velocity-level weights, then the positions of integral_of). interpolate: T[0] = TN + H is
+ * the source's T_{N+1} (Gauss-Seidel). */
 static PyObject *py_acc_coefficients(PyObject *self, PyObject *args) {
     cs_approx_spec spec = {0};
     PyObject *oT, *odata, *oint;
     double TN, H;
-    if (!PyArg_ParseTuple(args, "iiidOddOO:acc_coefficients", &spec.kind, &spec.k, &spec.k2, &spec.omega, &oT, &TN,
-                          &H, &odata, &oint))
+    int interp = 0;
+    if (!PyArg_ParseTuple(args, "iiidOddOO|p:acc_coefficients", &spec.kind, &spec.k, &spec.k2, &spec.omega, &oT, &TN,
+                          &H, &odata, &oint, &interp))
         return NULL;
     if (!cs_approx_is_acc(spec.kind)) return PyErr_Format(PyExc_ValueError, "kind: not acc or acc-rel (%d)", spec.kind);
     npy_intp d1[1] = {-1}, d3[3] = {-1, -1, CS_APPROX_NV}, nint = 0;
@@ -67,7 +69,7 @@ static PyObject *py_acc_coefficients(PyObject *self, PyObject *args) {
     PyObject *out = NULL;
     const int n = (int)PyArray_DIM(T, 0), ny = (int)PyArray_DIM(data, 1);
     const npy_intp ncol = PyArray_DIM(data, 0);
-    const int need = cs_approx_points_needed(&spec);
+    const int need = cs_approx_points_needed(&spec) + (interp ? 1 : 0);
     cs_approx_weights w, wacc = {0};
     double ell[CS_MAXDEG + 1] = {0};
     cs_err err = {0};
@@ -84,9 +86,9 @@ static PyObject *py_acc_coefficients(PyObject *self, PyObject *args) {
             goto done;
         }
     const int navail = n < need ? n : need;
-    rc = cs_approx_weights_compute(&spec, 0, navail, PyArray_DATA(T), TN, H, &w, &err);
+    rc = cs_approx_weights_compute(&spec, interp, navail, PyArray_DATA(T), TN, H, &w, &err);
     if (!rc && spec.kind == CS_APPROX_ACC_REL)
-        rc = cs_approx_acc_parts(&spec, navail, PyArray_DATA(T), TN, H, w.deg, &wacc, ell, &err);
+        rc = interp ? CS_OK : cs_approx_acc_parts(&spec, navail, PyArray_DATA(T), TN, H, w.deg, &wacc, ell, &err);
     if (rc) { cs_py_raise(&err); goto done; }
     const int deg = spec.kind == CS_APPROX_ACC ? w.deg + 1 : w.deg;
     npy_intp dc[3] = {ncol, ny, deg + 1};
@@ -99,7 +101,7 @@ static PyObject *py_acc_coefficients(PyObject *self, PyObject *args) {
         const double *hv = dv + (size_t)q * ny * CS_APPROX_NV;
         memset(c, 0, sizeof(double) * (size_t)ny * (CS_MAXDEG + 1));
         for (int j = 0; j < ny; j++) cs_approx_coefs(&w, hv + (size_t)j * CS_APPROX_NV, c + (size_t)j * (CS_MAXDEG + 1));
-        cs_approx_acc_positions(&spec, integ, ny, hv, c, w.deg, H, &wacc, ell);
+        cs_approx_acc_positions(&spec, interp, integ, 0, ny, hv, c, w.deg, H, &wacc, ell);
         for (int j = 0; j < ny; j++)
             memcpy(co + ((size_t)q * ny + j) * (deg + 1), c + (size_t)j * (CS_MAXDEG + 1), sizeof(double) * (deg + 1));
     }
@@ -204,7 +206,8 @@ PyMethodDef cs_py_coupling_methods[] = {
     {"prestep_step3", py_prestep_step3, METH_VARARGS,
      "prestep_step3(A, rhs, target, rtol) -> (x, rank): x = target + pinv(A) (rhs - A target) (genser section 5.3)."},
     {"acc_coefficients", py_acc_coefficients, METH_VARARGS,
-     "acc_coefficients(kind, k, k2, omega, T, TN, H, data, integral_of) -> (c[ncol, ny, deg+1], deg): acc/accRel\n"
+     "acc_coefficients(kind, k, k2, omega, T, TN, H, data, integral_of, interpolate=0) -> (c[ncol, ny, deg+1], deg): "
+     "acc/accRel\n"
      "input polynomials (coefficients of s^m, s = (t-TN)/H) of every column of data[ncol, ny, 2*MAXHIST]."},
     {"approx_weights", py_approx_weights, METH_VARARGS,
      "approx_weights(kind, k, interpolate, T, TN, H, nsp=0, k2=0, omega=0) -> (W[deg+1, 2, MAXHIST], deg, npts).\n"
