@@ -116,10 +116,17 @@ def test_same_accuracy_as_reinitialising_against_exact_integration():
 
 def test_restart_argument_is_checked():
     with pytest.raises(ValueError, match="restart"):
-        cosim.CVODE(restart="never")
+        cosim.CVODE(restart="sometimes")
+    with pytest.raises(TypeError, match="warm_start"):
+        cosim.CVODE(warm_start=1)
     assert "restart='continuous'" in repr(cosim.CVODE(restart="continuous"))
+    assert "warm_start=True" in repr(cosim.CVODE(warm_start=True))
     assert cosim.CVODE(restart="continuous").spec()["continue_agreeing"]
     assert not cosim.CVODE().spec()["continue_agreeing"]
+    never = cosim.CVODE(restart="never").spec()
+    assert never["continue_agreeing"] and never["continue_jumps"]
+    assert not cosim.CVODE(restart="continuous").spec()["continue_jumps"]
+    assert not cosim.CVODE().spec()["warm_start"] and cosim.CVODE(warm_start=True).spec()["warm_start"]
 
 
 def test_comparative_estimators_restart_like_their_side_runs(chain):

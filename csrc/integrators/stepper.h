@@ -132,6 +132,8 @@ typedef struct cs_solver_opts {
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
     int continue_smooth; /* CVODE: keep the history across macro points where the input is C0/C1 */
     int continue_agreeing; /* CVODE: also where it agrees to the tolerance, and under step control */
+    int continue_jumps; /* CVODE: also where it jumps (with continue_agreeing) */
+    int warm_start;    /* CVODE: a restart at a state it reached starts with the step size it had there */
     int starter;       /* AB2: CS_AB2_EULER or CS_AB2_HEUN */
     int linear_solver;   /* CVODE: CS_LINSOL_DENSE (0) or CS_LINSOL_BAND */
     int band_lower, band_upper; /* CVODE band: half-bandwidths ml, mu (< 0: found from the model) */
