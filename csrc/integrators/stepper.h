@@ -5,7 +5,8 @@
  * rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. The one exception is
  * opt-in: CVODE with `continue_smooth` keeps its multistep history across a macro point where the master knows the
  * input to be continuous (EXTRIPOL, busch2016 §2), with `continue_agreeing` also where the input's value there
- * agrees to the solver's tolerance (integrators/cvode.c). set_state forces a restart; so does restore, unless the
+ * agrees to the solver's tolerance, with `continue_jumps` across every jump (integrators/cvode.c). set_state forces a
+ * restart; so does restore, unless the
  * integrator still holds the restored state with its history (ops->resume: CVODE's second instance). */
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
@@ -45,7 +46,8 @@ struct cs_stepper {
     double *x;         /* nx, owned */
     double *u;         /* nu scratch for the input value, owned */
     int reset;         /* state was set from outside: the next step must restart the integrator */
-    long gen;          /* names the state after a step for ops->resume (0: none; set by the integrator) */
+    long gen;          /* names the state after a step for ops->resume and CVODE's warm start (0: none; set by the
+                        * integrator, kept by restore, cleared by set_state) */
     long pinned;       /* gen at the last cs_stepper_save: a restart should not overwrite that state's history */
     cs_stepper_stats stats;
     /* Micro-step trace (units/unit.h set_trace/trace): with `tracing` on, the points (t, x) of the last step, from
