@@ -105,15 +105,18 @@ class CVODE(Solver):
     about the solver tolerance. The check costs two right-hand sides per unit at each macro point where the input
     values differ. ``"never"`` is ``"continuous"`` without the check: the history is kept across every jump, which
     CVODE's error test then absorbs (kraft2021's IDA at fixed H, which is never re-initialised; the T25 setting,
-    docs/chains.md); rolled-back steps and exLE/exMD still restart.
+    docs/chains.md); rolled-back steps and exLE/exMD restart as with ``"continuous"``. Large jumps cost accuracy
+    (measured 11x the error of restarting where the jumps were 20-1800 times the tolerance). In every mode a step
+    that CVODE cannot complete with a kept history (its error test fails down to the minimum step) is repeated
+    once, restarted from T_N.
 
-    ``warm_start=True`` starts a re-initialisation at a state CVODE reached itself (a jump of the input at T_N, a
-    rolled-back step, a comparative integration or dense output from T_N) with the step size it had there, h_0 =
-    min(h_next, ½ √(2 / ‖ÿ‖_WRMS)): CVODE's proposal for its next step, bounded where the order-1 start's local
-    error h²/2 ‖ÿ‖ would exceed half the error test's bound (ÿ from the history where the order is ≥ 2; ½ is the
-    bias of CVODE's own first-step estimate). CVODE otherwise estimates h_0 afresh (its first step is then often
-    orders of magnitude below H: many micro steps per macro step at small H, docs/chains.md). Default off, so that
-    runs stay those of earlier versions bit for bit.
+    ``warm_start=True`` begins a re-initialisation at a state CVODE reached itself (a jump of the input at T_N, a
+    rolled-back step, a comparative integration or dense output from T_N) with the step it had there instead of
+    CVODE's own estimate: h_0 = min(h_next, ½ √(2 / ‖ÿ‖_WRMS)), CVODE's proposal for its next step, at most half the
+    step at which the order-1 start's local error h²/2 ‖ÿ‖ reaches the error test's bound (ÿ from the history where
+    the order is ≥ 2; ½ is the bias of CVODE's own estimate). It saves the estimate's right-hand sides (about two
+    per restart), not the order-1 start's small steps, and can change step-controlled runs by the solver
+    tolerance (docs/chains.md). Off by default, so that runs stay those of earlier versions bit for bit.
 
     ``linear_solver="dense"`` (default) factors the full Newton matrix; ``"band"`` uses SUNDIALS' band solver with
     half-bandwidths ``bandwidth=(ml, mu)``, or, by default, the bandwidths found from the model's right-hand side at

@@ -2,7 +2,8 @@
 that may jump (Lagrange, ZOH) is continuous there to the solver's tolerance, and under step control (kraft2021
 §12.1: the thesis keeps the solver workspace instead of re-initialising). Checked: the same accuracy as the
 re-initialising default, far fewer right-hand sides and restarts on the Sec. 4.5 chain at small H (T25's regime
-h_mic = H) and under exCV step control, deterministic results, argument validation."""
+h_mic = H) and under exCV step control, deterministic results, argument validation; warm restarts
+(warm_start=True) and restart="never" (the history across every jump, the thesis' IDA)."""
 import numpy as np
 import pytest
 
