@@ -82,7 +82,7 @@ class Exact(Solver):
         return "Exact()"
 
 
-_RESTARTS = ("always", "auto", "continuous")
+_RESTARTS = ("always", "auto", "continuous", "never")
 
 
 class CVODE(Solver):
@@ -103,7 +103,20 @@ class CVODE(Solver):
     history at T_N survives a step that restarted and was rejected, and dense output. Under exLE/exMD, whose
     comparative integrations restart, the step restarts too, as with ``"auto"``. Results differ from ``"auto"`` by
     about the solver tolerance. The check costs two right-hand sides per unit at each macro point where the input
-    values differ.
+    values differ. ``"never"`` is ``"continuous"`` without the check: the history is kept across every jump, which
+    CVODE's error test then absorbs (kraft2021's IDA at fixed H, which is never re-initialised; the T25 setting,
+    docs/chains.md); rolled-back steps and exLE/exMD restart as with ``"continuous"``. Large jumps cost accuracy
+    (measured 11x the error of restarting where the jumps were 20-1800 times the tolerance). In every mode a step
+    that CVODE cannot complete with a kept history (its error test fails down to the minimum step) is repeated
+    once, restarted from T_N.
+
+    ``warm_start=True`` begins a re-initialisation at a state CVODE reached itself (a jump of the input at T_N, a
+    rolled-back step, a comparative integration or dense output from T_N) with the step it had there instead of
+    CVODE's own estimate: h_0 = min(h_next, ½ √(2 / ‖ÿ‖_WRMS)), CVODE's proposal for its next step, at most half the
+    step at which the order-1 start's local error h²/2 ‖ÿ‖ reaches the error test's bound (ÿ from the history where
+    the order is ≥ 2; ½ is the bias of CVODE's own estimate). It saves the estimate's right-hand sides (about two
+    per restart), not the order-1 start's small steps, and can change step-controlled runs by the solver
+    tolerance (docs/chains.md). Off by default, so that runs stay those of earlier versions bit for bit.
 
     ``linear_solver="dense"`` (default) factors the full Newton matrix; ``"band"`` uses SUNDIALS' band solver with
     half-bandwidths ``bandwidth=(ml, mu)``, or, by default, the bandwidths found from the model's right-hand side at
@@ -115,7 +128,10 @@ class CVODE(Solver):
 
     def __init__(self, rtol: float = 1e-8, atol: float = 1e-10, method: str = "bdf", max_steps: int = 100000,
                  max_step: float | None = None, restart: str = "auto", linear_solver: str = "dense",
-                 bandwidth=None):
+                 bandwidth=None, warm_start: bool = False):
+        if not isinstance(warm_start, bool):
+            raise TypeError(f"warm_start: expected True or False, got {type(warm_start).__name__}")
+        self.warm_start = warm_start
         if linear_solver not in _LINEAR_SOLVERS:
             raise ValueError(f"linear_solver: must be 'dense' or 'band', got {linear_solver!r}")
         self.linear_solver = linear_solver
@@ -129,7 +145,7 @@ class CVODE(Solver):
         self.bandwidth = bandwidth
         self.rtol, self.atol = _check.real(rtol, "rtol", positive=True), _check.real(atol, "atol", positive=True)
         if restart not in _RESTARTS:
-            raise ValueError(f"restart: must be 'always', 'auto' or 'continuous', got {restart!r}")
+            raise ValueError(f"restart: must be 'always', 'auto', 'continuous' or 'never', got {restart!r}")
         self.restart = restart
         if method not in ("bdf", "adams"):
             raise ValueError(f"method: must be 'bdf' or 'adams', got {method!r}")
@@ -141,12 +157,14 @@ class CVODE(Solver):
         ml, mu = self.bandwidth if self.bandwidth is not None else (-1, -1)
         return dict(kind=self.kind, substeps=1, rtol=self.rtol, atol=self.atol, adams=int(self.method == "adams"),
                     max_steps=self.max_steps, max_h=self.max_step or 0.0, continue_smooth=self.restart != "always",
-                    continue_agreeing=self.restart == "continuous",
+                    continue_agreeing=self.restart in ("continuous", "never"),
+                    continue_jumps=self.restart == "never", warm_start=int(self.warm_start),
                     linear_solver=_LINEAR_SOLVERS[self.linear_solver], band_lower=ml, band_upper=mu)
 
     def __repr__(self):
         extra = f", linear_solver='band'" if self.linear_solver == "band" else ""
         extra += f", restart={self.restart!r}" if self.restart != "auto" else ""
+        extra += ", warm_start=True" if self.warm_start else ""
         return f"CVODE(rtol={self.rtol}, atol={self.atol}, method={self.method!r}{extra})"
 
 

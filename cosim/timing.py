@@ -32,7 +32,9 @@ Jacobi runs also measure each unit's steps with the CPU clock of the thread that
 per subsystem ``cpu_time`` and ``cpu_idle_time`` (eq. 4.5 with CPU clocks) and in ``stats["timing"]``
 ``cpu_solver_time``, ``cpu_idle_time``, ``cpu_idle_fraction``. On a shared machine wall clocks charge a preemption
 to the unit that was running (and show it as idle time of all others); CPU clocks do not, so the CPU idle fraction
-is the load imbalance of the units' own work.
+is the load imbalance of the units' own work. The same imbalance counted in right-hand sides (the units' work, the
+same on every machine and in every run): per subsystem ``rhs_idle`` = Σ_N (max_L' r_{L',N} − r_{L,N}) with r_{L,N}
+the right-hand sides unit L evaluated in macro step N, and ``rhs_idle_fraction`` (eq. 4.5 with r for T^solv).
 
 The time model of kraft2021 §16.2 (thesis eqs. 4.1-4.4): :func:`scaling_order` fits the scaling order P of a
 solver's time T ≈ a n^P from measured (n, T), :func:`cosim_time_estimate` is eq. (4.2) / (4.4), the ideal time of
@@ -135,6 +137,13 @@ def augment(raw, names, t_end, kappa):
             c_idle = max(0.0, cidle[0] + cpu[0] - c_solv)
             timing.update(cpu_solver_time=c_solv, cpu_idle_time=c_idle,
                           cpu_idle_fraction=c_idle / (c_solv + c_idle) if c_solv + c_idle > 0 else 0.0)
+            rhs, ridle = timing.pop("unit_rhs_work", None), timing.pop("unit_rhs_idle", None)
+            if rhs is not None and len(rhs) == len(stats):
+                for st, ri in zip(stats, ridle):
+                    st["rhs_idle"] = ri
+                r_solv = max(rhs)
+                r_idle = max(0.0, ridle[0] + rhs[0] - r_solv)
+                timing["rhs_idle_fraction"] = r_idle / (r_solv + r_idle) if r_solv + r_idle > 0 else 0.0
             crit = timing.get("cpu_critical_time")
             if crit:
                 timing["cpu_parallelism"] = sum(cpu) / crit

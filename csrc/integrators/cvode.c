@@ -6,7 +6,10 @@
  * master may ask to keep the history where the input is continuous (EXTRIPOL): fewer restarts of BDF at order 1.
  * With `continue_agreeing` the history is also kept where an input that may jump (Lagrange, ZOH, ...) agrees at
  * T_N with the old one to the tolerance (input_agrees), and under step control; a rolled-back step restarts (the
- * public API cannot save the Nordsieck history: kraft2021 §12.1's workspace dump is out of reach). */
+ * public API cannot save the Nordsieck history: kraft2021 §12.1's workspace dump is out of reach). With
+ * `warm_start` a re-initialisation at a state the integrator reached itself (a jump, a rollback, a side run from
+ * T_N) starts with the step size it had there (CVodeSetInitStep) instead of CVODE's estimate (warm_h0). With
+ * `continue_jumps` the history is kept across any jump (T25: kraft2021's IDA at fixed H is never re-initialised). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,9 +61,14 @@ typedef struct cvode_content {
     char sun_msg[256];    /* last message from SUNDIALS' error handler */
     int continue_smooth;  /* keep the history where the master says the input is continuous (CS_SMOOTH) */
     int continue_agreeing; /* and where the input's value agrees (CS_JUMPS), also under step control */
+    int continue_jumps;   /* and where it does not (the thesis' IDA, which kraft2021 never re-initialises) */
     double *f_new, *f_old; /* nx scratch of input_agrees */
     N_Vector ewt;         /* CVODE's error weights (input_agrees) */
     double *jac_buf;      /* nx * nx row-major */
+    int warm_start;       /* a restart at a known state starts with the step size CVODE had there */
+    long warm_gen[2];     /* the states (cs_stepper.gen) whose first step is known ... */
+    double warm_h[2];     /* ... and that step (warm_h0) */
+    N_Vector dky;         /* y'' at the end of a step (warm_h0) */
     int band;             /* band linear solver (linear_solver="band") */
     int ml, mu;           /* its half-bandwidths (< 0: found from the model at the first step) */
 } cvode_content;
@@ -186,7 +194,7 @@ static int restart_rule(const cvode_content *c, int restart) {
     if ((restart & CS_SIDE_RUNS) && c->continue_agreeing) return 1;
     if ((restart & ~(CS_MAY_ROLL_BACK | CS_SIDE_RUNS)) == CS_SMOOTH)
         return !(c->continue_smooth || c->continue_agreeing);
-    return c->continue_agreeing ? -1 : 1;
+    return c->continue_jumps ? 0 : c->continue_agreeing ? -1 : 1;
 }
 
 /* Whether the new input agrees at T with the one the history was built with: equal values, or a jump of the
@@ -217,6 +225,40 @@ static int input_agrees(cs_stepper *st, double T, const cs_input *in, int *agree
     return CS_OK;
 }
 
+/* The first step of a warm restart at the state `a` stands at (the end of its last step): the step CVODE would
+ * take next, at most half the step at which the order-1 start's local error h^2/2 ||y''||_WRMS reaches the error
+ * test's bound (BDF and Adams restart at order 1; 1/2 is CVODE's own bias for its first step, cvHin), y'' from the
+ * history where the order is >= 2. Kept for the state's gen; the older of the two records that is not the saved
+ * state's gives way (a rollback to the saved state finds it). */
+static void warm_record(cs_stepper *st, cvode_slot *a, long gen) {
+    cvode_content *c = st->content;
+    const int nx = st->model->nx;
+    sunrealtype h = 0.0, t = 0.0;
+    int q = 0;
+    if (CVodeGetCurrentStep(a->mem, &h) != CV_SUCCESS || CVodeGetCurrentTime(a->mem, &t) != CV_SUCCESS ||
+        CVodeGetCurrentOrder(a->mem, &q) != CV_SUCCESS)
+        h = 0.0;
+    if (h > 0.0 && q >= 2 && CVodeGetDky(a->mem, t, 2, c->dky) == CV_SUCCESS &&
+        CVodeGetErrWeights(a->mem, c->ewt) == CV_SUCCESS) {
+        const sunrealtype *d = N_VGetArrayPointer(c->dky), *w = N_VGetArrayPointer(c->ewt);
+        double sum = 0.0;
+        for (int i = 0; i < nx; i++) sum += (double)(d[i] * w[i]) * (double)(d[i] * w[i]);
+        double ydd = sqrt(sum / nx);
+        if (ydd > 0.0 && 0.5 * sqrt(2.0 / ydd) < h) h = 0.5 * sqrt(2.0 / ydd);
+    }
+    int k = c->warm_gen[0] == st->pinned ? 1 : c->warm_gen[1] == st->pinned ? 0
+            : c->warm_gen[0] < c->warm_gen[1] ? 0 : 1;
+    c->warm_gen[k] = gen;
+    c->warm_h[k] = isfinite(h) && h > 0.0 ? (double)h : 0.0;
+}
+
+/* The first step of a restart at the state `gen`: the recorded one, 0 (CVODE estimates it) if none. */
+static double warm_h0(const cvode_content *c, long gen) {
+    for (int k = 0; gen > 0 && k < 2; k++)
+        if (c->warm_gen[k] == gen) return c->warm_h[k];
+    return 0.0;
+}
+
 /* The integrator a restart re-initialises: the active one, unless it stands at the state saved last (which a
  * restore may come back to: the step before a rollback, a comparative integration or a dense output); then the
  * other one. */
@@ -243,11 +285,16 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
         CS_TRY(input_agrees(st, T, in, &agrees, err));
         restart = !agrees;
     }
-    cvode_slot *a = restart ? slot_to_restart(c) : c->a;
+    cvode_slot *a;
+    int flag;
+    sunrealtype tret = T;
+attempt:
+    a = restart ? slot_to_restart(c) : c->a;
     a->tag = 0;   /* leaves the state it stood at */
     if (restart) {
         memcpy(y, st->x, sizeof(double) * nx);
-        if (CVodeReInit(a->mem, T, c->y) != CV_SUCCESS)
+        if (CVodeReInit(a->mem, T, c->y) != CV_SUCCESS ||
+            (c->warm_start && CVodeSetInitStep(a->mem, warm_h0(c, st->gen)) != CV_SUCCESS))
             return cs_fail(err, CS_ERR_SOLVER, "subsystem %s: CVodeReInit failed: %s", st->model->name, c->sun_msg);
         a->initialized = 1;
         a->initialized_steps = 0;
@@ -256,14 +303,13 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     /* Land exactly on T+H when the next input may differ; when the same input continues (monolithic), let CVODE
      * step past output points and interpolate there (its dense output is accurate to the tolerance). */
     CVodeSetStopTime(a->mem, same_input && a->initialized_steps && !st->tracing ? 1e300 : T + H);
-    sunrealtype tret = T;
+    tret = T;
     long ns0 = 0, nef0 = 0, ncf0 = 0;
     if (!restart) {
         CVodeGetNumSteps(a->mem, &ns0);
         CVodeGetNumErrTestFails(a->mem, &nef0);
         CVodeGetNumNonlinSolvConvFails(a->mem, &ncf0);
     }
-    int flag;
     if (st->tracing) { /* one internal step at a time, each recorded (units/unit.h trace) */
         do {
             flag = CVode(a->mem, T + H, c->y, &tret, CV_ONE_STEP);
@@ -288,6 +334,13 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     a->initialized_steps++;
     if (flag < 0) {
         a->initialized = 0;
+        /* a kept history CVODE could not continue with (a jump it could not absorb): once more, restarted (st->x
+         * still holds x(T) unless traced) */
+        if (!restart && !c->cb_err.code && !st->tracing) {
+            restart = 1;
+            c->sun_msg[0] = 0;
+            goto attempt;
+        }
         if (c->cb_err.code) {
             if (err) *err = c->cb_err;
             return c->cb_err.code;
@@ -299,8 +352,13 @@ static int cvode_step(cs_stepper *st, double T, double H, const cs_input *in, in
     st->t = T + H;
     if (c->continue_agreeing) {
         cs_input_eval(in, T + H, a->u_end);
-        a->tag = st->gen = ++c->gen;
+        a->tag = ++c->gen;
     }
+    if (c->warm_start) {
+        if (!c->continue_agreeing) ++c->gen;
+        warm_record(st, a, c->gen);
+    }
+    if (c->continue_agreeing || c->warm_start) st->gen = c->gen;
     return CS_OK;
 }
 
@@ -328,6 +386,7 @@ static void cvode_destroy(cs_stepper *st) {
     }
     if (c->y) N_VDestroy(c->y);
     if (c->ewt) N_VDestroy(c->ewt);
+    if (c->dky) N_VDestroy(c->dky);
     if (c->sunctx) SUNContext_Free(&c->sunctx);
     free(c->jac_buf);
     free(c->f_new);
@@ -374,6 +433,8 @@ int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **ou
     c->st = st;
     c->continue_smooth = opts->continue_smooth;
     c->continue_agreeing = opts->continue_agreeing;
+    c->warm_start = opts->warm_start;
+    c->continue_jumps = opts->continue_jumps && c->continue_agreeing;
     c->nslots = c->continue_agreeing ? 2 : 1;
     c->a = &c->slot[0];
     int nx = model->nx > 0 ? model->nx : 1;
@@ -394,7 +455,8 @@ int cs_cvode_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **ou
     c->mu = opts->band_upper;
     c->y = N_VNew_Serial(nx, c->sunctx);
     if (!c->y) goto fail;
-    if (c->continue_agreeing && !(c->ewt = N_VNew_Serial(nx, c->sunctx))) goto fail;
+    if ((c->continue_agreeing || c->warm_start) && !(c->ewt = N_VNew_Serial(nx, c->sunctx))) goto fail;
+    if (c->warm_start && !(c->dky = N_VNew_Serial(nx, c->sunctx))) goto fail;
     for (int k = 0; k < c->nslots; k++)
         if (slot_create(c, &c->slot[k], model, opts)) goto fail;
     *out = st;

@@ -107,7 +107,7 @@ void cs_stepper_save(cs_stepper *st, cs_stepper_state *s) {
 
 void cs_stepper_restore(cs_stepper *st, const cs_stepper_state *s) {
     st->reset = !(s->gen > 0 && st->ops->resume && st->ops->resume(st, s->gen));
-    st->gen = st->reset ? 0 : s->gen;
+    st->gen = s->gen;   /* names the state also when the integrator restarts there (CVODE's warm start) */
     st->tr_n = 0;
     st->t = s->t;
     memcpy(st->x, s->x, sizeof(double) * st->model->nx);
@@ -133,7 +133,8 @@ int cs_stepper_create(cs_model *model, const cs_solver_opts *opts, cs_stepper **
 static const cs_param solver_params[] = {
     P(kind, CS_PARAM_INT), P(substeps, CS_PARAM_INT), P(h, CS_PARAM_DOUBLE), P(rtol, CS_PARAM_DOUBLE),
     P(atol, CS_PARAM_DOUBLE), P(adams, CS_PARAM_INT), P(max_steps, CS_PARAM_LONG), P(max_h, CS_PARAM_DOUBLE),
-    P(continue_smooth, CS_PARAM_FLAG), P(continue_agreeing, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
+    P(continue_smooth, CS_PARAM_FLAG), P(continue_agreeing, CS_PARAM_FLAG),
+    P(continue_jumps, CS_PARAM_FLAG), P(warm_start, CS_PARAM_FLAG), P(starter, CS_PARAM_INT), P(linear_solver, CS_PARAM_INT),
     P(band_lower, CS_PARAM_INT), P(band_upper, CS_PARAM_INT),
 };
 #undef P

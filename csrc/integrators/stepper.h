@@ -5,7 +5,8 @@
  * rollback is (t, x) plus counters: cs_stepper_save / cs_stepper_restore copy exactly that. The one exception is
  * opt-in: CVODE with `continue_smooth` keeps its multistep history across a macro point where the master knows the
  * input to be continuous (EXTRIPOL, busch2016 §2), with `continue_agreeing` also where the input's value there
- * agrees to the solver's tolerance (integrators/cvode.c). set_state forces a restart; so does restore, unless the
+ * agrees to the solver's tolerance, with `continue_jumps` across every jump (integrators/cvode.c). set_state forces a
+ * restart; so does restore, unless the
  * integrator still holds the restored state with its history (ops->resume: CVODE's second instance). */
 #ifndef COSIM_STEPPER_H
 #define COSIM_STEPPER_H
@@ -45,7 +46,8 @@ struct cs_stepper {
     double *x;         /* nx, owned */
     double *u;         /* nu scratch for the input value, owned */
     int reset;         /* state was set from outside: the next step must restart the integrator */
-    long gen;          /* names the state after a step for ops->resume (0: none; set by the integrator) */
+    long gen;          /* names the state after a step for ops->resume and CVODE's warm start (0: none; set by the
+                        * integrator, kept by restore, cleared by set_state) */
     long pinned;       /* gen at the last cs_stepper_save: a restart should not overwrite that state's history */
     cs_stepper_stats stats;
     /* Micro-step trace (units/unit.h set_trace/trace): with `tracing` on, the points (t, x) of the last step, from
@@ -132,6 +134,8 @@ typedef struct cs_solver_opts {
     double max_h;      /* CVODE: maximum micro step (0 = unlimited) */
     int continue_smooth; /* CVODE: keep the history across macro points where the input is C0/C1 */
     int continue_agreeing; /* CVODE: also where it agrees to the tolerance, and under step control */
+    int continue_jumps; /* CVODE: also where it jumps (with continue_agreeing) */
+    int warm_start;    /* CVODE: a restart at a state it reached starts with the step size it had there */
     int starter;       /* AB2: CS_AB2_EULER or CS_AB2_HEUN */
     int linear_solver;   /* CVODE: CS_LINSOL_DENSE (0) or CS_LINSOL_BAND */
     int band_lower, band_upper; /* CVODE band: half-bandwidths ml, mu (< 0: found from the model) */

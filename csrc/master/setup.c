@@ -210,8 +210,10 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
     out->thread_units = calloc((size_t)(out->threads > 0 ? out->threads : 1), sizeof(int));
     out->unit_cpu = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
     out->unit_cpu_idle = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
+    out->unit_rhs = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
+    out->unit_rhs_idle = calloc((size_t)(r->nunits > 0 ? r->nunits : 1), sizeof(double));
     if (!out->units || !out->thread_idle || !out->thread_busy || !out->thread_stolen || !out->thread_units || !out->unit_cpu ||
-        !out->unit_cpu_idle) {
+        !out->unit_cpu_idle || !out->unit_rhs || !out->unit_rhs_idle) {
         cs_run_report_free(out);
         return cs_fail(err, CS_ERR_NOMEM, "out of memory");
     }
@@ -228,9 +230,10 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
     cs_jacobi_threads(r->scheme, out->thread_idle);
     out->has_thread_work = cs_jacobi_thread_work(r->scheme, out->thread_busy, out->thread_stolen,
                                                  out->thread_units, &out->cpu_critical);
-    if (!cs_jacobi_cpu_times(r->scheme, r->nunits, out->unit_cpu, out->unit_cpu_idle)) {
-        free(out->unit_cpu); free(out->unit_cpu_idle);
-        out->unit_cpu = out->unit_cpu_idle = NULL;
+    if (!cs_jacobi_cpu_times(r->scheme, r->nunits, out->unit_cpu, out->unit_cpu_idle, out->unit_rhs,
+                             out->unit_rhs_idle)) {
+        free(out->unit_cpu); free(out->unit_cpu_idle); free(out->unit_rhs); free(out->unit_rhs_idle);
+        out->unit_cpu = out->unit_cpu_idle = out->unit_rhs = out->unit_rhs_idle = NULL;
     }
     if (coupling_log(r, &out->coupling_log, err)) {
         cs_run_report_free(out);
@@ -249,7 +252,7 @@ int cs_run_get_report(const cs_run *r, cs_run_report *out, cs_err *err) {
 void cs_run_report_free(cs_run_report *r) {
     free(r->records_t); free(r->records_x); free(r->records_y); free(r->records_u);
     free(r->units); free(r->thread_idle); free(r->thread_busy); free(r->thread_stolen); free(r->thread_units);
-    free(r->unit_cpu); free(r->unit_cpu_idle);
+    free(r->unit_cpu); free(r->unit_cpu_idle); free(r->unit_rhs); free(r->unit_rhs_idle);
     memset(r, 0, sizeof *r);
 }
 

@@ -124,6 +124,7 @@ typedef struct cs_run_report {
     int *thread_units;          /* threads entries: units on each thread's list (Jacobi) */
     double cpu_critical;        /* Jacobi: sum_N max_thread CPU seconds of its units (cs_jacobi_thread_work) */
     int has_thread_work;        /* the three above were measured */
+    double *unit_rhs, *unit_rhs_idle; /* nunits entries each, with unit_cpu: right-hand sides and idle in them */
     double *unit_cpu, *unit_cpu_idle; /* nunits entries each (Jacobi on a pool: thread-CPU solver time and idle), or
                                        * NULL where not measured */
 } cs_run_report;

@@ -481,14 +481,18 @@ static PyObject *timing_dict(const cs_run_report *rep) {
     }
     if (rep->unit_cpu) {
         PyObject *lc = PyList_New(rep->nunits), *li = PyList_New(rep->nunits);
-        for (int q = 0; lc && li && q < rep->nunits; q++) {
+        PyObject *lr = PyList_New(rep->nunits), *lri = PyList_New(rep->nunits);
+        for (int q = 0; lc && li && lr && lri && q < rep->nunits; q++) {
             PyList_SET_ITEM(lc, q, PyFloat_FromDouble(rep->unit_cpu[q]));
             PyList_SET_ITEM(li, q, PyFloat_FromDouble(rep->unit_cpu_idle[q]));
+            PyList_SET_ITEM(lr, q, PyFloat_FromDouble(rep->unit_rhs[q]));
+            PyList_SET_ITEM(lri, q, PyFloat_FromDouble(rep->unit_rhs_idle[q]));
         }
-        if (!lc || !li || PyDict_SetItemString(timing, "unit_cpu_time", lc) ||
-            PyDict_SetItemString(timing, "unit_cpu_idle_time", li))
+        if (!lc || !li || !lr || !lri || PyDict_SetItemString(timing, "unit_cpu_time", lc) ||
+            PyDict_SetItemString(timing, "unit_cpu_idle_time", li) ||
+            PyDict_SetItemString(timing, "unit_rhs_work", lr) || PyDict_SetItemString(timing, "unit_rhs_idle", lri))
             PyErr_Clear();
-        Py_XDECREF(lc); Py_XDECREF(li);
+        Py_XDECREF(lc); Py_XDECREF(li); Py_XDECREF(lr); Py_XDECREF(lri);
     }
     return timing;
 }

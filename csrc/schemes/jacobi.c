@@ -12,7 +12,9 @@
  * macro barrier sum_N (max_L' T^solv_{L',N} - T^solv_{L,N}) (kraft2021 eq. 4.5, one core per subsystem).
  * The same two sums are also kept with the CPU clock of the thread that ran the unit (CLOCK_THREAD_CPUTIME_ID):
  * on a shared machine a preemption does not count as solver time of the unit that was running, so the CPU idle time
- * is the load imbalance of the units' work alone (cs_jacobi_cpu_times). */
+ * is the load imbalance of the units' work alone (cs_jacobi_cpu_times). So are the units' right-hand sides per step
+ * and their idle in right-hand sides, sum_N (max_L' r_{L',N} - r_{L,N}): eq. 4.5 with the work counted instead of
+ * timed, the same on every machine and in every run (T25). */
 #include <stdlib.h>
 #include <time.h>
 
@@ -28,6 +30,8 @@ typedef struct jacobi_content {
     double *w0;          /* units' wall clocks before the step (timing) */
     double *cstep;       /* timing: thread CPU seconds of each unit's current step */
     double *cpu, *cidle; /* timing: per unit sum_N of its CPU time and of (max_L' CPU_{L',N} - CPU_{L,N}) */
+    long *rstep;         /* timing: right-hand sides of each unit's current step */
+    double *rhs, *ridle; /* timing: per unit sum_N r_{L,N} and sum_N (max_L' r_{L',N} - r_{L,N}) */
     int *ran_by;         /* timing: the thread that stepped each unit in the current step */
     double *tcpu;        /* timing: per thread, CPU seconds of the units it stepped in the current step */
     double seq_busy;     /* timing, no pool: wall seconds of the units' steps */
@@ -46,9 +50,13 @@ static double thread_cpu(void) {
 
 static int timed_step(jacobi_content *j, cs_step_ctx *x, int i, double T, double H, cs_err *err) {
     if (!j->timing) return cs_scheme_step_unit(x, i, T, H, err);
+    cs_unit_stats s0, s1;
+    cs_unit_get_stats(x->units[i], &s0);
     double c0 = thread_cpu();
     int rc = cs_scheme_step_unit(x, i, T, H, err);
     j->cstep[i] = thread_cpu() - c0;
+    cs_unit_get_stats(x->units[i], &s1);
+    j->rstep[i] = s1.rhs_calls - s0.rhs_calls;
     return rc;
 }
 
@@ -69,9 +77,14 @@ static void account_idle(jacobi_content *j, cs_step_ctx *x) {
     double cm = 0.0;
     for (int i = 0; i < x->nsub; i++)
         if (j->cstep[i] > cm) cm = j->cstep[i];
+    long rm = 0;
+    for (int i = 0; i < x->nsub; i++)
+        if (j->rstep[i] > rm) rm = j->rstep[i];
     for (int i = 0; i < x->nsub; i++) {
         j->cpu[i] += j->cstep[i];
         j->cidle[i] += cm - j->cstep[i];
+        j->rhs[i] += (double)j->rstep[i];
+        j->ridle[i] += (double)(rm - j->rstep[i]);
     }
     /* the step's length were every thread alone on a core: the most CPU time one thread spent on its units */
     const int nth = j->pool ? cs_pool_threads(j->pool) : 1;
@@ -139,6 +152,7 @@ static void jacobi_destroy(cs_scheme *s) {
     cs_pool_destroy(j->pool);
     free(j->errs); free(j->rc); free(j->w0);
     free(j->cstep); free(j->cpu); free(j->cidle); free(j->ran_by); free(j->tcpu);
+    free(j->rstep); free(j->rhs); free(j->ridle);
     free(j);
     s->content = NULL;
 }
@@ -160,11 +174,15 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
         j->cidle = calloc((size_t)nsub, sizeof(double));
         j->ran_by = calloc((size_t)nsub, sizeof(int));
         j->tcpu = calloc((size_t)nthreads, sizeof(double));
+        j->rstep = calloc((size_t)nsub, sizeof(long));
+        j->rhs = calloc((size_t)nsub, sizeof(double));
+        j->ridle = calloc((size_t)nsub, sizeof(double));
     }
-    if (!s || !j || !j->errs || !j->rc || !j->w0 || !j->cstep || !j->cpu || !j->cidle || !j->ran_by || !j->tcpu) {
+    if (!s || !j || !j->errs || !j->rc || !j->w0 || !j->cstep || !j->cpu || !j->cidle || !j->ran_by || !j->tcpu ||
+        !j->rstep || !j->rhs || !j->ridle) {
         if (j) {
             free(j->errs); free(j->rc); free(j->w0); free(j->cstep); free(j->cpu); free(j->cidle);
-            free(j->ran_by); free(j->tcpu);
+            free(j->ran_by); free(j->tcpu); free(j->rstep); free(j->rhs); free(j->ridle);
         }
         free(j); free(s);
         return cs_fail(err, CS_ERR_NOMEM, "scheme: out of memory");
@@ -202,12 +220,14 @@ int cs_jacobi_threads(const cs_scheme *s, double *idle) {
     return cs_pool_threads(j->pool);
 }
 
-int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle) {
+int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle, double *rhs, double *rhs_idle) {
     const jacobi_content *j = s && s->kind == CS_SCHEME_JACOBI ? s->content : NULL;
     if (!j || n != j->nsub) return 0;
     for (int i = 0; i < n; i++) {
         cpu[i] = j->cpu[i];
         idle[i] = j->cidle[i];
+        rhs[i] = j->rhs[i];
+        rhs_idle[i] = j->ridle[i];
     }
     return 1;
 }

@@ -74,8 +74,9 @@ int cs_jacobi_create_parallel(int nsub, int nthreads, cs_scheme **out, cs_err *e
  * accumulated wait at the macro barrier (timing on). */
 int cs_jacobi_threads(const cs_scheme *s, double *idle);
 /* Timing with thread CPU clocks: per unit (n = the scheme's unit count) the summed CPU seconds of its steps and its
- * CPU idle time at the macro barrier (eq. 4.5 with CPU clocks). Returns 0 (nothing written) for other schemes. */
-int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle);
+ * CPU idle time at the macro barrier (eq. 4.5 with CPU clocks); the same two sums in right-hand sides (the work
+ * counted: deterministic). Returns 0 (nothing written) for other schemes. */
+int cs_jacobi_cpu_times(const cs_scheme *s, int n, double *cpu, double *idle, double *rhs, double *rhs_idle);
 /* Per thread (room for cs_jacobi_threads values) the seconds it ran units, the units it took from other threads'
  * lists and the units on its own list (the last step's); *critical = sum_N max_thread (CPU seconds of the units that thread stepped in step N): the stepping time
  * were every thread alone on a core (timing on). Returns 0 (nothing written) for other schemes. */
