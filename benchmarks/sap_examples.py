@@ -5,7 +5,8 @@ series sap2 in the implicit scheme under imMD step and order control, at larger 
    atol^pos = 1e-3 rtol, atol^vel = rtol, n_cor^max = 10, τ = 0.33) for damping ratios D = 1e-3 … 100, fd, sap and
    sap2: macro steps, n̄_cor, corrector failures, wall time; the figure ``--plot FILE`` (macro steps and n̄_cor over
    D, the thesis' sap2 threshold d_i = 6.38e5 Ns/m marked).
-2. Ex. 1, element count (Fig. A.12): n_K = 20, 100, 1000 (CVODE band units), D = 1e-3, fd and sap.
+2. Ex. 1, element count (Fig. A.12): n_K = 20, 100, 1000 (``--rod-sizes``; CVODE band units from 500 bodies),
+   D = 1e-3, fd and sap.
 3. Ex. 2 (Figs. A.23, A.24): the asymmetric two-mass oscillator (Table 5.6, imMD rtol = 1e-3, τ = 0.01) for mass
    ratios m_r = 1, 1e3, 1e6 and coupling dampings d_c = 0 … 1e4 Ns/m, fd and sap.
 4. Ex. 4 (Figs. A.28, A.29): the Sec. 5.8 impulse chain (Table 5.9 reduced to n_K = 50, n_s = 10, t = 1.2e-4 s)
@@ -140,6 +141,7 @@ def main(argv=None):
     ap.add_argument("--t-rod", type=float, default=None, help="simulated time of the rod runs [s] (default 2e-5)")
     ap.add_argument("--plot", default=None, help="write the damping-sweep figure to this file")
     ap.add_argument("--repeats", type=int, default=None, help="best of N wall times in part 4 (default 3)")
+    ap.add_argument("--rod-sizes", default=None, help="n_K values of part 2, comma-separated (default 20,100,1000)")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore", cosim.CouplingInstabilityWarning)   # waves growing from rest
     t_rod = a.t_rod or (1e-5 if a.quick else 2e-5)
@@ -151,7 +153,8 @@ def main(argv=None):
         ax = plot_damping(Ds, out, D_threshold)
         ax[0].figure.savefig(a.plot, dpi=120)
         print(f"  figure: {a.plot}")
-    element_count([20, 100] if a.quick else [20, 100, 1000], t_rod)
+    sizes = [int(v) for v in a.rod_sizes.split(",")] if a.rod_sizes else ([20, 100] if a.quick else [20, 100, 1000])
+    element_count(sizes, t_rod)
     asymmetric([1e3, 1e6] if a.quick else [1.0, 1e3, 1e6], [0.0, 10.0, 100.0] if a.quick else
                [0.0, 1.0, 10.0, 30.0, 100.0, 1e3, 1e4], a.quick)
     impulse_chain([1e-4, 1e-5] if a.quick else [1e-4, 1e-5, 1e-6], a.repeats or (1 if a.quick else 3))
