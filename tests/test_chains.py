@@ -188,6 +188,24 @@ def test_table_A4_preset_halves_the_bodies_into_sines_and_impulses():
     assert np.array_equal(again.params["forces"]["impulse"], f["impulse"])        # seeded
 
 
+def test_table_A3_preset_is_the_lumped_steel_rod():
+    """App. A Ex. 1 (Table A.3): n_K = 100 gives the thesis' m_i = 4.93e-3 kg, c_i = 3.30e10 N/m and (D = 1e-3)
+    d_i = 2 D √(c_i m_i) = 25.5 Ns/m; the masses add up to the rod's 4.93e-1 kg; fixed/free ends (the last element
+    zeroed), 20 linear cuts, the impulse of −5e5 N on the last mass."""
+    rod = oscillator_chain(preset="tableA.3")
+    p = rod.params
+    assert p["m"][0] == pytest.approx(4.93e-3, rel=1e-3) and p["c"][0] == pytest.approx(3.30e10, rel=2e-3)
+    assert p["d"][0] == pytest.approx(25.5, rel=2e-3) and p["m"].sum() == pytest.approx(4.93e-1, rel=1e-3)
+    assert p["c"][-1] == 0.0 and np.all(p["c"][:-1] == p["c"][0]) and p["n_subsystems"] == 20
+    assert len(rod.subsystems) == 20                                        # linear cuts: no K units
+    assert p["forces"]["impulse"].tolist() == [[100, -5e5, 5e-7, 5e-5, 1e-7]]
+    fine = oscillator_chain(preset="tableA.3", n_bodies=1000, damping_ratio=2.0)
+    assert fine.params["c"][0] == pytest.approx(10 * p["c"][0]) and fine.params["m"][0] == pytest.approx(p["m"][0] / 10)
+    assert fine.params["d"][0] == pytest.approx(2 * 2.0 * np.sqrt(fine.params["c"][0] * fine.params["m"][0]))
+    with pytest.raises(ValueError, match="damping_ratio"):
+        oscillator_chain(preset="tableA.3", damping_ratio=-1.0)
+
+
 def test_band_solver_matches_dense_and_is_used_for_units_too():
     s = oscillator_chain(preset="table5.4", n_bodies=300, n_subsystems=10)
     dense = cosim.simulate_monolithic(s, t_end=2e-7, H=2e-8, solver=cosim.CVODE(rtol=1e-9, atol=1e-13))

@@ -535,9 +535,32 @@ def _tA4(n_bodies=15_000, n_subsystems=15, masses=1e-2, seed=1):
                 t_end=t_end)
 
 
+def _tA3(n_bodies=100, n_subsystems=20, damping_ratio=1e-3):
+    """App. A Ex. 1 (Table A.3, kraft2021 §13.4; sap against fd): a steel rod of length 0.20 m, radius 0.01 m,
+    density 7.85e3 kg/m³ (mass 4.93e-1 kg), Young's modulus 2.10e11 N/m², lumped into n_K equal masses
+    m_i = ρπr²L/n_K joined by n_K elements of length L/n_K, c_i = Eπr²n_K/L (n_K = 100: 4.93e-3 kg, 3.30e10 N/m),
+    d_i = 2 D √(c_i m_i) with the damping ratio D (thesis 1.00e-3; the damping sweep of Fig. A.13 varies it), cut
+    into 20 equal subsystems. Fixed at body 0, free after body n_K, at rest at t = 0; the impulse
+    ΔF_I = −5.0e5 N, t_I = 5.0e-7 s, Δt_I = 5.0e-5 s, δ_I = 1.0e-7 s acts on the last mass. The thesis leaves the
+    boundary conditions and t_sim open: fixed/free as chosen, t_sim = 1e-4 s (the impulse and the return of the
+    compression wave, L/√(E/ρ) = 3.9e-5 s)."""
+    n = _check.integer(n_bodies, "n_bodies", 1, 1 << 22)
+    D = _check.real(damping_ratio, "damping_ratio", nonneg=True)
+    length, radius, rho, young = 0.20, 0.01, 7.85e3, 2.10e11
+    area = np.pi * radius ** 2
+    m = rho * area * length / n
+    c = young * area * n / length
+    return dict(n_bodies=n, n_subsystems=n_subsystems, masses=m, stiffness=c, damping=2.0 * D * np.sqrt(c * m),
+                ends=("fixed", "free"), x0=0.0, v0=0.0, t_end=1e-4,
+                forces=[dict(kind="impulse", bodies=[n], amplitude=-5.0e5, times=[5.0e-7], duration=5.0e-5,
+                             width=1.0e-7)])
+
+
 #: The §18 parameter sets by name: "table5.1" (options: linear), "table5.3" (seed), "table5.4" (n_subsystems),
 #: "table5.5" (scale, repartitioned, seed), "table5.7" (n_bodies, n_subsystems, contacts, seed; Sec. 5.6, the
 #: lost table's values chosen), "table5.8" (n_bodies, seed), "table4.2" (n_bodies, contacts, seed), "table5.9"
-#: (n_bodies, n_subsystems, seed), "tableA.4" (n_bodies, n_subsystems, masses, seed; App. A Ex. 3).
+#: (n_bodies, n_subsystems, seed), "tableA.3" (n_bodies, n_subsystems, damping_ratio; App. A Ex. 1, the steel
+#: rod), "tableA.4" (n_bodies, n_subsystems, masses, seed; App. A Ex. 3).
 PRESETS = {"table5.1": _t51, "table5.3": _t53, "table5.4": _t54, "table5.5": _t55, "table5.7": _t57,
-           "table5.8": _t58, "table4.2": _t42, "table5.9": _t59, "tableA.4": _tA4}
+           "table5.8": _t58, "table4.2": _t42, "table5.9": _t59, "tableA.3": _tA3,
+           "tableA.4": _tA4}
