@@ -9,7 +9,7 @@ relaxed against the classic extrapolant, :class:`cosim.RelaxedAcceleration`), ea
 of the accelerations at T_{N+1}. Written:
 
 1. ``acceleration_stability.png``: the spectral radius ρ of one force/force Jacobi macro step over the plane of
-   subsystem 1's eigenvalue λH (H = 1 s, c = |λ|², d = −2 Re λ; the style of Figs. C.7-C.12), for acc κ_a = 0,
+   subsystem 1's eigenvalue λH (H = 1 s, c = (Re λ)² + (Im λ)², d = −2 Re λ; the style of Figs. C.7-C.12), for acc κ_a = 0,
    accRel κ_a = κ_λ = 0 (ω = 1/2) and κ_a = κ_λ = 1 (ω = 1/6), with the update (top) and without (bottom); the
    white line is ρ = 1 and the dashed one the classic κ = 0 limit. The update enlarges every region;
 2. ``acceleration_stability_gauss_seidel.png``: the same under Gauss-Seidel (S1 first; the style of Figs.
