@@ -65,7 +65,7 @@ def test_a_record_that_fits_one_run_but_not_two_fails_on_two_threads(monkeypatch
 
 def test_batch_sizes():
     """A given chunksize as it is; otherwise one run per worker first, then about the target time per batch from
-    the median time per run, less towards the end (1/(2 x workers) of what is left) but not under an eighth of the
+    the median time per run of the recent batches' runs, less towards the end (1/(2 x workers) of what is left) but not under an eighth of the
     target; target 0: one run per batch."""
     fixed = runner.Batches(7, 2, 0.25)
     assert [fixed.next(100) for _ in range(4)] == [7, 7, 7, 7]
@@ -79,6 +79,11 @@ def test_batch_sizes():
     assert b.next(120) == 30                                         # towards the end: 120 / (2 x 2)
     assert b.next(20) == 6                                           # but not under 0.25 s / 8
     assert b.next(5) == 5
+    warm = runner.Batches(None, 2, 0.25)                             # the one-run batches of fresh workers are
+    [warm.next(1000) for _ in range(2)]                              # slow (20 ms); the first larger batch
+    for n, seconds in [(1, 0.02), (1, 0.02), (50, 0.25)]:            # (5 ms per run) outweighs them
+        warm.observe(n, seconds)
+    assert warm.next(900) == 50
     one = runner.Batches(None, 4, 0.0)
     one.observe(10, 0.01)
     assert [one.next(100) for _ in range(6)] == [1] * 6

@@ -216,26 +216,36 @@ def unpack(rows):
 class Batches:
     """The size of the next batch of runs. A given ``chunksize`` is used as it is. Otherwise (``target`` > 0) the
     batches handed out before one has come back are one run each (two per worker: the window); then, from the
-    median time per run of the recent batches, a batch is about ``target`` seconds of a worker's time, less towards
-    the end (1/(2 x workers) of the runs left, so that the workers end together) but not under ``target``/8 (each
-    batch costs a dispatch). ``target`` = 0: one run per batch."""
+    median time per run of the recent batches' runs (each batch weighted by its runs: the first runs of a fresh
+    worker, slower and alone in their batches, do not set the size once a larger batch is back), a batch is about
+    ``target`` seconds of a worker's time, less towards the end (1/(2 x workers) of the runs left, so that the
+    workers end together) but not under ``target``/8 (each batch costs a dispatch). ``target`` = 0: one run per batch."""
 
     def __init__(self, chunksize, workers, target):
         self.fixed, self.workers, self.target = chunksize, workers, target
-        self.per_run = deque(maxlen=2 * workers)   # seconds per run of the recent batches
+        self.recent = deque(maxlen=2 * workers)    # (runs, seconds) of the recent batches
         self.started = 0
 
     def observe(self, n, seconds):
         if n:
-            self.per_run.append(seconds / n)
+            self.recent.append((n, seconds))
+
+    def _median_per_run(self):
+        """The median time per run of the recent batches' runs (a batch counts as its runs): a slow start-up run
+        does not set it, nor do the one-run batches once a larger batch has come back."""
+        half, seen = sum(n for n, _ in self.recent) / 2, 0
+        for n, t in sorted(self.recent, key=lambda b: b[1] / b[0]):
+            seen += n
+            if seen >= half:
+                return t / n
 
     def next(self, left):
         self.started += 1
         if self.fixed is not None:
             return self.fixed
-        if self.target <= 0 or not self.per_run or self.started <= self.workers:
+        if self.target <= 0 or not self.recent or self.started <= self.workers:
             return 1
-        per_run = max(sorted(self.per_run)[len(self.per_run) // 2], 1e-6)
+        per_run = max(self._median_per_run(), 1e-6)
         share = -(-left // (2 * self.workers))
         return max(1, min(left, int(self.target / per_run), max(share, int(self.target / 8 / per_run))))
 
