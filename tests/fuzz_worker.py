@@ -141,7 +141,7 @@ def build(v, rets):
         subs = build(v[1], rets)
         conns = [cosim.connect(*build(c, rets)) for c in v[2]]
         return cosim.CoupledSystem(subs, conns)
-    if tag == "solver":
+    if tag in ("solver", "scheme"):
         return getattr(cosim, v[1])(**build(v[2], rets))
     if tag == "approx":
         return getattr(cosim, v[1])(*build(v[2], rets))

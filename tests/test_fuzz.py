@@ -188,7 +188,8 @@ def solver():
         "atol": st.sampled_from([1e-8, 1e-12, 0.0, np.inf]),
         "method": st.sampled_from(["bdf", "adams", "rk"]),
         "max_step": st.sampled_from([None, 0.01, 0.0, -1.0, np.nan]),
-        "restart": st.sampled_from(["always", "auto", "never"]),
+        "restart": st.sampled_from(["always", "auto", "continuous", "never", "sometimes"]),
+        "warm_start": st.one_of(st.booleans(), junk()),
     }).flatmap(lambda kw: st.sampled_from([1, 10, 500, 0, -1, 2 ** 40, "10", 1.5]).map(
         lambda m: ("solver", "CVODE", dict(kw, max_steps=m))))
     fixed = st.tuples(st.sampled_from(["RK4", "Euler"]), st.fixed_dictionaries({}, optional={
@@ -209,7 +210,21 @@ def approximation():
                          lambda t: ("approx", "ExtrapolatedInterpolation", list(t))),
                      st.tuples(k, st.sampled_from(["consistent", "lagged", "x"])).map(
                          lambda t: ("approx", "Hermite", list(t))),
+                     st.tuples(k, st.sampled_from([True, False, "x", None])).map(
+                         lambda t: ("approx", "IntegratedAcceleration", list(t))),
+                     st.tuples(k, k, st.sampled_from([None, 0.5, 1 / 6, 0.0, 1.0, -1.0, np.nan, 2.0, "x"]),
+                               st.booleans()).map(lambda t: ("approx", "RelaxedAcceleration", list(t))),
                      st.sampled_from(["zoh", "lagrange", "nonsense", None, 1]))
+
+
+def implicit():
+    """The implicit scheme with every interface Jacobian (sap2 and exact reach the sensitivity equations of
+    nonlinear units)."""
+    return st.fixed_dictionaries({}, optional={
+        "jacobian": st.sampled_from(["fd", "sap", "sap2", "exact", "bogus", None]),
+        "tol": st.sampled_from([1e-8, 1e-3, 0.0, -1.0, np.nan]),
+        "max_iter": st.sampled_from([1, 3, 10, 0, -1, 2 ** 40]),
+    }).map(lambda kw: ("scheme", "Implicit", kw))
 
 
 # ----------------------------------------------------------------------------------------------- calls
@@ -218,7 +233,7 @@ def approximation():
 def simulate_call(draw):
     kwargs = {}
     optional = {
-        "scheme": st.sampled_from(["jacobi", "gauss-seidel", "GS", "Jacobi", "bogus", 3]),
+        "scheme": st.one_of(st.sampled_from(["jacobi", "gauss-seidel", "GS", "Jacobi", "bogus", 3]), implicit()),
         "approximation": approximation(),
         "solver": solver(),
         "update": st.sampled_from(["consistent", "simplified", "x"]),
