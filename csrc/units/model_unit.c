@@ -245,36 +245,27 @@ static int mu_sensitivity(cs_unit *u, double T, double H, const double *ell, int
             up[a] = u0[a];
             double bn = 0.0;
             for (int q = 0; q < nx; q++) { b[q] = (b[q] - f0[q]) / d; bn = fmax(bn, fabs(b[q])); }
-            double e = bn > 0.0 ? eps * fmax(1.0, xs) / bn : 0.0;
-            if (two) for (int i = 0; i < ny; i++) CA2B[(size_t)i * nu + a] = 0.0;
-            if (e > 0.0) {
-                for (int q = 0; q < nx; q++) xp[q] = x[q] + e * b[q];
-                CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
-                for (int i = 0; i < ny; i++) CB[(size_t)i * nu + a] = (y1[i] - y0[i]) / e;
-                CS_TRY(cs_model_rhs(md, t, xp, u0, ab, err));
-                double an = 0.0;
-                for (int q = 0; q < nx; q++) { ab[q] = (ab[q] - f0[q]) / e; an = fmax(an, fabs(ab[q])); }
-                double e2 = an > 0.0 ? eps * fmax(1.0, xs) / an : 0.0;
-                if (e2 > 0.0) {
-                    for (int q = 0; q < nx; q++) xp[q] = x[q] + e2 * ab[q];
-                    CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
-                    for (int i = 0; i < ny; i++) CAB[(size_t)i * nu + a] = (y1[i] - y0[i]) / e2;
-                    if (two) { /* A^2 B = f_x (A B), C A^2 B = g_x (A^2 B) */
-                        CS_TRY(cs_model_rhs(md, t, xp, u0, a2b, err));
-                        double a2n = 0.0;
-                        for (int q = 0; q < nx; q++) { a2b[q] = (a2b[q] - f0[q]) / e2; a2n = fmax(a2n, fabs(a2b[q])); }
-                        double e3 = a2n > 0.0 ? eps * fmax(1.0, xs) / a2n : 0.0;
-                        if (e3 > 0.0) {
-                            for (int q = 0; q < nx; q++) xp[q] = x[q] + e3 * a2b[q];
-                            CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
-                            for (int i = 0; i < ny; i++) CA2B[(size_t)i * nu + a] = (y1[i] - y0[i]) / e3;
-                        }
-                    }
-                } else {
-                    for (int i = 0; i < ny; i++) CAB[(size_t)i * nu + a] = 0.0;
+            /* the chain b, A b, A^2 b: each direction's step sized to the state, C d from the outputs, the next
+             * direction f_x d from the right-hand side; a vanishing direction leaves its own and later terms 0 */
+            double *dir[3] = {b, ab, a2b}, *col[3] = {CB, CAB, CA2B};
+            const int levels = two ? 3 : 2;
+            double dn = bn;
+            for (int l = 0; l < levels; l++) {
+                const double e = dn > 0.0 ? eps * fmax(1.0, xs) / dn : 0.0;
+                if (!(e > 0.0)) {
+                    for (; l < levels; l++)
+                        for (int i = 0; i < ny; i++) col[l][(size_t)i * nu + a] = 0.0;
+                    break;
                 }
-            } else {
-                for (int i = 0; i < ny; i++) CB[(size_t)i * nu + a] = CAB[(size_t)i * nu + a] = 0.0;
+                for (int q = 0; q < nx; q++) xp[q] = x[q] + e * dir[l][q];
+                CS_TRY(cs_model_output(md, t, xp, u0, y1, err));
+                for (int i = 0; i < ny; i++) col[l][(size_t)i * nu + a] = (y1[i] - y0[i]) / e;
+                if (l + 1 < levels) {
+                    double *next = dir[l + 1];
+                    CS_TRY(cs_model_rhs(md, t, xp, u0, next, err));
+                    dn = 0.0;
+                    for (int q = 0; q < nx; q++) { next[q] = (next[q] - f0[q]) / e; dn = fmax(dn, fabs(next[q])); }
+                }
             }
         }
     }
