@@ -452,6 +452,16 @@ static int add_observers(cs_run *run, run_args *a, run_ctx *k) {
     return 0;
 }
 
+/* d[key] = a list of the n values of whichever array is given (doubles, longs or ints). 0 or -1. */
+static int put_list(PyObject *d, const char *key, int n, const double *dv, const long *lv, const int *iv) {
+    PyObject *l = PyList_New(n);
+    for (int q = 0; l && q < n; q++)
+        PyList_SET_ITEM(l, q, dv ? PyFloat_FromDouble(dv[q]) : PyLong_FromLong(lv ? lv[q] : iv[q]));
+    int rc = l ? PyDict_SetItemString(d, key, l) : -1;
+    Py_XDECREF(l);
+    return rc;
+}
+
 /* Run-level timing (scheme, interface, snapshots, per-thread barrier waits; Jacobi: per unit thread-CPU solver time
  * and CPU idle at the barrier, issue 11, T25) as a dict, or NULL (no exception) where it is not available. */
 static PyObject *timing_dict(const cs_run_report *rep) {
@@ -466,34 +476,19 @@ static PyObject *timing_dict(const cs_run_report *rep) {
     }
     if (!timing) { PyErr_Clear(); return NULL; }
     if (rep->has_thread_work) {
-        PyObject *lb = PyList_New(nth), *ls = PyList_New(nth), *lu = PyList_New(nth);
         PyObject *cc = PyFloat_FromDouble(rep->cpu_critical);
-        for (int q = 0; lb && ls && lu && q < nth; q++) {
-            PyList_SET_ITEM(lb, q, PyFloat_FromDouble(rep->thread_busy[q]));
-            PyList_SET_ITEM(ls, q, PyLong_FromLong(rep->thread_stolen[q]));
-            PyList_SET_ITEM(lu, q, PyLong_FromLong(rep->thread_units[q]));
-        }
-        if (!lb || !ls || !lu || !cc || PyDict_SetItemString(timing, "thread_busy_time", lb) ||
-            PyDict_SetItemString(timing, "thread_stolen_units", ls) ||
-            PyDict_SetItemString(timing, "thread_units", lu) || PyDict_SetItemString(timing, "cpu_critical_time", cc))
+        if (!cc || put_list(timing, "thread_busy_time", nth, rep->thread_busy, NULL, NULL) ||
+            put_list(timing, "thread_stolen_units", nth, NULL, rep->thread_stolen, NULL) ||
+            put_list(timing, "thread_units", nth, NULL, NULL, rep->thread_units) ||
+            PyDict_SetItemString(timing, "cpu_critical_time", cc))
             PyErr_Clear();
-        Py_XDECREF(lb); Py_XDECREF(ls); Py_XDECREF(lu); Py_XDECREF(cc);
+        Py_XDECREF(cc);
     }
-    if (rep->unit_cpu) {
-        PyObject *lc = PyList_New(rep->nunits), *li = PyList_New(rep->nunits);
-        PyObject *lr = PyList_New(rep->nunits), *lri = PyList_New(rep->nunits);
-        for (int q = 0; lc && li && lr && lri && q < rep->nunits; q++) {
-            PyList_SET_ITEM(lc, q, PyFloat_FromDouble(rep->unit_cpu[q]));
-            PyList_SET_ITEM(li, q, PyFloat_FromDouble(rep->unit_cpu_idle[q]));
-            PyList_SET_ITEM(lr, q, PyFloat_FromDouble(rep->unit_rhs[q]));
-            PyList_SET_ITEM(lri, q, PyFloat_FromDouble(rep->unit_rhs_idle[q]));
-        }
-        if (!lc || !li || !lr || !lri || PyDict_SetItemString(timing, "unit_cpu_time", lc) ||
-            PyDict_SetItemString(timing, "unit_cpu_idle_time", li) ||
-            PyDict_SetItemString(timing, "unit_rhs_work", lr) || PyDict_SetItemString(timing, "unit_rhs_idle", lri))
-            PyErr_Clear();
-        Py_XDECREF(lc); Py_XDECREF(li); Py_XDECREF(lr); Py_XDECREF(lri);
-    }
+    if (rep->unit_cpu && (put_list(timing, "unit_cpu_time", rep->nunits, rep->unit_cpu, NULL, NULL) ||
+                          put_list(timing, "unit_cpu_idle_time", rep->nunits, rep->unit_cpu_idle, NULL, NULL) ||
+                          put_list(timing, "unit_rhs_work", rep->nunits, rep->unit_rhs, NULL, NULL) ||
+                          put_list(timing, "unit_rhs_idle", rep->nunits, rep->unit_rhs_idle, NULL, NULL)))
+        PyErr_Clear();
     return timing;
 }
 
