@@ -14,6 +14,7 @@ import concurrent.futures as cf
 import multiprocessing
 import numbers
 import os
+import pickle
 import signal
 import threading
 import time
@@ -50,6 +51,9 @@ class Serial:
     def submit(self, fn, *args):
         return _Done(fn, args)
 
+    def result(self, future):
+        return future.result()
+
     def wait(self, futures, timeout=None):
         return set(futures)
 
@@ -83,6 +87,8 @@ class Pool:
         if self.name == "processes":      # fn and args pickle by reference and value (the study travels pickled)
             return self.ex.submit(fn, *args)
         return self.ex.submit(_cancellable, self.stop, self.workers, fn, *args)
+
+    result = Serial.result
 
     def wait(self, futures, timeout=None):
         return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
@@ -194,7 +200,9 @@ class Dask:
     study key), which :meth:`abort` sets on every worker."""
 
     def __init__(self, client):
+        import distributed
         self.client = client
+        self.future_type = distributed.Future
         self.name = "dask"
         self.key = uuid.uuid4().hex
         self.hosts = {}                   # host -> task threads on it (the runs that run at once there)
@@ -214,9 +222,15 @@ class Dask:
             self.in_process = False
 
     def submit(self, fn, *args):
+        # arguments other than Dask futures (which the scheduler must see to resolve them) travel as Packed bytes,
+        # and so does the result
+        args = [a if isinstance(a, self.future_type) else Packed(a) for a in args]
         f = self.client.submit(_dask_task, self.key, self.hosts, fn, *args, pure=False)
         f.add_done_callback(self._finished)
         return f
+
+    def result(self, future):
+        return future.result().value()
 
     def _finished(self, future):
         self.finished.set()
@@ -267,6 +281,24 @@ def _stop_for(key):
         return _STOPS.setdefault(key, Cancel())
 
 
+class Packed:
+    """An object pickled once into bytes, as a Dask task's argument or result. Dask walks a task's lists, tuples and
+    dicts element by element (to find the keys in them) and sizes its results the same way: for a batch of 100 runs'
+    parameters and rows that cost about 3 ms of CPU in the study's process and 3 ms in the worker per task (measured
+    on 2 cores), on the cores of the runs; bytes are one opaque frame."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, obj):
+        self.data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def value(self):
+        return pickle.loads(self.data)
+
+    def __sizeof__(self):                 # what Dask's memory accounting sees (dask.sizeof falls back to this)
+        return object.__sizeof__(self) + len(self.data)
+
+
 class Stopped(Exception):
     """A Dask task whose runs were stopped (a Dask worker handles Exceptions, not a KeyboardInterrupt)."""
 
@@ -288,8 +320,9 @@ def _dask_task(key, hosts, fn, *args):
         threads = max(threads, hosts.get("inproc", threads))
     else:
         os.environ["COSIM_CONCURRENT_RUNS"] = str(max(1, -(-hosts.get(_host(worker.address), threads) // threads)))
+    args = [a.value() if isinstance(a, Packed) else a for a in args]
     try:
-        return _cancellable(_stop_for(key), threads, fn, *args)
+        return Packed(_cancellable(_stop_for(key), threads, fn, *args))
     except KeyboardInterrupt as exc:
         raise Stopped(str(exc)) from None
 

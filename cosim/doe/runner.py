@@ -308,7 +308,7 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
 
     def take(f):
         inflight.pop(f)
-        out, seconds = f.result()
+        out, seconds = backend.result(f)
         sizes.observe(len(out), seconds)
         record(unpack(out))
 
@@ -389,7 +389,7 @@ def _drain(backend, inflight, take):
             inflight.pop(f)
             continue
         try:
-            f.result()
+            backend.result(f)
         except BaseException:
             inflight.pop(f, None)
             continue
