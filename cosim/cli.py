@@ -43,11 +43,15 @@ signal, a model file that raises, an output outside the output directory, ...).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 
 import cosim
+#: seconds ``cosim doe --scheduler`` waits for the Dask scheduler to answer
+DASK_CONNECT_TIMEOUT = 10
+
 from .scenario import (LIBRARY, Outputs, ScenarioError, build_system, check_keys, load_scenario, make_approximation, make_solver, one_line, output_dir, read_toml, run_model_file, simulation_options)  # noqa: F401  (cosim.cli.*)
 
 
@@ -146,9 +150,39 @@ def main(argv=None):
     return status
 
 
+@contextlib.contextmanager
+def _dask_client(backend, scheduler, workers):
+    """For ``backend`` "dask": a ``distributed.Client`` of the cluster at ``scheduler`` (which has its own workers)
+    or of a :func:`cosim.doe.local_cluster` of ``workers`` processes, closed at the end; None for the other
+    backends. A cluster that cannot be reached is an OSError naming the address (exit code 2)."""
+    if scheduler is not None and not (isinstance(scheduler, str) and scheduler.strip()):
+        raise ValueError(f"run.scheduler: expected a scheduler address such as 'tcp://HOST:8786', got {scheduler!r}")
+    if backend != "dask":
+        if scheduler:
+            raise ValueError(f"--scheduler: only with --backend dask, got --backend {backend}")
+        yield None
+        return
+    import distributed
+    from .doe import local_cluster
+    if scheduler:
+        if workers is not None:
+            raise ValueError("--workers: the cluster at --scheduler has its own workers; leave --workers out")
+        try:
+            client = distributed.Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise OSError(f"--scheduler: no Dask scheduler reachable at {scheduler!r} "
+                          f"({type(exc).__name__}: {one_line(exc)})") from None
+        with client:
+            yield client
+        return
+    with local_cluster(workers) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
 def doe_main(argv=None):
-    """``cosim doe STUDY.toml [--out DIR] [--backend B] [--workers N] [--checkpoint FILE] [--no-progress]``: a design
-    of experiments from a TOML file (format: cosim.doe.config); writes the table (CSV/Parquet) and the ANOVA."""
+    """``cosim doe STUDY.toml [--out DIR] [--backend B] [--scheduler ADDRESS] [--workers N] [--checkpoint FILE]
+    [--no-progress]``: a design of experiments from a TOML file (format: cosim.doe.config); writes the table
+    (CSV/Parquet) and the ANOVA."""
     from . import _extras
     try:
         _extras.require("doe", "cosim doe")
@@ -166,8 +200,12 @@ def doe_main(argv=None):
                                  "examples/doe_two_mass.toml.")
     ap.add_argument("study", help="study file (TOML)")
     ap.add_argument("--out", default=None, help="output directory (default: [output] dir of the study, or .)")
-    ap.add_argument("--backend", default=None, choices=["serial", "threads", "processes"],
-                    help="where the runs execute (default: [run] backend, or threads)")
+    ap.add_argument("--backend", default=None, choices=["serial", "threads", "processes", "dask"],
+                    help="where the runs execute (default: [run] backend, or threads; dask: a LocalCluster of "
+                    "--workers processes on this machine, or the cluster of --scheduler)")
+    ap.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a running Dask scheduler (e.g. tcp://HOST:8786) whose workers run the study (default: "
+                    "[run] scheduler; implies --backend dask)")
     ap.add_argument("--workers", type=int, default=None, help="pool size (default: [run] workers, or the cores)")
     ap.add_argument("--checkpoint", default=None, help="SQLite checkpoint (default: [run] checkpoint, in the "
                     "output directory)")
@@ -193,7 +231,8 @@ def doe_main(argv=None):
                                                                    args.allow_outside)
         outputs = Outputs(out_dir, StudyError, args.allow_outside,
                           protected=(args.study, getattr(study.build, "_model_file", None)))
-        backend = args.backend or run.get("backend", "threads")
+        scheduler = args.scheduler or (run.get("scheduler") if args.backend in (None, "dask") else None)
+        backend = args.backend or ("dask" if scheduler else run.get("backend", "threads"))
         workers = args.workers if args.workers is not None else run.get("workers")
         ck = None
         if args.checkpoint:                       # the command line's own choice: any place
@@ -208,12 +247,13 @@ def doe_main(argv=None):
         anova_path = outputs.path(anova_name, "output.anova") if anova_name else None
         os.makedirs(out_dir, exist_ok=True)
         print(f"cosim {cosim.__version__} doe: {title}: {len(study)} runs, factors {study.factors}, "
-              f"backend {backend}" + (f", checkpoint {ck}" if ck else ""))
+              f"backend {backend}" + (f" at {scheduler}" if scheduler else "") + (f", checkpoint {ck}" if ck else ""))
         t0 = time.perf_counter()
-        df = study.run(backend=backend, workers=workers, checkpoint=ck, progress=not args.no_progress,
-                       chunksize=run.get("chunksize"),
-                       checkpoint_mode=args.checkpoint_mode or run.get("checkpoint_mode", "resume"),
-                       retry_failed=args.retry_failed or run.get("retry_failed", False))
+        with _dask_client(backend, scheduler, workers) as client:
+            df = study.run(backend=client or backend, workers=None if client else workers, checkpoint=ck,
+                           progress=not args.no_progress, chunksize=run.get("chunksize"),
+                           checkpoint_mode=args.checkpoint_mode or run.get("checkpoint_mode", "resume"),
+                           retry_failed=args.retry_failed or run.get("retry_failed", False))
         wall = time.perf_counter() - t0
         print(f"{len(df)} runs in {wall:.2f} s; status: " +
               ", ".join(f"{k} {v}" for k, v in df["status"].value_counts().items()))

@@ -88,3 +88,79 @@ def test_study_on_a_scheduler_and_two_worker_processes(cluster, tmp_path):
     # the checkpoint holds the same rows (doe.load gives text columns the string dtype, run() object)
     pd.testing.assert_frame_equal(doe.load(tmp_path / "study.sqlite")[cols], serial[cols], check_dtype=False)
     assert np.isfinite(df.eps_mono[df.status == "ok"]).all()
+
+
+STUDY = """
+title = "two-mass oscillator on Dask"
+[model]
+library = "two_mass_oscillator"
+[simulation]
+t_end = 0.05
+solver = { type = "exact" }
+[factors]
+ck = [1e5, 1e6, 1e7]
+H = [1e-3, 2e-3]
+[responses]
+names = ["eps_mono", "stable"]
+reference = true
+[run]
+backend = "serial"
+checkpoint = "study.sqlite"
+[output]
+dir = "o"
+table = "study.csv"
+anova = ""
+"""
+
+
+def _cosim_doe(args, cwd):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "cosim", "doe", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env=env)
+
+
+def test_cli_runs_a_study_on_the_cluster_of_a_scheduler_address(cluster, tmp_path):
+    """`cosim doe study.toml --scheduler ADDRESS`: the runs go to the cluster's worker processes; the table and
+    its checkpoint are written here and equal the serial CLI run's."""
+    with distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=120)
+    (tmp_path / "study.toml").write_text(STUDY)
+    serial = _cosim_doe(["study.toml", "--no-progress", "--out", "serial"], tmp_path)
+    assert serial.returncode == 0, serial.stderr
+    proc = _cosim_doe(["study.toml", "--no-progress", "--out", "dask", "--scheduler", cluster], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"backend dask at {cluster}" in proc.stdout
+    a = pd.read_csv(tmp_path / "serial" / "study.csv", index_col="run")
+    b = pd.read_csv(tmp_path / "dask" / "study.csv", index_col="run")
+    pd.testing.assert_frame_equal(a.drop(columns="wall"), b.drop(columns="wall"))
+    assert len(doe.load(tmp_path / "dask" / "study.sqlite")) == 6
+    with distributed.Client(cluster) as client:              # the workers ran them (cosim imported there)
+        assert all(client.run(lambda: "cosim.doe.runner" in sys.modules).values())
+
+
+def test_cli_dask_backend_on_a_local_cluster_and_its_errors(tmp_path, monkeypatch, capsys):
+    """`--backend dask` starts a local_cluster of --workers processes for the study; a scheduler nobody answers,
+    --workers with --scheduler, --scheduler with another backend and a scheduler that is not a string are exit
+    code 2 with one line naming the option."""
+    from cosim import cli
+    (tmp_path / "study.toml").write_text(STUDY)
+    proc = _cosim_doe(["study.toml", "--no-progress", "--out", "local", "--backend", "dask", "--workers", "2"],
+                      tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "backend dask," in proc.stdout and "6 runs in" in proc.stdout
+    assert len(pd.read_csv(tmp_path / "local" / "study.csv")) == 6
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "DASK_CONNECT_TIMEOUT", 1)
+    nobody = "tcp://127.0.0.1:9"                                # the discard port: no scheduler there
+    (tmp_path / "bad.toml").write_text(STUDY.replace('backend = "serial"', 'backend = "dask"\nscheduler = 8786'))
+    cases = [(["study.toml", "--scheduler", nobody], f"--scheduler: no Dask scheduler reachable at {nobody!r}"),
+             (["study.toml", "--scheduler", nobody, "--workers", "2"], "--workers: the cluster at --scheduler"),
+             (["study.toml", "--scheduler", nobody, "--backend", "threads"], "--scheduler: only with --backend dask"),
+             (["bad.toml"], "run.scheduler: expected a scheduler address such as 'tcp://HOST:8786', got 8786")]
+    for args, message in cases:
+        t0 = time.monotonic()
+        rc = cli.doe_main([*args, "--no-progress", "--out", "bad"])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.startswith("cosim doe: ") and message in err and err.count("\n") == 1, (args, err)
+        assert time.monotonic() - t0 < 30
+    assert not (tmp_path / "bad" / "study.csv").exists()

@@ -30,8 +30,9 @@ with a message naming them)::
     reference = true                         # monolithic reference (needed by eps_mono*, max_rel, nrmse)
 
     [run]
-    backend = "threads"                      # "serial" | "threads" | "processes"
+    backend = "threads"                      # "serial" | "threads" | "processes" | "dask" (a local_cluster)
     workers = 2
+    # scheduler = "tcp://HOST:8786"          # a running Dask cluster's scheduler instead (--scheduler)
     checkpoint = "study.sqlite"              # in the output directory; resumes an interrupted study
     checkpoint_mode = "resume"               # "resume" | "new" | "overwrite" (--checkpoint-mode)
     retry_failed = false                     # run the runs recorded as "failed" again (--retry-failed)
@@ -55,7 +56,7 @@ from .errors import StudyError
 SECTIONS = {"title", "study_id", "model", "simulation", "factors", "design", "responses", "run", "output"}
 KEYS = {"model": {"library", "file", "params"}, "design": {"type", "n", "seed", "second_order", "max_runs"},
         "responses": {"names", "reference"},
-        "run": {"backend", "workers", "checkpoint", "chunksize", "checkpoint_mode", "retry_failed"},
+        "run": {"backend", "scheduler", "workers", "checkpoint", "chunksize", "checkpoint_mode", "retry_failed"},
         "output": {"dir", "table", "anova", "response", "interactions"}}
 
 
