@@ -188,7 +188,8 @@ def sustained_growth(result):
     The run is cut into ``GROWTH_WINDOWS`` = 20 windows of equal time; p_k = max |y| over window k. A signal grows
     geometrically when, over the last ``GROWTH_SUSTAINED`` = 6 windows, p grows in every window and by
     ``GROWTH_PER_WINDOW`` (1.2) per window on geometric average, and the growing part is not resolved by the macro
-    grid: over the last window, max |y_{N+1} - 2 y_N + y_{N-1}| >= ``GROWTH_ROUGHNESS`` max |y| (0.5; a sampled
+    grid: over the last window (at least the last three macro points), max |y_{N+1} - 2 y_N + y_{N-1}| >=
+    ``GROWTH_ROUGHNESS`` max |y| (0.5; a sampled
     sinusoid of ω H has 2 (1 - cos ω H), so 0.5 means fewer than about 9 macro steps per period). A numerically
     unstable coupling grows
     like rho^N (a constant factor per window) in a mode near the macro step's own scale; a forced physical response
@@ -219,8 +220,8 @@ def sustained_growth(result):
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_ratio = (tail[-1] / tail[0]) ** (1.0 / m)
     grows = np.all(ratios >= 1.0, axis=0) & (mean_ratio >= GROWTH_PER_WINDOW) & (tail[-1] > floor)
-    last = V[edges[-1]:]
-    if np.any(grows) and len(last) >= 3:
+    last = V[min(edges[-1], len(V) - 3):]         # at least three macro points: a step-controlled run may take
+    if np.any(grows):                               # fewer in its last window
         rough = np.max(np.abs(np.diff(last, 2, axis=0)), axis=0) >= GROWTH_ROUGHNESS * np.max(np.abs(last), axis=0)
         grows &= rough
     if not np.any(grows):

@@ -11,9 +11,6 @@ import pytest
 
 import cosim
 
-# The rod and the oscillators start at rest or from a displacement, and the impulse's wave reaches the coupling
-# bodies within the short runs: their amplitudes grow from zero, which the run verdict reads as a growing oscillation.
-pytestmark = [pytest.mark.filterwarnings("ignore::cosim.CouplingInstabilityWarning")]
 
 
 def implicit_run(system, t_end, jacobian, rtol, atol, tau, max_iter, H0, solver=None):

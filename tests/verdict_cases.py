@@ -61,6 +61,15 @@ CASES = {
     "kraft chain forced from rest (Table 5.3, 40 bodies)": (_chain, dict(t_end=4e-4, H=2e-6,
                                                                          solver=cosim.CVODE(rtol=1e-6, atol=1e-9)),
                                                             True, "amplitude", True),
+    # a wave from an impulse at one end, under imMD step control: ahead of its front the far bodies' velocities grow
+    # from 1e-41 to 5e-10 m/s, by 1.2-18 per window, with 2 macro points in the last window (before the roughness
+    # was read over at least three points, that was "grew geometrically")
+    "kraft steel rod struck from rest, imMD (Table A.3, 20 bodies)": (
+        lambda: models.oscillator_chain(preset="tableA.3", n_bodies=20, damping_ratio=1e-3),
+        dict(t_end=1e-5, H=1e-9, approximation=cosim.Lagrange(0), last_step="shorten",
+             step_control=cosim.StepControl(estimator="imMD", rtol=1e-5, atol={"pos": 1e-8, "vel": 1e-5, "u": 0.1}),
+             scheme=cosim.Implicit(jacobian="fd", tol=1e-5, max_iter=10, convergence="y", tau=0.33)),
+        True, "amplitude", True),
 }
 
 # The issue's own case (about 10 s): Table 5.3, within 1.7e-4 of the monolithic solution, used to raise
