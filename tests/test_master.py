@@ -247,6 +247,44 @@ def test_callback_exceptions_are_chained_or_propagate():
     assert isinstance(e.value.__cause__, KeyError)
 
 
+def test_callback_exceptions_of_steppers_and_interface_jacobians_are_chained_or_propagate():
+    """As in cosim.simulate: the exception a Python model raised inside cosim.Stepper (do_step, outputs) or
+    cosim.schemes.interface_jacobian (fd and exact) is the __cause__ of the SolverError; KeyboardInterrupt and
+    SystemExit propagate as themselves."""
+    raised = {}
+
+    def rhs(t, x, u):
+        if t > 0.005 and "rhs" in raised:
+            raise raised["rhs"]
+        return np.array([x[1], -x[0] + u[0]])
+
+    def out(t, x, u):
+        if "out" in raised:
+            raise raised["out"]
+        return x[:1]
+    py = cosim.ODE(rhs, out, nx=2, nu=1, ny=1, x0=[1.0, 0.0], name="S", feedthrough=False)
+    for exc in (KeyError("inside rhs"), KeyboardInterrupt(), SystemExit(3)):
+        raised.clear()
+        raised["rhs"] = exc
+        calls = [lambda: cosim.Stepper(py, cosim.RK4()).do_step(0.0, 0.01, [0.0])]
+        calls += [lambda m=m: cosim.schemes.interface_jacobian(py, 0.01, method=m, u=[0.0]) for m in ("fd", "exact")]
+        for call in calls:
+            if isinstance(exc, Exception):
+                with pytest.raises(cosim.SolverError, match="rhs raised KeyError") as e:
+                    call()
+                assert e.value.__cause__ is exc
+            else:
+                with pytest.raises(type(exc)):
+                    call()
+    raised.clear()
+    st = cosim.Stepper(py, cosim.RK4())
+    st.do_step(0.0, 0.01, [0.0])
+    raised["out"] = ZeroDivisionError("inside output")
+    with pytest.raises(cosim.SolverError) as e:
+        st.output([0.0])
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
 def test_sigint_stops_a_long_c_run():
     """Ctrl-C during a long run in C (GIL released) raises KeyboardInterrupt within 1 s."""
     code = textwrap.dedent("""

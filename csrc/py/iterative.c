@@ -69,7 +69,7 @@ static PyObject *py_interface_jacobian(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     free(c);
-    if (rc) { Py_CLEAR(out); cs_py_raise(&err); }
+    if (rc) { Py_CLEAR(out); cs_py_raise_model(&err, m); }
 done:
     cs_unit_snapshot_destroy(u, snap);
     cs_unit_destroy(u);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "interrupt.h"
+#include "models/model.h"
 
 /* cosim.errors.<name> (new reference), imported lazily: the extension is imported by cosim/__init__.py before
  * cosim.errors may be, and a failed import falls back to RuntimeError (the base class of cosim.CosimError). */
@@ -50,6 +51,25 @@ PyObject *cs_py_raise(const cs_err *err) {
     PyObject *type = cs_py_error_type(err->code);
     PyErr_SetString(type, msg);
     Py_DECREF(type);
+    return NULL;
+}
+
+PyObject *cs_py_raise_model(const cs_err *err, cs_model *m) {
+    PyObject *cause = m ? cs_model_take_cause(m) : NULL;
+    if (cause && !PyObject_IsInstance(cause, PyExc_Exception)) {
+        PyErr_SetObject((PyObject *)Py_TYPE(cause), cause);
+        Py_DECREF(cause);
+        return NULL;
+    }
+    cs_py_raise(err);
+    if (cause) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (value) PyException_SetCause(value, cause); /* steals cause */
+        else Py_DECREF(cause);
+        PyErr_Restore(type, value, tb);
+    }
     return NULL;
 }
 

@@ -12,6 +12,11 @@
 
 /* Raise the Python exception that matches err->code (ValueError, MemoryError, RuntimeError, ...). */
 PyObject *cs_py_raise(const cs_err *err);
+/* cs_py_raise for a failure in model m (NULL: none): the exception a Python model's callback raised
+ * (cs_model_take_cause) becomes the __cause__ of the error; KeyboardInterrupt and SystemExit propagate as themselves,
+ * as in cosim.simulate. Returns NULL. */
+struct cs_model;
+PyObject *cs_py_raise_model(const cs_err *err, struct cs_model *m);
 /* The exception class cs_py_raise uses for a status code (new reference). */
 PyObject *cs_py_error_type(int code);
 

@@ -183,7 +183,7 @@ static PyObject *py_stepper_step(PyObject *self, PyObject *args) {
     }
     CS_PY_RELEASED(rc = cs_stepper_step(p->st, T, H, &in, CS_RESTART, &err);
                    if (!rc) rc = cs_stepper_check_finite(p->st, T, H, &err));
-    if (rc) return cs_py_raise(&err);
+    if (rc) return cs_py_raise_model(&err, p->model);
     Py_RETURN_NONE;
 }
 
@@ -223,7 +223,7 @@ static PyObject *py_stepper_output(PyObject *self, PyObject *args) {
         else rc = cs_model_output(p->model, p->st->t, p->st->x, PyArray_DATA(u), y, &err);
     }
     if (!y) PyErr_NoMemory();
-    else if (rc) cs_py_raise(&err);
+    else if (rc) cs_py_raise_model(&err, p->model);
     else out = cs_py_vec(p->ny, y);
     free(y);
     Py_DECREF(u);
