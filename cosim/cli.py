@@ -49,10 +49,10 @@ import sys
 import time
 
 import cosim
+from .scenario import (LIBRARY, Outputs, ScenarioError, build_system, check_keys, load_scenario, make_approximation, make_solver, one_line, output_dir, read_toml, run_model_file, simulation_options)  # noqa: F401  (cosim.cli.*)
+
 #: seconds ``cosim doe --scheduler`` waits for the Dask scheduler to answer
 DASK_CONNECT_TIMEOUT = 10
-
-from .scenario import (LIBRARY, Outputs, ScenarioError, build_system, check_keys, load_scenario, make_approximation, make_solver, one_line, output_dir, read_toml, run_model_file, simulation_options)  # noqa: F401  (cosim.cli.*)
 
 
 def run_scenario(path, out_dir=None, stream=None, allow_outside=False):

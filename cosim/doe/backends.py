@@ -283,9 +283,9 @@ def _stop_for(key):
 
 class Packed:
     """An object pickled once into bytes, as a Dask task's argument or result. Dask walks a task's lists, tuples and
-    dicts element by element (to find the keys in them) and sizes its results the same way: for a batch of 100 runs'
-    parameters and rows that cost about 3 ms of CPU in the study's process and 3 ms in the worker per task (measured
-    on 2 cores), on the cores of the runs; bytes are one opaque frame."""
+    dicts element by element (to find the keys in them) and sizes its results the same way: for batches of 50-100
+    runs' parameters and rows, 1-3 ms of CPU per task in the study's process and as much in the worker (measured on 2
+    cores, benchmarks/README.md), taken from the cores of the runs; bytes are one opaque frame."""
 
     __slots__ = ("data",)
 
