@@ -164,3 +164,40 @@ def test_cli_dask_backend_on_a_local_cluster_and_its_errors(tmp_path, monkeypatc
         assert rc == 2 and err.startswith("cosim doe: ") and message in err and err.count("\n") == 1, (args, err)
         assert time.monotonic() - t0 < 30
     assert not (tmp_path / "bad" / "study.csv").exists()
+
+
+def test_cli_two_ctrl_c_end_a_dask_study_and_its_local_cluster_within_seconds(tmp_path):
+    """`cosim doe --backend dask`, Ctrl-C twice: the study stops, the local cluster is closed (the second Ctrl-C
+    does not interrupt the close, which left the cluster to a finalizer that waited 10 s at exit), exit code 130,
+    no worker process left."""
+    import psutil
+    (tmp_path / "study.toml").write_text(STUDY.replace("t_end = 0.05", "t_end = 10.0").replace(
+        'solver = { type = "exact" }', 'solver = { type = "rk4", substeps = 50 }').replace(
+        "H = [1e-3, 2e-3]", "H = [1e-5, 2e-5]").replace("reference = true", "reference = false").replace(
+        'names = ["eps_mono", "stable"]', 'names = ["stable"]'))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "cosim", "doe", "study.toml", "--no-progress", "--backend", "dask",
+                             "--workers", "2"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 120
+        workers = []
+        while time.monotonic() < deadline and proc.poll() is None and len(workers) < 2:
+            workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                       if "multiprocessing" in " ".join(p.cmdline()) and "resource_tracker" not in " ".join(p.cmdline())]
+            time.sleep(0.2)
+        time.sleep(8.0)                                    # the workers start, and are inside their first runs
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "cosim doe: interrupted" in err, (out, err)
+    assert took < 5.0, f"cosim doe exited {took:.1f} s after the second Ctrl-C"
+    assert workers and not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in workers)
+    assert "study interrupted:" in err, (out, err)
