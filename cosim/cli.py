@@ -45,9 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
-import threading
 import time
 
 import cosim
@@ -177,20 +175,8 @@ def _dask_client(backend, scheduler, workers):
         with client:
             yield client
         return
-    cluster = local_cluster(workers)
-    try:
-        with distributed.Client(cluster) as client:
-            yield client
-    finally:
-        # closing takes about a second; a Ctrl-C inside it would leave the cluster to a finalizer that waits 10 s
-        # for the workers at exit
-        main = threading.current_thread() is threading.main_thread()
-        handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
-            cluster.close()
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, handler)
+    with local_cluster(workers) as cluster, distributed.Client(cluster) as client:
+        yield client
 
 
 def doe_main(argv=None):

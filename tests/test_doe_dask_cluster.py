@@ -167,9 +167,9 @@ def test_cli_dask_backend_on_a_local_cluster_and_its_errors(tmp_path, monkeypatc
 
 
 def test_cli_two_ctrl_c_end_a_dask_study_and_its_local_cluster_within_seconds(tmp_path):
-    """`cosim doe --backend dask`, Ctrl-C twice: the study stops, the local cluster is closed (the second Ctrl-C
-    does not interrupt the close, which left the cluster to a finalizer that waited 10 s at exit), exit code 130,
-    no worker process left."""
+    """`cosim doe --backend dask`, Ctrl-C twice: the study stops, the local cluster is closed (cosim.doe.local_cluster
+    holds Ctrl-C off in its close: a second Ctrl-C there left the cluster to a finalizer that waited 10 s at exit),
+    exit code 130, no worker process left."""
     import psutil
     (tmp_path / "study.toml").write_text(STUDY.replace("t_end = 0.05", "t_end = 10.0").replace(
         'solver = { type = "exact" }', 'solver = { type = "rk4", substeps = 50 }').replace(

@@ -11,7 +11,10 @@ the memory and system graphs coarser. cosim applies them to the clusters it crea
 to a cluster or client of the user's own: docs/doe.md shows how to set them there."""
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 
 from .. import _check
 
@@ -39,8 +42,9 @@ def local_cluster(workers=None, **options):
     Returns
     -------
     distributed.LocalCluster
-        Close it when done (``with local_cluster(2) as cluster, Client(cluster) as client: ...``). Workers added
-        later (``cluster.scale``) start with the Dask settings in force then.
+        Close it when done (``with local_cluster(2) as cluster, Client(cluster) as client: ...``); Ctrl-C is held
+        off while it closes (about a second). Workers added later (``cluster.scale``) start with the Dask settings
+        in force then.
     """
     if workers is not None:
         workers = _check.integer(workers, "workers", minimum=1)
@@ -50,7 +54,24 @@ def local_cluster(workers=None, **options):
     import dask
     import distributed
 
+    class Cluster(distributed.LocalCluster):
+        def close(self, *args, **kwargs):
+            with _sigint_held():
+                return super().close(*args, **kwargs)
+
     options.setdefault("dashboard_address", None)
     with dask.config.set(DASK_SETTINGS):
-        return distributed.LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=True, **options)
+        return Cluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, **options)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Ctrl-C held off while a cluster closes (about a second): a Ctrl-C inside the close left the cluster to a
+    finalizer that waited 10 s for the workers at exit (a study's second Ctrl-C often lands there)."""
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, handler)
