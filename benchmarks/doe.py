@@ -23,6 +23,7 @@ Run: .venv/bin/python benchmarks/doe.py [--runs 300] [--repeats 3] [--full | --o
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pathlib
 import sys
@@ -71,8 +72,25 @@ def bare_loop(n):
     return time.perf_counter() - t0, rows
 
 
-def study(n):
+def proxy_study(n):
     return doe.Study(build, {"i": list(range(n))}, responses=responses, reference=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _rls_full():
+    return genser_doe.make_study("rls")
+
+
+def rls_study(n):
+    """Genser's §12.3 RLS pre-step study (examples/genser_doe.py): ``n`` runs spread evenly over its 17 640 (every
+    k-th run, all factor levels), as the issue's 16-core figures were measured."""
+    full_study = _rls_full()
+    stride = max(1, len(full_study) // n)
+    return doe.Study(full_study.build, design=full_study.table.iloc[::stride].iloc[:n].reset_index(drop=True),
+                     responses=full_study.responses, reference=True)
+
+
+study = proxy_study          # the study the measurements run (--study)
 
 
 def timed_study(n, **run):
@@ -241,6 +259,39 @@ def scaling(n, repeats):
           flush=True)
 
 
+def scaling_counts(n, repeats, counts):
+    """Processes and cosim.doe.local_cluster at each worker count of ``counts``, threads at the smallest and largest,
+    best of ``repeats`` (counts interleaved): runs/s, speed-up against 1 worker of the same backend, busy fraction,
+    the share of all CPU that is not the runs', and whether the table (without the per-run wall) equals the one of
+    processes x 1 worker. Target on 16 cores: 16 workers >= 13x one for processes and Dask (issue 28)."""
+    kinds = [(name, kind) for name, kind in _kinds() if "Dask's defaults" not in name]
+    print(f"\nscaling, {n} runs per study, workers {', '.join(map(str, counts))} interleaved, best of {repeats}; "
+          f"{load()}")
+    print("| backend | workers | runs/s | speed-up | busy | not runs (share of all CPU) | table identical |")
+    print("|---|---|---|---|---|---|---|")
+    ref_table = None
+    for name, kind in kinds:
+        ws = sorted({min(counts), max(counts)}) if kind is Threads else counts
+        best, same = {}, {}
+        for _ in range(repeats):
+            for w in ws:
+                with kind(w) as pool:
+                    m = _measure(pool, n)
+                table = m["df"].drop(columns=["wall"])
+                ref_table = table if ref_table is None else ref_table
+                same[w] = same.get(w, True) and table.equals(ref_table)     # every repeat, not the best only
+                if w not in best or m["wall"] < best[w]["wall"]:
+                    best[w] = m
+        for w in ws:
+            m = best[w]
+            total = m["runs"] + m["wother"] + m["main"] + m["pother"]
+            other = "-" if kind is Threads else f"{1 - m['runs'] / total:.1%}"
+            print(f"| {name} | {w} | {n / m['wall']:.1f} | **{best[ws[0]]['wall'] / m['wall']:.2f}x** | "
+                  f"{busy(m['df'], m['wall'], w):.0%} | {other} | {'yes' if same[w] else 'NO'} |", flush=True)
+    print(f"co-simulation {best[ws[0]]['df']['wall'].median() * 1e3:.2f} ms/run (median, 1 worker); target on 16 "
+          "cores: 16 workers >= 13x one for processes and Dask", flush=True)
+
+
 def overhead(n, repeats):
     """The study layer against a bare loop over cosim.simulate (1 core), interleaved, best of ``repeats``."""
     t_bare = c_bare = t_ser = c_ser = float("inf")
@@ -311,7 +362,18 @@ def main(argv=None):
     ap.add_argument("--only-full", action="store_true", help="only the full-size studies")
     ap.add_argument("--workers", type=int, default=2, help="threads of the full-size studies")
     ap.add_argument("--stride", type=int, default=1, help="full-size studies: run every stride-th run only")
+    ap.add_argument("--counts", help="worker counts of a scaling measurement only, e.g. 1,2,4,8,16 (16 cores)")
+    ap.add_argument("--study", choices=["proxy", "rls"], default="proxy",
+                    help="--counts: the ZOH proxy run, or every k-th run of Genser's §12.3 RLS pre-step study")
     args = ap.parse_args(argv)
+    if args.counts:
+        global study
+        study = rls_study if args.study == "rls" else proxy_study
+        counts = sorted({int(c) for c in args.counts.split(",")})
+        print(f"cosim {cosim.__version__}; study {args.study}; {load()}{' (QUICK=1)' if quick else ''}")
+        study(2).run()                                                 # warm-up (imports, caches)
+        scaling_counts(args.runs, args.repeats, counts)
+        return 0
     if args.only_full:
         return full(args.workers, args.stride)
     n = args.runs
