@@ -259,12 +259,13 @@ def scaling(n, repeats):
           flush=True)
 
 
-def scaling_counts(n, repeats, counts):
+def scaling_counts(n, repeats, counts, only=None):
     """Processes and cosim.doe.local_cluster at each worker count of ``counts``, threads at the smallest and largest,
     best of ``repeats`` (counts interleaved): runs/s, speed-up against 1 worker of the same backend, busy fraction,
     the share of all CPU that is not the runs', and whether the table (without the per-run wall) equals the one of
     processes x 1 worker. Target on 16 cores: 16 workers >= 13x one for processes and Dask (issue 28)."""
-    kinds = [(name, kind) for name, kind in _kinds() if "Dask's defaults" not in name]
+    kinds = [(name, kind) for name, kind in _kinds() if "Dask's defaults" not in name
+             and (only is None or name.split()[0].lower() in only)]
     print(f"\nscaling, {n} runs per study, workers {', '.join(map(str, counts))} interleaved, best of {repeats}; "
           f"{load()}")
     print("| backend | workers | runs/s | speed-up | busy | not runs (share of all CPU) | table identical |")
@@ -290,6 +291,84 @@ def scaling_counts(n, repeats, counts):
                   f"{busy(m['df'], m['wall'], w):.0%} | {other} | {'yes' if same[w] else 'NO'} |", flush=True)
     print(f"co-simulation {best[ws[0]]['df']['wall'].median() * 1e3:.2f} ms/run (median, 1 worker); target on 16 "
           "cores: 16 workers >= 13x one for processes and Dask", flush=True)
+
+
+def _simulate_only(n, runs):
+    """A worker of :func:`ceiling`: co-simulations of runs ``runs`` of the study, nothing else (no study layer, no
+    responses); "ready" once warmed up, then waits for "go" on stdin, then prints its time and median time per run."""
+    s = study(n)
+    kws = [s.build(s.params(i)) for i in runs]
+    for kw in kws[:3]:                                                 # warm-up
+        cosim.simulate(**kw)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    t0, each = time.perf_counter(), []
+    for kw in kws:
+        t = time.perf_counter()
+        try:
+            cosim.simulate(**kw)
+        except (cosim.DivergenceError, cosim.SolverError):
+            pass
+        each.append(time.perf_counter() - t)
+    print(f"{time.perf_counter() - t0} {sorted(each)[len(each) // 2]}", flush=True)
+
+
+def ceiling(n, counts, study_name):
+    """What the machine allows: w independent processes, each running 1/w of the study's co-simulations in a loop
+    (no study layer, no dispatch, no responses), started together; runs/s against one such process. No backend can
+    exceed it; the median time per run shows how much slower each run is when w run at once (shared caches, memory,
+    clock frequency)."""
+    import subprocess
+    print(f"\nceiling: {n} co-simulations split over w independent processes (no study layer); {load()}")
+    print("| processes | runs/s | speed-up | median ms/run |")
+    print("|---|---|---|---|")
+    base = None
+    for w in counts:
+        procs = [subprocess.Popen([sys.executable, __file__, "--simulate-only", ",".join(map(str, range(i, n, w))),
+                                   "--study", study_name, "--runs", str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                 for i in range(w)]
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready"
+        t0 = time.perf_counter()
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outs = [p.stdout.readline().split() for p in procs]
+        wall = time.perf_counter() - t0
+        for p in procs:
+            p.wait()
+        med = sorted(float(o[1]) for o in outs)[len(outs) // 2]
+        base = base or n / wall
+        print(f"| {w} | {n / wall:.1f} | **{n / wall / base:.2f}x** | {med * 1e3:.2f} |", flush=True)
+
+
+def dask_timeline(n, workers):
+    """Where a Dask study's time goes on each worker (Dask's task stream): before its first task (the study's
+    start: reference, plan scattered, first dispatch), its tasks (the runs and Dask's per-task work in the task
+    thread), the gaps between its tasks (dispatch latency) and after its last task (the tail)."""
+    import distributed
+    with DaskCluster(workers, True) as pool:
+        with distributed.get_task_stream(pool.client) as ts:
+            t0 = time.time()
+            wall, df = timed_study(n, **pool.kw)
+            t1 = time.time()
+    per = {}
+    for rec in ts.data:
+        for ss in rec.get("startstops", ()):
+            if ss.get("action") == "compute":
+                per.setdefault(rec["worker"], []).append((ss["start"], ss["stop"]))
+    if not per:
+        print("Dask timeline: no task stream")
+        return
+    mean = lambda xs: sum(xs) / len(xs)   # noqa: E731
+    first = [min(a for a, _ in v) - t0 for v in per.values()]
+    tasks = [sum(b - a for a, b in v) for v in per.values()]
+    gaps = [sum(max(0.0, a2 - b1) for (_, b1), (a2, _) in zip(sorted(v), sorted(v)[1:])) for v in per.values()]
+    tail = [t1 - max(b for _, b in v) for v in per.values()]
+    print(f"\nDask timeline, {workers} workers, {n} runs: study {t1 - t0:.3f} s, {len(ts.data)} tasks; per worker "
+          f"(mean / max): before the first task {mean(first):.3f} / {max(first):.3f} s, tasks {mean(tasks):.3f} s, "
+          f"gaps between tasks {mean(gaps):.3f} / {max(gaps):.3f} s, after the last task {mean(tail):.3f} / "
+          f"{max(tail):.3f} s; the runs' own time {df['wall'].sum() / workers:.3f} s per worker", flush=True)
 
 
 def overhead(n, repeats):
@@ -365,14 +444,24 @@ def main(argv=None):
     ap.add_argument("--counts", help="worker counts of a scaling measurement only, e.g. 1,2,4,8,16 (16 cores)")
     ap.add_argument("--study", choices=["proxy", "rls"], default="proxy",
                     help="--counts: the ZOH proxy run, or every k-th run of Genser's §12.3 RLS pre-step study")
+    ap.add_argument("--ceiling", action="store_true", help="--counts: also the independent processes' ceiling")
+    ap.add_argument("--backends", help="--counts: only these, e.g. processes,dask (default: with threads)")
+    ap.add_argument("--timeline", action="store_true", help="--counts: also where a Dask study's time goes")
+    ap.add_argument("--simulate-only", help=argparse.SUPPRESS)           # a worker of the ceiling measurement
     args = ap.parse_args(argv)
+    global study
+    study = rls_study if args.study == "rls" else proxy_study
+    if args.simulate_only:
+        return _simulate_only(args.runs, [int(i) for i in args.simulate_only.split(",")])
     if args.counts:
-        global study
-        study = rls_study if args.study == "rls" else proxy_study
         counts = sorted({int(c) for c in args.counts.split(",")})
         print(f"cosim {cosim.__version__}; study {args.study}; {load()}{' (QUICK=1)' if quick else ''}")
         study(2).run()                                                 # warm-up (imports, caches)
-        scaling_counts(args.runs, args.repeats, counts)
+        if args.ceiling:
+            ceiling(args.runs, counts, args.study)
+        scaling_counts(args.runs, args.repeats, counts, args.backends and args.backends.split(","))
+        if args.timeline:
+            dask_timeline(args.runs, max(counts))
         return 0
     if args.only_full:
         return full(args.workers, args.stride)
