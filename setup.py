@@ -142,8 +142,11 @@ class BuildExtWithProbe(build_ext):
                     os.dup2(null.fileno(), 2)
                     objs = self.compiler.compile([src], output_dir=tmp, include_dirs=ext.include_dirs,
                                                  macros=ext.define_macros)
+                    # LDFLAGS as the extension's link gets them (setuptools adds them to the shared-object
+                    # linker only): a probe without them misses libraries that LDFLAGS=-L... points at
                     self.compiler.link_executable(objs, os.path.join(tmp, "probe"), libraries=libs,
-                                                  library_dirs=ext.library_dirs)
+                                                  library_dirs=ext.library_dirs,
+                                                  extra_postargs=shlex.split(os.environ.get("LDFLAGS", "")))
                 return True
             except Exception:
                 return False
