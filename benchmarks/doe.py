@@ -16,7 +16,14 @@ of thread (the runs, the workers' other threads, the study layer, the study proc
 CPU that is not the runs' and the speed-up the measured CPU times allow on two free cores (about 60 s on a quiet
 machine; QUICK=1: 120 runs per study, best of 2, about 30 s).
 
+On a machine with more cores (the 16-core target of issue 28): ``--counts 1,2,4,8,16`` measures processes,
+cosim.doe.local_cluster and threads (``--backends processes,dask`` for fewer) at each count, interleaved, with the
+table compared across counts; ``--study rls`` runs every k-th run of Genser's §12.3 RLS pre-step study instead of the
+ZOH proxy; ``--ceiling`` adds what independent processes reach (the runs' own slowdown when w run at once bounds
+every backend); ``--timeline`` shows where a Dask study's time goes on each worker (Dask's task stream).
+
 Run: .venv/bin/python benchmarks/doe.py [--runs 300] [--repeats 3] [--full | --only-full] [--workers 2] [--stride 1]
+     .venv/bin/python benchmarks/doe.py --counts 1,8,16 --study rls --runs 1764 --repeats 2 --ceiling --timeline
      QUICK=1 .venv/bin/python benchmarks/doe.py
 (figures in benchmarks/README.md)
 """
@@ -295,7 +302,8 @@ def scaling_counts(n, repeats, counts, only=None):
 
 def _simulate_only(n, runs):
     """A worker of :func:`ceiling`: co-simulations of runs ``runs`` of the study, nothing else (no study layer, no
-    responses); "ready" once warmed up, then waits for "go" on stdin, then prints its time and median time per run."""
+    responses); "ready" once warmed up, then waits for "go" on stdin, then prints its time, the sum of its runs'
+    times and their number."""
     s = study(n)
     kws = [s.build(s.params(i)) for i in runs]
     for kw in kws[:3]:                                                 # warm-up
@@ -310,22 +318,24 @@ def _simulate_only(n, runs):
         except (cosim.DivergenceError, cosim.SolverError):
             pass
         each.append(time.perf_counter() - t)
-    print(f"{time.perf_counter() - t0} {sorted(each)[len(each) // 2]}", flush=True)
+    print(f"{time.perf_counter() - t0} {sum(each)} {len(each)}", flush=True)
 
 
 def ceiling(n, counts, study_name):
-    """What the machine allows: w independent processes, each running 1/w of the study's co-simulations in a loop
-    (no study layer, no dispatch, no responses), started together; runs/s against one such process. No backend can
-    exceed it; the median time per run shows how much slower each run is when w run at once (shared caches, memory,
-    clock frequency)."""
+    """What the machine allows: w independent processes, each running every w-th of the study's co-simulations in a
+    loop (no study layer, no dispatch, no responses), started together. The runs' slowdown (their mean time when w
+    run at once over their mean time alone: shared caches, memory bandwidth, clock frequency) bounds every backend:
+    ceiling = w x (mean time alone) / (mean time with w). The wall-clock speed-up of the processes is lower where
+    their static shares of the runs differ in cost (the study's runs do: a dispatching backend balances them)."""
     import subprocess
     print(f"\nceiling: {n} co-simulations split over w independent processes (no study layer); {load()}")
-    print("| processes | runs/s | speed-up | median ms/run |")
-    print("|---|---|---|---|")
+    print("| processes | runs/s | wall speed-up (static shares) | mean ms/run | ceiling: w x mean alone / mean |")
+    print("|---|---|---|---|---|")
     base = None
     for w in counts:
         procs = [subprocess.Popen([sys.executable, __file__, "--simulate-only", ",".join(map(str, range(i, n, w))),
-                                   "--study", study_name, "--runs", str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                   "--study", study_name, "--runs", str(n)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
                  for i in range(w)]
         for p in procs:
             assert p.stdout.readline().strip() == "ready"
@@ -333,13 +343,14 @@ def ceiling(n, counts, study_name):
         for p in procs:
             p.stdin.write("go\n")
             p.stdin.flush()
-        outs = [p.stdout.readline().split() for p in procs]
+        outs = [[float(x) for x in p.stdout.readline().split()] for p in procs]
         wall = time.perf_counter() - t0
         for p in procs:
             p.wait()
-        med = sorted(float(o[1]) for o in outs)[len(outs) // 2]
-        base = base or n / wall
-        print(f"| {w} | {n / wall:.1f} | **{n / wall / base:.2f}x** | {med * 1e3:.2f} |", flush=True)
+        mean = sum(o[1] for o in outs) / sum(o[2] for o in outs)
+        base = base or (n / wall, mean)
+        print(f"| {w} | {n / wall:.1f} | {n / wall / base[0]:.2f}x | {mean * 1e3:.2f} | **{w * base[1] / mean:.2f}x** |",
+              flush=True)
 
 
 def dask_timeline(n, workers):
