@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# A bundle for measuring cosim's DoE scaling on a machine with many cores, Python 3.12 and no network (a lent
+# 16-core machine): the project's cp312 manylinux wheel, which carries SUNDIALS, KLU and LAPACK (nothing to compile
+# there), and the wheels of the DoE dependencies that such a machine's image lacks (Dask, SALib and theirs; NumPy,
+# SciPy, pandas, statsmodels, tqdm, cloudpickle, psutil, msgpack, toolz are there). Writes .device/ (git-ignored),
+# which the run carries; run.sh beside this file measures.
+#
+#   bash benchmarks/device/prepare.sh          # from anywhere; builds dist/'s cp312 wheel if it is missing
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+D=$ROOT/.device
+grep -qx '/.device/' "$ROOT/.git/info/exclude" || echo '/.device/' >> "$ROOT/.git/info/exclude"
+whl=$(ls "$ROOT"/dist/cosim-*-cp312-cp312-manylinux_*.whl 2>/dev/null | head -1 || true)
+if [ -z "$whl" ]; then
+  (cd "$ROOT" && make wheel PYVERSIONS=3.12)
+  whl=$(ls "$ROOT"/dist/cosim-*-cp312-cp312-manylinux_*.whl | head -1)
+fi
+rm -rf "$D" && mkdir -p "$D/whl"
+cp "$whl" "$D/whl/"
+# the versions this checkout's .venv runs (the figures then compare like with like)
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  --platform manylinux_2_5_x86_64 --platform manylinux1_x86_64 -d "$D/whl" \
+  dask==2026.8.0 distributed==2026.8.0 tornado==6.6.1 zict==3.0.0 tblib==3.2.2 locket==1.0.0 partd==1.4.2 \
+  SALib==1.6.0 multiprocess==0.70.19 dill==0.4.1
+du -sh "$D"
