@@ -97,6 +97,10 @@ plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_formats = [("png", 110)]
 plot_rcparams = {"figure.figsize": (6.4, 3.6)}
+# Some plots show runs at the stability limit on purpose (concepts.md: ZOH at H = 2 ms, rho = 1.0004): their
+# CouplingInstabilityWarning is the point of the page, not a fault of the build, whose log must show real ones
+plot_pre_code = ("import numpy as np\nfrom matplotlib import pyplot as plt\nimport warnings\nimport cosim\n"
+                 "warnings.simplefilter('ignore', cosim.CouplingInstabilityWarning)\n")
 
 # --- HTML ---------------------------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
