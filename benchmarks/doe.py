@@ -268,7 +268,8 @@ def scaling(n, repeats):
 
 def scaling_counts(n, repeats, counts, only=None):
     """Processes and cosim.doe.local_cluster at each worker count of ``counts``, threads at the smallest and largest,
-    best of ``repeats`` (counts interleaved): runs/s, speed-up against 1 worker of the same backend, busy fraction,
+    best of ``repeats`` (counts interleaved): runs/s, speed-up against the smallest count of the same backend (1
+    worker where ``counts`` has 1), busy fraction,
     the share of all CPU that is not the runs', and whether the table (without the per-run wall) equals the one of
     processes x 1 worker. Target on 16 cores: 16 workers >= 13x one for processes and Dask (issue 28)."""
     kinds = [(name, kind) for name, kind in _kinds() if "Dask's defaults" not in name
@@ -306,17 +307,21 @@ def _simulate_only(n, runs):
     times and their number."""
     s = study(n)
     kws = [s.build(s.params(i)) for i in runs]
+
+    def simulate(kw):
+        try:
+            cosim.simulate(**kw)
+        except (cosim.DivergenceError, cosim.SolverError):   # a study's row too: its time counts
+            pass
+
     for kw in kws[:3]:                                                 # warm-up
-        cosim.simulate(**kw)
+        simulate(kw)
     print("ready", flush=True)
     sys.stdin.readline()
     t0, each = time.perf_counter(), []
     for kw in kws:
         t = time.perf_counter()
-        try:
-            cosim.simulate(**kw)
-        except (cosim.DivergenceError, cosim.SolverError):
-            pass
+        simulate(kw)
         each.append(time.perf_counter() - t)
     print(f"{time.perf_counter() - t0} {sum(each)} {len(each)}", flush=True)
 
