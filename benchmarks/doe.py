@@ -387,6 +387,52 @@ def dask_timeline(n, workers):
           f"{max(tail):.3f} s; the runs' own time {df['wall'].sum() / workers:.3f} s per worker", flush=True)
 
 
+def read_scaling(path):
+    """The rows of the scaling tables in a saved output of ``--counts`` -> {backend: [(workers, speed-up, busy)]}."""
+    rows = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        cells = [c.strip().strip("*") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[1].isdigit():
+            backend = cells[0].split()[0].lower()
+            rows.setdefault(backend, []).append((int(cells[1]), float(cells[3].rstrip("x")), float(cells[4].rstrip("%"))))
+    return rows
+
+
+def plot_scaling(paths, out, ax=None):
+    """Speed-up over workers from saved outputs of ``--counts`` (benchmarks/results/doe_16cores_*.txt): one line per
+    backend and file, the ideal and the issue's 13x target at 16 workers."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    colours = {"processes": "C0", "dask": "C1", "threads": "C2"}
+    names = {"dask": "Dask local_cluster"}
+    styles = ["o-", "s--", "^:"]
+    wmax = 1
+    for k, path in enumerate(paths):
+        label = pathlib.Path(path).stem.rsplit("_", 1)[-1].replace("call", "call ")
+        for backend, rows in read_scaling(path).items():
+            w, speedup, _ = zip(*sorted(rows))
+            wmax = max(wmax, *w)
+            ax.plot(w, speedup, styles[k % len(styles)], color=colours.get(backend, "k"), ms=5,
+                    label=f"{names.get(backend, backend)} ({label})")
+    ax.plot([1, wmax], [1, wmax], color="0.6", lw=1, label="ideal")
+    ax.plot([wmax], [13], "k*", ms=11, label="target at 16 workers (13x)")
+    ax.set(xscale="log", yscale="log", xlabel="workers (one core each)", ylabel="speed-up over 1 worker [-]",
+           title="Genser's §12.3 RLS study, 1 764 runs of ~10 ms, 16-core VM")
+    ax.set_xticks([1, 2, 4, 8, 16], labels=["1", "2", "4", "8", "16"])
+    ax.set_yticks([1, 2, 4, 8, 13, 16], labels=["1", "2", "4", "8", "13", "16"])
+    ax.minorticks_off()
+    ax.grid(True, color="0.9")
+    ax.legend(fontsize="small")
+    if fig is not None:
+        fig.savefig(out, dpi=110)
+        print(f"wrote {out}")
+    return ax
+
+
 def overhead(n, repeats):
     """The study layer against a bare loop over cosim.simulate (1 core), interleaved, best of ``repeats``."""
     t_bare = c_bare = t_ser = c_ser = float("inf")
@@ -463,10 +509,15 @@ def main(argv=None):
     ap.add_argument("--ceiling", action="store_true", help="--counts: also the independent processes' ceiling")
     ap.add_argument("--backends", help="--counts: only these, e.g. processes,dask (default: with threads)")
     ap.add_argument("--timeline", action="store_true", help="--counts: also where a Dask study's time goes")
+    ap.add_argument("--plot", nargs="+", metavar="OUTPUT", help="draw the speed-ups of saved --counts outputs")
+    ap.add_argument("--plot-out", default=str(ROOT / "docs" / "_static" / "doe_scaling_16cores.png"))
     ap.add_argument("--simulate-only", help=argparse.SUPPRESS)           # a worker of the ceiling measurement
     args = ap.parse_args(argv)
     global study
     study = rls_study if args.study == "rls" else proxy_study
+    if args.plot:
+        plot_scaling(args.plot, args.plot_out)
+        return 0
     if args.simulate_only:
         return _simulate_only(args.runs, [int(i) for i in args.simulate_only.split(",")])
     if args.counts:
