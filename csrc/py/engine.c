@@ -537,10 +537,7 @@ static PyObject *report_run(cs_run *run, run_args *a, run_ctx *k, int rc, const 
     if (got) { cs_py_raise(&rerr); goto done; }
     /* Ctrl-C: the KeyboardInterrupt goes out with the partial result (simulate attaches it as .result) */
     const int interrupted = rc == CS_ERR_INTERRUPTED || (cause && PyObject_IsInstance(cause, PyExc_KeyboardInterrupt));
-    if (cause && !interrupted && !PyObject_IsInstance(cause, PyExc_Exception)) {
-        PyErr_SetObject((PyObject *)Py_TYPE(cause), cause);
-        goto done;
-    }
+    if (!interrupted && cs_py_raise_if_base(cause)) goto done;
     if (interrupted && !cause) { /* the flag stopped the run (interrupt.h): Python's handler raises now */
         if (PyErr_CheckSignals() < 0) keep_exception(k);
         cause = k->exc ? k->exc : PyObject_CallFunction(PyExc_KeyboardInterrupt, "s", err->msg);

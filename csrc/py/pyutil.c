@@ -54,10 +54,15 @@ PyObject *cs_py_raise(const cs_err *err) {
     return NULL;
 }
 
+int cs_py_raise_if_base(PyObject *cause) {
+    if (!cause || PyObject_IsInstance(cause, PyExc_Exception)) return 0;
+    PyErr_SetObject((PyObject *)Py_TYPE(cause), cause);
+    return 1;
+}
+
 PyObject *cs_py_raise_model(const cs_err *err, cs_model *m) {
     PyObject *cause = m ? cs_model_take_cause(m) : NULL;
-    if (cause && !PyObject_IsInstance(cause, PyExc_Exception)) {
-        PyErr_SetObject((PyObject *)Py_TYPE(cause), cause);
+    if (cs_py_raise_if_base(cause)) {
         Py_DECREF(cause);
         return NULL;
     }

@@ -17,6 +17,10 @@ PyObject *cs_py_raise(const cs_err *err);
  * as in cosim.simulate. Returns NULL. */
 struct cs_model;
 PyObject *cs_py_raise_model(const cs_err *err, struct cs_model *m);
+/* The rule for exceptions from Python callbacks (models, hooks) that end a C call: one that is not an Exception
+ * (KeyboardInterrupt, SystemExit) propagates as itself; others become the __cause__ of the error. Raises cause and
+ * returns 1 when it is such a one (cause NULL or an Exception: 0, nothing raised); the reference stays the caller's. */
+int cs_py_raise_if_base(PyObject *cause);
 /* The exception class cs_py_raise uses for a status code (new reference). */
 PyObject *cs_py_error_type(int code);
 
