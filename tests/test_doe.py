@@ -45,6 +45,36 @@ def test_saltelli_size_and_hash():
         doe.saltelli({"a": doe.Range(0, 1)}, 6)
 
 
+def test_table_hash_and_params_of_every_column_type():
+    """The column-wise hash equals its definition (per run, the JSON of its [type, value] cells after the factors'
+    names: checkpoints written before keep their identity), and a run's parameters are plain Python values."""
+    import hashlib
+    import json
+    t = doe.explicit({"f": [0.1, -0.0, 1e300, 3.0], "f32": np.array([0.5, 1.5, 2.5, 1e-3], dtype=np.float32),
+                      "i": [1, -2, 2**40, 0], "b": [True, False, True, True], "s": ["a", "ü\"x", "1", ""],
+                      "mixed": [1, 2.5, "x", True]})
+
+    def cell(v):
+        if isinstance(v, (bool, np.bool_)):
+            return ["b", bool(v)]
+        if isinstance(v, (int, np.integer)):
+            return ["i", int(v)]
+        if isinstance(v, (float, np.floating)):
+            return ["f", float(v).hex()]
+        return ["s", str(v)]
+    h = hashlib.sha256(json.dumps(list(t.columns)).encode())
+    for row in t.itertuples(index=False, name=None):
+        h.update(json.dumps([cell(v) for v in row]).encode())
+    assert doe.table_hash(t) == h.hexdigest()
+    assert doe.table_hash(t) != doe.table_hash(t.assign(f=[0.1, 0.0, 1e300, 3.0]))     # -0.0 is not 0.0
+    study = doe.Study(lambda p: {}, design=t)
+    p = study.params(1)
+    assert p == {"f": -0.0, "f32": 1.5, "i": -2, "b": False, "s": "ü\"x", "mixed": 2.5}
+    assert [type(p[k]) for k in t.columns] == [float, float, int, bool, str, float]
+    with pytest.raises(ValueError, match=r"factors\['f'\]: level inf is not finite"):
+        doe.explicit({"f": [1.0, np.inf]})
+
+
 def test_sobol_indices_of_an_additive_function():
     t = doe.saltelli({"x1": doe.Range(0, 1), "x2": doe.Range(0, 1), "x3": doe.Range(0, 1)}, 1024, seed=2)
     t["y"] = t["x1"] + 0.1 * t["x2"]            # variances 1/12 and 0.01/12: S1 = ST = 0.990, 0.0099, 0

@@ -24,7 +24,7 @@ import numbers
 import numpy as np
 import pandas as pd
 
-from .factors import Range, level, check_factors, check_name
+from .factors import Range, levels, check_factors, check_name
 
 __all__ = ["full_factorial", "latin_hypercube", "saltelli", "explicit", "table_hash", "make_design", "MAX_RUNS"]
 
@@ -134,7 +134,7 @@ def explicit(table) -> pd.DataFrame:
         check_name(name, "design")
         if df[name].isna().any():
             raise ValueError(f"design: column {name!r} has missing or NaN values")
-        df[name] = [level(name, v) for v in df[name]]
+        df[name] = levels(name, df[name])
     df = df.reset_index(drop=True)
     df.index = pd.RangeIndex(len(df), name="run")
     return df
@@ -150,11 +150,25 @@ def _canon(v):
     return ["s", str(v)]
 
 
+def _canon_json(column: pd.Series) -> list:
+    """``json.dumps(_canon(v))`` of every value of ``column``; a column of a NumPy bool, int or float dtype is
+    converted as a whole (a design of 10^5 runs: a Python loop per value took seconds)."""
+    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else "O"
+    if kind == "b":
+        return ['["b", true]' if v else '["b", false]' for v in column.tolist()]
+    if kind in "iu":
+        return [f'["i", {v}]' for v in column.tolist()]
+    if kind == "f":                       # a float's hex() is ASCII: json.dumps would only add the quotes
+        return [f'["f", "{v.hex()}"]' for v in column.tolist()]
+    return [json.dumps(_canon(v)) for v in column]
+
+
 def table_hash(table: pd.DataFrame) -> str:
-    """SHA-256 of a parameter table (factor names, their order, and every value exactly)."""
+    """SHA-256 of a parameter table (factor names, their order, and every value exactly): the names' JSON, then
+    per run the JSON list of its values, each as [type, value] (:func:`_canon`; floats in hex)."""
     h = hashlib.sha256(json.dumps(list(map(str, table.columns))).encode())
-    for row in table.itertuples(index=False, name=None):
-        h.update(json.dumps([_canon(v) for v in row]).encode())
+    cells = [_canon_json(table.iloc[:, i]) for i in range(table.shape[1])]
+    h.update("".join("[" + ", ".join(row) + "]" for row in zip(*cells)).encode())
     return h.hexdigest()
 
 

@@ -62,6 +62,17 @@ def level(name, v):
     raise TypeError(f"factors[{name!r}]: levels must be numbers, booleans or strings, got {type(v).__name__} {v!r}")
 
 
+def levels(name, column) -> list:
+    """The values of a design's column ``column`` (a pandas Series) as :func:`level` makes them; a column of a NumPy
+    bool, int or float dtype is converted as a whole (a Python call per value took seconds for 10^5 runs)."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "bif":
+        values = column.to_numpy()
+        if dtype.kind != "f" or np.isfinite(values).all():
+            return values.tolist()          # Python bool / int / float
+    return [level(name, v) for v in column]
+
+
 def check_name(name, what="factors"):
     if not isinstance(name, str) or not name:
         raise TypeError(f"{what}: names must be non-empty strings, got {name!r}")

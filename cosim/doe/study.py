@@ -13,7 +13,7 @@ from . import identity as _identity
 from . import runner as _runner
 from .checkpoint import MODES, Checkpoint
 from .errors import StudyError
-from .factors import check_units, level
+from .factors import check_units, levels
 from .responses import UNITS, as_responses
 
 __all__ = ["Study"]
@@ -100,8 +100,8 @@ class Study:
     def params(self, run):
         """The parameters {factor: level} of run number ``run``."""
         if self._records is None:
-            self._records = [{k: level(k, v) for k, v in zip(self.factors, row)}
-                             for row in self.table.itertuples(index=False, name=None)]
+            columns = [levels(k, self.table.iloc[:, i]) for i, k in enumerate(self.factors)]
+            self._records = [dict(zip(self.factors, row)) for row in zip(*columns)]
         return self._records[run]
 
     def definition(self) -> dict:
