@@ -20,7 +20,8 @@ On a machine with more cores (the 16-core target of issue 28): ``--counts 1,2,4,
 cosim.doe.local_cluster and threads (``--backends processes,dask`` for fewer) at each count, interleaved, with the
 table compared across counts; ``--study rls`` runs every k-th run of Genser's §12.3 RLS pre-step study instead of the
 ZOH proxy; ``--ceiling`` adds what independent processes reach (the runs' own slowdown when w run at once bounds
-every backend); ``--timeline`` shows where a Dask study's time goes on each worker (Dask's task stream).
+every backend); ``--timeline`` shows where a Dask study's time goes on each worker (Dask's task stream). Both
+modes first print the study's fixed start (building it, its definition, the checkpoint, the first reference).
 
 Run: .venv/bin/python benchmarks/doe.py [--runs 300] [--repeats 3] [--full | --only-full] [--workers 2] [--stride 1]
      .venv/bin/python benchmarks/doe.py --counts 1,8,16 --study rls --runs 1764 --repeats 2 --ceiling --timeline
@@ -452,6 +453,30 @@ def overhead(n, repeats):
     return n / t_ser
 
 
+def start(n, repeats):
+    """The study's fixed start before its first batch goes out (best of ``repeats``): building the Study (its
+    table, the table's hash), its definition (the checkpoint's identity: the runs' parameters, build and responses
+    identified by source hash), opening the checkpoint, and the first run's reference, which the study's process
+    computes for the worker processes. At 16 workers the whole study lasts 1.7-1.9 s: every 17 ms is 1 %."""
+    from cosim.doe import checkpoint, runner
+    best = {}
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as d:
+            t = [time.perf_counter()]
+            s = study(n)
+            t.append(time.perf_counter())
+            definition = s.definition()
+            t.append(time.perf_counter())
+            checkpoint.Checkpoint(os.path.join(d, "s.sqlite"), definition, {"n_runs": len(s)}).close()
+            t.append(time.perf_counter())
+            runner._seed(0, s.params, s.build, s._defaults(), s._ref_options, "start")
+            t.append(time.perf_counter())
+        for name, a, b in zip(("Study()", "definition", "checkpoint", "reference"), t, t[1:]):
+            best[name] = min(best.get(name, float("inf")), b - a)
+    print(f"study start, {n} runs, best of {repeats}: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in best.items())
+          + f"; {sum(best.values()) * 1e3:.1f} ms in all", flush=True)
+
+
 def full(workers, stride=1):
     """Genser's studies with the real cosim.PreStep (examples/genser_doe.py): §12.2 (512 runs, exact IJs, continuous)
     and the §12.3 rows today's pre-step supports; the thesis's 17 640 / 7 056 runs projected from the measured
@@ -524,6 +549,7 @@ def main(argv=None):
         counts = sorted({int(c) for c in args.counts.split(",")})
         print(f"cosim {cosim.__version__}; study {args.study}; {load()}{' (QUICK=1)' if quick else ''}")
         study(2).run()                                                 # warm-up (imports, caches)
+        start(args.runs, 5)
         if args.ceiling:
             ceiling(args.runs, counts, args.study)
         scaling_counts(args.runs, args.repeats, counts, args.backends and args.backends.split(","))
@@ -537,6 +563,7 @@ def main(argv=None):
     print(f"cosim {cosim.__version__}; run: nonlinear DMO + F_ex, ZOH, Euler δt = 1e-5, ΔT = 1 ms, 1 s, one "
           f"reference; {load()}{' (QUICK=1)' if quick else ''}")
     study(2).run()                                                     # warm-up
+    start(n, 5)
     rate = overhead(n, args.repeats)
     scaling(n, args.repeats)
     for name, runs in (("§12.3 RLS", RLS_RUNS), ("§12.3 MOESP", MOESP_RUNS)):
