@@ -90,6 +90,39 @@ def test_study_on_a_scheduler_and_two_worker_processes(cluster, tmp_path):
     assert np.isfinite(df.eps_mono[df.status == "ok"]).all()
 
 
+_FORGOTTEN = []
+
+
+def build_forgetting(p):
+    """``build``, which in each worker process, at its first run, drops what the study put there (its plan, and the
+    copy the study sent): the process's next batch is then that of a worker that joined the cluster after the study
+    started."""
+    if not _FORGOTTEN:
+        from cosim.doe import backends, runner
+        _FORGOTTEN.append(os.getpid())
+        backends._SHARED.clear()
+        runner._plans.clear()
+    return build(p)
+
+
+def _forgot():
+    return len(_FORGOTTEN)
+
+
+def test_a_worker_without_the_study_gets_it_with_its_batch(cluster):
+    """A worker process that lacks the study's plan (it joined or restarted after the study put it on the workers)
+    refuses its batch, which runs again carrying the plan: the table is the serial one."""
+    serial = doe.Study(build, FACTORS, responses=["eps_mono", "stable"], reference=True).run()
+    with distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=120)
+        df = doe.Study(build_forgetting, FACTORS, responses=["eps_mono", "stable"], reference=True).run(
+            backend=client)
+        forgot = client.run(_forgot)
+    assert sum(forgot.values()) == 2                              # both worker processes dropped it
+    cols = list(FACTORS) + ["eps_mono", "stable", "status", "message"]
+    pd.testing.assert_frame_equal(df[cols], serial[cols])
+
+
 STUDY = """
 title = "two-mass oscillator on Dask"
 [model]
