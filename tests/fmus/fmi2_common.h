@@ -1,8 +1,8 @@
-/* The FMI 2.0 boilerplate of the test FMUs (the *_fmi2.c files of tests/fmus), defined once: the fields every instance starts
- * with, instantiation and logging, and macros that define the API functions an FMU implements the standard way.
- * An FMU file names the macros it takes and writes only what makes it different; build.py preprocesses each source
- * to see which functions it defines and exports Error-returning stubs for the others, so a macro here is exactly
- * the functions it expands to. GUID (-DGUID=...) must be defined before this header. */
+/* The FMI 2.0 boilerplate of the test FMUs (the *_fmi2.c files of tests/fmus), defined once: the fields every
+ * instance starts with, instantiation, logging, and macros that define the API functions an FMU implements the
+ * standard way. An FMU file names the macros it takes and writes only what makes it different; build.py
+ * preprocesses each source to see which functions it defines and exports Error-returning stubs for the others, so
+ * a macro here adds exactly the functions it expands to. GUID (-DGUID=...) must be defined before this header. */
 #ifndef FMI2_COMMON_H
 #define FMI2_COMMON_H
 
@@ -32,7 +32,8 @@ static int fmi2_guid_is_ours(fmi2String guid) { return guid && strcmp(guid, GUID
 static void *fmi2_new_instance(size_t size, fmi2String name, fmi2String guid, int accepted,
                                const fmi2CallbackFunctions *cb, fmi2Boolean logging, const char *refusal) {
     if (!cb || !fmi2_guid_is_ours(guid) || !accepted) {
-        if (refusal && cb && cb->logger) cb->logger(cb->componentEnvironment, name, fmi2Error, "logStatusError", refusal);
+        if (refusal && cb && cb->logger)
+            cb->logger(cb->componentEnvironment, name, fmi2Error, "logStatusError", refusal);
         return NULL;
     }
     fmi2_base *b = calloc(1, size);

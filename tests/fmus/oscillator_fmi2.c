@@ -45,7 +45,10 @@ fmi2Status fmi2GetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n
     comp *c = cc;
     if (c->type == fmi2ModelExchange) osc_update(&c->o);
     for (size_t k = 0; k < n; k++) {
-        if (vr[k] >= NR) { FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]); return fmi2Error; }
+        if (vr[k] >= NR) {
+            FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]);
+            return fmi2Error;
+        }
         v[k] = c->o.r[vr[k]];
     }
     return fmi2OK;
@@ -54,7 +57,10 @@ fmi2Status fmi2GetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n
 fmi2Status fmi2SetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n, const fmi2Real v[]) {
     comp *c = cc;
     for (size_t k = 0; k < n; k++) {
-        if (vr[k] >= NR) { FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]); return fmi2Error; }
+        if (vr[k] >= NR) {
+            FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]);
+            return fmi2Error;
+        }
         c->o.r[vr[k]] = v[k];
         if (vr[k] == IN0 || vr[k] == IN1) c->o.t_u = c->o.t;
     }
@@ -72,7 +78,10 @@ fmi2Status fmi2SetInteger(fmi2Component cc, const fmi2ValueReference vr[], size_
     comp *c = cc;
     for (size_t k = 0; k < n; k++) {
         if (vr[k] == VR_NSTEPS) {
-            if (v[k] < 1) { FMI2_LOG(c, fmi2Error, "logStatusError", "n_steps must be >= 1, got %d", v[k]); return fmi2Error; }
+            if (v[k] < 1) {
+                FMI2_LOG(c, fmi2Error, "logStatusError", "n_steps must be >= 1, got %d", v[k]);
+                return fmi2Error;
+            }
             c->o.n_steps = v[k];
         } else if (vr[k] == VR_FATAL) c->o.fail_fatal = v[k];
         else { FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]); return fmi2Error; }
@@ -103,7 +112,8 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component cc, const fmi2ValueReferenc
     comp *c = cc;
     for (size_t k = 0; k < n; k++) {
         if (order[k] != 1 || (vr[k] != IN0 && vr[k] != IN1)) {
-            FMI2_LOG(c, fmi2Error, "logStatusError", "input derivative of order %d for vr %u not supported", order[k], vr[k]);
+            FMI2_LOG(c, fmi2Error, "logStatusError",
+                     "input derivative of order %d for vr %u not supported", order[k], vr[k]);
             return fmi2Error;
         }
         c->o.du[vr[k] - IN0] = v[k];

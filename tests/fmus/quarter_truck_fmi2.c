@@ -135,7 +135,10 @@ static int known(fmi2ValueReference vr) {
 fmi2Status fmi2GetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n, fmi2Real v[]) {
     comp *c = cc;
     for (size_t k = 0; k < n; k++) {
-        if (!known(vr[k])) { FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]); return fmi2Error; }
+        if (!known(vr[k])) {
+            FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]);
+            return fmi2Error;
+        }
         v[k] = vr[k] == Y ? output(&c->s) : c->s.r[vr[k]];
     }
     return fmi2OK;
@@ -170,7 +173,10 @@ fmi2Status fmi2DoStep(fmi2Component cc, fmi2Real T, fmi2Real H, fmi2Boolean no_s
     comp *c = cc;
     state *s = &c->s;
     double A[4], B[4], C[2], D[2];
-    if (!(H > 0.0)) { FMI2_LOG(c, fmi2Error, "logStatusError", "step size must be positive, got %g", H); return fmi2Error; }
+    if (!(H > 0.0)) {
+        FMI2_LOG(c, fmi2Error, "logStatusError", "step size must be positive, got %g", H);
+        return fmi2Error;
+    }
     matrices(s, A, B, C, D);
     if (H != s->h_cached && discretise(s, A, H) != 0) {
         FMI2_LOG(c, fmi2Error, "logStatusError", "singular system matrix");
