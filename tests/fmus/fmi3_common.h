@@ -107,6 +107,14 @@ static inline void fmi3_update_flags_clear(fmi3Boolean *need_update, fmi3Boolean
     *next_time = 0.0;
 }
 
+/* model exchange: fmi3CompletedIntegratorStep that never asks for an event or the end */
+#define FMI3_NO_STEP_EVENTS                                                                                     \
+    fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_set_prior, fmi3Boolean *enter,        \
+                                           fmi3Boolean *terminate) {                                            \
+        *enter = *terminate = fmi3False;                                                                        \
+        return fmi3OK;                                                                                          \
+    }
+
 /* model exchange: every continuous state has nominal value 1 */
 #define FMI3_UNIT_NOMINALS                                                                                      \
     fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {                   \

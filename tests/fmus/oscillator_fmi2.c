@@ -32,9 +32,7 @@ FMI2_SETUP_EXPERIMENT_SETS_TIME(comp, o.t)
 FMI2_NOTHING_TO_DO(fmi2EnterInitializationMode)
 
 fmi2Status fmi2ExitInitializationMode(fmi2Component cc) {
-    comp *c = cc;
-    c->o.t_u = c->o.t;
-    osc_update(&c->o);
+    osc_start(&((comp *)cc)->o);
     return fmi2OK;
 }
 
@@ -98,11 +96,7 @@ FMI2_FMU_STATE_AS_COPY(comp, osc, o)
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component cc, const fmi2ValueReference unk[], size_t nunk,
                                         const fmi2ValueReference kn[], size_t nkn, const fmi2Real seed[],
                                         fmi2Real out[]) {
-    comp *c = cc;
-    for (size_t i = 0; i < nunk; i++) {
-        out[i] = 0.0;
-        for (size_t j = 0; j < nkn; j++) out[i] += osc_partial(&c->o, unk[i], kn[j]) * seed[j];
-    }
+    osc_directional(&((comp *)cc)->o, unk, nunk, kn, nkn, seed, out);
     return fmi2OK;
 }
 
@@ -145,18 +139,11 @@ fmi2Status fmi2EnterEventMode(fmi2Component c) { ((comp *)c)->fmu_mode = 0; retu
 
 fmi2Status fmi2NewDiscreteStates(fmi2Component cc, fmi2EventInfo *ei) {
     comp *c = cc;
-    osc *o = &c->o;
+    int kicked;
     memset(ei, 0, sizeof *ei);
-    if (o->r[TKICK] > 0 && !o->kicked && o->t >= o->r[TKICK]) {
-        o->r[V] += o->r[KICK];
-        o->kicked = 1;
-        ei->valuesOfContinuousStatesChanged = fmi2True;
-        FMI2_LOG(c, fmi2OK, "logEvents", "kick at t = %g", o->t);
-    }
-    if (o->r[TKICK] > 0 && !o->kicked) {
-        ei->nextEventTimeDefined = fmi2True;
-        ei->nextEventTime = o->r[TKICK];
-    }
+    ei->nextEventTimeDefined = osc_event_update(&c->o, &kicked, &ei->nextEventTime);
+    ei->valuesOfContinuousStatesChanged = kicked;
+    if (kicked) FMI2_LOG(c, fmi2OK, "logEvents", "kick at t = %g", c->o.t);
     return fmi2OK;
 }
 
@@ -165,14 +152,12 @@ fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) { ((comp *)c)->fmu_mode 
 FMI2_NO_STEP_EVENTS
 
 fmi2Status fmi2SetTime(fmi2Component c, fmi2Real t) {
-    ((comp *)c)->o.t = t;
-    ((comp *)c)->o.t_u = t;
+    osc_set_time(&((comp *)c)->o, t);
     return fmi2OK;
 }
 
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t n) {
-    ((comp *)c)->o.r[X] = x[0];
-    ((comp *)c)->o.r[V] = x[1];
+    osc_set_states(&((comp *)c)->o, x);
     return fmi2OK;
 }
 
@@ -186,8 +171,7 @@ fmi2Status fmi2GetDerivatives(fmi2Component cc, fmi2Real d[], size_t n) {
 FMI2_NO_EVENT_INDICATORS
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t n) {
-    x[0] = ((comp *)c)->o.r[X];
-    x[1] = ((comp *)c)->o.r[V];
+    osc_get_states(&((comp *)c)->o, x);
     return fmi2OK;
 }
 

@@ -22,6 +22,12 @@ static void say(inst *c, fmi3Status s, const char *cat, const char *fmt, double 
     c->base.log(c->base.env, s, cat, buf);
 }
 
+static fmi3Status fail(inst *c, double t) {
+    fmi3Status s = c->o.fail_fatal ? fmi3Fatal : fmi3Error;
+    say(c, s, "logStatusError", "spring broke at t = %g", t);
+    return s;
+}
+
 static void at_stage(void *ctx, double t) {
     inst *c = ctx;
     fmi3Boolean early = fmi3False;
@@ -54,9 +60,7 @@ fmi3Status fmi3EnterInitializationMode(fmi3Instance c, fmi3Boolean tol_defined, 
 }
 
 fmi3Status fmi3ExitInitializationMode(fmi3Instance cc) {
-    inst *c = cc;
-    c->o.t_u = c->o.t;
-    osc_update(&c->o);
+    osc_start(&((inst *)cc)->o);
     return fmi3OK;
 }
 
@@ -121,11 +125,7 @@ FMI3_FMU_STATE_AS_COPY(osc, &((inst *)c)->o)
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance cc, const fmi3ValueReference unk[], size_t nunk,
                                         const fmi3ValueReference kn[], size_t nkn, const fmi3Float64 seed[],
                                         size_t nseed, fmi3Float64 out[], size_t nout) {
-    inst *c = cc;
-    for (size_t i = 0; i < nunk; i++) {
-        out[i] = 0.0;
-        for (size_t j = 0; j < nkn; j++) out[i] += osc_partial(&c->o, unk[i], kn[j]) * seed[j];
-    }
+    osc_directional(&((inst *)cc)->o, unk, nunk, kn, nkn, seed, out);
     return fmi3OK;
 }
 
@@ -144,11 +144,7 @@ fmi3Status fmi3DoStep(fmi3Instance cc, fmi3Float64 T, fmi3Float64 H, fmi3Boolean
     inst *c = cc;
     fmi3_step_flags_clear(event, terminate, early);
     *last = T + H;
-    if (osc_failed(&c->o, T + H)) {
-        fmi3Status s = c->o.fail_fatal ? fmi3Fatal : fmi3Error;
-        say(c, s, "logStatusError", "spring broke at t = %g", T + H);
-        return s;
-    }
+    if (osc_failed(&c->o, T + H)) return fail(c, T + H);
     osc_do_step(&c->o, T, H);
     return fmi3OK;
 }
@@ -158,49 +154,31 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance cc, fmi3Boolean *need_update, f
                                     fmi3Boolean *nominals_changed, fmi3Boolean *values_changed,
                                     fmi3Boolean *next_defined, fmi3Float64 *next_time) {
     inst *c = cc;
-    osc *o = &c->o;
+    int kicked;
     fmi3_update_flags_clear(need_update, terminate, nominals_changed, values_changed, next_defined, next_time);
-    if (o->r[TKICK] > 0 && !o->kicked && o->t >= o->r[TKICK]) {
-        o->r[V] += o->r[KICK];
-        o->kicked = 1;
-        *values_changed = fmi3True;
-        say(c, fmi3OK, "logEvents", "kick at t = %g", o->t);
-    }
-    if (o->r[TKICK] > 0 && !o->kicked) {
-        *next_defined = fmi3True;
-        *next_time = o->r[TKICK];
-    }
+    *next_defined = osc_event_update(&c->o, &kicked, next_time);
+    *values_changed = kicked;
+    if (kicked) say(c, fmi3OK, "logEvents", "kick at t = %g", c->o.t);
     return fmi3OK;
 }
 
 FMI3_NOTHING_TO_DO(fmi3EnterContinuousTimeMode)
 
-fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_set_prior, fmi3Boolean *enter,
-                                       fmi3Boolean *terminate) {
-    *enter = fmi3False;
-    *terminate = fmi3False;
-    return fmi3OK;
-}
+FMI3_NO_STEP_EVENTS
 
 fmi3Status fmi3SetTime(fmi3Instance c, fmi3Float64 t) {
-    ((inst *)c)->o.t = t;
-    ((inst *)c)->o.t_u = t;
+    osc_set_time(&((inst *)c)->o, t);
     return fmi3OK;
 }
 
 fmi3Status fmi3SetContinuousStates(fmi3Instance c, const fmi3Float64 x[], size_t n) {
-    ((inst *)c)->o.r[X] = x[0];
-    ((inst *)c)->o.r[V] = x[1];
+    osc_set_states(&((inst *)c)->o, x);
     return fmi3OK;
 }
 
 fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance cc, fmi3Float64 d[], size_t n) {
     inst *c = cc;
-    if (osc_failed(&c->o, c->o.t)) {
-        fmi3Status s = c->o.fail_fatal ? fmi3Fatal : fmi3Error;
-        say(c, s, "logStatusError", "spring broke at t = %g", c->o.t);
-        return s;
-    }
+    if (osc_failed(&c->o, c->o.t)) return fail(c, c->o.t);
     osc_rhs(&c->o, c->o.t, c->o.r, d);
     return fmi3OK;
 }
@@ -208,8 +186,7 @@ fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance cc, fmi3Float64 d[], s
 FMI3_NO_EVENT_INDICATORS
 
 fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
-    x[0] = ((inst *)c)->o.r[X];
-    x[1] = ((inst *)c)->o.r[V];
+    osc_get_states(&((inst *)c)->o, x);
     return fmi3OK;
 }
 

@@ -196,11 +196,7 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean *need_update, fm
     return fmi3OK;
 }
 FMI3_NOTHING_TO_DO(fmi3EnterContinuousTimeMode)
-fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_set_prior, fmi3Boolean *enter,
-                                       fmi3Boolean *terminate) {
-    *enter = *terminate = fmi3False;
-    return fmi3OK;
-}
+FMI3_NO_STEP_EVENTS
 fmi3Status fmi3SetTime(fmi3Instance cc, fmi3Float64 t) {
     ((inst *)cc)->t = t;
     return fmi3OK;
