@@ -5,7 +5,9 @@
 committed: the test suite (tests/conftest.py fixture ``fmus``) and benchmarks/fmu.py call this at run time.
 
 The functions of the FMI API that the fixture does not implement are exported as stubs returning Error (FMPy
-resolves every function of the standard when it loads a binary)."""
+resolves every function of the standard when it loads a binary). The FMI boilerplate the sources share is in
+fmi2_common.h / fmi3_common.h (and the oscillator's model in oscillator.h), found next to each source; every build
+goes to a fresh out_dir, so an edited header is compiled in."""
 from __future__ import annotations
 
 import os

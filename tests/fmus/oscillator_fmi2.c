@@ -1,6 +1,6 @@
 /* Test fixture: FMI 2.0 FMU (co-simulation and model exchange in one binary) of one oscillator half
  * (oscillator.h). Compiled against the FMI 2.0 standard headers that FMPy ships (fmpy/c-code). Functions the
- * fixture does not implement are exported as stubs by tests/fmus/build.py. */
+ * fixture does not implement are exported as stubs by tests/fmus/build.py; the standard pieces are fmi2_common.h's. */
 #include "fmi2_common.h"
 #include "oscillator.h"
 

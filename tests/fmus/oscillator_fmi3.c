@@ -2,7 +2,7 @@
  * callback at every RK4 stage, where the importer may set the inputs declared intermediateUpdate) and model
  * exchange (time event: the kick). Compiled against the FMI 3.0
  * standard headers that FMPy ships (fmpy/c-code). Functions the fixture does not implement are exported as
- * stubs by tests/fmus/build.py. */
+ * stubs by tests/fmus/build.py; the standard pieces are fmi3_common.h's. */
 #include <stdio.h>
 
 #include "fmi3_common.h"
