@@ -5,7 +5,9 @@
 committed: the test suite (tests/conftest.py fixture ``fmus``) and benchmarks/fmu.py call this at run time.
 
 The functions of the FMI API that the fixture does not implement are exported as stubs returning Error (FMPy
-resolves every function of the standard when it loads a binary)."""
+resolves every function of the standard when it loads a binary). The FMI boilerplate the sources share is in
+fmi2_common.h / fmi3_common.h (and the oscillator's model in oscillator.h), found next to each source; every build
+goes to a fresh out_dir, so an edited header is compiled in."""
 from __future__ import annotations
 
 import os
@@ -43,15 +45,15 @@ def _platform_dir():
             "darwin": "darwin64"}.get(platform.system().lower(), "linux64")
 
 
-def _stubs(fmi, source):
-    """C source exporting every FMI function of the standard header that `source` does not define."""
+def _stubs(fmi, source, flags):
+    """C source exporting every FMI function of the standard header that `source` does not define. The source is
+    read as the compiler sees it (preprocessed with `flags`), so functions that a shared header (fmi2_common.h,
+    fmi3_common.h) or a macro defines count as defined."""
     header = (_headers() / f"fmi{fmi}Functions.h").read_text()
     names = sorted(set(re.findall(rf"FMI{fmi}_Export\s+fmi{fmi}\w+TYPE\s+(fmi{fmi}\w+)\s*;", header)))
-    text = source.read_text()
-    defined = set(re.findall(rf"^\S[^\n;]*?\b(fmi{fmi}\w+)\s*\(", text, re.M))
-    # functions defined through a macro ACCESS(T, ...) -> fmi3Get##T / fmi3Set##T
-    for t in re.findall(r"^ACCESS\((\w+),", text, re.M):
-        defined |= {f"fmi{fmi}Get{t}", f"fmi{fmi}Set{t}"}
+    text = subprocess.run([_cc(), "-E", *flags, str(source)], check=True, capture_output=True, text=True).stdout
+    # a definition: the name, a parameter list, then the body's brace (declarations end with ';')
+    defined = set(re.findall(rf"\b(fmi{fmi}\w+)\s*\([^;{{}}()]*\)\s*\{{", text))
     body = [f"int {n}(void) {{ return 3; /* Error: not implemented by the fixture */ }}" for n in names
             if n not in defined]
     return "\n".join(body) + "\n"
@@ -59,18 +61,8 @@ def _stubs(fmi, source):
 
 def compile_binary(out_dir, mass, fmi):
     """Compile the shared library of one oscillator half; returns its path (cached per (mass, fmi) in out_dir)."""
-    out_dir = pathlib.Path(out_dir)
-    lib = out_dir / f"bin_fmi{fmi}_mass{mass}" / f"Mass{mass}.so"
-    if lib.exists():
-        return lib
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    src = HERE / f"oscillator_fmi{fmi}.c"
-    stub = lib.parent / "stubs.c"
-    stub.write_text(_stubs(fmi, src))
-    cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f"-DMASS={mass}", f'-DGUID="{GUID}"',
-           f"-I{_headers()}", f"-I{HERE}", str(src), str(stub), "-o", str(lib), "-lm"]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return lib
+    return _compile_fixture(out_dir, f"oscillator_fmi{fmi}.c", fmi, f"bin_fmi{fmi}_mass{mass}/Mass{mass}.so",
+                            [f"-DMASS={mass}"])
 
 
 def _variables(mass, fmi):
@@ -217,12 +209,7 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
     """``<out_dir>/<name>.fmu``: the bouncing ball of tests/fmus/bouncing_ball_fmi2.c (FMI 2.0 model exchange, one
     event indicator z = h; parameters g = 9.81, e = 0.7; h(0) = 1, v(0) = 0)."""
     out_dir = pathlib.Path(out_dir)
-    lib = out_dir / "bin_ball" / "BouncingBall.so"
-    if not lib.exists():
-        lib.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', f"-I{_headers()}",
-               str(HERE / "bouncing_ball_fmi2.c"), "-o", str(lib), "-lm"]
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    lib = _compile_fixture(out_dir, "bouncing_ball_fmi2.c", 2, "bin_ball/BouncingBall.so", stubs=False)
     variables = [("h", 0, "output", "continuous", "exact", "1.0", None), ("v", 1, "output", "continuous", "exact",
                  "0.0", None), ("der(h)", 2, "local", "continuous", "calculated", None, 1),
                  ("der(v)", 3, "local", "continuous", "calculated", None, 2),
@@ -250,16 +237,21 @@ def build_bouncing_ball(out_dir, name="BouncingBall"):
     return path
 
 
-def _compile_fixture(out_dir, source, fmi, lib_name, defines=()):
-    """Compile tests/fmus/<source> (with stubs for the FMI functions it lacks) into <out_dir>/<lib_name> once."""
+def _compile_fixture(out_dir, source, fmi, lib_name, defines=(), guid=GUID, stubs=True):
+    """Compile tests/fmus/<source> into <out_dir>/<lib_name> once (a fresh out_dir compiles the sources as they are
+    now). ``stubs``: also export an Error-returning stub for each FMI function the source does not define."""
     lib = pathlib.Path(out_dir) / lib_name
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
         src = HERE / source
-        stub = lib.parent / "stubs.c"
-        stub.write_text(_stubs(fmi, src))
-        cmd = [_cc(), "-shared", "-fPIC", "-O2", "-std=c99", f'-DGUID="{GUID}"', *defines, f"-I{_headers()}",
-               str(src), str(stub), "-o", str(lib), "-lm"]
+        # the source's own folder is searched for its "..." includes (fmi2_common.h, oscillator.h, ...)
+        flags = ["-std=c99", f'-DGUID="{guid}"', *defines, f"-I{_headers()}"]
+        files = [str(src)]
+        if stubs:
+            stub = lib.parent / "stubs.c"
+            stub.write_text(_stubs(fmi, src, flags))
+            files.append(str(stub))
+        cmd = [_cc(), "-shared", "-fPIC", "-O2", *flags, *files, "-o", str(lib), "-lm"]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     return lib
 

@@ -21,7 +21,6 @@ ground    p, q (q(0) = 1)              (none)              vg          road_ampl
 from __future__ import annotations
 
 import pathlib
-import subprocess
 import sys
 import zipfile
 
@@ -29,7 +28,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import build as _b  # noqa: E402  (tests/fmus/build.py: compiler, headers, platform, stubs)
+import build as _b  # noqa: E402  (tests/fmus/build.py: compilation with stubs, platform)
 
 GUID = "{5a1e3c8e-2b7d-4f0e-9a61-0a7e2c9d4b10}"
 PARTS = {"chassis": 1, "wheel": 2, "ground": 3}
@@ -44,17 +43,8 @@ _X0 = {"chassis": (0.0, 0.0), "wheel": (0.0, 0.0), "ground": (0.0, 1.0)}
 
 def compile_part(out_dir, part):
     """Compile the shared library of one part; returns its path (cached in out_dir)."""
-    lib = pathlib.Path(out_dir) / f"bin_qt_{part}" / f"{part}.so"
-    if lib.exists():
-        return lib
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    src = HERE / "quarter_truck_fmi2.c"
-    stub = lib.parent / "stubs.c"
-    stub.write_text(_b._stubs(2, src))
-    cmd = [_b._cc(), "-shared", "-fPIC", "-O2", "-std=c99", f"-DPART={PARTS[part]}", f'-DGUID="{GUID}"',
-           f"-I{_b._headers()}", str(src), str(stub), "-o", str(lib), "-lm"]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    return lib
+    return _b._compile_fixture(out_dir, "quarter_truck_fmi2.c", 2, f"bin_qt_{part}/{part}.so",
+                               [f"-DPART={PARTS[part]}"], guid=GUID)
 
 
 def model_description(part, declare_feedthrough=True):

@@ -17,21 +17,18 @@
  * at the same time in this process are counted: a second one is refused (logged, category "illegal"), as an FMU
  * with canBeInstantiatedOnlyOncePerProcess may do. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "fmi2Functions.h"
+#include "fmi2_common.h"
 
 enum { S_INSTANTIATED, S_INIT, S_RUNNING, S_STEP_FAILED, S_TERMINATED, S_ERROR };
 static const char *const state_names[] = {"instantiated", "initialization", "running", "stepFailed", "terminated",
                                           "error"};
 
 typedef struct inst {
+    fmi2_base base;
     double x, t, t_term, u_d;
     int fail_init, state, me, terminate_requested, event_mode, steps, hold;
     char label[64];
-    fmi2CallbackFunctions cb;
-    char name[64];
 } inst;
 
 #ifndef ONCE
@@ -40,7 +37,7 @@ typedef struct inst {
 static int alive;   /* instances of this binary alive now */
 
 static void msg(inst *c, fmi2Status s, const char *cat, const char *text) {
-    if (c->cb.logger) c->cb.logger(c->cb.componentEnvironment, c->name, s, cat, "%s", text);
+    if (c->base.cb.logger) c->base.cb.logger(c->base.cb.componentEnvironment, c->base.name, s, cat, "%s", text);
 }
 
 /* 0 when `fn` is legal in the instance's state (mask of allowed states), else logged */
@@ -55,23 +52,18 @@ static int illegal(inst *c, const char *fn, unsigned allowed) {
                      (1u << S_TERMINATED))
 #define RUN (1u << S_RUNNING)
 
-const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
-const char *fmi2GetVersion(void) { return fmi2Version; }
-
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, fmi2String resources,
                               const fmi2CallbackFunctions *cb, fmi2Boolean visible, fmi2Boolean logging) {
-    if (!cb || !guid || strcmp(guid, GUID) != 0) return NULL;
+    if (!cb || !fmi2_guid_is_ours(guid)) return NULL;
     if (ONCE && alive > 0) {
         if (cb->logger) cb->logger(cb->componentEnvironment, name, fmi2Error, "illegal",
                                    "a second instance in this process (canBeInstantiatedOnlyOncePerProcess)");
         return NULL;
     }
-    inst *c = calloc(1, sizeof *c);
+    inst *c = fmi2_new_instance(sizeof *c, name, guid, 1, cb, logging, NULL);
     if (!c) return NULL;
     alive++;
-    c->cb = *cb;
     c->me = type == fmi2ModelExchange;
-    strncpy(c->name, name ? name : "", sizeof c->name - 1);
     return c;
 }
 
@@ -80,8 +72,6 @@ void fmi2FreeInstance(fmi2Component c) {
     alive--;
     free(c);
 }
-
-fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cats[]) { return fmi2OK; }
 
 fmi2Status fmi2SetupExperiment(fmi2Component c_, fmi2Boolean tol_defined, fmi2Real tol, fmi2Real t0,
                                fmi2Boolean stop_defined, fmi2Real stop) {
@@ -295,13 +285,10 @@ fmi2Status fmi2GetDerivatives(fmi2Component c_, fmi2Real d[], size_t n) {
     d[0] = ((inst *)c_)->hold ? 0.0 : 1.0 + ((inst *)c_)->u_d;
     return fmi2OK;
 }
-fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t n) { return fmi2OK; }
+FMI2_NO_EVENT_INDICATORS
 fmi2Status fmi2GetContinuousStates(fmi2Component c_, fmi2Real x[], size_t n) {
     if (illegal(c_, "fmi2GetContinuousStates", ANY_BUT_ERR)) return fmi2Error;
     x[0] = ((inst *)c_)->x;
     return fmi2OK;
 }
-fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x[], size_t n) {
-    for (size_t k = 0; k < n; k++) x[k] = 1.0;
-    return fmi2OK;
-}
+FMI2_UNIT_NOMINALS

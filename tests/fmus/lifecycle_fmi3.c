@@ -4,19 +4,16 @@
  * fail_init (Int32, vr 3) makes fmi3ExitInitializationMode return fmi3Error. Calls outside the FMI 3.0 state
  * machine (§2.3.1) are logged with status fmi3Error and category "illegal"; a second live instance is refused. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "fmi3Functions.h"
+#include "fmi3_common.h"
 
 enum { S_INSTANTIATED, S_INIT, S_RUNNING, S_TERMINATED, S_ERROR };
 static const char *const state_names[] = {"instantiated", "initialization", "running", "terminated", "error"};
 
 typedef struct inst {
+    fmi3_base base;
     double x, t, t_term;
     int fail_init, state, me;
-    fmi3InstanceEnvironment env;
-    fmi3LogMessageCallback log;
 } inst;
 
 #ifndef ONCE
@@ -25,7 +22,7 @@ typedef struct inst {
 static int alive;
 
 static void msg(inst *c, fmi3Status s, const char *cat, const char *text) {
-    if (c->log) c->log(c->env, s, cat, text);
+    if (c->base.log) c->base.log(c->base.env, s, cat, text);
 }
 
 static int illegal(inst *c, const char *fn, unsigned allowed) {
@@ -38,38 +35,21 @@ static int illegal(inst *c, const char *fn, unsigned allowed) {
 #define ANY_BUT_ERR ((1u << S_INSTANTIATED) | (1u << S_INIT) | (1u << S_RUNNING) | (1u << S_TERMINATED))
 #define RUN (1u << S_RUNNING)
 
-const char *fmi3GetVersion(void) { return fmi3Version; }
-fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const fmi3String cats[]) { return fmi3OK; }
-
-static inst *make(fmi3String token, fmi3InstanceEnvironment env, fmi3LogMessageCallback log) {
-    if (!token || strcmp(token, GUID) != 0) return NULL;
+static fmi3Instance create(const fmi3_instantiation *a) {
+    if (!fmi3_token_is_ours(a->token)) return NULL;
     if (ONCE && alive > 0) {
-        if (log) log(env, fmi3Error, "illegal", "a second instance in this process (canBeInstantiatedOnlyOncePerProcess)");
+        if (a->log) a->log(a->env, fmi3Error, "illegal",
+                           "a second instance in this process (canBeInstantiatedOnlyOncePerProcess)");
         return NULL;
     }
-    inst *c = calloc(1, sizeof *c);
+    inst *c = fmi3_new_instance(sizeof *c, a, NULL);
     if (!c) return NULL;
     alive++;
-    c->env = env;
-    c->log = log;
+    c->me = a->me;
     return c;
 }
-
-fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String resources,
-                                          fmi3Boolean visible, fmi3Boolean logging, fmi3InstanceEnvironment env,
-                                          fmi3LogMessageCallback log) {
-    inst *c = make(token, env, log);
-    if (c) c->me = 1;
-    return c;
-}
-
-fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
-                                         fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
-                                         fmi3Boolean early_return, const fmi3ValueReference req[], size_t nreq,
-                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
-                                         fmi3IntermediateUpdateCallback upd) {
-    return make(token, env, log);
-}
+FMI3_INSTANTIATE_MODEL_EXCHANGE(create)
+FMI3_INSTANTIATE_CO_SIMULATION(create)
 
 void fmi3FreeInstance(fmi3Instance c) {
     if (!c) return;
@@ -98,7 +78,7 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance cc) {
     return fmi3OK;
 }
 
-fmi3Status fmi3EnterStepMode(fmi3Instance c) { return fmi3OK; }
+FMI3_NOTHING_TO_DO(fmi3EnterStepMode)
 fmi3Status fmi3EnterEventMode(fmi3Instance c) { return illegal(c, "fmi3EnterEventMode", RUN) ? fmi3Error : fmi3OK; }
 fmi3Status fmi3Terminate(fmi3Instance cc) {
     inst *c = cc;
@@ -152,7 +132,7 @@ fmi3Status fmi3SetBoolean(fmi3Instance c, const fmi3ValueReference vr[], size_t 
 fmi3Status fmi3DoStep(fmi3Instance cc, fmi3Float64 T, fmi3Float64 H, fmi3Boolean no_set_prior, fmi3Boolean *event,
                       fmi3Boolean *terminate, fmi3Boolean *early, fmi3Float64 *last) {
     inst *c = cc;
-    *event = *terminate = *early = fmi3False;
+    fmi3_step_flags_clear(event, terminate, early);
     if (illegal(c, "fmi3DoStep", RUN)) return fmi3Error;
     if (c->t_term > 0 && T + H > c->t_term * (1 + 1e-12)) {
         c->t = c->x = c->t_term;
@@ -170,8 +150,7 @@ fmi3Status fmi3UpdateDiscreteStates(fmi3Instance cc, fmi3Boolean *need_update, f
                                     fmi3Boolean *nominals_changed, fmi3Boolean *values_changed,
                                     fmi3Boolean *next_defined, fmi3Float64 *next_time) {
     inst *c = cc;
-    *need_update = *terminate = *nominals_changed = *values_changed = *next_defined = fmi3False;
-    *next_time = 0.0;
+    fmi3_update_flags_clear(need_update, terminate, nominals_changed, values_changed, next_defined, next_time);
     if (illegal(c, "fmi3UpdateDiscreteStates", RUN)) return fmi3Error;
     if (c->t_term > 0 && c->t >= c->t_term * (1 - 1e-12)) *terminate = fmi3True;
     else if (c->t_term > 0) {
@@ -206,15 +185,11 @@ fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 d[], si
     d[0] = 1.0;
     return fmi3OK;
 }
-fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 z[], size_t n) { return fmi3OK; }
 fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
     if (illegal(c, "fmi3GetContinuousStates", ANY_BUT_ERR)) return fmi3Error;
     x[0] = ((inst *)c)->x;
     return fmi3OK;
 }
-fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
-    for (size_t k = 0; k < n; k++) x[k] = 1.0;
-    return fmi3OK;
-}
+FMI3_UNIT_NOMINALS
+FMI3_NO_EVENT_INDICATORS
 fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance c, size_t *n) { *n = 1; return fmi3OK; }
-fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t *n) { *n = 0; return fmi3OK; }

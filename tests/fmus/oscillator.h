@@ -156,4 +156,48 @@ static double osc_output_rate(const osc *o, unsigned vr) {
 
 static int osc_failed(const osc *o, double t) { return o->r[FAIL] > 0 && t >= o->r[FAIL]; }
 
+/* end of initialisation: the inputs hold from the start time on */
+static void osc_start(osc *o) {
+    o->t_u = o->t;
+    osc_update(o);
+}
+
+/* model exchange: time, states (x, v) */
+static void osc_set_time(osc *o, double t) {
+    o->t = t;
+    o->t_u = t;
+}
+static void osc_set_states(osc *o, const double *x) {
+    o->r[X] = x[0];
+    o->r[V] = x[1];
+}
+static void osc_get_states(const osc *o, double *x) {
+    x[0] = o->r[X];
+    x[1] = o->r[V];
+}
+
+/* model exchange event update at o->t: the kick if its time has come (then *kicked = 1: the velocity jumped);
+ * returns 1 with *next the time of the kick while it is still to come, else 0 */
+static int osc_event_update(osc *o, int *kicked, double *next) {
+    *kicked = o->r[TKICK] > 0 && !o->kicked && o->t >= o->r[TKICK];
+    if (*kicked) {
+        o->r[V] += o->r[KICK];
+        o->kicked = 1;
+    }
+    if (o->r[TKICK] > 0 && !o->kicked) {
+        *next = o->r[TKICK];
+        return 1;
+    }
+    return 0;
+}
+
+/* out = d(unknowns)/d(knowns) seed (value references of both FMI versions are unsigned int) */
+static void osc_directional(const osc *o, const unsigned *unk, size_t nunk, const unsigned *kn, size_t nkn,
+                            const double *seed, double *out) {
+    for (size_t i = 0; i < nunk; i++) {
+        out[i] = 0.0;
+        for (size_t j = 0; j < nkn; j++) out[i] += osc_partial(o, unk[i], kn[j]) * seed[j];
+    }
+}
+
 #endif

@@ -12,10 +12,6 @@
  * Compiled against the FMI 2.0 standard headers that FMPy ships (fmpy/c-code); functions of the standard that are not
  * defined here are exported as stubs by tests/fmus/build_quarter_truck.py. */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "fmi2Functions.h"
 
 #ifndef PART
 #define PART 1
@@ -23,6 +19,8 @@
 #ifndef GUID
 #define GUID "{00000000-0000-0000-0000-000000000000}"
 #endif
+
+#include "fmi2_common.h"
 
 enum { X0 = 0, X1 = 1, U0 = 2, U1 = 3, Y = 4, P0 = 10, P1 = 11, P2 = 12, NR = 13 };
 
@@ -33,17 +31,9 @@ typedef struct state {
 } state;
 
 typedef struct comp {
+    fmi2_base base;
     state s;
-    fmi2CallbackFunctions cb;
-    int logging;
-    char name[64];
 } comp;
-
-#define LOG(c, status, cat, ...)                                                                                \
-    do {                                                                                                        \
-        if ((c)->cb.logger && ((c)->logging || (status) != fmi2OK))                                            \
-            (c)->cb.logger((c)->cb.componentEnvironment, (c)->name, status, cat, __VA_ARGS__);                  \
-    } while (0)
 
 static void defaults(state *s) {
     memset(s, 0, sizeof *s);
@@ -116,42 +106,20 @@ static int discretise(state *s, const double A[4], double h) {
     return 0;
 }
 
-const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
-const char *fmi2GetVersion(void) { return fmi2Version; }
-
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, fmi2String resources,
                               const fmi2CallbackFunctions *cb, fmi2Boolean visible, fmi2Boolean logging) {
-    if (!cb || !guid || strcmp(guid, GUID) != 0 || type != fmi2CoSimulation) {
-        if (cb && cb->logger)
-            cb->logger(cb->componentEnvironment, name, fmi2Error, "logStatusError",
-                       "wrong GUID or interface type (co-simulation only)");
-        return NULL;
-    }
-    comp *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
-    defaults(&c->s);
-    c->cb = *cb;
-    c->logging = logging;
-    strncpy(c->name, name ? name : "", sizeof c->name - 1);
+    comp *c = fmi2_new_instance(sizeof *c, name, guid, type == fmi2CoSimulation, cb, logging,
+                                "wrong GUID or interface type (co-simulation only)");
+    if (c) defaults(&c->s);
     return c;
 }
 
 void fmi2FreeInstance(fmi2Component c) { free(c); }
 
-fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cats[]) {
-    ((comp *)c)->logging = on;
-    return fmi2OK;
-}
-
-fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tol_defined, fmi2Real tol, fmi2Real t0,
-                               fmi2Boolean stop_defined, fmi2Real stop) {
-    ((comp *)c)->s.t = t0;
-    return fmi2OK;
-}
-
-fmi2Status fmi2EnterInitializationMode(fmi2Component c) { return fmi2OK; }
-fmi2Status fmi2ExitInitializationMode(fmi2Component c) { return fmi2OK; }
-fmi2Status fmi2Terminate(fmi2Component c) { return fmi2OK; }
+FMI2_SETUP_EXPERIMENT_SETS_TIME(comp, s.t)
+FMI2_NOTHING_TO_DO(fmi2EnterInitializationMode)
+FMI2_NOTHING_TO_DO(fmi2ExitInitializationMode)
+FMI2_NOTHING_TO_DO(fmi2Terminate)
 fmi2Status fmi2Reset(fmi2Component c) { defaults(&((comp *)c)->s); return fmi2OK; }
 
 static int known(fmi2ValueReference vr) {
@@ -167,7 +135,10 @@ static int known(fmi2ValueReference vr) {
 fmi2Status fmi2GetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n, fmi2Real v[]) {
     comp *c = cc;
     for (size_t k = 0; k < n; k++) {
-        if (!known(vr[k])) { LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]); return fmi2Error; }
+        if (!known(vr[k])) {
+            FMI2_LOG(c, fmi2Error, "logStatusError", "unknown value reference %u", vr[k]);
+            return fmi2Error;
+        }
         v[k] = vr[k] == Y ? output(&c->s) : c->s.r[vr[k]];
     }
     return fmi2OK;
@@ -177,11 +148,11 @@ fmi2Status fmi2SetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n
     comp *c = cc;
     for (size_t k = 0; k < n; k++) {
         if (!known(vr[k]) || vr[k] == Y) {
-            LOG(c, fmi2Error, "logStatusError", "value reference %u cannot be set", vr[k]);
+            FMI2_LOG(c, fmi2Error, "logStatusError", "value reference %u cannot be set", vr[k]);
             return fmi2Error;
         }
         if (vr[k] >= P0 && !(v[k] > 0.0 || (PART == 3 && vr[k] == P0))) {
-            LOG(c, fmi2Error, "logStatusError", "parameter %u must be positive, got %g", vr[k], v[k]);
+            FMI2_LOG(c, fmi2Error, "logStatusError", "parameter %u must be positive, got %g", vr[k], v[k]);
             return fmi2Error;
         }
         c->s.r[vr[k]] = v[k];
@@ -190,50 +161,25 @@ fmi2Status fmi2SetReal(fmi2Component cc, const fmi2ValueReference vr[], size_t n
     return fmi2OK;
 }
 
-fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[]) {
-    return n ? fmi2Error : fmi2OK;
-}
-fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Integer v[]) {
-    return n ? fmi2Error : fmi2OK;
-}
-fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Boolean v[]) {
-    return n ? fmi2Error : fmi2OK;
-}
-fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[]) {
-    return n ? fmi2Error : fmi2OK;
-}
-fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String v[]) {
-    return n ? fmi2Error : fmi2OK;
-}
-fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2String v[]) {
-    return n ? fmi2Error : fmi2OK;
-}
-
-fmi2Status fmi2GetFMUstate(fmi2Component cc, fmi2FMUstate *s) {
-    comp *c = cc;
-    if (!*s && !(*s = malloc(sizeof(state)))) return fmi2Error;
-    memcpy(*s, &c->s, sizeof(state));
-    return fmi2OK;
-}
-fmi2Status fmi2SetFMUstate(fmi2Component cc, fmi2FMUstate s) {
-    if (!s) return fmi2Error;
-    memcpy(&((comp *)cc)->s, s, sizeof(state));
-    return fmi2OK;
-}
-fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) {
-    free(*s);
-    *s = NULL;
-    return fmi2OK;
-}
+FMI2_GET_NONE(Integer)
+FMI2_SET_NONE(Integer)
+FMI2_GET_NONE(Boolean)
+FMI2_SET_NONE(Boolean)
+FMI2_GET_NONE(String)
+FMI2_SET_NONE(String)
+FMI2_FMU_STATE_AS_COPY(comp, state, s)
 
 fmi2Status fmi2DoStep(fmi2Component cc, fmi2Real T, fmi2Real H, fmi2Boolean no_set_prior) {
     comp *c = cc;
     state *s = &c->s;
     double A[4], B[4], C[2], D[2];
-    if (!(H > 0.0)) { LOG(c, fmi2Error, "logStatusError", "step size must be positive, got %g", H); return fmi2Error; }
+    if (!(H > 0.0)) {
+        FMI2_LOG(c, fmi2Error, "logStatusError", "step size must be positive, got %g", H);
+        return fmi2Error;
+    }
     matrices(s, A, B, C, D);
     if (H != s->h_cached && discretise(s, A, H) != 0) {
-        LOG(c, fmi2Error, "logStatusError", "singular system matrix");
+        FMI2_LOG(c, fmi2Error, "logStatusError", "singular system matrix");
         return fmi2Error;
     }
     double bu0 = B[0] * s->r[U0] + B[1] * s->r[U1], bu1 = B[2] * s->r[U0] + B[3] * s->r[U1];
@@ -244,9 +190,4 @@ fmi2Status fmi2DoStep(fmi2Component cc, fmi2Real T, fmi2Real H, fmi2Boolean no_s
     return fmi2OK;
 }
 
-fmi2Status fmi2CancelStep(fmi2Component c) { return fmi2Error; }
-fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind k, fmi2Status *v) { return fmi2Discard; }
-fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind k, fmi2Real *v) { return fmi2Discard; }
-fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind k, fmi2Integer *v) { return fmi2Discard; }
-fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind k, fmi2Boolean *v) { return fmi2Discard; }
-fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind k, fmi2String *v) { return fmi2Discard; }
+FMI2_SYNCHRONOUS_DO_STEP

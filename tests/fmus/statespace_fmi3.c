@@ -9,15 +9,14 @@
  * steps per doStep, u held. The Binary parameter blob (vr 20, maxSize 16) gives the Int32 output blob_sum (21) =
  * 1000 x its length + the sum of its bytes. The FMU state can be got and set (a copy of the instance). */
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "fmi3Functions.h"
+#include "fmi3_common.h"
 
 #define NMAX 8
 #define BLOB_MAX 16
 
 typedef struct inst {
+    fmi3_base base;
     uint64_t m, n, r;
     double A[NMAX * NMAX], B[NMAX * NMAX], C[NMAX * NMAX], D[NMAX * NMAX], x0[NMAX], u[NMAX], x[NMAX];
     double t;
@@ -25,12 +24,8 @@ typedef struct inst {
     size_t blob_size;
 } inst;
 
-const char *fmi3GetVersion(void) { return fmi3Version; }
-fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const fmi3String cats[]) { return fmi3OK; }
-
-static inst *make(fmi3String token) {
-    if (!token || strcmp(token, GUID) != 0) return NULL;
-    inst *c = calloc(1, sizeof *c);
+static fmi3Instance create(const fmi3_instantiation *a) {
+    inst *c = fmi3_new_instance(sizeof *c, a, NULL);
     if (!c) return NULL;
     static const double A[9] = {-1, 2, 0, -2, -1, 0, 0, 0, -3}, B[6] = {1, 0, 0, 1, 1, 1},
                         C[6] = {1, 0, 0, 0, 1, 1}, D[4] = {0.5, 0, 0, 0}, x0[3] = {1, 0, -1};
@@ -42,19 +37,8 @@ static inst *make(fmi3String token) {
     c->blob_size = 3;
     return c;
 }
-
-fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
-                                         fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
-                                         fmi3Boolean early_return, const fmi3ValueReference req[], size_t nreq,
-                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
-                                         fmi3IntermediateUpdateCallback upd) {
-    return make(token);
-}
-fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String resources,
-                                          fmi3Boolean visible, fmi3Boolean logging, fmi3InstanceEnvironment env,
-                                          fmi3LogMessageCallback log) {
-    return make(token);
-}
+FMI3_INSTANTIATE_CO_SIMULATION(create)
+FMI3_INSTANTIATE_MODEL_EXCHANGE(create)
 void fmi3FreeInstance(fmi3Instance c) { free(c); }
 
 fmi3Status fmi3EnterInitializationMode(fmi3Instance cc, fmi3Boolean a, fmi3Float64 b, fmi3Float64 t0, fmi3Boolean d,
@@ -69,9 +53,9 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance cc) {
     memcpy(c->x, c->x0, sizeof c->x);   /* x0 as set during initialisation */
     return fmi3OK;
 }
-fmi3Status fmi3EnterStepMode(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3Terminate(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3Reset(fmi3Instance c) { return fmi3OK; }
+FMI3_NOTHING_TO_DO(fmi3EnterStepMode)
+FMI3_NOTHING_TO_DO(fmi3Terminate)
+FMI3_NOTHING_TO_DO(fmi3Reset)
 
 /* the array (or scalar) behind a Float64 value reference and its number of values; NULL if none */
 static double *f64(inst *c, fmi3ValueReference vr, size_t *len) {
@@ -184,7 +168,7 @@ fmi3Status fmi3GetBinary(fmi3Instance cc, const fmi3ValueReference vr[], size_t 
 fmi3Status fmi3DoStep(fmi3Instance cc, fmi3Float64 T, fmi3Float64 H, fmi3Boolean no_set_prior, fmi3Boolean *event,
                       fmi3Boolean *terminate, fmi3Boolean *early, fmi3Float64 *last) {
     inst *c = cc;
-    *event = *terminate = *early = fmi3False;
+    fmi3_step_flags_clear(event, terminate, early);
     const int steps = 20;
     const double h = H / steps;
     double k1[NMAX], k2[NMAX], k3[NMAX], k4[NMAX], tmp[NMAX];
@@ -204,20 +188,15 @@ fmi3Status fmi3DoStep(fmi3Instance cc, fmi3Float64 T, fmi3Float64 H, fmi3Boolean
 }
 
 /* model exchange */
-fmi3Status fmi3EnterEventMode(fmi3Instance c) { return fmi3OK; }
+FMI3_NOTHING_TO_DO(fmi3EnterEventMode)
 fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean *need_update, fmi3Boolean *terminate,
                                     fmi3Boolean *nominals_changed, fmi3Boolean *values_changed,
                                     fmi3Boolean *next_defined, fmi3Float64 *next_time) {
-    *need_update = *terminate = *nominals_changed = *values_changed = *next_defined = fmi3False;
-    *next_time = 0.0;
+    fmi3_update_flags_clear(need_update, terminate, nominals_changed, values_changed, next_defined, next_time);
     return fmi3OK;
 }
-fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean no_set_prior, fmi3Boolean *enter,
-                                       fmi3Boolean *terminate) {
-    *enter = *terminate = fmi3False;
-    return fmi3OK;
-}
+FMI3_NOTHING_TO_DO(fmi3EnterContinuousTimeMode)
+FMI3_NO_STEP_EVENTS
 fmi3Status fmi3SetTime(fmi3Instance cc, fmi3Float64 t) {
     ((inst *)cc)->t = t;
     return fmi3OK;
@@ -240,32 +219,12 @@ fmi3Status fmi3GetContinuousStates(fmi3Instance cc, fmi3Float64 x[], size_t n) {
     memcpy(x, c->x, sizeof(double) * n);
     return fmi3OK;
 }
-fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 z[], size_t n) { return fmi3OK; }
-fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t n) {
-    for (size_t k = 0; k < n; k++) x[k] = 1.0;
-    return fmi3OK;
-}
+FMI3_NO_EVENT_INDICATORS
+FMI3_UNIT_NOMINALS
 fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance c, size_t *n) {
     *n = (size_t)((inst *)c)->n;
     return fmi3OK;
 }
-fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t *n) {
-    *n = 0;
-    return fmi3OK;
-}
 
 /* the FMU state: a copy of the instance */
-fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState *s) {
-    if (!*s && !(*s = malloc(sizeof(inst)))) return fmi3Error;
-    memcpy(*s, c, sizeof(inst));
-    return fmi3OK;
-}
-fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState s) {
-    memcpy(c, s, sizeof(inst));
-    return fmi3OK;
-}
-fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState *s) {
-    free(*s);
-    *s = NULL;
-    return fmi3OK;
-}
+FMI3_FMU_STATE_AS_COPY(inst, c)

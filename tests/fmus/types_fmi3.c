@@ -5,12 +5,11 @@
  * fmi3DoStep; output total (Float64, 50) = the sum of the inputs as doubles plus 1000 x the length of the String
  * parameter label (60). */
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "fmi3Functions.h"
+#include "fmi3_common.h"
 
 typedef struct inst {
+    fmi3_base base;
     float f32[2];
     int8_t i8[2];
     uint8_t u8[2];
@@ -25,24 +24,15 @@ typedef struct inst {
     char label[64];
 } inst;
 
-const char *fmi3GetVersion(void) { return fmi3Version; }
-fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const fmi3String cats[]) { return fmi3OK; }
-
-fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3String resources,
-                                         fmi3Boolean visible, fmi3Boolean logging, fmi3Boolean event_mode,
-                                         fmi3Boolean early_return, const fmi3ValueReference req[], size_t nreq,
-                                         fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
-                                         fmi3IntermediateUpdateCallback upd) {
-    if (!token || strcmp(token, GUID) != 0) return NULL;
-    return calloc(1, sizeof(inst));
-}
+static fmi3Instance create(const fmi3_instantiation *a) { return fmi3_new_instance(sizeof(inst), a, NULL); }
+FMI3_INSTANTIATE_CO_SIMULATION(create)
 void fmi3FreeInstance(fmi3Instance c) { free(c); }
 fmi3Status fmi3EnterInitializationMode(fmi3Instance c, fmi3Boolean a, fmi3Float64 b, fmi3Float64 t0, fmi3Boolean d,
                                        fmi3Float64 e) { return fmi3OK; }
-fmi3Status fmi3ExitInitializationMode(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3EnterStepMode(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3Terminate(fmi3Instance c) { return fmi3OK; }
-fmi3Status fmi3Reset(fmi3Instance c) { return fmi3OK; }
+FMI3_NOTHING_TO_DO(fmi3ExitInitializationMode)
+FMI3_NOTHING_TO_DO(fmi3EnterStepMode)
+FMI3_NOTHING_TO_DO(fmi3Terminate)
+FMI3_NOTHING_TO_DO(fmi3Reset)
 
 /* in (k = 0) or out (k = 1) of type index i for value reference vr; -1 if none */
 static int slot(fmi3ValueReference vr, int type, int *k) {
@@ -103,7 +93,7 @@ fmi3Status fmi3SetString(fmi3Instance cc, const fmi3ValueReference vr[], size_t 
 fmi3Status fmi3DoStep(fmi3Instance cc, fmi3Float64 T, fmi3Float64 H, fmi3Boolean no_set_prior, fmi3Boolean *event,
                       fmi3Boolean *terminate, fmi3Boolean *early, fmi3Float64 *last) {
     inst *c = cc;
-    *event = *terminate = *early = fmi3False;
+    fmi3_step_flags_clear(event, terminate, early);
     *last = T + H;
     c->f32[1] = c->f32[0] + 1;
     c->i8[1] = (int8_t)(c->i8[0] + 1);
