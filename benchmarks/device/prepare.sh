@@ -5,12 +5,19 @@
 # SciPy, pandas, statsmodels, tqdm, cloudpickle, psutil, msgpack, toolz are there). Writes .device/ (git-ignored),
 # which the run carries; run.sh beside this file measures.
 #
-#   bash benchmarks/device/prepare.sh          # from anywhere; builds dist/'s cp312 wheel if it is missing
+#   bash benchmarks/device/prepare.sh          # from anywhere; builds dist/'s cp312 wheel if it is missing or
+#                                              # older than the sources
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$ROOT/.device
 grep -qx '/.device/' "$ROOT/.git/info/exclude" || echo '/.device/' >> "$ROOT/.git/info/exclude"
 whl=$(ls "$ROOT"/dist/cosim-*-cp312-cp312-manylinux_*.whl 2>/dev/null | head -1 || true)
+# a wheel older than the sources would measure old code there
+if [ -n "$whl" ] && [ -n "$(cd "$ROOT" && find cosim csrc setup.py pyproject.toml -newer "$whl" -type f -print -quit)" ]; then
+  echo "$(basename "$whl") is older than the sources: building it again"
+  rm -f "$whl"
+  whl=
+fi
 if [ -z "$whl" ]; then
   (cd "$ROOT" && make wheel PYVERSIONS=3.12)
   whl=$(ls "$ROOT"/dist/cosim-*-cp312-cp312-manylinux_*.whl | head -1)
