@@ -197,8 +197,8 @@ def _start_forkserver():
 
 class Dask:
     """A ``distributed.Client``: tasks are submitted with ``pure=False``; the study's plan (with the references) is
-    put on every worker once (:meth:`share`). Each task runs under this study's cancel flag in its worker process (:data:`_STOPS`, keyed by a
-    study key), which :meth:`abort` sets on every worker."""
+    put on every worker once (:meth:`share`). Each task runs under this study's cancel flag in its worker process
+    (:data:`_STOPS`, keyed by a study key), which :meth:`abort` sets on every worker."""
 
     def __init__(self, client):
         import distributed
@@ -226,8 +226,8 @@ class Dask:
 
     def share(self, obj):
         """``obj`` in every worker's memory, for the tasks of this study: put there with ``client.run`` (one
-        message per worker, in parallel: 16-20 ms for 16 workers on 2 cores, where a broadcast ``scatter`` took
-        45-58 ms, a fixed cost at the start of every study). A worker that lacks it (it joined the cluster or
+        message per worker, in parallel: 13-20 ms for 16 workers on 2 cores, where a broadcast ``scatter`` took
+        35-58 ms, a fixed cost at the start of every study). A worker that lacks it (it joined the cluster or
         restarted since) refuses its task (:class:`MissingShared`), which runs again with ``obj`` (:meth:`result`)."""
         if self.in_process:               # the workers are threads of this process
             return obj

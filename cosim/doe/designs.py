@@ -165,7 +165,7 @@ def _canon_json(column: pd.Series) -> list:
 
 def table_hash(table: pd.DataFrame) -> str:
     """SHA-256 of a parameter table (factor names, their order, and every value exactly): the names' JSON, then
-    per run the JSON list of its values, each as [type, value] (:func:`_canon`; floats in hex)."""
+    per run the JSON list of its values, each as [type, value] (type "b", "i", "f" or "s"; floats in hex)."""
     h = hashlib.sha256(json.dumps(list(map(str, table.columns))).encode())
     cells = [_canon_json(table.iloc[:, i]) for i in range(table.shape[1])]
     h.update("".join("[" + ", ".join(row) + "]" for row in zip(*cells)).encode())

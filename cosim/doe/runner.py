@@ -175,17 +175,13 @@ _plans_lock = threading.Lock()
 
 def _state(token, plan):
     """This process's state of study ``token``; ``plan`` is the Plan, its cloudpickle, or a function that returns
-    either (a backend's handle to a copy in this process or elsewhere: :class:`cosim.doe.backends.Remote`); used
-    only the first time a process sees the study."""
-    with _plans_lock:
-        st = _plans.get(token)
-    if st is not None:
-        return st
-    if callable(plan):                    # outside the lock: it may fetch the plan from another process
-        plan = plan()
+    either (a backend's handle: :class:`cosim.doe.backends.Remote`); used only the first time a process sees the
+    study."""
     with _plans_lock:
         st = _plans.get(token)
         if st is None:
+            if callable(plan):
+                plan = plan()
             if isinstance(plan, bytes):
                 import cloudpickle
                 plan = cloudpickle.loads(plan)
