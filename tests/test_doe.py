@@ -317,6 +317,38 @@ def test_dask_local_cluster_gives_identical_table(serial_table):
     pd.testing.assert_frame_equal(df[cols], serial_table[cols])
 
 
+def _plus_one(x):
+    return x + 1
+
+
+def _raises(x):
+    raise ValueError("a study error")
+
+
+@pytest.mark.parametrize("kind", ["threads", "dask"])
+def test_cancel_keeps_the_results_of_finished_tasks(kind):
+    """When a study stops on an error it cancels its tasks, then records those that had finished (no finished run
+    is dropped): cancelling must leave a finished task's result readable (Dask's cancel dropped it)."""
+    from cosim.doe import backends
+    import contextlib
+    with contextlib.ExitStack() as stack:
+        if kind == "dask":
+            distributed = pytest.importorskip("distributed")
+            cl = stack.enter_context(distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                                              dashboard_address=None))
+            be = backends.make_backend(stack.enter_context(distributed.Client(cl)), None)
+        else:
+            be = backends.make_backend(kind, 2)
+            stack.callback(be.close)
+        done, failed = be.submit(_plus_one, 1), be.submit(_raises, 1)
+        while not (done.done() and failed.done()):
+            be.wait([done, failed], 1)
+        be.cancel([done, failed])
+        assert be.result(done) == 2
+        with pytest.raises(ValueError, match="a study error"):
+            be.result(failed)
+
+
 def test_reference_once_per_distinct_system_and_grid(monkeypatch):
     calls = []
     orig = doe_runner.compute_reference

@@ -268,13 +268,14 @@ class Dask:
         return done
 
     def cancel(self, futures):
-        if futures:
-            self.client.cancel(list(futures))
-        for f in futures:
-            self.calls.pop(f, None)
+        # not the finished ones: Dask's cancel drops a finished task's result, which the study still reads
+        pending = [f for f in futures if not f.done()]
+        if pending:
+            self.client.cancel(pending)
 
     def close(self):
         self.shared.clear()               # (the workers' copies age out: _SHARED_KEPT)
+        self.calls.clear()
 
     def abort(self):
         """Stop at once: the runs in progress on the workers end within ~50 ms (their cancel flag), tasks are
