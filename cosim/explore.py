@@ -19,7 +19,6 @@ import io
 import math
 import numbers
 import time
-import warnings
 
 import numpy as np
 
@@ -27,8 +26,8 @@ from . import _check, analysis
 from ._axes import with_unit
 from ._extras import require
 from .approximations import MAXDEG, ExtrapolatedInterpolation, Lagrange
-from .errors import CosimError, CouplingInstabilityWarning, DivergenceError
-from .simulate import simulate, simulate_monolithic
+from .errors import CosimError, DivergenceError
+from .simulate import simulate, simulate_monolithic, verdicts_recorded
 from .solvers import CVODE, Exact
 from .system import CoupledSystem
 
@@ -221,8 +220,7 @@ class Explorer:
         approx = _approximation(s["approximation"], s["k"], s["continuity"])
         try:
             # the status line reports an unstable coupling (ρ and the verdict): no warning under the panel as well
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", CouplingInstabilityWarning)
+            with verdicts_recorded():
                 return simulate(self._system(s["p"]), self._t_end, s["H"], scheme=s["scheme"],
                                 approximation=approx, update=s["update"], solver=self._solver,
                                 output_interval=self._output_interval, divergence_growth=math.inf), None

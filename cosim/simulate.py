@@ -277,6 +277,7 @@ def _record_limit():
 _in_flight = 0                     # engine runs of this process under way (threads of a study)
 _in_flight_lock = threading.Lock()
 _parallel = threading.local()      # .runs: how many runs this thread's pool runs at once (parallel_runs)
+_quiet = threading.local()         # .on: this thread's runs do not warn of an unstable coupling (verdicts_recorded)
 
 
 @contextlib.contextmanager
@@ -290,6 +291,19 @@ def parallel_runs(n):
         yield
     finally:
         _parallel.runs = before
+
+
+@contextlib.contextmanager
+def verdicts_recorded():
+    """The runs this thread starts inside the ``with`` block issue no :class:`CouplingInstabilityWarning`: their
+    caller records each verdict (``res.status``, ``res.message``) itself, as a study does in its ``status`` column,
+    and warns once. Per thread, unlike ``warnings.catch_warnings`` (whose filters are global)."""
+    before = getattr(_quiet, "on", False)
+    _quiet.on = True
+    try:
+        yield
+    finally:
+        _quiet.on = before
 
 
 def concurrent_runs(in_flight=None):
@@ -396,7 +410,8 @@ def _finish(system, raw, t_wall, options, names_for_stats, fields=None, growth_l
     if code in (0, _STOPPED, _TERMINATED):
         if not options.get("monolithic") and not res.verdict.stable:   # cosim/verdict.py
             res.status, res.message = Result.UNSTABLE, res.verdict.message
-            warnings.warn(res.verdict.message, CouplingInstabilityWarning, stacklevel=4)
+            if not getattr(_quiet, "on", False):
+                warnings.warn(res.verdict.message, CouplingInstabilityWarning, stacklevel=4)
         return res
     msg, cause = raw["message"], raw.get("cause")
     if code == _INTERRUPTED and isinstance(cause, KeyboardInterrupt):

@@ -301,6 +301,27 @@ def test_unstable_runs_have_their_status(serial_table):
     assert set(df.status) <= {"ok", "unstable", "diverged", "solver_error", "failed"}
 
 
+@pytest.mark.parametrize("backend", ["serial", "threads", "processes"])
+def test_a_study_warns_once_of_its_unstable_runs(backend, capfd):
+    """The runs of a study issue no CouplingInstabilityWarning each (a study of thousands of runs printed one per
+    unstable run, and once more per worker process): the status column records every verdict and the study warns
+    once, with their number. A co-simulation outside a study still warns."""
+    from cosim.doe import backends as doe_backends
+    doe_backends._close_idle()          # fresh worker processes: they write to the stderr captured here
+    with pytest.warns(cosim.CouplingInstabilityWarning) as seen:
+        df = doe.Study(_build, FACTORS, responses=_responses, reference=True).run(
+            backend=backend, workers=None if backend == "serial" else 2)
+    unstable = int((df.status == "unstable").sum())
+    assert unstable == 2
+    texts = [str(w.message) for w in seen if issubclass(w.category, cosim.CouplingInstabilityWarning)]
+    assert texts == [f"study: {unstable} of 8 runs unstable: the coupling's verdict of each is in the message "
+                     "column of the rows with status 'unstable'"]
+    assert "CouplingInstabilityWarning" not in capfd.readouterr().err     # none from the worker processes either
+    kw = _build({"ck": 1e7, "approx": "zoh", "H": 1e-3})
+    with pytest.warns(cosim.CouplingInstabilityWarning, match="coupling unstable: "):
+        assert not cosim.simulate(kw.pop("system"), **kw).stable
+
+
 @pytest.mark.parametrize("backend", ["threads", "processes"])
 def test_backends_give_identical_tables(serial_table, backend):
     df = doe.Study(_build, FACTORS, responses=_responses, reference=True).run(backend=backend, workers=2)

@@ -34,6 +34,7 @@ from collections import OrderedDict, deque
 import cosim
 
 from ..errors import DivergenceError, SolverError
+from ..simulate import verdicts_recorded
 from ..system import CoupledSystem
 from . import reference as _ref
 from .errors import StudyError
@@ -71,7 +72,8 @@ def run_one(run, kw, ref, responses):
     t0 = time.perf_counter()
     status, message = "ok", ""
     try:
-        res = cosim.simulate(system, **kw)
+        with verdicts_recorded():      # the status column records the verdict; the study warns once at its end
+            res = cosim.simulate(system, **kw)
         status = run_status(res)
     except DivergenceError as exc:
         res, status, message = exc.result, "diverged", str(exc)

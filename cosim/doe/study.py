@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from . import designs as _designs
 from . import identity as _identity
 from . import runner as _runner
 from .checkpoint import MODES, Checkpoint
+from ..errors import CouplingInstabilityWarning
 from .errors import StudyError
 from .factors import check_units, levels
 from .responses import UNITS, as_responses
@@ -131,7 +133,8 @@ class Study:
         co-simulation failed, its responses come from the partial result; "reference_failed"; "failed": build,
         co-simulation or responses raised, with no responses), ``message`` (the error's type and message) and ``wall`` (seconds of the
         co-simulation). Failed runs are results: the study goes on, and a summary is logged at the end (logger
-        ``cosim.doe``; a warning when runs failed).
+        ``cosim.doe``; a warning when runs failed). The runs issue no :class:`cosim.CouplingInstabilityWarning`
+        each: the study issues one at its end, with the number of unstable runs.
 
         backend : "serial", "threads", "processes" or a ``distributed.Client``; ``workers``: the pool's size
             (default: the number of cores). Processes and Dask worker processes call ``build`` themselves (it is
@@ -209,6 +212,11 @@ class Study:
             if ck is not None:
                 ck.close()
         _summary(rows, len(self))
+        unstable = sum(row["status"] == "unstable" for row in rows.values())
+        if unstable:                   # once per study, not once per run (nor per worker process)
+            warnings.warn(f"study: {unstable} of {len(self)} runs unstable: the coupling's verdict of each is in "
+                          "the message column of the rows with status 'unstable'", CouplingInstabilityWarning,
+                          stacklevel=2)
         return self._frame(rows)
 
     def _frame(self, rows):
