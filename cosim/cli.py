@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import sys
 import time
+import warnings
 
 import cosim
 from .scenario import (LIBRARY, Outputs, ScenarioError, build_system, check_keys, load_scenario, make_approximation, make_solver, one_line, output_dir, read_toml, run_model_file, simulation_options)  # noqa: F401  (cosim.cli.*)
@@ -131,6 +133,23 @@ def run_scenario(path, out_dir=None, stream=None, allow_outside=False):
     return status, res, written
 
 
+def _one_line_warnings(prog):
+    """The command's warnings as one line each on stderr ("cosim doe: CouplingInstabilityWarning: ..."), not as
+    Python's two lines that end with a line of cosim's own source, which says nothing to a user of the command."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"{prog}: {category.__name__}: {message}", file=file or sys.stderr)
+
+    def wrap(command):
+        @functools.wraps(command)
+        def run(argv=None):
+            with warnings.catch_warnings():
+                warnings.showwarning = show
+                return command(argv)
+        return run
+    return wrap
+
+
+@_one_line_warnings("cosim run")
 def main(argv=None):
     """``cosim run SCENARIO.toml [--out DIR]``."""
     ap = argparse.ArgumentParser(prog="cosim run", description="Run the co-simulation described by a TOML scenario "
@@ -179,6 +198,7 @@ def _dask_client(backend, scheduler, workers):
         yield client
 
 
+@_one_line_warnings("cosim doe")
 def doe_main(argv=None):
     """``cosim doe STUDY.toml [--out DIR] [--backend B] [--scheduler ADDRESS] [--workers N] [--checkpoint FILE]
     [--no-progress]``: a design of experiments from a TOML file (format: cosim.doe.config); writes the table

@@ -59,6 +59,12 @@ def test_example_study_writes_table_and_anova_and_resumes(tmp_path):
                                  "dk:approximation", "H:approximation", "Residual"]
     assert anova["percent"].iloc[:-1].sum() == pytest.approx(100.0)
     assert "ANOVA of eps_mono_sat" in proc.stdout
+    # the unstable runs: one warning line for the study, none per run and no line of cosim's source
+    unstable = int((table.status == "unstable").sum())
+    assert unstable > 0 and proc.stderr.count("CouplingInstabilityWarning") == 1
+    assert (f"cosim doe: CouplingInstabilityWarning: study: {unstable} of 54 runs unstable: the coupling's verdict "
+            "of each is in the message column of the rows with status 'unstable'\n") in proc.stderr
+    assert "study.run(" not in proc.stderr
     # one run through the API gives the same response
     row = table[(table.ck == 1e5) & (table.dk == 100.0) & (table.H == 1e-3) & (table.approximation == "zoh")].iloc[0]
     system = cosim.models.two_mass_oscillator(ck=1e5, dk=100.0, coupling="force/displacement")
