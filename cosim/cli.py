@@ -253,7 +253,9 @@ def doe_main(argv=None):
                           protected=(args.study, getattr(study.build, "_model_file", None)))
         scheduler = args.scheduler or (run.get("scheduler") if args.backend in (None, "dask") else None)
         backend = args.backend or ("dask" if scheduler else run.get("backend", "threads"))
-        workers = args.workers if args.workers is not None else run.get("workers")
+        workers = args.workers
+        if workers is None and not (args.backend == "serial" or args.scheduler):
+            workers = run.get("workers")          # the file's pool size, unless the command line chose no pool
         ck = None
         if args.checkpoint:                       # the command line's own choice: any place
             ck = outputs.path(os.path.abspath(args.checkpoint), "--checkpoint", outside_ok=True)

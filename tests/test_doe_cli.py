@@ -77,6 +77,17 @@ def test_example_study_writes_table_and_anova_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out" / "doe_two_mass.csv", index_col="run"), table)
 
 
+def test_serial_from_the_command_line_ignores_the_files_pool_size(tmp_path):
+    """The example's [run] workers = 2 sizes its thread pool; --backend serial (no pool) runs without it instead of
+    failing with "the serial backend runs one run at a time"; --workers with serial is still refused."""
+    proc = _run([str(EXAMPLES / "doe_two_mass.toml"), "--no-progress", "--backend", "serial"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "backend serial" in proc.stdout and "54 runs in" in proc.stdout
+    proc = _run([str(EXAMPLES / "doe_two_mass.toml"), "--no-progress", "--backend", "serial", "--workers", "2",
+                 "--out", str(tmp_path / "o2")], tmp_path)
+    assert proc.returncode == 2 and "workers: the serial backend runs one run at a time" in proc.stderr
+
+
 def test_parquet_output_and_factor_routes(tmp_path):
     pytest.importorskip("pyarrow")
     f = tmp_path / "s.toml"
