@@ -186,6 +186,40 @@ def test_failed_runs_are_rows_and_no_finished_run_is_dropped(tmp_path, backend, 
     assert list(again.status) == list(df.status)
 
 
+def test_a_finished_run_is_committed_while_longer_runs_go_on(tmp_path):
+    """A finished run is committed within its commit_interval even when no other run finishes for a long time:
+    it waited uncommitted for the next run to finish (here the whole of the long runs; a kill -9 meanwhile would
+    have cost it). Two short runs, then two runs of seconds on two threads: the checkpoint, read from another
+    connection meanwhile, must hold exactly the two short runs for a while."""
+    import threading
+    import time
+
+    def build(p):
+        t_end = 0.01 if p["ck"] < 3e5 else 10.0
+        return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=t_end, H=1e-3,
+                    solver=cosim.Euler(h=1e-7))
+
+    path, seen, done = tmp_path / "s.sqlite", [], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            try:
+                seen.append(tuple(sorted(doe.load(path).index)))
+            except doe.StudyError:                  # not created yet
+                pass
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        df = _study(build).run(backend="threads", workers=2, chunksize=1, checkpoint=path, commit_interval=0.05)
+    finally:
+        done.set()
+        watcher.join()
+    assert list(df.status) == ["ok"] * 4
+    assert seen.count((0, 1)) >= 10, sorted(set(seen))      # >= 0.2 s with both short runs and nothing else
+
+
 def test_responses_that_raise_on_the_process_pool_are_failed_rows():
     def responses(res, ref):
         if res.system.params["ck"] == 3e5:

@@ -215,3 +215,53 @@ def test_missing_doe_extra_is_one_line_naming_it(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and 'pip install "cosim[doe]"' in err and "cosim_no_such_module" in err, err
     assert not (tmp_path / "o").exists()
+
+
+LONG = """
+[model]
+library = "two_mass_oscillator"
+[simulation]
+H = 1e-3
+solver = { type = "euler", h = 1e-6 }
+[factors]
+t_end = [0.01, 600.0]                # two short runs, then runs of minutes
+approximation = ["zoh", "lagrange k=1"]
+[responses]
+names = ["growth"]
+[run]
+checkpoint = "s.sqlite"
+[output]
+dir = "o"
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
+def test_ctrl_c_of_a_dask_study_stops_its_runs_before_the_cluster_closes(tmp_path):
+    """Ctrl-C in a terminal during `cosim doe --backend dask` (SIGINT to the process group, the cluster's worker
+    processes included): the finished runs are in the checkpoint, exit code 130, and nothing from Dask is printed.
+    Before: each worker died with a KeyboardInterrupt traceback and its nanny waited 4 s to kill it; closing the
+    cluster with tasks still executing logged a warning per task ("Async instruction for <Task cancelled ...>");
+    a task whose runs were stopped raised, and its worker logged "Compute Failed"."""
+    pytest.importorskip("distributed")
+    import signal
+    import time
+    (tmp_path / "s.toml").write_text(LONG)
+    proc = subprocess.Popen([sys.executable, "-m", "cosim", "doe", "s.toml", "--backend", "dask", "--workers", "2",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=tmp_path, env=_env(), start_new_session=True)
+    ck, deadline = tmp_path / "o" / "s.sqlite", time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:      # the short runs written: the long ones run
+        try:
+            if len(doe.load(ck)) >= 2:
+                break
+        except doe.StudyError:                                       # not there yet
+            pass
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)               # as a terminal's Ctrl-C: to the workers too
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert "study interrupted: 2 of 4 runs" in out and "cosim doe: interrupted" in out
+    assert "distributed." not in out and "Traceback" not in out and "Error" not in out, out  # no line of Dask's
+    assert sorted(doe.load(ck).index) == [0, 1]

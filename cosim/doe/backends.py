@@ -9,6 +9,7 @@ thread pool or on Dask workers see their :class:`cosim._cancel.Cancel` flag (rea
 with KeyboardInterrupt; tasks not started are cancelled."""
 from __future__ import annotations
 
+import asyncio
 import atexit
 import concurrent.futures as cf
 import multiprocessing
@@ -26,6 +27,8 @@ from ..simulate import parallel_runs
 
 #: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
 ABORT_JOIN = 0.5
+#: how long a Dask worker waits for the study's runs to stop after an abort (they stop within ~50 ms)
+STOP_WAIT = 0.3
 #: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch is lost in
 #: it, short enough that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost
 #: little. A task costs about a millisecond of CPU with a process pool, 6-8 ms with Dask (measured on 2 loaded cores:
@@ -249,10 +252,13 @@ class Dask:
     def result(self, future):
         fn, args = self.calls.pop(future)
         try:
-            return future.result().value()
+            out = future.result().value()
         except MissingShared:             # the task again, with the shared objects it carries itself
             return self.result(self.submit(fn, *[Remote(a.key, self.shared[a.key]) if isinstance(a, Remote) else a
                                                  for a in args]))
+        if isinstance(out, Stopped):
+            raise out
+        return out
 
     def _finished(self, future):
         self.finished.set()
@@ -287,7 +293,7 @@ class Dask:
 
     def _stop_workers(self):
         try:
-            self.client.run(_dask_stop, self.key, on_error="ignore")
+            self.client.run(_dask_stop, self.key, [f.key for f in list(self.calls)], on_error="ignore")
         except Exception:  # pragma: no cover - a cluster going away: nothing left to stop
             pass
 
@@ -361,7 +367,9 @@ class Packed:
 
 
 class Stopped(Exception):
-    """A Dask task whose runs were stopped (a Dask worker handles Exceptions, not a KeyboardInterrupt)."""
+    """A Dask task whose runs were stopped: its result, not its error (a task that raises is logged as "Compute
+    Failed" by its worker, and a Dask worker handles Exceptions, not a KeyboardInterrupt); :meth:`Dask.result`
+    raises it."""
 
 
 def _host(address):
@@ -385,12 +393,19 @@ def _dask_task(key, hosts, fn, *args):
     try:
         return Packed(_cancellable(_stop_for(key), threads, fn, *args))
     except KeyboardInterrupt as exc:
-        raise Stopped(str(exc)) from None
+        return Packed(Stopped(str(exc)))
 
 
-def _dask_stop(key):
-    """Run on every worker by :meth:`Dask.abort`."""
+async def _dask_stop(key, tasks, dask_worker=None):
+    """Run on every worker by :meth:`Dask.abort`: the study's cancel flag set, then a wait (at most
+    :data:`STOP_WAIT`) until none of the study's ``tasks`` (keys) executes there any more, so that a cluster closed
+    right after (``cosim doe`` after a Ctrl-C) finds none: Dask logs a warning for each task it has to cut off."""
     _stop_for(key).set()
+    tasks = set(tasks)
+    deadline = time.monotonic() + STOP_WAIT
+    while (dask_worker is not None and time.monotonic() < deadline
+           and any(ts.key in tasks for ts in dask_worker.state.executing)):
+        await asyncio.sleep(0.005)
 
 
 def _cancellable(stop, parallel, fn, *args):

@@ -169,7 +169,16 @@ class Checkpoint:
         with the others of the last ``commit_interval`` seconds (at once if it is 0)."""
         now = time.time()
         self._pending.extend((r, params, now) for r in rows)
-        if self.commit_interval == 0.0 or time.monotonic() - self._last >= self.commit_interval:
+        self.commit_due()
+
+    def due(self):
+        """Seconds until the runs added since the last commit must be committed; None when none waits."""
+        return max(0.0, self._last + self.commit_interval - time.monotonic()) if self._pending else None
+
+    def commit_due(self):
+        """Commit the waiting runs once their ``commit_interval`` is over (the study calls it while it waits for
+        runs too: a finished run must not wait uncommitted for the next run to finish, minutes perhaps)."""
+        if self._pending and (self.commit_interval == 0.0 or time.monotonic() - self._last >= self.commit_interval):
             self.flush()
 
     def flush(self):

@@ -37,7 +37,8 @@ def local_cluster(workers=None, **options):
         Worker processes (None: the number of cores); each runs one run at a time.
     **options
         Further ``LocalCluster`` arguments (e.g. ``memory_limit``); ``n_workers``, ``threads_per_worker`` and
-        ``processes`` are set here.
+        ``processes`` are set here, and this module is added to ``preload``: its :func:`dask_setup` makes the
+        workers ignore a terminal's Ctrl-C, which the study handles (it stops their runs).
 
     Returns
     -------
@@ -60,8 +61,19 @@ def local_cluster(workers=None, **options):
                 return super().close(*args, **kwargs)
 
     options.setdefault("dashboard_address", None)
+    preload = options.pop("preload", None) or []
+    options["preload"] = ([preload] if isinstance(preload, str) else list(preload)) + [__name__]   # dask_setup
     with dask.config.set(DASK_SETTINGS):
         return Cluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True, **options)
+
+
+def dask_setup(worker):
+    """Run by Dask in each worker process of :func:`local_cluster` as it starts (the module is the workers'
+    ``preload``): the worker ignores SIGINT. A Ctrl-C in a terminal reaches the whole process group, the workers
+    included: each of them died with a KeyboardInterrupt traceback, and their nannies waited 4 s before killing them,
+    while the study stops its runs through their cancel flag and closes the cluster itself."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager

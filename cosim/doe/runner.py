@@ -339,8 +339,11 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
     try:
         feed()
         while inflight and not stop:
-            for f in backend.wait(list(inflight), 0.25):
+            due = checkpoint.due() if checkpoint is not None else None
+            for f in backend.wait(list(inflight), 0.25 if due is None else min(0.25, due)):
                 take(f)
+            if checkpoint is not None:
+                checkpoint.commit_due()
             if not stop:
                 feed()
         if stop:
