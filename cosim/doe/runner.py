@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -332,6 +333,9 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             backend.abort()
             raise KeyboardInterrupt
         stop.append(signum)
+        if backend.name != "dask":     # (Dask stops its runs at once)
+            print("\nstudy: Ctrl-C: the runs in progress finish and are written, then the study stops; Ctrl-C again "
+                  "stops them now (they run again on resume)", file=sys.stderr, flush=True)
 
     handler = None
     if threading.current_thread() is threading.main_thread():
