@@ -37,7 +37,7 @@ def local_cluster(workers=None, **options):
         Worker processes (None: the number of cores); each runs one run at a time.
     **options
         Further ``LocalCluster`` arguments (e.g. ``memory_limit``); ``n_workers``, ``threads_per_worker`` and
-        ``processes`` are set here, and this module is added to ``preload``: its :func:`dask_setup` makes the
+        ``processes`` are set here, and this module is added to ``preload``: its ``dask_setup`` makes the
         workers ignore a terminal's Ctrl-C, which the study handles (it stops their runs).
 
     Returns
