@@ -212,11 +212,6 @@ class Study:
             if ck is not None:
                 ck.close()
         _summary(rows, len(self))
-        unstable = sum(row["status"] == "unstable" for row in rows.values())
-        if unstable:                   # once per study, not once per run (nor per worker process)
-            warnings.warn(f"study: {unstable} of {len(self)} runs unstable: the coupling's verdict of each is in "
-                          "the message column of the rows with status 'unstable'", CouplingInstabilityWarning,
-                          stacklevel=2)
         return self._frame(rows)
 
     def _frame(self, rows):
@@ -238,11 +233,16 @@ class Study:
 
 
 def _summary(rows, n):
-    """Log the runs' statuses; a warning naming the commonest errors when runs failed."""
+    """Log the runs' statuses; a warning naming the commonest errors when runs failed; one
+    :class:`cosim.CouplingInstabilityWarning` with the number of unstable runs (once per study, not once per run
+    nor per worker process)."""
     counts = {}
     for row in rows.values():
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     log.info("study: %d runs: %s", n, ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if counts.get("unstable"):
+        warnings.warn(f"study: {counts['unstable']} of {n} runs unstable: the coupling's verdict of each is in the "
+                      "message column of the rows with status 'unstable'", CouplingInstabilityWarning, stacklevel=3)
     failed = [row["message"] for row in rows.values() if row["status"] == "failed"]
     if failed:
         kinds = {}                     # by the error's origin and type ("build raised ZeroDivisionError")
