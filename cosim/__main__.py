@@ -10,7 +10,9 @@ Options: ``--version`` prints the version, ``-h``/``--help`` this list.
 """
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 COMMANDS = {"demo": "two-mass oscillator demo: error/stability table and coupling-force figure (cosim.demo)",
             "run": "run a TOML scenario: model, options, outputs (CSV, PNG, error table; cosim.cli)",
@@ -25,6 +27,22 @@ def _usage():
 
 
 def main(argv=None):
+    """The ``cosim`` command (``argv``: its arguments; None: the process's own, as the command itself)."""
+    command = argv is None and threading.current_thread() is threading.main_thread()
+    try:
+        rc = _command(argv)
+    except KeyboardInterrupt:
+        if not command:
+            raise
+        rc = 130                       # a second Ctrl-C after the command had handled the first
+    if rc == 130 and command:
+        # interrupted, and about to exit: a further Ctrl-C while Python shuts down (its handlers already reset)
+        # would kill the process with SIGINT instead of exit code 130
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return rc
+
+
+def _command(argv):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())

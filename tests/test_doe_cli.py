@@ -265,3 +265,35 @@ def test_ctrl_c_of_a_dask_study_stops_its_runs_before_the_cluster_closes(tmp_pat
     assert "study interrupted: 2 of 4 runs" in out and "cosim doe: interrupted" in out
     assert "distributed." not in out and "Traceback" not in out and "Error" not in out, out  # no line of Dask's
     assert sorted(doe.load(ck).index) == [0, 1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
+def test_ctrl_c_while_cosim_doe_exits_keeps_exit_code_130(tmp_path):
+    """A second Ctrl-C just after `cosim doe` has handled the first (it printed "interrupted" and is exiting) killed
+    the process with SIGINT (exit code -2): Python resets its handlers while it shuts down. The command now ignores
+    Ctrl-C once it has been interrupted."""
+    pytest.importorskip("distributed")
+    import signal
+    import time
+    (tmp_path / "s.toml").write_text(LONG)
+    proc = subprocess.Popen([sys.executable, "-m", "cosim", "doe", "s.toml", "--backend", "dask", "--workers", "2",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=tmp_path, env=dict(_env(), PYTHONUNBUFFERED="1"))
+    ck, deadline = tmp_path / "o" / "s.sqlite", time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:      # the long runs are running
+        try:
+            if len(doe.load(ck)) >= 2:
+                break
+        except doe.StudyError:
+            pass
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "cosim doe: interrupted" in line:
+            for _ in range(5):                  # Ctrl-C again, while it exits
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+                time.sleep(0.01)
+    assert proc.wait(timeout=60) == 130, "".join(lines)
