@@ -98,6 +98,24 @@ def rls_study(n):
                      responses=full_study.responses, reference=True)
 
 
+#: --study wait: the seconds each run waits in its build (not CPU), on top of a short co-simulation
+WAIT_S = 0.010
+
+
+def _waiting_build(seconds, p):
+    time.sleep(seconds)
+    return dict(build(p), t_end=0.05)
+
+
+def wait_study(n):
+    """Runs that wait ``WAIT_S`` (a sleep in their build) and then co-simulate 50 macro steps (~0.3 ms of CPU): what
+    many workers on many cores look like to the study layer and to Dask, on a machine with few cores. The workers
+    need almost no CPU, so w workers can reach w x on 2 cores unless the dispatch, the study's start or the tail
+    (workers ending apart) costs time: a measure of those alone, with the ideal w x as its ceiling."""
+    return doe.Study(functools.partial(_waiting_build, WAIT_S), {"i": list(range(n))}, responses=responses,
+                     reference=True)
+
+
 study = proxy_study          # the study the measurements run (--study)
 
 
@@ -109,8 +127,10 @@ def timed_study(n, **run):
 
 
 def busy(df, wall, workers):
-    """Worker busy fraction: the co-simulations' own time (the rows' wall) over workers x the study's wall time."""
-    return float(df["wall"].sum()) / (workers * wall)
+    """Worker busy fraction: the co-simulations' own time (the rows' wall; --study wait: plus each run's wait) over
+    workers x the study's wall time."""
+    waits = len(df) * WAIT_S if study is wait_study else 0.0
+    return (float(df["wall"].sum()) + waits) / (workers * wall)
 
 
 def _ticks(path):
@@ -385,7 +405,7 @@ def dask_timeline(n, workers):
     print(f"\nDask timeline, {workers} workers, {n} runs: study {t1 - t0:.3f} s, {len(ts.data)} tasks; per worker "
           f"(mean / max): before the first task {mean(first):.3f} / {max(first):.3f} s, tasks {mean(tasks):.3f} s, "
           f"gaps between tasks {mean(gaps):.3f} / {max(gaps):.3f} s, after the last task {mean(tail):.3f} / "
-          f"{max(tail):.3f} s; the runs' own time {df['wall'].sum() / workers:.3f} s per worker", flush=True)
+          f"{max(tail):.3f} s; the runs' own time {busy(df, 1.0, workers):.3f} s per worker", flush=True)
 
 
 def read_scaling(path):
@@ -529,8 +549,9 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2, help="threads of the full-size studies")
     ap.add_argument("--stride", type=int, default=1, help="full-size studies: run every stride-th run only")
     ap.add_argument("--counts", help="worker counts of a scaling measurement only, e.g. 1,2,4,8,16 (16 cores)")
-    ap.add_argument("--study", choices=["proxy", "rls"], default="proxy",
-                    help="--counts: the ZOH proxy run, or every k-th run of Genser's §12.3 RLS pre-step study")
+    ap.add_argument("--study", choices=["proxy", "rls", "wait"], default="proxy",
+                    help="--counts: the ZOH proxy run, every k-th run of Genser's §12.3 RLS pre-step study, or runs "
+                         "that wait 10 ms (many workers on few cores: the dispatch alone)")
     ap.add_argument("--ceiling", action="store_true", help="--counts: also the independent processes' ceiling")
     ap.add_argument("--backends", help="--counts: only these, e.g. processes,dask (default: with threads)")
     ap.add_argument("--timeline", action="store_true", help="--counts: also where a Dask study's time goes")
@@ -539,7 +560,7 @@ def main(argv=None):
     ap.add_argument("--simulate-only", help=argparse.SUPPRESS)           # a worker of the ceiling measurement
     args = ap.parse_args(argv)
     global study
-    study = rls_study if args.study == "rls" else proxy_study
+    study = {"rls": rls_study, "wait": wait_study}.get(args.study, proxy_study)
     if args.plot:
         plot_scaling(args.plot, args.plot_out)
         return 0

@@ -221,6 +221,7 @@ class Dask:
         self.finished = threading.Event()    # set when a task of this study finishes
         self.shared = {}                  # key -> the pickled objects shared with the workers (share)
         self.calls = {}                   # future -> (fn, args) of the tasks not yet read (result)
+        self.fetched = {}                 # future -> its result, fetched with others (_fetch), not yet read
         try:  # a LocalCluster(processes=False): the workers share this process (nothing to serialise)
             addresses = list(client.scheduler_info()["workers"])
             self.in_process = bool(addresses) and all(str(a).startswith("inproc://") for a in addresses)
@@ -252,7 +253,8 @@ class Dask:
     def result(self, future):
         fn, args = self.calls.pop(future)
         try:
-            out = future.result().value()
+            packed = self.fetched.pop(future, None) or future.result()
+            out = packed.value()
         except MissingShared:             # the task again, with the shared objects it carries itself
             return self.result(self.submit(fn, *[Remote(a.key, self.shared[a.key]) if isinstance(a, Remote) else a
                                                  for a in args]))
@@ -271,7 +273,20 @@ class Dask:
         if not done:
             self.finished.wait(timeout)
             done = {f for f in futures if f.done()}
+        self._fetch(done)
         return done
+
+    def _fetch(self, futures):
+        """The results of finished tasks, fetched from their workers together (:meth:`result` takes them from
+        here): each ``future.result()`` is a round trip through the client's event loop to a worker, 1-27 ms on
+        16 busy workers, and the 32 first one-run tasks of a study came back one after the other while the workers
+        waited for their next batch. A task that failed or was cancelled is left to :meth:`result`."""
+        new = [f for f in futures if f not in self.fetched and f.status == "finished"]
+        if len(new) > 1:
+            try:
+                self.fetched.update(zip(new, self.client.gather(new)))
+            except Exception:             # one of them is gone or failed: each is read on its own
+                pass
 
     def cancel(self, futures):
         # not the finished ones: Dask's cancel drops a finished task's result, which the study still reads
@@ -282,6 +297,7 @@ class Dask:
     def close(self):
         self.shared.clear()               # (the workers' copies age out: _SHARED_KEPT)
         self.calls.clear()
+        self.fetched.clear()
 
     def abort(self):
         """Stop at once: the runs in progress on the workers end within ~50 ms (their cancel flag), tasks are

@@ -221,7 +221,7 @@ def unpack(rows):
 
 class Batches:
     """The size of the next batch of runs. A given ``chunksize`` is used as it is. Otherwise (``target`` > 0) the
-    batches handed out before one has come back are one run each (two per worker: the window); then, from the
+    first batches are one run each, one per worker (:meth:`window`), until one has come back; then, from the
     median time per run of the recent batches' runs (each batch weighted by its runs: the first runs of a fresh
     worker, slower and alone in their batches, do not set the size once a larger batch is back), a batch is about
     ``target`` seconds of a worker's time, less towards the end (1/(2 x workers) of the runs left, so that the
@@ -230,7 +230,14 @@ class Batches:
     def __init__(self, chunksize, workers, target):
         self.fixed, self.workers, self.target = chunksize, workers, target
         self.recent = deque(maxlen=2 * workers)    # (runs, seconds) of the recent batches
-        self.started = 0
+
+    def window(self, window):
+        """The batches in flight at most: the backend's ``window``, only one per worker until a batch has come back
+        when its size is still unknown (a second one-run batch per worker left the workers waiting, after two
+        runs, for the round trip of their results before a sized batch came: 30-100 ms at 16 Dask workers)."""
+        if self.fixed is None and self.target > 0 and not self.recent:
+            return min(window, self.workers)
+        return window
 
     def observe(self, n, seconds):
         if n:
@@ -246,10 +253,9 @@ class Batches:
                 return t / n
 
     def next(self, left):
-        self.started += 1
         if self.fixed is not None:
             return self.fixed
-        if self.target <= 0 or not self.recent or self.started <= self.workers:
+        if self.target <= 0 or not self.recent:
             return 1
         per_run = max(self._median_per_run(), 1e-6)
         share = -(-left // (2 * self.workers))
@@ -305,7 +311,7 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
 
     def feed():
         nonlocal pos
-        while pos < len(pending) and len(inflight) < backend.window:
+        while pos < len(pending) and len(inflight) < sizes.window(backend.window):
             n = sizes.next(len(pending) - pos)
             part = pending[pos:pos + n]
             pos += len(part)
