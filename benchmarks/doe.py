@@ -22,9 +22,13 @@ table compared across counts; ``--study rls`` runs every k-th run of Genser's §
 ZOH proxy; ``--ceiling`` adds what independent processes reach (the runs' own slowdown when w run at once bounds
 every backend); ``--timeline`` shows where a Dask study's time goes on each worker (Dask's task stream). Both
 modes first print the study's fixed start (building it, its definition, the checkpoint, the first reference).
+On a machine with few cores, ``--study wait`` runs that wait 10 ms instead of computing: 16 workers need under a
+core, so ``--counts 1,16`` measures what the dispatch, the start and the tail cost at 16 workers (the ceiling is
+16x); ``--walls K`` prints the wall times of K studies in a row, for an A/B of two checkouts run alternately.
 
 Run: .venv/bin/python benchmarks/doe.py [--runs 300] [--repeats 3] [--full | --only-full] [--workers 2] [--stride 1]
      .venv/bin/python benchmarks/doe.py --counts 1,8,16 --study rls --runs 1764 --repeats 2 --ceiling --timeline
+     .venv/bin/python benchmarks/doe.py --counts 16 --study wait --runs 1764 --walls 3 --backends dask
      QUICK=1 .venv/bin/python benchmarks/doe.py
 (figures in benchmarks/README.md)
 """
@@ -408,6 +412,17 @@ def dask_timeline(n, workers):
           f"{max(tail):.3f} s; the runs' own time {busy(df, 1.0, workers):.3f} s per worker", flush=True)
 
 
+def walls(n, workers, k, only=None):
+    """The wall times of ``k`` studies in a row on one pool or cluster of ``workers`` (after its warm-up study), per
+    backend: run alternately from two checkouts, an A/B of two versions of the library on the same machine."""
+    for name, kind in _kinds():
+        if "Dask's defaults" in name or kind is Threads or (only and name.split()[0].lower() not in only):
+            continue
+        with kind(workers) as pool:
+            times = [timed_study(n, **pool.kw)[0] for _ in range(k)]
+        print(f"walls | {name} | {workers} | " + " ".join(f"{t:.3f}" for t in times), flush=True)
+
+
 def read_scaling(path):
     """The rows of the scaling tables in a saved output of ``--counts`` -> {backend: [(workers, speed-up, busy)]}."""
     rows = {}
@@ -555,6 +570,8 @@ def main(argv=None):
     ap.add_argument("--ceiling", action="store_true", help="--counts: also the independent processes' ceiling")
     ap.add_argument("--backends", help="--counts: only these, e.g. processes,dask (default: with threads)")
     ap.add_argument("--timeline", action="store_true", help="--counts: also where a Dask study's time goes")
+    ap.add_argument("--walls", type=int, metavar="K", help="--counts: only the wall times of K studies in a row at "
+                    "the largest count (an A/B of two checkouts, run alternately)")
     ap.add_argument("--plot", nargs="+", metavar="OUTPUT", help="draw the speed-ups of saved --counts outputs")
     ap.add_argument("--plot-out", default=str(ROOT / "docs" / "_static" / "doe_scaling_16cores.png"))
     ap.add_argument("--simulate-only", help=argparse.SUPPRESS)           # a worker of the ceiling measurement
@@ -568,6 +585,9 @@ def main(argv=None):
         return _simulate_only(args.runs, [int(i) for i in args.simulate_only.split(",")])
     if args.counts:
         counts = sorted({int(c) for c in args.counts.split(",")})
+        if args.walls:
+            walls(args.runs, max(counts), args.walls, args.backends and args.backends.split(","))
+            return 0
         print(f"cosim {cosim.__version__}; study {args.study}; {load()}{' (QUICK=1)' if quick else ''}")
         study(2).run()                                                 # warm-up (imports, caches)
         start(args.runs, 5)
