@@ -253,7 +253,7 @@ class Dask:
     def result(self, future):
         fn, args = self.calls.pop(future)
         try:
-            packed = self.fetched.pop(future, None) or future.result()
+            packed = self.fetched.pop(future) if future in self.fetched else future.result()
             out = packed.value()
         except MissingShared:             # the task again, with the shared objects it carries itself
             return self.result(self.submit(fn, *[Remote(a.key, self.shared[a.key]) if isinstance(a, Remote) else a
