@@ -167,21 +167,24 @@ def _square(x):
     return x * x
 
 
-def test_dask_reads_finished_batches_together(monkeypatch):
-    """The Dask backend fetches the results of the tasks a wait finds finished in one gather (a future.result() per
-    task was a round trip each, 1-27 ms on 16 busy workers, while the workers waited for their next batch); a task
-    that failed is read on its own and raises its error."""
+def test_dask_sends_batches_together_and_reads_them_together(monkeypatch):
+    """The Dask backend submits the batches of one feed in one message (client.map; a submit each reached the
+    workers one after the other) and fetches the results of the tasks a wait finds finished in one gather (a
+    future.result() per task was a round trip each, 1-27 ms on 16 busy workers, while the workers waited for their
+    next batch); a task that failed is read on its own and raises its error."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
             distributed.Client(cl) as client:
         backend = backends.Dask(client)
-        futures = [backend.submit(_square, x) for x in (1, 2, 3)]
+        with monkeypatch.context() as m:
+            m.setattr(client, "submit", lambda *a, **k: pytest.fail("a message per task"))
+            futures = backend.submit_all(_square, [(1,), (2,), (3,)])
         distributed.wait(futures)
         assert backend.wait(futures, 1.0) == set(futures)
         monkeypatch.setattr(distributed.Future, "result", lambda *a, **k: pytest.fail("a round trip per task"))
         assert [backend.result(f) for f in futures] == [1, 4, 9]
         monkeypatch.undo()
-        futures = [backend.submit(_square, x) for x in (4, -1)]
+        futures = backend.submit_all(_square, [(4,), (-1,)])
         distributed.wait(futures)
         assert backend.wait(futures, 1.0) == set(futures)
         assert backend.result(futures[0]) == 16

@@ -55,6 +55,10 @@ class Serial:
     def submit(self, fn, *args):
         return _Done(fn, args)
 
+    def submit_all(self, fn, calls):
+        """``fn(*args)`` for each ``args`` of ``calls`` -> their futures, in order."""
+        return [self.submit(fn, *args) for args in calls]
+
     def result(self, future):
         return future.result()
 
@@ -93,6 +97,7 @@ class Pool:
         return self.ex.submit(_cancellable, self.stop, self.workers, fn, *args)
 
     result = Serial.result
+    submit_all = Serial.submit_all
 
     def wait(self, futures, timeout=None):
         return cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED).done
@@ -249,6 +254,20 @@ class Dask:
         self.calls[f] = (fn, args)
         f.add_done_callback(self._finished)
         return f
+
+    def submit_all(self, fn, calls):
+        """The tasks of ``calls`` in one message to the scheduler (``client.map``), where a ``submit`` each was a
+        message each: the first batches of a study at 16 workers, and those that follow a fetch of many results,
+        reached their workers one after the other."""
+        if len(calls) < 2:
+            return [self.submit(fn, *args) for args in calls]
+        packed = [[a if isinstance(a, self.future_type) else Packed(a) for a in args] for args in calls]
+        n = len(calls)
+        futures = self.client.map(_dask_task, [self.key] * n, [self.hosts] * n, [fn] * n, *zip(*packed), pure=False)
+        for f, args in zip(futures, calls):
+            self.calls[f] = (fn, args)
+            f.add_done_callback(self._finished)
+        return futures
 
     def result(self, future):
         fn, args = self.calls.pop(future)

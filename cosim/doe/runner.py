@@ -311,12 +311,13 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
 
     def feed():
         nonlocal pos
-        while pos < len(pending) and len(inflight) < sizes.window(backend.window):
+        parts = []
+        while pos < len(pending) and len(inflight) + len(parts) < sizes.window(backend.window):
             n = sizes.next(len(pending) - pos)
-            part = pending[pos:pos + n]
-            pos += len(part)
-            f = backend.submit(run_batch, token, shared, [(run, params(run)) for run in part])
-            inflight[f] = part
+            parts.append(pending[pos:pos + n])
+            pos += len(parts[-1])
+        calls = [(token, shared, [(run, params(run)) for run in part]) for part in parts]
+        inflight.update(zip(backend.submit_all(run_batch, calls), parts))
 
     def take(f):
         inflight.pop(f)
