@@ -112,7 +112,7 @@ def _waiting_build(seconds, p):
 
 
 def wait_study(n):
-    """Runs that wait ``WAIT_S`` (a sleep in their build) and then co-simulate 50 macro steps (~0.3 ms of CPU): what
+    """Runs that wait ``WAIT_S`` (a sleep in their build) and then co-simulate 50 macro steps (~0.5 ms of CPU): what
     many workers on many cores look like to the study layer and to Dask, on a machine with few cores. The workers
     need almost no CPU, so w workers can reach w x on 2 cores unless the dispatch, the study's start or the tail
     (workers ending apart) costs time: a measure of those alone, with the ideal w x as its ceiling."""
