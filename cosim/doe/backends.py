@@ -247,23 +247,23 @@ class Dask:
         return Remote(key)
 
     def submit(self, fn, *args):
-        # arguments other than Dask futures (which the scheduler must see to resolve them) travel as Packed bytes,
-        # and so does the result
-        packed = [a if isinstance(a, self.future_type) else Packed(a) for a in args]
-        f = self.client.submit(_dask_task, self.key, self.hosts, fn, *packed, pure=False)
-        self.calls[f] = (fn, args)
-        f.add_done_callback(self._finished)
-        return f
+        return self.submit_all(fn, [args])[0]
 
     def submit_all(self, fn, calls):
         """The tasks of ``calls`` in one message to the scheduler (``client.map``), where a ``submit`` each was a
         message each: the first batches of a study at 16 workers, and those that follow a fetch of many results,
         reached their workers one after the other."""
-        if len(calls) < 2:
-            return [self.submit(fn, *args) for args in calls]
+        # arguments other than Dask futures (which the scheduler must see to resolve them) travel as Packed bytes,
+        # and so does the result
         packed = [[a if isinstance(a, self.future_type) else Packed(a) for a in args] for args in calls]
-        n = len(calls)
-        futures = self.client.map(_dask_task, [self.key] * n, [self.hosts] * n, [fn] * n, *zip(*packed), pure=False)
+        if len(calls) == 1:
+            futures = [self.client.submit(_dask_task, self.key, self.hosts, fn, *packed[0], pure=False)]
+        elif calls:
+            n = len(calls)
+            futures = self.client.map(_dask_task, [self.key] * n, [self.hosts] * n, [fn] * n, *zip(*packed),
+                                      pure=False)
+        else:
+            futures = []
         for f, args in zip(futures, calls):
             self.calls[f] = (fn, args)
             f.add_done_callback(self._finished)
