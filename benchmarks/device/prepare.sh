@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A bundle for measuring cosim's DoE scaling on a machine with many cores, Python 3.12 and no network (a lent
 # 16-core machine): the project's cp312 manylinux wheel, which carries SUNDIALS, KLU and LAPACK (nothing to compile
-# there), and the wheels of the DoE dependencies that such a machine's image lacks (Dask, SALib and theirs; NumPy,
-# SciPy, pandas, statsmodels, tqdm, cloudpickle, psutil, msgpack, toolz are there). Writes .device/ (git-ignored),
+# there), and the wheels of the DoE dependencies beyond NumPy, SciPy, pandas and statsmodels (Dask, SALib and all
+# of theirs: an image that has some of them already is not relied on). Writes .device/ (git-ignored),
 # which the run carries; run.sh beside this file measures.
 #
 #   bash benchmarks/device/prepare.sh          # from anywhere; builds dist/'s cp312 wheel if it is missing or
@@ -29,5 +29,7 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   --platform manylinux_2_5_x86_64 --platform manylinux1_x86_64 -d "$D/whl" \
   dask==2026.8.0 distributed==2026.8.0 tornado==6.6.1 zict==3.0.0 tblib==3.2.2 locket==1.0.0 partd==1.4.2 \
-  SALib==1.6.0 multiprocess==0.70.19 dill==0.4.1
+  SALib==1.6.0 multiprocess==0.70.19 dill==0.4.1 click==8.5.1 cloudpickle==3.1.3 fsspec==2026.9.0 \
+  packaging==26.4 jinja2==3.1.6 markupsafe==3.0.4 pyyaml==6.0.4 sortedcontainers==2.4.0 urllib3==2.8.0 \
+  toolz==1.2.0 psutil==7.2.2 msgpack==1.2.4 tqdm==4.70.1 defusedxml==0.7.1
 du -sh "$D"

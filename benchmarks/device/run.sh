@@ -5,7 +5,8 @@
 #
 #   OUT=/some/dir bash benchmarks/device/run.sh
 # Knobs: COUNTS (1,2,4,8,16), RUNS (1764), REPEATS (2), BACKENDS (processes,dask), STUDY (rls), QUICK=1 (60 runs,
-# counts 1,2: a check on a small machine), PY (python3).
+# counts 1,2: a check on a small machine), WALLS (0; K > 0 adds the wall times of K studies in a row at the largest
+# count, the spread of the speed-up's numerator), PY (python3).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/.device/out}
@@ -24,3 +25,7 @@ export PYTHONPATH="$WORK/site" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_
 "$PY" -c 'import cosim, dask, distributed, sys; print("python", sys.version.split()[0], "| cosim", cosim.__version__, cosim.__file__, "| distributed", distributed.__version__)'
 "$PY" "$WORK/benchmarks/doe.py" --counts "$COUNTS" --study "${STUDY:-rls}" --runs "$RUNS" --repeats "${REPEATS:-2}" \
   --backends "${BACKENDS:-processes,dask}" --ceiling --timeline 2>&1 | tee "$OUT/doe.txt"
+if [ "${WALLS:-0}" -gt 0 ]; then
+  "$PY" "$WORK/benchmarks/doe.py" --counts "${COUNTS##*,}" --study "${STUDY:-rls}" --runs "$RUNS" --walls "$WALLS" \
+    --backends "${BACKENDS:-processes,dask}" 2>&1 | tee -a "$OUT/doe.txt"
+fi
