@@ -38,6 +38,7 @@ import argparse
 import functools
 import os
 import pathlib
+import re
 import sys
 import tempfile
 import time
@@ -449,13 +450,15 @@ def plot_scaling(paths, out, ax=None):
     wmax = 1
     for k, path in enumerate(paths):
         label = pathlib.Path(path).stem.rsplit("_", 1)[-1].replace("call", "call ")
+        dated = re.match(r"# (\d{4}-\d\d-\d\d)", pathlib.Path(path).read_text())
+        label += f", {dated[1]}" if dated else ""
         for backend, rows in read_scaling(path).items():
             w, speedup, _ = zip(*sorted(rows))
             wmax = max(wmax, *w)
             ax.plot(w, speedup, styles[k % len(styles)], color=colours.get(backend, "k"), ms=5,
                     label=f"{names.get(backend, backend)} ({label})")
     ax.plot([1, wmax], [1, wmax], color="0.6", lw=1, label="ideal")
-    ax.plot([wmax], [13], "k*", ms=11, label="target at 16 workers (13x)")
+    ax.plot([wmax], [13], "k*", ms=14, mfc="none", label="target at 16 workers (13x)")
     ax.set(xscale="log", yscale="log", xlabel="workers (one core each)", ylabel="speed-up over 1 worker [-]",
            title="Genser's §12.3 RLS study, 1 764 runs of ~10 ms, 16-core VM")
     ax.set_xticks([1, 2, 4, 8, 16], labels=["1", "2", "4", "8", "16"])
