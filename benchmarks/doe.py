@@ -408,20 +408,35 @@ def dask_timeline(n, workers):
     gaps = [sum(max(0.0, a2 - b1) for (_, b1), (a2, _) in zip(sorted(v), sorted(v)[1:])) for v in per.values()]
     tail = [t1 - max(b for _, b in v) for v in per.values()]
     print(f"\nDask timeline, {workers} workers, {n} runs: study {t1 - t0:.3f} s, {len(ts.data)} tasks; per worker "
-          f"(mean / max): before the first task {mean(first):.3f} / {max(first):.3f} s, tasks {mean(tasks):.3f} s, "
-          f"gaps between tasks {mean(gaps):.3f} / {max(gaps):.3f} s, after the last task {mean(tail):.3f} / "
-          f"{max(tail):.3f} s; the runs' own time {busy(df, 1.0, workers):.3f} s per worker", flush=True)
+          f"(min / mean / max): before the first task {min(first):.3f} / {mean(first):.3f} / {max(first):.3f} s, "
+          f"tasks {mean(tasks):.3f} s, gaps between tasks {min(gaps):.3f} / {mean(gaps):.3f} / {max(gaps):.3f} s, "
+          f"after the last task {min(tail):.3f} / {mean(tail):.3f} / {max(tail):.3f} s (the least: the study's end "
+          f"after its last batch); the runs' own time {busy(df, 1.0, workers):.3f} s per worker", flush=True)
 
 
-def walls(n, workers, k, only=None):
+def walls(n, workers, k, only=None, divisors=None):
     """The wall times of ``k`` studies in a row on one pool or cluster of ``workers`` (after its warm-up study), per
-    backend: run alternately from two checkouts, an A/B of two versions of the library on the same machine."""
+    backend: run alternately from two checkouts, an A/B of two versions of the library on the same machine.
+    ``divisors``: the studies alternate over these values of ``runner.TAIL_DIVISOR`` (the smallest last batch, a
+    fraction of the batch target), ``k`` studies each: an A/B of the tail rule within one run."""
+    from cosim.doe import runner
+    default = runner.TAIL_DIVISOR
+    divisors = divisors or [default]
     for name, kind in _kinds():
         if "Dask's defaults" in name or kind is Threads or (only and name.split()[0].lower() not in only):
             continue
+        times = {d: [] for d in divisors}
         with kind(workers) as pool:
-            times = [timed_study(n, **pool.kw)[0] for _ in range(k)]
-        print(f"walls | {name} | {workers} | " + " ".join(f"{t:.3f}" for t in times), flush=True)
+            try:
+                for _ in range(k):
+                    for d in divisors:
+                        runner.TAIL_DIVISOR = d
+                        times[d].append(timed_study(n, **pool.kw)[0])
+            finally:
+                runner.TAIL_DIVISOR = default
+        for d, ts in times.items():
+            label = f"{name} (tail divisor {d})" if len(divisors) > 1 else name
+            print(f"walls | {label} | {workers} | " + " ".join(f"{t:.3f}" for t in ts), flush=True)
 
 
 def read_scaling(path):
@@ -575,6 +590,8 @@ def main(argv=None):
     ap.add_argument("--timeline", action="store_true", help="--counts: also where a Dask study's time goes")
     ap.add_argument("--walls", type=int, metavar="K", help="--counts: only the wall times of K studies in a row at "
                     "the largest count (an A/B of two checkouts, run alternately)")
+    ap.add_argument("--tail-divisors", help="--walls: alternate the studies over these smallest last batches "
+                    "(1/K of the batch target, runner.TAIL_DIVISOR), e.g. 8,16,32")
     ap.add_argument("--plot", nargs="+", metavar="OUTPUT", help="draw the speed-ups of saved --counts outputs")
     ap.add_argument("--plot-out", default=str(ROOT / "docs" / "_static" / "doe_scaling_16cores.png"))
     ap.add_argument("--simulate-only", help=argparse.SUPPRESS)           # a worker of the ceiling measurement
@@ -589,7 +606,8 @@ def main(argv=None):
     if args.counts:
         counts = sorted({int(c) for c in args.counts.split(",")})
         if args.walls:
-            walls(args.runs, max(counts), args.walls, args.backends and args.backends.split(","))
+            walls(args.runs, max(counts), args.walls, args.backends and args.backends.split(","),
+                  args.tail_divisors and [int(d) for d in args.tail_divisors.split(",")])
             return 0
         print(f"cosim {cosim.__version__}; study {args.study}; {load()}{' (QUICK=1)' if quick else ''}")
         study(2).run()                                                 # warm-up (imports, caches)

@@ -6,7 +6,8 @@
 #   OUT=/some/dir bash benchmarks/device/run.sh
 # Knobs: COUNTS (1,2,4,8,16), RUNS (1764), REPEATS (2), BACKENDS (processes,dask), STUDY (rls), QUICK=1 (60 runs,
 # counts 1,2: a check on a small machine), WALLS (0; K > 0 adds the wall times of K studies in a row at the largest
-# count, the spread of the speed-up's numerator), PY (python3).
+# count, the spread of the speed-up's numerator), TAIL_DIVISORS (with WALLS: e.g. 8,16,32, the studies alternate
+# over these smallest last batches, runner.TAIL_DIVISOR), PY (python3).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/.device/out}
@@ -27,5 +28,6 @@ export PYTHONPATH="$WORK/site" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_
   --backends "${BACKENDS:-processes,dask}" --ceiling --timeline 2>&1 | tee "$OUT/doe.txt"
 if [ "${WALLS:-0}" -gt 0 ]; then
   "$PY" "$WORK/benchmarks/doe.py" --counts "${COUNTS##*,}" --study "${STUDY:-rls}" --runs "$RUNS" --walls "$WALLS" \
-    --backends "${BACKENDS:-processes,dask}" 2>&1 | tee -a "$OUT/doe.txt"
+    --backends "${BACKENDS:-processes,dask}" ${TAIL_DIVISORS:+--tail-divisors "$TAIL_DIVISORS"} 2>&1 \
+    | tee -a "$OUT/doe.txt"
 fi
