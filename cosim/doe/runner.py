@@ -220,7 +220,8 @@ def unpack(rows):
 
 
 #: the last batches of a study are at least 1/TAIL_DIVISOR of the batch target: smaller ones end the workers closer
-#: together but cost more dispatches (measured on 2 cores: /32 faster with 4 workers, even with 8, slower with 16)
+#: together but cost more dispatches (waiting runs on 2 cores: /32 1-2 % faster with 4 and 8 workers, up to 4.5 %
+#: slower with 16 Dask workers, whose servers then leave the dispatch no CPU; benchmarks/README.md)
 TAIL_DIVISOR = 8
 
 
