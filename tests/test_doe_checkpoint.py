@@ -279,3 +279,35 @@ def test_design_size_is_checked_before_it_is_built():
     with pytest.raises(ValueError, match="the Saltelli sample has 48 runs"):
         doe.Study(_build, {"x": doe.Range(0, 1), "y": doe.Range(0, 1)}, design="sobol", n=8, max_runs=40)
     assert len(doe.Study(_build, {"x": doe.Range(0, 1)}, design="lhs", n=1000, max_runs=1000)) == 1000
+
+
+def _module_from(path, text, monkeypatch):
+    import importlib.util
+    path.write_text(textwrap.dedent(text))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, path.stem, module)     # where inspect finds a class's file
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_class_source_read_once_per_class_and_differs_when_redefined(tmp_path, monkeypatch):
+    from cosim.doe import identity
+    calls = []
+    getsource = identity.inspect.getsource
+    monkeypatch.setattr(identity.inspect, "getsource", lambda obj: calls.append(obj) or getsource(obj))
+    a = _module_from(tmp_path / "build_a.py", """
+        class Build:
+            def __call__(self, p):
+                return p
+        """, monkeypatch)
+    first = identity.describe(a.Build())
+    again = identity.describe(a.Build())
+    assert first == again and first["source_sha256"] is not None
+    assert calls.count(a.Build) == 1          # the module is parsed once per class, not once per study
+    b = _module_from(tmp_path / "build_b.py", """
+        class Build:
+            def __call__(self, p):
+                return dict(p, t_end=1.0)
+        """, monkeypatch)
+    assert identity.describe(b.Build())["source_sha256"] != first["source_sha256"]

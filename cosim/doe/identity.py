@@ -16,6 +16,7 @@ A study's *definition* is a dict of JSON values, one entry per part that decides
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -33,8 +34,20 @@ def _sha(data: bytes) -> str:
 
 
 def _source_sha(obj):
+    if isinstance(obj, type):
+        return _class_source_sha(obj)
     try:
         return _sha(inspect.getsource(obj).encode())
+    except (OSError, TypeError):
+        return None
+
+
+@functools.lru_cache(maxsize=128)
+def _class_source_sha(cls):
+    """A class's source hash, once per class: :func:`inspect.getsource` parses the class's whole module for it (4 ms
+    for ``functools.partial``, every study); a class redefined (a notebook cell run again, a reload) is a new key."""
+    try:
+        return _sha(inspect.getsource(cls).encode())
     except (OSError, TypeError):
         return None
 
