@@ -34,22 +34,19 @@ def _sha(data: bytes) -> str:
 
 
 def _source_sha(obj):
-    if isinstance(obj, type):
-        return _class_source_sha(obj)
+    return _class_source_sha(obj) if isinstance(obj, type) else _hash_source(obj)
+
+
+def _hash_source(obj):
     try:
         return _sha(inspect.getsource(obj).encode())
     except (OSError, TypeError):
         return None
 
 
-@functools.lru_cache(maxsize=128)
-def _class_source_sha(cls):
-    """A class's source hash, once per class: :func:`inspect.getsource` parses the class's whole module for it (4 ms
-    for ``functools.partial``, every study); a class redefined (a notebook cell run again, a reload) is a new key."""
-    try:
-        return _sha(inspect.getsource(cls).encode())
-    except (OSError, TypeError):
-        return None
+#: a class's source hash, once per class: :func:`inspect.getsource` parses the class's whole module for it (4 ms for
+#: ``functools.partial``, every study); a class redefined (a notebook cell run again, a reload) is a new key
+_class_source_sha = functools.lru_cache(maxsize=128)(_hash_source)
 
 
 def _qualname(obj):
