@@ -1,4 +1,4 @@
-"""Stopping runs from another thread: a :class:`Cancel` flag that the C core reads without the GIL (every 50 ms of
+"""Stopping runs from another thread: a :class:`Cancel` flag that the C core reads without the GIL (every 5 ms of
 a run), made current for the runs of one thread with :func:`scope`. A study's second Ctrl-C sets it so that runs in
 a thread pool or on a Dask worker end within a fraction of a second (``KeyboardInterrupt`` in the run's thread)."""
 from __future__ import annotations

@@ -143,3 +143,35 @@ def test_kill_9_of_the_study_leaves_no_worker(tmp_path, backend):
         time.sleep(0.1)
     assert not any(_alive(p) for p in workers)
     assert sorted(doe.load(ck).index) == [0, 1]
+
+
+def test_a_cancel_flag_stops_a_run_whose_steps_turn_slower():
+    """A run in a worker thread reads its cancel flag at intervals counted in steps from the previous interval's
+    step time; a decaying oscillator whose states become subnormal slows down about 4x, and with checks every 50 ms
+    it stopped 0.1-0.8 s after its flag was set (a study's second Ctrl-C, or a Dask abort that waits 0.3 s). Now
+    checked every 5 ms: each of four stops within the project's 0.2 s."""
+    import threading
+
+    import cosim
+    from cosim._cancel import Cancel, scope
+
+    def run(flag, ended):
+        with scope(flag):
+            try:
+                cosim.simulate(cosim.models.two_mass_oscillator(), t_end=600.0, H=1e-3, solver=cosim.Euler(h=1e-6),
+                               approximation=cosim.ZOH())
+            except KeyboardInterrupt:
+                ended.append(time.monotonic())
+
+    delays = []
+    for wait in (0.6, 0.8, 1.0, 1.2):
+        flag, ended = Cancel(), []
+        thread = threading.Thread(target=run, args=(flag, ended))
+        thread.start()
+        time.sleep(wait)
+        t = time.monotonic()
+        flag.set()
+        thread.join(30)
+        assert ended, "the run did not stop"
+        delays.append(ended[0] - t)
+    assert max(delays) < 0.2, delays
