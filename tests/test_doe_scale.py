@@ -191,3 +191,105 @@ def test_dask_sends_batches_together_and_reads_them_together(monkeypatch):
         with pytest.raises(ValueError, match="negative: -1"):
             backend.result(futures[1])
         backend.close()
+
+
+def test_dask_places_tasks_on_the_workers_named():
+    """submit_all(..., where): one message per worker named, each task held by its worker (who_has); a task whose
+    worker is not in the cluster runs on another one (allow_other_workers)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        backend = backends.Dask(client)
+        w1, w2 = sorted(backend.slots)
+        assert backend.slots == {w1: 1, w2: 1} and backend.workers == 2 and backend.window == 4
+        futures = backend.submit_all(_square, [(1,), (2,), (3,), (4,)], where=[w1, w2, w1, "tcp://10.255.0.1:1"])
+        distributed.wait(futures)
+        held = client.who_has(futures)
+        assert [list(held[f.key]) for f in futures[:3]] == [[w1], [w2], [w1]]
+        assert list(held[futures[3].key])[0] in (w1, w2)
+        backend.wait(futures, 1.0)
+        assert [backend.result(f) for f in futures] == [1, 4, 9, 16]
+        cl.scale(3)
+        client.wait_for_workers(3, timeout=30)
+        backend.refresh()                                                # a worker joined
+        assert len(backend.slots) == 3 and backend.workers == 3 and backend.window == 6
+        backend.close()
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_placement_gives_the_next_batch_to_the_worker_free_first_and_ends_them_together():
+    """Placement (Dask, once the time per run is known): up to two batches per thread in flight, each to the worker
+    with room that is free first; towards the end a batch takes its worker only until all would end, were the runs
+    left shared out evenly; workers that join are used, workers that left are not."""
+    clock, p = _Clock(), 1 / 128                                      # (binary fractions: exact sums)
+    pl = runner.Placement({"a": 1, "b": 1, "c": 2}, clock=clock)
+    picks = []
+    while (w := pl.pick(p)) is not None:
+        picks.append(w)
+        pl.bind(len(picks), w, pl.placed(w, 16))                        # batches of 0.125 s of one thread
+    # c (2 threads) is free again after 0.0625 s, a and b after 0.125 s; ties: the emptier queue
+    assert picks == ["a", "b", "c", "c", "a", "b", "c", "c"]
+    assert [pl.free_at(w, p) for w in "abc"] == [0.25, 0.25, 0.25]
+    clock.t = 0.125
+    pl.done(7)                                                           # c's third batch came back first
+    assert [e[0] for e in pl.queued["c"]] == [16, 16, 16] and pl.since["c"] == 0.125
+    assert pl.pick(p) == "c"                                             # a and b have no room
+    for f in (3, 4, 8):
+        pl.done(f)
+    assert pl.queued["c"] == [] and pl.free_at("c", p) == 0.125
+    # a and b: busy until 0.25 s; c: free. 32 runs left (0.25 s of one thread) over 4 threads: all would end at
+    # 0.125 + (0.125 + 0.125 + 0.25) / 4 = 0.25 s: a and b need no more, c's two threads 0.125 s each (32 runs)
+    assert pl.fill("c", p, 32) == 32 and pl.fill("a", p, 32) == 0
+    sizes = runner.Batches(None, 4, 1.0)
+    sizes.observe(10, 0.1)
+    assert sizes.next(40) == 12                                          # 40 / (2 x 4) is under the floor (1 s / 8)
+    assert sizes.next(400, fill=7) == 7 and sizes.next(400, fill=-3) == 1 and sizes.next(400, fill=10 ** 6) == 50
+    pl.update({"b": 1, "c": 2, "d": 1})                                  # a left, d joined (free now)
+    picks = []
+    for _ in range(4):
+        picks.append(pl.pick(p))
+        pl.placed(picks[-1], 16)
+    assert picks == ["c", "d", "c", "d"]                                 # never a; b has no room
+
+
+class _Placing(backends.Serial):
+    """A serial backend that places batches (as Dask does): it records where each went; a third worker joins at the
+    second refresh of the workers."""
+    batch_seconds = 0.05
+    workers, window = 2, 4
+
+    def __init__(self):
+        self.slots, self.where, self.refreshed = {"w1": 1, "w2": 1}, [], 0
+
+    def refresh(self):
+        self.refreshed += 1
+        if self.refreshed == 2:
+            self.slots, self.workers, self.window = {"w1": 1, "w2": 1, "w3": 1}, 3, 6
+
+    def submit_all(self, fn, calls, where=None):
+        self.where.append(list(where or [None] * len(calls)))
+        return super().submit_all(fn, calls)
+
+
+def test_a_study_places_its_batches_and_uses_workers_that_join(monkeypatch):
+    """With a backend that places batches, the study's table is the serial one; the first batches are one run per
+    worker, every batch has a worker, and a worker that joined (seen at a refresh of the workers) gets batches."""
+    monkeypatch.setattr(runner.Placement, "REFRESH", 0.0)
+    study = doe.Study(_build, {"ck": np.linspace(1e5, 4e5, 40)}, responses=["growth"])
+    backend, rows = _Placing(), {}
+    runner.execute(pending=list(range(40)), params=study.params, build=study.build, responses=study.responses,
+                   reference=None, backend=backend, checkpoint=None, progress=None, chunksize=None, rows=rows,
+                   defaults=study._defaults())
+    assert backend.where[0] == [None, None] and backend.refreshed > 2   # one run per worker, wherever
+    placed = sum(backend.where[1:], [])
+    assert None not in placed and {"w1", "w2", "w3"} == set(placed)
+    serial = study.run()
+    assert sorted(rows) == list(range(40))
+    assert [rows[r]["responses"]["growth"] for r in range(40)] == serial["growth"].tolist()

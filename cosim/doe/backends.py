@@ -5,7 +5,7 @@ Dask ``distributed.Client`` (a LocalCluster on one machine, or the same code on 
 SLURMCluster or ``distributed.SSHCluster``).
 
 ``abort`` (a study's second Ctrl-C) stops at once on every backend: worker processes are terminated; runs in a
-thread pool or on Dask workers see their :class:`cosim._cancel.Cancel` flag (read by the C core every 50 ms) and end
+thread pool or on Dask workers see their :class:`cosim._cancel.Cancel` flag (read by the C core every 5 ms) and end
 with KeyboardInterrupt; tasks not started are cancelled."""
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ from collections import OrderedDict
 from .._cancel import Cancel, scope
 from ..simulate import parallel_runs
 
-#: how long abort waits for the runs in a thread pool to see their flag (they stop within ~50 ms)
+#: how long abort waits for the runs in a thread pool to see their flag (they stop within ~5 ms)
 ABORT_JOIN = 0.5
-#: how long a Dask worker waits for the study's runs to stop after an abort (they stop within ~50 ms)
+#: how long a Dask worker waits for the study's runs to stop after an abort (they stop within ~5 ms, or once the
+#: NumPy call they are in returns)
 STOP_WAIT = 0.3
 #: seconds of a worker's time per batch of runs (cosim.doe.runner.Batches): long enough that the dispatch is lost in
 #: it, short enough that a kill -9 (which loses the batches in flight) and a Ctrl-C (which waits for them) cost
@@ -130,7 +131,7 @@ class Pool:
                 if p.is_alive():
                     p.terminate()
         self.ex.shutdown(wait=False, cancel_futures=True)
-        if self.name == "threads":       # the runs see the flag within ~50 ms: end with no thread left running
+        if self.name == "threads":       # the runs see the flag within ~5 ms: end with no thread left running
             deadline = time.monotonic() + ABORT_JOIN
             for t in list(getattr(self.ex, "_threads", ())):
                 t.join(max(0.0, deadline - time.monotonic()))
@@ -215,13 +216,9 @@ class Dask:
         self.name = "dask"
         self.key = uuid.uuid4().hex
         self.hosts = {}                   # host -> task threads on it (the runs that run at once there)
-        try:
-            for address, n in client.nthreads().items():
-                self.hosts[_host(address)] = self.hosts.get(_host(address), 0) + n
-            self.workers = max(1, sum(self.hosts.values()))
-        except Exception:  # pragma: no cover - a client without workers yet
-            self.workers = 1
-        self.window = 2 * self.workers
+        self.slots = {}                   # worker address -> its task threads (where a batch can be placed)
+        self.workers = 1
+        self.refresh()
         self.batch_seconds = BATCH_SECONDS["dask"]
         self.finished = threading.Event()    # set when a task of this study finishes
         self.shared = {}                  # key -> the pickled objects shared with the workers (share)
@@ -232,6 +229,21 @@ class Dask:
             self.in_process = bool(addresses) and all(str(a).startswith("inproc://") for a in addresses)
         except Exception:  # pragma: no cover - an unusual client
             self.in_process = False
+
+    def refresh(self):
+        """Read the cluster's workers again (``hosts``, ``slots``, ``workers``, ``window``): a study places its
+        batches on the workers it knows, and a cluster can grow or shrink while it runs (``cluster.scale``,
+        dask-jobqueue's ``adapt``)."""
+        try:
+            nthreads = dict(self.client.nthreads())
+        except Exception:  # pragma: no cover - a cluster going away: keep what is known
+            return
+        hosts = {}
+        for address, n in nthreads.items():
+            hosts[_host(address)] = hosts.get(_host(address), 0) + n
+        self.hosts, self.slots = hosts, nthreads
+        self.workers = max(1, sum(hosts.values()))
+        self.window = 2 * self.workers
 
     def share(self, obj):
         """``obj`` in every worker's memory, for the tasks of this study: put there with ``client.run`` (one
@@ -249,21 +261,26 @@ class Dask:
     def submit(self, fn, *args):
         return self.submit_all(fn, [args])[0]
 
-    def submit_all(self, fn, calls):
+    def submit_all(self, fn, calls, where=None):
         """The tasks of ``calls`` in one message to the scheduler (``client.map``), where a ``submit`` each was a
         message each: the first batches of a study at 16 workers, and those that follow a fetch of many results,
-        reached their workers one after the other."""
+        reached their workers one after the other. ``where``: the worker address of each call (the scheduler reads
+        it from a ``workers`` annotation, a lookup by task key), or None: the scheduler chooses; a placed task runs
+        elsewhere if its worker is gone."""
+        import dask
         # arguments other than Dask futures (which the scheduler must see to resolve them) travel as Packed bytes,
         # and so does the result
         packed = [[a if isinstance(a, self.future_type) else Packed(a) for a in args] for args in calls]
-        if len(calls) == 1:
-            futures = [self.client.submit(_dask_task, self.key, self.hosts, fn, *packed[0], pure=False)]
-        elif calls:
-            n = len(calls)
-            futures = self.client.map(_dask_task, [self.key] * n, [self.hosts] * n, [fn] * n, *zip(*packed),
-                                      pure=False)
+        n = len(calls)
+        if not n:
+            return []
+        columns = ([self.key] * n, [self.hosts] * n, [fn] * n, *zip(*packed))
+        if where is None or None in where:
+            futures = self.client.map(_dask_task, *columns, pure=False)
         else:
-            futures = []
+            keys = [f"cosim-doe-batch-{uuid.uuid4().hex}" for _ in range(n)]
+            with dask.annotate(workers=dict(zip(keys, where)).get, allow_other_workers=True):
+                futures = self.client.map(_dask_task, *columns, key=keys)
         for f, args in zip(futures, calls):
             self.calls[f] = (fn, args)
             f.add_done_callback(self._finished)
@@ -319,7 +336,7 @@ class Dask:
         self.fetched.clear()
 
     def abort(self):
-        """Stop at once: the runs in progress on the workers end within ~50 ms (their cancel flag), tasks are
+        """Stop at once: the runs in progress on the workers end within ~5 ms (their cancel flag), tasks are
         cancelled; the workers themselves belong to the cluster and stay."""
         # client.run reaches every worker outside its task threads; a thread keeps a slow cluster from holding us
         t = threading.Thread(target=self._stop_workers, name="cosim-doe-dask-abort", daemon=True)

@@ -6,8 +6,10 @@ together. Each batch's rows are written to the checkpoint in one transaction.
 
 A batch of a process pool or a Dask cluster is a fraction of a second of a worker's time (the backend's
 ``batch_seconds``; :class:`Batches`, from the measured time per run); serial and thread-pool studies run one run per
-task. A batch is the unit of loss: a kill -9 of this process loses the rows of the batches in flight (they run again
-on resume), never a row that was written, and no run is in the table twice.
+task. On a backend that places tasks on workers (Dask) each batch goes to the worker free first, and the last
+batches are sized so that the workers end together (:class:`Placement`). A batch is the unit of loss: a kill -9 of
+this process loses the rows of the batches in flight (they run again on resume), never a row that was written, and
+no run is in the table twice.
 
 A run that ends without error has status "ok", or "unstable" where its result's stability verdict says so
 (:func:`run_status`). Failed runs are results: a co-simulation that diverges or whose solver fails (:class:`cosim.DivergenceError`,
@@ -24,6 +26,7 @@ again on resume. Nothing is lost and, on resume, no finished run is repeated.
 """
 from __future__ import annotations
 
+import functools
 import math
 import signal
 import sys
@@ -67,7 +70,9 @@ def _error_text(exc):
 
 
 def run_one(run, kw, ref, responses):
-    """One co-simulation and its responses -> row dict."""
+    """One co-simulation and its responses -> row dict. ``ref``: the monolithic reference, a :class:`PerRun`, or
+    a function that returns it, called after the co-simulation (its NumPy part cannot be stopped by a study's
+    cancel flag, the co-simulation can: a study's second Ctrl-C that comes while a long run starts ends it at once)."""
     kw = dict(kw)
     system = kw.pop("system")
     t0 = time.perf_counter()
@@ -87,6 +92,8 @@ def run_one(run, kw, ref, responses):
     wall = time.perf_counter() - t0
     if status == "unstable":   # the verdict's reason (cosim/verdict.py)
         message = res.message
+    if callable(ref):
+        ref = ref()
     if isinstance(ref, PerRun):
         ref = (_ref.compute(system, kw["t_end"], res.t, ref.options, kw.get("x0"), kw.get("start_values"))
                if res is not None and len(res.t) >= 2 else None)
@@ -164,7 +171,7 @@ class _State:
         except Exception as exc:
             return failed_row(run, f"build raised {_error_text(exc)}")
         kw = with_defaults(check_build_output(kw, run, p), plan.defaults)
-        ref = None if plan.reference is None else self.reference(kw)
+        ref = None if plan.reference is None else functools.partial(self.reference, kw)
         return run_one(run, kw, ref, plan.responses)
 
 
@@ -259,14 +266,91 @@ class Batches:
             if seen >= half:
                 return t / n
 
-    def next(self, left):
+    def per_run(self):
+        """The estimated seconds per run (None before a batch has come back)."""
+        return max(self._median_per_run(), 1e-6) if self.recent else None
+
+    def next(self, left, fill=None):
+        """The size of the next batch with ``left`` runs not yet handed out; ``fill``: the runs that would end its
+        worker together with the others (:class:`Placement`), a bound on the size towards the end."""
         if self.fixed is not None:
             return self.fixed
         if self.target <= 0 or not self.recent:
             return 1
-        per_run = max(self._median_per_run(), 1e-6)
+        per_run = self.per_run()
         share = -(-left // (2 * self.workers))
-        return max(1, min(left, int(self.target / per_run), max(share, int(self.target / TAIL_DIVISOR / per_run))))
+        n = max(1, min(left, int(self.target / per_run), max(share, int(self.target / TAIL_DIVISOR / per_run))))
+        return n if fill is None else max(1, min(n, fill))
+
+
+class Placement:
+    """Where each batch runs, on a backend that places tasks on workers (Dask: ``backend.slots``, worker address ->
+    threads). The study then knows every worker's batches in flight: it gives the next batch to the worker that is
+    free first (:meth:`pick`) and sizes the last batches so that the workers end together (:meth:`fill`), where
+    batches handed to whichever worker the scheduler chose ended up to a last batch apart (2 cores, waiting runs: a
+    worker's idle time at the end 28 -> 14 ms at 4 workers, 53 -> 32 ms at 8; benchmarks/README.md). The first
+    one-run batches, sent before the time per run is known, go where the scheduler sends them."""
+
+    #: seconds between two reads of the cluster's workers (it may grow or shrink during a study)
+    REFRESH = 1.0
+
+    def __init__(self, slots, clock=time.perf_counter):
+        self.clock = clock
+        self.slots = {}
+        self.queued = {}                  # address -> [runs] of each batch in flight there, oldest first
+        self.since = {}                   # address -> when its oldest batch in flight began (the one before ended)
+        self.where = {}                   # future -> (address, its entry in queued)
+        self.update(slots)
+
+    def update(self, slots):
+        """The workers now (address -> threads): new ones are free now, gone ones get no more batches."""
+        now = self.clock()
+        self.slots = {a: n for a, n in slots.items() if n > 0}
+        for a in self.slots:
+            self.queued.setdefault(a, [])
+            self.since.setdefault(a, now)
+        self.threads = max(1, sum(self.slots.values()))
+        self.read = now
+
+    def free_at(self, a, per_run):
+        """When worker ``a`` will have run its batches in flight."""
+        return self.since[a] + sum(e[0] for e in self.queued[a]) * per_run / self.slots[a]
+
+    def pick(self, per_run):
+        """The worker with room (2 batches per thread) that is free first, or None."""
+        best, when = None, None
+        for a, n in self.slots.items():
+            q = self.queued[a]
+            if len(q) < 2 * n:
+                t = (self.free_at(a, per_run), len(q))
+                if when is None or t < when:
+                    best, when = a, t
+        return best
+
+    def fill(self, a, per_run, left):
+        """The runs that keep worker ``a`` busy until all workers would end, were the ``left`` runs shared out
+        evenly over them."""
+        now = self.clock()
+        busy = sum(max(0.0, self.free_at(b, per_run) - now) * n for b, n in self.slots.items())
+        end = now + (busy + left * per_run) / self.threads
+        return int(math.ceil((end - max(now, self.free_at(a, per_run))) * self.slots[a] / per_run))
+
+    def placed(self, a, n):
+        """A batch of ``n`` runs goes to worker ``a`` -> its entry (:meth:`bind` it to the batch's future)."""
+        entry = [n]
+        self.queued.setdefault(a, []).append(entry)
+        self.since.setdefault(a, self.clock())
+        return entry
+
+    def bind(self, future, a, entry):
+        self.where[future] = (a, entry)
+
+    def done(self, future):
+        a, entry = self.where.pop(future, (None, None))
+        if a is not None:
+            q = self.queued[a]
+            q[:] = [e for e in q if e is not entry]
+            self.since[a] = self.clock()
 
 
 def compute_reference(kw, grid, options):
@@ -312,22 +396,45 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
         plan.seed = _seed(pending[0], params, build, defaults, reference, token)
     shared = backend.share(plan)
     sizes = Batches(chunksize, backend.workers, backend.batch_seconds)
+    slots = getattr(backend, "slots", None)         # a backend that places batches on workers (Dask)
+    placement = Placement(slots) if slots and chunksize is None and backend.batch_seconds > 0 else None
     bar = progress
     inflight = {}                      # future -> [run, ...]
     pos = 0
 
     def feed():
         nonlocal pos
-        parts = []
+        if placement is not None and placement.clock() - placement.read > Placement.REFRESH:
+            backend.refresh()
+            placement.update(backend.slots)
+            sizes.workers = backend.workers
+        parts, where = [], []
         while pos < len(pending) and len(inflight) + len(parts) < sizes.window(backend.window):
-            n = sizes.next(len(pending) - pos)
+            a = fill = None
+            per_run = sizes.per_run() if placement is not None else None
+            if per_run is not None:          # (the first one-run batches go wherever the scheduler sends them)
+                a = placement.pick(per_run)
+                if a is None:
+                    break
+                fill = placement.fill(a, per_run, len(pending) - pos)
+            n = sizes.next(len(pending) - pos, fill)
             parts.append(pending[pos:pos + n])
             pos += len(parts[-1])
+            where.append((a, None if a is None else placement.placed(a, len(parts[-1]))))
         calls = [(token, shared, [(run, params(run)) for run in part]) for part in parts]
-        inflight.update(zip(backend.submit_all(run_batch, calls), parts))
+        if not any(a for a, _ in where):
+            futures = backend.submit_all(run_batch, calls)
+        else:
+            futures = backend.submit_all(run_batch, calls, [a for a, _ in where])
+            for f, (a, entry) in zip(futures, where):
+                if a is not None:
+                    placement.bind(f, a, entry)
+        inflight.update(zip(futures, parts))
 
     def take(f):
         inflight.pop(f)
+        if placement is not None:
+            placement.done(f)
         out, seconds = backend.result(f)
         sizes.observe(len(out), seconds)
         record(unpack(out))

@@ -156,8 +156,10 @@ class Study:
 
         chunksize : runs per batch, the unit a worker takes and sends back (its rows are written together; a
             kill -9 loses the batches in flight). Default: 1 for serial and threads; for processes and Dask one run
-            per worker first, then about 0.25 s of a worker's time per batch from the measured time per run
-            (``cosim.doe.runner.Batches``). A process pool is kept for the next study with as many workers.
+            per worker first, then about 0.25 s (processes) or 1 s (Dask) of a worker's time per batch from the
+            measured time per run, less towards the end (``cosim.doe.runner.Batches``; on Dask each batch goes to
+            the worker free first, and the last ones end the workers together: ``cosim.doe.runner.Placement``). A
+            process pool is kept for the next study with as many workers.
         """
         if chunksize is not None and (isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer))
                                       or chunksize < 1):
