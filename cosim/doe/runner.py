@@ -422,13 +422,13 @@ def execute(*, pending, params, build, responses, reference, backend, checkpoint
             pos += len(parts[-1])
             where.append((a, None if a is None else placement.placed(a, len(parts[-1]))))
         calls = [(token, shared, [(run, params(run)) for run in part]) for part in parts]
-        if not any(a for a, _ in where):
-            futures = backend.submit_all(run_batch, calls)
-        else:
-            futures = backend.submit_all(run_batch, calls, [a for a, _ in where])
+        addresses = [a for a, _ in where]
+        if any(addresses):
+            futures = backend.submit_all(run_batch, calls, addresses)
             for f, (a, entry) in zip(futures, where):
-                if a is not None:
-                    placement.bind(f, a, entry)
+                placement.bind(f, a, entry)
+        else:
+            futures = backend.submit_all(run_batch, calls)
         inflight.update(zip(futures, parts))
 
     def take(f):
