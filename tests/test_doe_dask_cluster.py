@@ -2,6 +2,7 @@
 processes on loopback, reached through ``Client(address)``; the table (with a checkpoint) equals the serial one."""
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -234,3 +235,28 @@ def test_cli_two_ctrl_c_end_a_dask_study_and_its_local_cluster_within_seconds(tm
     assert took < 5.0, f"cosim doe exited {took:.1f} s after the second Ctrl-C"
     assert workers and not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in workers)
     assert "study interrupted:" in err, (out, err)
+
+
+def build_slow(p):
+    time.sleep(0.02)                                          # a run of ~20 ms: a batch of ~1 s has ~50 runs
+    return dict(system=cosim.models.two_mass_oscillator(ck=p["ck"]), t_end=0.02, H=1e-3)
+
+
+def test_an_adaptive_cluster_grows_during_a_study_and_its_new_workers_hold_the_study():
+    """Dask's ``adapt`` asks for workers in proportion to the work in flight over ``target_duration``. A study keeps
+    about two batches of ~1 s per worker thread in flight, so with ``target_duration="1s"`` (docs/doe.md) the
+    cluster grows while the study runs; a worker that joins is given the study's plan at the study's next look at
+    the cluster, before any batch is placed on it, so no batch comes back refused (MissingShared: a task error in
+    Dask's task stream); the table is the serial one."""
+    study = doe.Study(build_slow, {"ck": np.linspace(1e5, 4e5, 300)}, responses=["growth"])
+    with doe.local_cluster(1) as cl, distributed.Client(cl) as client:
+        cl.adapt(minimum=1, maximum=3, target_duration="1s", interval="0.2s")
+        with distributed.get_task_stream(client) as stream:
+            df = study.run(backend=client)
+    workers = {r["worker"] for r in stream.data}
+    assert len(workers) >= 2, f"the cluster did not grow: {len(stream.data)} tasks on {workers}"
+    refused = [r for r in stream.data if r["status"] != "OK"]
+    assert refused == [], [repr(pickle.loads(r["exception"])) for r in refused]
+    serial = study.run()
+    cols = ["ck", "growth", "status", "message"]
+    pd.testing.assert_frame_equal(df[cols], serial[cols])

@@ -194,7 +194,7 @@ def test_dask_sends_batches_together_and_reads_them_together(monkeypatch):
 
 
 def test_dask_places_tasks_on_the_workers_named():
-    """submit_all(..., where): one message per worker named, each task held by its worker (who_has); a task whose
+    """submit_all(..., where): one message for all, each task held by its worker (who_has); a task whose
     worker is not in the cluster runs on another one (allow_other_workers)."""
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \

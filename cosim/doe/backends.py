@@ -222,6 +222,7 @@ class Dask:
         self.batch_seconds = BATCH_SECONDS["dask"]
         self.finished = threading.Event()    # set when a task of this study finishes
         self.shared = {}                  # key -> the pickled objects shared with the workers (share)
+        self.aborted = False
         self.calls = {}                   # future -> (fn, args) of the tasks not yet read (result)
         self.fetched = {}                 # future -> its result, fetched with others (_fetch), not yet read
         try:  # a LocalCluster(processes=False): the workers share this process (nothing to serialise)
@@ -246,16 +247,22 @@ class Dask:
         self.window = 2 * self.workers
 
     def share(self, obj):
-        """``obj`` in every worker's memory, for the tasks of this study: put there with ``client.run`` (one
-        message per worker, in parallel: 13-20 ms for 16 workers on 2 cores, where a broadcast ``scatter`` took
-        35-58 ms, a fixed cost at the start of every study). A worker that lacks it (it joined the cluster or
-        restarted since) refuses its task (:class:`MissingShared`), which runs again with ``obj`` (:meth:`result`)."""
+        """``obj`` in every worker's memory, for the tasks of this study: a worker plugin
+        (:class:`cosim.doe.dask_plugin.SharedObject`) that the scheduler runs on every worker present and on every
+        worker that joins while the study runs, before it takes a task (``cluster.scale``, ``adapt``: a worker
+        that joined and stole a placed batch before the study had seen it returned it refused). One message per
+        worker, in parallel, as ``client.run`` (13-20 ms for 16 workers on 2 cores, where a broadcast ``scatter``
+        took 35-58 ms). A worker that lacks it all the same (its copy aged out: :data:`_SHARED_KEPT`) refuses its
+        task (:class:`MissingShared`), which runs again with ``obj`` (:meth:`result`)."""
         if self.in_process:               # the workers are threads of this process
             return obj
         import cloudpickle
+
+        from .dask_plugin import SharedObject
         key = uuid.uuid4().hex
         self.shared[key] = cloudpickle.dumps(obj)
-        self.client.run(_keep_shared, key, self.shared[key])
+        register = getattr(self.client, "register_plugin", None) or self.client.register_worker_plugin  # < 2023.9
+        register(SharedObject(key, self.shared[key]), name=_plugin_name(key))
         return Remote(key)
 
     def submit(self, fn, *args):
@@ -331,7 +338,13 @@ class Dask:
             self.client.cancel(pending)
 
     def close(self):
-        self.shared.clear()               # (the workers' copies age out: _SHARED_KEPT)
+        if not self.aborted:              # (after an abort the cluster may be slow to answer: the plugin stays)
+            for key in self.shared:       # no copy for workers that join later (the workers' copies age out)
+                try:
+                    self.client.unregister_worker_plugin(_plugin_name(key))
+                except Exception:  # pragma: no cover - a cluster going away
+                    pass
+        self.shared.clear()
         self.calls.clear()
         self.fetched.clear()
 
@@ -339,6 +352,7 @@ class Dask:
         """Stop at once: the runs in progress on the workers end within ~5 ms (their cancel flag), tasks are
         cancelled; the workers themselves belong to the cluster and stay."""
         # client.run reaches every worker outside its task threads; a thread keeps a slow cluster from holding us
+        self.aborted = True
         t = threading.Thread(target=self._stop_workers, name="cosim-doe-dask-abort", daemon=True)
         t.start()
         t.join(ABORT_JOIN)
@@ -365,9 +379,13 @@ def _keep_shared(key, data):
             _SHARED.popitem(last=False)
 
 
+def _plugin_name(key):
+    return f"cosim-doe-shared-{key}"
+
+
 class MissingShared(Exception):
-    """A Dask worker does not hold an object of :meth:`Dask.share` (it joined or restarted after the study put it
-    on the workers): the study sends the task again with the object (:meth:`Dask.result`)."""
+    """A Dask worker does not hold an object of :meth:`Dask.share` (its copy aged out, or it lost it otherwise): the
+    study sends the task again with the object (:meth:`Dask.result`)."""
 
 
 class Remote:
