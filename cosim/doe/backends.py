@@ -372,7 +372,8 @@ _SHARED_KEPT = 4
 
 
 def _keep_shared(key, data):
-    """Run on every worker by :meth:`Dask.share` (in its event loop: kept pickled, unpickled by the first task)."""
+    """Run on every worker by the plugin of :meth:`Dask.share` (kept pickled, unpickled by the first task) and by a
+    task that carries the object itself (:class:`Remote`)."""
     with _SHARED_LOCK:
         _SHARED[key] = data
         while len(_SHARED) > _SHARED_KEPT:
