@@ -99,9 +99,9 @@ def build_forgetting(p):
     copy the study sent): the process's next batch is then that of a worker that joined the cluster after the study
     started."""
     if not _FORGOTTEN:
-        from cosim.doe import backends, runner
+        from cosim.doe import dask_shared, runner
         _FORGOTTEN.append(os.getpid())
-        backends._SHARED.clear()
+        dask_shared.forget()
         runner._plans.clear()
     return build(p)
 

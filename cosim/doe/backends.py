@@ -20,7 +20,6 @@ import signal
 import threading
 import time
 import uuid
-from collections import OrderedDict
 
 from .._cancel import Cancel, scope
 from ..simulate import parallel_runs
@@ -248,21 +247,21 @@ class Dask:
 
     def share(self, obj):
         """``obj`` in every worker's memory, for the tasks of this study: a worker plugin
-        (:class:`cosim.doe.dask_plugin.SharedObject`) that the scheduler runs on every worker present and on every
+        (:class:`cosim.doe.dask_shared.SharedObject`) that the scheduler runs on every worker present and on every
         worker that joins while the study runs, before it takes a task (``cluster.scale``, ``adapt``: a worker
         that joined and stole a placed batch before the study had seen it returned it refused). One message per
         worker, in parallel, as ``client.run`` (13-20 ms for 16 workers on 2 cores, where a broadcast ``scatter``
-        took 35-58 ms). A worker that lacks it all the same (its copy aged out: :data:`_SHARED_KEPT`) refuses its
+        took 35-58 ms). A worker that lacks it all the same (its copy aged out: :data:`cosim.doe.dask_shared.KEPT`) refuses its
         task (:class:`MissingShared`), which runs again with ``obj`` (:meth:`result`)."""
         if self.in_process:               # the workers are threads of this process
             return obj
         import cloudpickle
 
-        from .dask_plugin import SharedObject
+        from . import dask_shared
         key = uuid.uuid4().hex
         self.shared[key] = cloudpickle.dumps(obj)
         register = getattr(self.client, "register_plugin", None) or self.client.register_worker_plugin  # < 2023.9
-        register(SharedObject(key, self.shared[key]), name=_plugin_name(key))
+        register(dask_shared.SharedObject(key, self.shared[key]), name=dask_shared.plugin_name(key))
         return Remote(key)
 
     def submit(self, fn, *args):
@@ -338,10 +337,11 @@ class Dask:
             self.client.cancel(pending)
 
     def close(self):
-        if not self.aborted:              # (after an abort the cluster may be slow to answer: the plugin stays)
+        if not self.aborted and self.shared:   # (after an abort the cluster may be slow to answer: the plugin stays)
+            from . import dask_shared
             for key in self.shared:       # no copy for workers that join later (the workers' copies age out)
                 try:
-                    self.client.unregister_worker_plugin(_plugin_name(key))
+                    self.client.unregister_worker_plugin(dask_shared.plugin_name(key))
                 except Exception:  # pragma: no cover - a cluster going away
                     pass
         self.shared.clear()
@@ -364,26 +364,6 @@ class Dask:
             pass
 
 
-#: in a Dask worker process: the objects :meth:`Dask.share` gave it (pickled), by key; the most recent
-#: :data:`_SHARED_KEPT` (a worker serves one study after the other, or a few at once)
-_SHARED = OrderedDict()
-_SHARED_LOCK = threading.Lock()
-_SHARED_KEPT = 4
-
-
-def _keep_shared(key, data):
-    """Run on every worker by the plugin of :meth:`Dask.share` (kept pickled, unpickled by the first task) and by a
-    task that carries the object itself (:class:`Remote`)."""
-    with _SHARED_LOCK:
-        _SHARED[key] = data
-        while len(_SHARED) > _SHARED_KEPT:
-            _SHARED.popitem(last=False)
-
-
-def _plugin_name(key):
-    return f"cosim-doe-shared-{key}"
-
-
 class MissingShared(Exception):
     """A Dask worker does not hold an object of :meth:`Dask.share` (its copy aged out, or it lost it otherwise): the
     study sends the task again with the object (:meth:`Dask.result`)."""
@@ -399,11 +379,11 @@ class Remote:
         self.key, self.data = key, data
 
     def __call__(self):
+        from . import dask_shared
         if self.data is not None:
-            _keep_shared(self.key, self.data)
+            dask_shared.keep(self.key, self.data)
             return self.data
-        with _SHARED_LOCK:
-            data = _SHARED.get(self.key)
+        data = dask_shared.get(self.key)
         if data is None:
             raise MissingShared(f"this worker does not hold the study's shared object {self.key}")
         return data
